@@ -1,0 +1,238 @@
+"""gradviz: a small numpy autograd that behaves like PyTorch, drawn and animated for teaching.
+
+>>> import gradviz as torch
+>>> x = torch.ones(2, requires_grad=True)
+>>> o = 0.5 * torch.sum(5 * (x + 1) ** 2)
+>>> o.backward(); x.grad
+tensor([10., 10.])
+
+The drawing and widget layers (``gradviz.draw``, ``gradviz.animate``) load only when used.
+"""
+
+import builtins as _builtins
+import math as _math
+
+import numpy as _np
+
+from . import _dtype, _random, autograd
+from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int32, int64,
+                     set_default_dtype, uint8)
+from ._format import get_printoptions, printoptions, set_printoptions
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, Size,
+                     Tensor, _filled, _finish, _shape_args, apply, matmul, return_types, tensor)
+
+__version__ = "0.1.0"
+
+float = float32          # noqa: A001 -- torch.float
+double = float64
+half = float16
+long = int64
+int = int32              # noqa: A001 -- torch.int
+
+_D = _dtype
+
+
+def _new(array, dtype, requires_grad):
+    dt = _D.as_dtype(dtype)
+    if dt is not None:
+        array = array.astype(dt.np, copy=False)
+    return _finish(Tensor._wrap(array), requires_grad)
+
+
+# --- creation -----------------------------------------------------------------------------------
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
+    return _filled(_shape_args(size), 1.0, dtype or get_default_dtype(), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(_shape_args(size), 0.0, dtype or get_default_dtype(), requires_grad)
+
+
+empty = zeros
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    """``full((2, 3), 3)`` is int64 and ``full((2, 3), 3.)`` float32, as in PyTorch 2."""
+    return _filled(_shape_args((size,)), fill_value, dtype, requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False):
+    return _filled(t.shape, 1, dtype or t.dtype, requires_grad)
+
+
+def zeros_like(t, dtype=None, requires_grad=False):
+    return _filled(t.shape, 0, dtype or t.dtype, requires_grad)
+
+
+empty_like = zeros_like
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False):
+    return _filled(t.shape, fill_value, dtype or t.dtype, requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """``arange(5)`` is int64 ``[0, 1, 2, 3, 4]``; any float argument makes it float32."""
+    if end is None:
+        start, end = 0, start
+    ints = all(isinstance(v, (_builtins.int, _np.integer)) for v in (start, end, step))
+    default = int64 if ints else get_default_dtype()
+    n = _builtins.max(0, _math.ceil((end - start) / step))
+    a = (start + step * _np.arange(n, dtype=_np.float64)).astype((dtype and _D.as_dtype(dtype) or default).np)
+    return _new(a, None, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    a = _np.linspace(start, end, steps).astype((_D.as_dtype(dtype) or get_default_dtype()).np)
+    return _new(a, None, requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _new(_np.eye(n, m, dtype=(_D.as_dtype(dtype) or get_default_dtype()).np), None, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(a):
+    """A tensor sharing memory with the numpy array ``a``."""
+    _D.from_numpy_dtype(a.dtype)
+    return Tensor._wrap(a)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(t):
+    return t.numel()
+
+
+# --- random -------------------------------------------------------------------------------------
+
+from ._random import initial_seed, manual_seed, seed  # noqa: E402
+
+
+def rand(*size, dtype=None, generator=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1)."""
+    dt = _D.as_dtype(dtype) or get_default_dtype()
+    return _new(_random.rand(_shape_args(size), dt), None, requires_grad)
+
+
+def randn(*size, dtype=None, generator=None, device=None, requires_grad=False):
+    """Standard normal samples."""
+    dt = _D.as_dtype(dtype) or get_default_dtype()
+    return _new(_random.randn(_shape_args(size), dt), None, requires_grad)
+
+
+def rand_like(t, dtype=None, requires_grad=False):
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, requires_grad=False):
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, requires_grad=False):
+    if size is None:
+        low, high, size = 0, low, high
+    return _new(_random.randint(low, high, _shape_args((size,))), dtype, requires_grad)
+
+
+def randperm(n, dtype=None):
+    return _new(_random.randperm(n), dtype, False)
+
+
+# --- functions that mirror Tensor methods (torch.sum(y), torch.exp(x), ...) ---------------------
+
+def _method(name):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            input = tensor(input)
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``gradviz.{name}(t, ...)`` is ``t.{name}(...)``."
+    return fn
+
+
+_METHODS = ("add sub mul div true_divide pow neg exp log sqrt abs sin cos tanh sigmoid relu clamp clip "
+            "sum mean max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
+            "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
+            "eq ne lt le gt ge").split()
+for _name in _METHODS:
+    globals()[_name] = _method(_name)
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    nd = tensors[0].ndim
+    for t in tensors[1:]:
+        if t.ndim != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {t.ndim}")
+    d = tensor_mod._dims(dim, nd)[0]
+    try:
+        return apply(ops.OPS["cat"], tuple(tensors), dim=d)
+    except ValueError:
+        raise RuntimeError("Sizes of tensors must match except in dimension " + str(d)) from None
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Join tensors along a new dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
+                               f"at entry 0 and {list(t.shape)} at entry {i}")
+    d = tensor_mod._dims(dim, tensors[0].ndim + 1)[0]
+    return apply(ops.OPS["stack"], tuple(tensors), dim=d)
+
+
+def where(condition, input=None, other=None):
+    """``where(c, a, b)``: a where c is true, b elsewhere (gradients follow the same choice)."""
+    if input is None:
+        return tuple(Tensor._wrap(i.astype(_np.int64)) for i in _np.nonzero(condition._data))
+    a = input if isinstance(input, Tensor) else None
+    b = other if isinstance(other, Tensor) else None
+    ref = a if a is not None else b
+    if a is None:
+        a = tensor_mod._literal(input, _D.result_type(ref, input))
+    if b is None:
+        b = tensor_mod._literal(other, _D.result_type(ref, other))
+    dt = _D.result_type(a, b)
+    return apply(ops.OPS["where"], (a, b), [a._data.astype(dt.np, copy=False), b._data.astype(dt.np, copy=False)],
+                 cond=_np.asarray(condition._data if isinstance(condition, Tensor) else condition, _np.bool_))
+
+
+from . import ops, tensor as tensor_mod  # noqa: E402
+from .autograd import Variable  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # The drawing and widget layers import graphviz/anywidget: load them only when asked for.
+    if name in ("draw", "Graph", "build_graph"):
+        from . import draw as _draw_mod
+        return getattr(_draw_mod, name)
+    if name in ("animate", "AutogradWidget"):
+        from . import widget as _widget
+        return getattr(_widget, name)
+    if name == "trace":
+        from . import trace
+        return trace
+    if name == "gradcheck":
+        from .gradcheck import gradcheck
+        return gradcheck
+    raise AttributeError(f"module 'gradviz' has no attribute '{name}'")

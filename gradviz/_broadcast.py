@@ -1,0 +1,26 @@
+"""unbroadcast: the one place where broadcasting meets gradients."""
+
+import numpy as np
+
+__all__ = ["unbroadcast"]
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` back down to ``shape``, undoing numpy/PyTorch broadcasting.
+
+    If ``x`` of shape (3, 1) was broadcast to (2, 3, 4) in the forward pass, every copy
+    of an element contributed to the output, so its gradient is the sum over the copies:
+    sum away the leading axes that broadcasting added, then the axes that were stretched from 1.
+
+    >>> unbroadcast(np.ones((2, 3, 4)), (3, 1)).tolist()
+    [[8.0], [8.0], [8.0]]
+    """
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra:
+        g = g.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if stretched:
+        g = g.sum(axis=stretched, keepdims=True)
+    return g.reshape(shape)

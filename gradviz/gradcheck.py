@@ -1,0 +1,79 @@
+"""Finite-difference checking of gradients, like ``torch.autograd.gradcheck``."""
+
+import numpy as np
+
+__all__ = ["gradcheck", "numerical_grad"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by :func:`gradcheck` when an analytical gradient disagrees with the numerical one."""
+
+
+def numerical_grad(fn, arrays, i, v, eps=1e-6):
+    """Central difference of ``<fn(x), v>`` w.r.t. ``arrays[i]``: (f(x+εe) − f(x−εe)) / 2ε per element."""
+    x = arrays[i]
+    grad = np.zeros_like(x, dtype=np.float64)
+    flat = x.reshape(-1)
+    for k in range(flat.size):
+        old = flat[k]
+        flat[k] = old + eps
+        plus = np.sum(fn(arrays) * v)
+        flat[k] = old - eps
+        minus = np.sum(fn(arrays) * v)
+        flat[k] = old
+        grad.reshape(-1)[k] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, seed=0, **_ignored):
+    """True if ``func``'s backward matches finite differences at ``inputs`` (checked in float64).
+
+    Each output is contracted with a random vector ``v``, so one backward call checks the full
+    vector-Jacobian product ``vᵀ J`` for every input that requires grad.
+
+    >>> import gradviz as torch
+    >>> x = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    >>> gradcheck(lambda t: (t * t).sin(), (x,))
+    True
+    """
+    from . import _dtype as D
+    from .autograd import grad, no_grad
+    from .tensor import Tensor
+
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    for i in diff:
+        if inputs[i].dtype is not D.float64:
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
+                          "This check will likely fail if all the inputs are not of double precision "
+                          "floating point. ", UserWarning, stacklevel=2)
+    xs = [t.detach().double().requires_grad_(t.requires_grad) if isinstance(t, Tensor) and
+          t.dtype.is_floating_point else t for t in inputs]
+    outs = func(*xs)
+    outs = (outs,) if isinstance(outs, Tensor) else tuple(outs)
+    rng = np.random.default_rng(seed)
+    vs = [rng.standard_normal(o.shape) for o in outs]
+    grads = grad([o for o in outs], [xs[i] for i in diff],
+                 grad_outputs=[Tensor._wrap(v) for v in vs], allow_unused=True)
+    arrays = [x._data.copy() if isinstance(x, Tensor) else x for x in xs]
+
+    def f(arrs):
+        with no_grad():
+            ts = [Tensor._wrap(a) if isinstance(x, Tensor) else a for a, x in zip(arrs, xs)]
+            res = func(*ts)
+        res = (res,) if isinstance(res, Tensor) else tuple(res)
+        return np.concatenate([(r._data * v).reshape(-1) for r, v in zip(res, vs)])
+
+    for k, i in enumerate(diff):
+        numeric = numerical_grad(f, arrays, i, 1.0, eps)
+        analytic = np.zeros_like(numeric) if grads[k] is None else grads[k]._data
+        if not np.allclose(analytic, numeric, rtol=rtol, atol=atol):
+            if not raise_exception:
+                return False
+            raise GradcheckError(f"Jacobian mismatch for output 0 with respect to input {i},\n"
+                                 f"numerical:{numeric}\nanalytical:{analytic}\n")
+    return True

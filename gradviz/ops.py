@@ -1,0 +1,294 @@
+r"""The op table: every primitive once -- forward, vector-Jacobian products, PyTorch name, symbol, LaTeX.
+
+The contract, written once (as in HIPS/autograd): for an op ``y = f(x_0, x_1, ...)`` and the
+gradient ``g = ∂L/∂y`` arriving from above, ``vjps[i](g, y, x_0, x_1, ..., **params)`` returns
+``g · ∂y/∂x_i`` -- the gradient sent down to input ``i``, before broadcasting is undone
+(the engine calls :func:`gradviz._broadcast.unbroadcast`, never the op).
+
+``uses[i]`` says which values the rule for input ``i`` reads: ``"0"``/``"1"`` for inputs,
+``"o"`` for the output.  The engine saves exactly those (only for inputs that need a grad),
+so freeing them after ``backward()`` behaves like PyTorch's saved tensors.  A value that is
+not saved reaches the rule as a :class:`Meta` carrying only its ``shape`` and ``dtype``.
+
+In ``latex``, ``dlatex`` and ``symbol``, ``@0``/``@1`` stand for the inputs, ``@y`` for the
+output and ``@name`` for a parameter; the graph and the hand derivation fill them in.
+"""
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["Op", "Meta", "OPS", "op"]
+
+
+@dataclass(frozen=True)
+class Op:
+    """One primitive: how to compute it, how to differentiate it, how to show it."""
+
+    key: str                     # short name used in the table and the tests
+    name: str                    # PyTorch grad_fn class name, e.g. "MulBackward0"
+    symbol: str                  # what the graph node shows, e.g. "×"
+    forward: Callable            # (*arrays, **params) -> array
+    vjps: tuple                  # one rule per input (the last one repeats for variadic ops)
+    uses: tuple                  # per input: which saved values its rule reads
+    latex: str                   # the forward expression
+    dlatex: tuple                # the local derivative ∂y/∂x_i, one per input
+    doc: str = ""
+    variadic: bool = False       # cat/stack: any number of inputs, rule gets i=
+    domain: tuple = (-3.0, 3.0)  # where tests draw inputs from (kept away from kinks and poles)
+    params: dict = field(default_factory=dict)  # parameter values used by the table-driven tests
+    is_view: bool = False        # the output shares storage (and the version counter) with input 0
+
+    def vjp(self, i):
+        return self.vjps[min(i, len(self.vjps) - 1)]
+
+    def renamed(self, name, **changes):
+        """The same maths under another PyTorch name (``reshape`` vs ``view``...)."""
+        return replace(self, name=name, **changes)
+
+
+class Meta:
+    """Stands in for a value that was not saved: only its shape and dtype are known."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+
+OPS = {}
+
+
+def op(key, name, symbol, forward, vjps, uses, latex, dlatex, **kw):
+    OPS[key] = Op(key, name, symbol, forward, tuple(vjps), tuple(uses), latex, tuple(dlatex),
+                  doc=forward.__doc__ or "", **kw)
+    return OPS[key]
+
+
+# --- helpers used by several rules ------------------------------------------------------------
+
+def _expand_reduced(g, shape, dim, keepdim):
+    """Put back the axes a reduction removed, so ``g`` broadcasts against the input."""
+    if dim is None:
+        return np.broadcast_to(g, shape)
+    if not keepdim:
+        g = np.expand_dims(g, dim)
+    return np.broadcast_to(g, shape)
+
+
+def _count(shape, dim):
+    return int(np.prod(shape)) if dim is None else int(np.prod([shape[d] for d in dim]))
+
+
+def _evenly(g, x, y, dim=None, keepdim=False):
+    """max/min: the gradient goes to the extreme elements, split evenly among ties."""
+    yy = y if dim is None or keepdim else np.expand_dims(y, dim)
+    mask = (x == yy)
+    gg = g if dim is None or keepdim else np.expand_dims(g, dim)
+    return mask * (gg / mask.sum(axis=dim, keepdims=True))
+
+
+def _first_extreme(g, x, dim, keepdim, arg):
+    """max/min along dim: the gradient goes to the element that ``indices`` points at."""
+    idx = arg(x, axis=dim, keepdims=True)
+    out = np.zeros(x.shape, dtype=g.dtype)
+    np.put_along_axis(out, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
+    return out
+
+
+def _scatter(g, shape, key):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, key, g)
+    return out
+
+
+def _zero_at(g, key):
+    g = np.array(g, copy=True)
+    g[key] = 0
+    return g
+
+
+def _copy_slices(a, b, key):
+    out = np.array(a, copy=True)
+    out[key] = b
+    return out
+
+
+def _sigmoid(a):
+    """σ(x) = 1 / (1 + e^{-x})"""
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+# --- arithmetic -------------------------------------------------------------------------------
+
+op("add", "AddBackward0", "+", np.add,
+   [lambda g, y, a, b: g, lambda g, y, a, b: g], ["", ""],
+   "@0 + @1", ["1", "1"])
+op("sub", "SubBackward0", "−", np.subtract,
+   [lambda g, y, a, b: g, lambda g, y, a, b: -g], ["", ""],
+   "@0 - @1", ["1", "-1"])
+op("rsub", "RsubBackward1", "−", lambda a, c: np.subtract(c, a, dtype=a.dtype),
+   [lambda g, y, a, c: -g], [""],
+   "@c - @0", ["-1"], params={"c": 2.0})
+op("mul", "MulBackward0", "×", np.multiply,
+   [lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], ["1", "0"],
+   r"@0 \cdot @1", ["@1", "@0"])
+op("div", "DivBackward0", "÷", np.divide,
+   [lambda g, y, a, b: g / b, lambda g, y, a, b: -g * a / (b * b)], ["1", "01"],
+   r"\frac{@0}{@1}", [r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"], domain=(0.5, 3.0))
+op("neg", "NegBackward0", "−", np.negative,
+   [lambda g, y, a: -g], [""],
+   "-@0", ["-1"])
+op("reciprocal", "ReciprocalBackward0", "1/x", lambda a: np.reciprocal(a),
+   [lambda g, y, a: -g * y * y], ["o"],
+   r"\frac{1}{@0}", [r"-\frac{1}{@0^{2}}"], domain=(0.5, 3.0))
+op("pow", "PowBackward0", "^@n", lambda a, n: np.power(a, n, dtype=a.dtype),
+   [lambda g, y, a, n: g * n * np.power(a, n - 1, dtype=a.dtype) if n != 0 else 0 * g], ["0"],
+   "@0^{@n}", ["@n @0^{@n - 1}"], domain=(0.5, 3.0), params={"n": 2})
+op("pow_tt", "PowBackward1", "^", lambda a, b: np.power(a, b),
+   [lambda g, y, a, b: g * b * np.power(a, b - 1),
+    lambda g, y, a, b: g * y * np.log(a)], ["01", "01o"],
+   "@0^{@1}", ["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"], domain=(0.5, 2.0))
+op("rpow", "PowBackward2", "c^x", lambda a, c: np.power(np.asarray(c, a.dtype), a),
+   [lambda g, y, a, c: g * y * np.log(c)], ["o"],
+   "@c^{@0}", [r"@c^{@0} \ln @c"], params={"c": 2.0})
+
+# --- elementwise functions --------------------------------------------------------------------
+
+op("exp", "ExpBackward0", "exp", np.exp,
+   [lambda g, y, a: g * y], ["o"],
+   "e^{@0}", ["e^{@0}"])
+op("log", "LogBackward0", "log", np.log,
+   [lambda g, y, a: g / a], ["0"],
+   r"\ln @0", [r"\frac{1}{@0}"], domain=(0.2, 3.0))
+op("sqrt", "SqrtBackward0", "√", np.sqrt,
+   [lambda g, y, a: g / (2 * y)], ["o"],
+   r"\sqrt{@0}", [r"\frac{1}{2\sqrt{@0}}"], domain=(0.2, 3.0))
+op("abs", "AbsBackward0", "abs", np.abs,
+   [lambda g, y, a: g * np.sign(a)], ["0"],
+   r"\left|@0\right|", [r"\operatorname{sign}(@0)"], domain=(0.1, 3.0))
+op("sin", "SinBackward0", "sin", np.sin,
+   [lambda g, y, a: g * np.cos(a)], ["0"],
+   r"\sin @0", [r"\cos @0"])
+op("cos", "CosBackward0", "cos", np.cos,
+   [lambda g, y, a: -g * np.sin(a)], ["0"],
+   r"\cos @0", [r"-\sin @0"])
+op("tanh", "TanhBackward0", "tanh", np.tanh,
+   [lambda g, y, a: g * (1 - y * y)], ["o"],
+   r"\tanh @0", [r"1 - \tanh^{2} @0"])
+op("sigmoid", "SigmoidBackward0", "σ", _sigmoid,
+   [lambda g, y, a: g * y * (1 - y)], ["o"],
+   r"\sigma(@0)", [r"\sigma(@0)\,(1 - \sigma(@0))"])
+op("relu", "ReluBackward0", "ReLU", lambda a: np.maximum(a, 0).astype(a.dtype),
+   [lambda g, y, a: g * (y > 0)], ["o"],
+   r"\max(0, @0)", [r"\mathbb{1}[@0 > 0]"], domain=(0.1, 3.0))
+op("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
+   [lambda g, y, a, lo, hi: g * ((lo is None or a >= lo) & (hi is None or a <= hi))], ["0"],
+   r"\operatorname{clamp}(@0, @lo, @hi)", [r"\mathbb{1}[@lo \le @0 \le @hi]"],
+   params={"lo": -1.0, "hi": 1.0})
+
+# --- reductions -------------------------------------------------------------------------------
+
+op("sum", "SumBackward0", "Σ", lambda a, dim=None, keepdim=False: np.sum(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], [""],
+   r"\sum @0", ["1"])
+op("mean", "MeanBackward0", "mean", lambda a, dim=None, keepdim=False: np.mean(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim=None, keepdim=False:
+    _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], [""],
+   r"\frac{1}{n}\sum @0", [r"\frac{1}{n}"])
+op("amax", "MaxBackward1", "max", lambda a, dim=None, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], ["0o"],
+   r"\max @0", [r"\mathbb{1}[@0 = \max @0]"])
+op("amin", "MinBackward1", "min", lambda a, dim=None, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], ["0o"],
+   r"\min @0", [r"\mathbb{1}[@0 = \min @0]"])
+op("max_dim", "MaxBackward0", "max", lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], ["0"],
+   r"\max @0", [r"\mathbb{1}[@0 = \max @0]"], params={"dim": 0})
+op("min_dim", "MinBackward0", "min", lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], ["0"],
+   r"\min @0", [r"\mathbb{1}[@0 = \min @0]"], params={"dim": 0})
+op("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt(np.sum(a * a)).astype(a.dtype),
+   [lambda g, y, a: g * a / y], ["0o"],
+   r"\lVert @0 \rVert", [r"\frac{@0}{\lVert @0 \rVert}"], domain=(0.5, 3.0))
+
+# --- linear algebra ---------------------------------------------------------------------------
+
+op("mm", "MmBackward0", "@", np.matmul,
+   [lambda g, y, a, b: g @ b.T, lambda g, y, a, b: a.T @ g], ["1", "0"],
+   "@0 @1", ["@1^{T}", "@0^{T}"])
+op("mv", "MvBackward0", "@", np.matmul,
+   [lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: a.T @ g], ["1", "0"],
+   "@0 @1", ["@1^{T}", "@0^{T}"])
+op("dot", "DotBackward0", "·", np.dot,
+   [lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], ["1", "0"],
+   r"@0 \cdot @1", ["@1", "@0"])
+op("bmm", "BmmBackward0", "@", np.matmul,
+   [lambda g, y, a, b: g @ np.swapaxes(b, -1, -2), lambda g, y, a, b: np.swapaxes(a, -1, -2) @ g],
+   ["1", "0"], "@0 @1", ["@1^{T}", "@0^{T}"])
+
+# --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
+
+op("view", "ViewBackward0", "view", lambda a, shape: np.reshape(a, shape),
+   [lambda g, y, a, shape: np.reshape(g, a.shape)], [""],
+   "@0", ["1"], params={"shape": (-1,)}, is_view=True)
+op("expand", "ExpandBackward0", "expand", lambda a, shape: np.broadcast_to(a, shape),
+   [lambda g, y, a, shape: g], [""],  # unbroadcast does the summing
+   "@0", ["1"], params={"shape": (2, 3, 4)}, is_view=True)
+op("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, dims),
+   [lambda g, y, a, dims: np.transpose(g, np.argsort(dims))], [""],
+   "@0^{T}", ["1"], is_view=True)
+op("transpose", "TransposeBackward0", "transpose", lambda a, d0, d1: np.swapaxes(a, d0, d1),
+   [lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], [""],
+   "@0^{T}", ["1"], params={"d0": 0, "d1": -1}, is_view=True)
+op("unsqueeze", "UnsqueezeBackward0", "unsqueeze", lambda a, dim: np.expand_dims(a, dim),
+   [lambda g, y, a, dim: np.reshape(g, a.shape)], [""],
+   "@0", ["1"], params={"dim": 0}, is_view=True)
+op("squeeze", "SqueezeBackward0", "squeeze", lambda a, dim=None: np.squeeze(a, dim),
+   [lambda g, y, a, dim=None: np.reshape(g, a.shape)], [""],
+   "@0", ["1"], is_view=True)
+op("select", "SelectBackward0", "[i]", lambda a, dim, index: np.take(a, index, axis=dim),
+   [lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], [""],
+   "@0_{@index}", ["1"], params={"dim": 0, "index": 0}, is_view=True)
+op("slice", "SliceBackward0", "[a:b]", lambda a, dim, s: a[(slice(None),) * dim + (s,)],
+   [lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], [""],
+   "@0", ["1"], params={"dim": 0, "s": slice(0, 1)}, is_view=True)
+op("index", "IndexBackward0", "[idx]", lambda a, key: a[key],
+   [lambda g, y, a, key: _scatter(g, a.shape, key)], [""],
+   "@0_{idx}", ["1"], params={"key": ([0, 0],)})
+op("cat", "CatBackward0", "cat", lambda *xs, dim=0: np.concatenate(xs, axis=dim),
+   [lambda g, y, *xs, i, dim=0:
+    np.split(g, np.cumsum([x.shape[dim] for x in xs])[:-1], axis=dim)[i]], [""],
+   r"[@0, @1]", ["1"], variadic=True)
+op("stack", "StackBackward0", "stack", lambda *xs, dim=0: np.stack(xs, axis=dim),
+   [lambda g, y, *xs, i, dim=0: np.take(g, i, axis=dim)], [""],
+   r"[@0, @1]", ["1"], variadic=True)
+op("where", "WhereBackward0", "where", lambda a, b, cond: np.where(cond, a, b),
+   [lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)],
+   ["", ""], r"@0 \text{ if } c \text{ else } @1", [r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"])
+op("clone", "CloneBackward0", "clone", lambda a: np.array(a, copy=True),
+   [lambda g, y, a: g], [""], "@0", ["1"])
+op("to", "ToCopyBackward0", "to", lambda a, dtype: a.astype(dtype),
+   [lambda g, y, a: g.astype(a.dtype)], [""], "@0", ["1"], params={"dtype": np.float64})
+op("copy_slices", "CopySlices", "[]=", _copy_slices,
+   [lambda g, y, a, b, key: _zero_at(g, key),
+    lambda g, y, a, b, key: g[key]], ["", ""],
+   "@0", ["1", "1"])
+
+
+# Variants that differ only in the name PyTorch gives them.
+OPS["sum_dim"] = OPS["sum"].renamed("SumBackward1", key="sum_dim", params={"dim": (0,)})
+OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"dim": (0,)})
+OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False)
+OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1})
+OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
+OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0})

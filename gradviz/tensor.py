@@ -1,0 +1,1125 @@
+"""Tensor: a numpy array plus what autograd needs (requires_grad, grad, grad_fn).
+
+Every differentiable operation goes through :func:`apply`, which runs the op's forward from
+the table in :mod:`gradviz.ops` and, when a gradient will be needed, records a ``grad_fn``
+node.  Composite operations are one-liners over the primitives.
+"""
+
+import builtins
+import math
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype as D
+from . import autograd as _ag
+from ._format import tensor_repr
+from .autograd import _GradMode
+from .ops import OPS
+
+__all__ = ["Tensor", "Size", "apply", "tensor", "as_array", "return_types"]
+
+_seq = _ag._seq
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``gradviz.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"gradviz.Size({list(self)!r})"
+
+    __str__ = __repr__
+
+    def numel(self):
+        return math.prod(self)
+
+
+class _ReturnType(tuple):
+    _fields = ("values", "indices")
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"gradviz.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+class return_types:
+    """``torch.return_types``: the named pairs that ``max(dim)`` and ``min(dim)`` return."""
+    max = type("max", (_ReturnType,), {"_name": "max", "__module__": "gradviz.return_types"})
+    min = type("min", (_ReturnType,), {"_name": "min", "__module__": "gradviz.return_types"})
+
+
+_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
+               "int32": "Int", "int64": "Long", "bool": "Bool"}
+
+
+# --- the core of every op -----------------------------------------------------------------------
+
+def apply(op, inputs, arrays=None, **params):
+    """Run ``op`` forward on tensors and record its grad_fn if any input needs a gradient."""
+    if arrays is None:
+        arrays = [t._data for t in inputs]
+    out = op.forward(*arrays, **params)
+    result = Tensor._wrap(out if type(out) is np.ndarray else np.asarray(out))
+    if op.is_view:
+        result._vbox = inputs[0]._vbox
+    if _GradMode.enabled:
+        needs = [t._requires_grad for t in inputs]
+        if any(needs):
+            _ag.record(op, inputs, arrays, needs, result, params)
+    return result
+
+
+def as_array(value, dtype=None):
+    """A numpy array from a tensor, number, nested list (of numbers or tensors) or array."""
+    if isinstance(value, Tensor):
+        a = value._data
+    elif isinstance(value, np.ndarray):
+        a = value
+    else:
+        if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(value)):
+            value = _untensor(value)
+        a = np.asarray(value)
+        if a.dtype == np.float64 and dtype is None:
+            a = a.astype(D.get_default_dtype().np)
+        elif a.dtype.kind in "iu" and dtype is None:
+            a = a.astype(np.int64)
+        elif a.dtype.kind not in "biuf":
+            raise TypeError(f"new(): invalid data type '{type(value).__name__}'")
+    if dtype is not None:
+        a = a.astype(D.as_dtype(dtype).np, copy=False)
+    elif a.dtype not in D._BY_NP:
+        D.from_numpy_dtype(a.dtype)
+    return a
+
+
+def _flat(v):
+    for x in v:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _untensor(v):
+    if isinstance(v, Tensor):
+        return v.item() if v.ndim == 0 else v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_untensor(x) for x in v]
+    return v
+
+
+def _literal(value, dt):
+    """A Python number used in an op, as a 0-d constant tensor (PyTorch's 'wrapped number')."""
+    t = Tensor._wrap(np.asarray(value, dtype=dt.np))
+    t._literal = True
+    return t
+
+
+def _broadcast_error(a, b):
+    sa, sb = list(a), list(b)
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        x = sa[-i] if i <= len(sa) else 1
+        y = sb[-i] if i <= len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            dim = max(len(sa), len(sb)) - i
+            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                                f"at non-singleton dimension {dim}")
+    return RuntimeError("shapes cannot be broadcast")
+
+
+def _binary(key, a, b, float_result=False):
+    """``a <op> b`` with PyTorch's type promotion; Python numbers become constant inputs."""
+    if not isinstance(b, Tensor):
+        if isinstance(b, np.ndarray):
+            b = Tensor._wrap(as_array(b))
+        else:
+            dt = D.result_type(a, b)
+            if float_result and not dt.is_floating_point:
+                dt = D.get_default_dtype()
+            b = _literal(b, dt)
+    if not isinstance(a, Tensor):
+        a = _literal(a, D.result_type(a, b))
+    dt = a.dtype if a._data.dtype == b._data.dtype else D.result_type(a, b)
+    if float_result and not dt.is_floating_point:
+        dt = D.get_default_dtype()
+    arrays = [a._data if a._data.dtype == dt.np else a._data.astype(dt.np),
+              b._data if b._data.dtype == dt.np else b._data.astype(dt.np)]
+    try:
+        return apply(OPS[key], (a, b), arrays)
+    except ValueError:
+        raise _broadcast_error(a.shape, b.shape) from None
+
+
+def _floating(t):
+    """Unary maths on an integer tensor happens in the default float dtype, as in PyTorch."""
+    if t.dtype.is_floating_point:
+        return None
+    return [t._data.astype(D.get_default_dtype().np)]
+
+
+def _unary(key, t, **params):
+    return apply(OPS[key], (t,), _floating(t), **params)
+
+
+def _dims(dim, ndim):
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {d})")
+        out.append(d % max(ndim, 1))
+    return tuple(out)
+
+
+def _shape_args(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+# --- Tensor -------------------------------------------------------------------------------------
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it.
+
+    >>> x = Tensor._wrap(np.ones(2, np.float32)).requires_grad_()
+    >>> y = (3 * x).sum(); y.backward(); x.grad
+    tensor([3., 3.])
+    """
+
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_vbox", "_acc", "_retains_grad",
+                 "_hooks", "_seq", "_literal", "__dict__", "__weakref__")
+    __array_priority__ = 1000   # numpy defers to Tensor's reflected operators
+
+    def __new__(cls, *args, **kwargs):
+        return _legacy_new(D.get_default_dtype(), *args, **kwargs)
+
+    @classmethod
+    def _wrap(cls, array):
+        """A new leaf around ``array`` (no copy)."""
+        t = object.__new__(Tensor)
+        t._data, t._requires_grad, t._grad_fn, t._grad = array, False, None, None
+        t._vbox, t._acc, t._retains_grad, t._hooks = [0], None, False, {}
+        t._seq, t._literal = next(_seq), False
+        return t
+
+    # -- what a student inspects -----------------------------------------------------------------
+
+    def __repr__(self):
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    @property
+    def data(self):
+        """The same storage, detached from the graph (and from version tracking)."""
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else as_array(value)
+
+    @property
+    def grad(self):
+        """The accumulated gradient: ``None`` until a backward pass reaches this leaf."""
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+                "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+                "instead. See github.com/pytorch/pytorch/pull/30531 for more information.",
+                UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (``None`` for a leaf)."""
+        return self._grad_fn
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        if self._grad_fn is not None:
+            if flag:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = builtins.bool(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        """Keep ``.grad`` on this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None:
+            self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        key = len(self._hooks) and max(self._hooks) + 1
+        self._hooks[key] = hook
+        return _RemovableHandle(self._hooks, key)
+
+    @property
+    def _version(self):
+        return self._vbox[0]
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        return Size(self._data.shape) if dim is None else self._data.shape[_dims(dim, self.ndim)[0]]
+
+    @property
+    def dtype(self):
+        return D._BY_NP[self._data.dtype]
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def device(self):
+        return "cpu"
+
+    is_cuda = False
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "gradviz." + self.dtype.legacy
+        return self.to(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._data.reshape(()).item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    # -- leaving the graph -----------------------------------------------------------------------
+
+    def detach(self):
+        """The same values and storage, cut off from the graph (no grad_fn, no grad)."""
+        t = Tensor._wrap(self._data)
+        t._vbox = self._vbox
+        return t
+
+    def detach_(self):
+        if self._grad_fn is not None:
+            self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def clone(self):
+        return apply(OPS["clone"], (self,))
+
+    def contiguous(self):
+        return self
+
+    def is_contiguous(self):
+        return self._data.flags.c_contiguous
+
+    def to(self, *args, **kwargs):
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+        if dtype is None or dtype is self.dtype:
+            return self
+        return apply(OPS["to"], (self,), dtype=dtype.np)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def half(self):
+        return self.to(D.float16)
+
+    def long(self):
+        return self.to(D.int64)
+
+    def int(self):
+        return self.to(D.int32)
+
+    def bool(self):
+        return self.to(D.bool)
+
+    def cpu(self):
+        return self
+
+    # -- backward --------------------------------------------------------------------------------
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute d(self)/d(leaf) for every leaf in the graph and add it into ``leaf.grad``.
+
+        ``gradient`` is dL/d(self); it may be omitted only when self has one element.
+        Saved values are freed afterwards unless ``retain_graph=True``.
+        """
+        _ag.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # -- arithmetic ------------------------------------------------------------------------------
+
+    def __add__(self, other):
+        return _binary("add", self, other)
+
+    def __radd__(self, other):
+        return _binary("add", self, other)
+
+    def __sub__(self, other):
+        return _binary("sub", self, other)
+
+    def __rsub__(self, other):
+        if isinstance(other, Tensor):
+            return _binary("sub", other, self)
+        dt = D.result_type(self, other)
+        arrays = None if self.dtype is dt else [self._data.astype(dt.np)]
+        return apply(OPS["rsub"], (self,), arrays, c=other)
+
+    def __mul__(self, other):
+        return _binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return _binary("mul", self, other)
+
+    def __truediv__(self, other):
+        return _binary("div", self, other, float_result=True)
+
+    def __rtruediv__(self, other):
+        if isinstance(other, Tensor):
+            return _binary("div", other, self, float_result=True)
+        return self.reciprocal() * other
+
+    def __floordiv__(self, other):
+        o = other._data if isinstance(other, Tensor) else other
+        return Tensor._wrap(np.floor_divide(self._data, o))
+
+    def __mod__(self, other):
+        o = other._data if isinstance(other, Tensor) else other
+        return Tensor._wrap(np.asarray(np.mod(self._data, o)))
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor):
+            return _binary("pow_tt", self, exponent)
+        if not self.dtype.is_floating_point and isinstance(exponent, float):
+            return apply(OPS["pow"], (self,), _floating(self), n=exponent)
+        return apply(OPS["pow"], (self,), n=exponent)
+
+    def __rpow__(self, base):
+        return apply(OPS["rpow"], (self,), _floating(self), c=base)
+
+    def __neg__(self):
+        return apply(OPS["neg"], (self,))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self.abs()
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(tensor(other), self)
+
+    def add(self, other, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other, rounding_mode=None):
+        if rounding_mode is not None:
+            fn = np.floor_divide if rounding_mode == "floor" else (lambda a, b: np.trunc(a / b))
+            o = other._data if isinstance(other, Tensor) else other
+            return Tensor._wrap(np.asarray(fn(self._data, o)).astype(self._data.dtype))
+        return self / other
+
+    true_divide = divide = div
+    multiply = mul
+    subtract = sub
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def neg(self):
+        return -self
+
+    negative = neg
+
+    def reciprocal(self):
+        return _unary("reciprocal", self)
+
+    def square(self):
+        return self ** 2
+
+    def exp(self):
+        return _unary("exp", self)
+
+    def log(self):
+        return _unary("log", self)
+
+    def sqrt(self):
+        return _unary("sqrt", self)
+
+    def abs(self):
+        return apply(OPS["abs"], (self,))
+
+    absolute = abs
+
+    def sin(self):
+        return _unary("sin", self)
+
+    def cos(self):
+        return _unary("cos", self)
+
+    def tanh(self):
+        return _unary("tanh", self)
+
+    def sigmoid(self):
+        return _unary("sigmoid", self)
+
+    def relu(self):
+        return apply(OPS["relu"], (self,))
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        return apply(OPS["clamp"], (self,), lo=_number(min), hi=_number(max))
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        if p not in ("fro", 2) or dim is not None:
+            return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+        return _unary("norm", self)
+
+    # -- comparisons: boolean tensors, never differentiable --------------------------------------
+
+    def _compare(self, other, fn):
+        o = other._data if isinstance(other, Tensor) else other
+        try:
+            return Tensor._wrap(np.asarray(fn(self._data, o)))
+        except ValueError:
+            raise _broadcast_error(self.shape, np.shape(o)) from None
+
+    def __eq__(self, other):
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def __and__(self, other):
+        return self._compare(other, np.logical_and if self.dtype is D.bool else np.bitwise_and)
+
+    def __or__(self, other):
+        return self._compare(other, np.logical_or if self.dtype is D.bool else np.bitwise_or)
+
+    def __invert__(self):
+        return Tensor._wrap(np.asarray(~self._data))
+
+    def equal(self, other):
+        return self.shape == other.shape and builtins.bool(np.array_equal(self._data, other._data))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return builtins.bool(np.allclose(self._data, as_array(other), rtol, atol, equal_nan))
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return Tensor._wrap(np.isclose(self._data, as_array(other), rtol, atol, equal_nan))
+
+    def any(self):
+        return Tensor._wrap(np.asarray(self._data.any()))
+
+    def all(self):
+        return Tensor._wrap(np.asarray(self._data.all()))
+
+    def argmax(self, dim=None, keepdim=False):
+        return Tensor._wrap(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim), np.int64))
+
+    def argmin(self, dim=None, keepdim=False):
+        return Tensor._wrap(np.asarray(np.argmin(self._data, axis=dim, keepdims=keepdim), np.int64))
+
+    # -- reductions ------------------------------------------------------------------------------
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        t = self.to(dtype) if dtype is not None else self
+        if not t.dtype.is_floating_point and t.dtype is not D.int64:
+            t = t.to(D.int64)
+        if dim is None or dim == ():
+            return apply(OPS["sum"], (t,))
+        return apply(OPS["sum_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim=False, dtype=None):
+        t = self.to(dtype) if dtype is not None else self
+        if not t.dtype.is_floating_point:
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                               f"floating point or complex dtype. Got: {_TYPE_NAMES[t.dtype.name]}")
+        if dim is None:
+            return apply(OPS["mean"], (t,))
+        return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
+
+    def _extreme(self, which, dim, keepdim):
+        if isinstance(dim, Tensor):
+            raise NotImplementedError(f"gradviz has no elementwise {which}imum of two tensors yet; "
+                                      f"use gradviz.where(a > b, a, b)")
+        if dim is None:
+            if self._data.size == 0:
+                raise RuntimeError(f"{which}(): Expected reduction dim to be specified for input.numel() "
+                                   "== 0. Specify the reduction dim with the 'dim' argument.")
+            return apply(OPS["a" + which], (self,))
+        d = _dims(dim, self.ndim)[0]
+        values = apply(OPS[which + "_dim"], (self,), dim=d, keepdim=keepdim)
+        arg = np.argmax if which == "max" else np.argmin
+        indices = Tensor._wrap(np.asarray(arg(self._data, axis=d, keepdims=keepdim), np.int64))
+        return getattr(return_types, which)(values, indices)
+
+    def max(self, dim=None, keepdim=False):
+        return self._extreme("max", dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return self._extreme("min", dim, keepdim)
+
+    def amax(self, dim=None, keepdim=False):
+        return self.max() if dim is None else self.max(dim, keepdim).values
+
+    def amin(self, dim=None, keepdim=False):
+        return self.min() if dim is None else self.min(dim, keepdim).values
+
+    # -- linear algebra --------------------------------------------------------------------------
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        if self.ndim != 2:
+            raise RuntimeError("self must be a matrix")
+        if other.ndim != 2:
+            raise RuntimeError("mat2 must be a matrix")
+        return matmul(self, other)
+
+    def mv(self, vec):
+        return matmul(self, vec)
+
+    def dot(self, other):
+        return matmul(self, other)
+
+    # -- shapes ----------------------------------------------------------------------------------
+
+    def view(self, *shape):
+        shape = self._infer(_shape_args(shape))
+        if not self._data.flags.c_contiguous:
+            raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                               "least one dimension spans across two contiguous subspaces). Use "
+                               ".reshape(...) instead.")
+        return apply(OPS["view"], (self,), shape=shape)
+
+    def reshape(self, *shape):
+        shape = self._infer(_shape_args(shape))
+        key = "view" if self._data.flags.c_contiguous else "reshape_copy"
+        return apply(OPS[key], (self,), shape=shape)
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _dims((start_dim, end_dim), self.ndim)
+        shape = self.shape[:s] + (math.prod(self.shape[s:e + 1]),) + self.shape[e + 1:]
+        return self if shape == self.shape else self.reshape(shape)
+
+    def _infer(self, shape):
+        n, known = self._data.size, math.prod(d for d in shape if d != -1)
+        if shape.count(-1) > 1:
+            raise RuntimeError("only one dimension can be inferred")
+        if -1 in shape and known and n % known == 0:
+            shape = tuple(n // known if d == -1 else d for d in shape)
+        if math.prod(shape) != n or any(d < 0 for d in shape):
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+        return shape
+
+    def expand(self, *shape):
+        shape = _shape_args(shape)
+        shape = tuple(s if d == -1 else d for d, s in zip(shape, (None,) * (len(shape) - self.ndim) + self.shape))
+        try:
+            return apply(OPS["expand"], (self,), shape=shape)
+        except ValueError:
+            raise RuntimeError(f"The expanded size of the tensor must match the existing size at "
+                               f"non-singleton dimension. Target sizes: {list(shape)}.  Tensor sizes: "
+                               f"{list(self.shape)}") from None
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def permute(self, *dims):
+        dims = _dims(_shape_args(dims), self.ndim)
+        if sorted(dims) != list(range(self.ndim)):
+            raise RuntimeError("permute(): dims must be a permutation of the tensor's dimensions")
+        return apply(OPS["permute"], (self,), dims=dims)
+
+    def transpose(self, dim0, dim1):
+        d0, d1 = _dims((dim0, dim1), self.ndim)
+        return apply(OPS["transpose"], (self,), d0=d0, d1=d1)
+
+    swapaxes = transpose
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return apply(OPS["t"], (self,), d0=0, d1=self.ndim - 1 if self.ndim else 0)
+
+    @property
+    def T(self):
+        return self.permute(*range(self.ndim - 1, -1, -1))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return apply(OPS["squeeze"], (self,))
+        d = _dims(dim, self.ndim)[0] if self.ndim else None
+        if d is None or self.shape[d] != 1:
+            return apply(OPS["squeeze_dim"], (self,), dim=())
+        return apply(OPS["squeeze_dim"], (self,), dim=d)
+
+    def unsqueeze(self, dim):
+        return apply(OPS["unsqueeze"], (self,), dim=_dims(dim, self.ndim + 1)[0])
+
+    # -- indexing --------------------------------------------------------------------------------
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if any(_is_advanced(k) for k in key):
+            np_key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
+            try:
+                return apply(OPS["index"], (self,), key=np_key if len(np_key) > 1 else np_key[0])
+            except IndexError as e:
+                raise IndexError(str(e)) from None
+        # basic indexing, one dimension at a time, as PyTorch records it
+        out, dim = self, 0
+        consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+        for k in key:
+            if k is Ellipsis:
+                dim += out.ndim - dim - (consumed - _consumed_before(key, k))
+            elif k is None:
+                out = apply(OPS["unsqueeze"], (out,), dim=dim)
+                dim += 1
+            elif isinstance(k, slice):
+                if dim >= out.ndim:
+                    raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+                n = out.shape[dim]
+                if k.step is not None and k.step <= 0:
+                    raise ValueError("step must be greater than zero")
+                s = slice(*k.indices(n))
+                if s != slice(0, n, 1):
+                    out = apply(OPS["slice"], (out,), dim=dim, s=s)
+                dim += 1
+            else:
+                if dim >= out.ndim:
+                    raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+                i, n = int(k), out.shape[dim]
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+                out = apply(OPS["select"], (out,), dim=dim, index=i % n)
+        return out
+
+    def __setitem__(self, key, value):
+        key = _np_key(key)
+        if isinstance(value, Tensor) and value._requires_grad or self._requires_grad:
+            value = value if isinstance(value, Tensor) else _literal(value, self.dtype)
+            _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value)
+            return
+        self._data[key] = value._data if isinstance(value, Tensor) else value
+        self._vbox[0] += 1
+
+    # -- in place --------------------------------------------------------------------------------
+
+    def add_(self, other, alpha=1):
+        return _inplace(self, Tensor.add, other, alpha)
+
+    def sub_(self, other, alpha=1):
+        return _inplace(self, Tensor.sub, other, alpha)
+
+    def mul_(self, other):
+        return _inplace(self, Tensor.mul, other)
+
+    def div_(self, other):
+        return _inplace(self, Tensor.div, other)
+
+    def pow_(self, exponent):
+        return _inplace(self, Tensor.pow, exponent)
+
+    def clamp_(self, min=None, max=None):
+        return _inplace(self, Tensor.clamp, min, max)
+
+    def neg_(self):
+        return _inplace(self, Tensor.neg)
+
+    def exp_(self):
+        return _inplace(self, Tensor.exp)
+
+    def relu_(self):
+        return _inplace(self, Tensor.relu)
+
+    def sigmoid_(self):
+        return _inplace(self, Tensor.sigmoid)
+
+    def tanh_(self):
+        return _inplace(self, Tensor.tanh)
+
+    def copy_(self, src):
+        return _inplace(self, lambda s, v: v.expand(s.shape) if v.shape != s.shape else v.clone(),
+                        src if isinstance(src, Tensor) else tensor(src))
+
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
+
+    def zero_(self):
+        """Set every element to 0 in place (``x.grad.zero_()`` between training steps)."""
+        return self.fill_(0)
+
+    def fill_(self, value):
+        _check_leaf(self)
+        self._data[...] = value._data if isinstance(value, Tensor) else value
+        self._vbox[0] += 1
+        return self
+
+    def uniform_(self, a=0.0, b=1.0):
+        from . import _random
+        return self.fill_(_random.rand(self.shape, self.dtype) * (b - a) + a)
+
+    def normal_(self, mean=0.0, std=1.0):
+        from . import _random
+        return self.fill_(_random.randn(self.shape, self.dtype) * std + mean)
+
+    def new_tensor(self, data, dtype=None, requires_grad=False):
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, requires_grad=False):
+        return _filled(_shape_args(size), 1, dtype or self.dtype, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, requires_grad=False):
+        return _filled(_shape_args(size), 0, dtype or self.dtype, requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad=False):
+        return _filled(_shape_args(size), fill_value, dtype or self.dtype, requires_grad)
+
+
+class _RemovableHandle:
+    def __init__(self, hooks, key):
+        self.hooks, self.key = hooks, key
+
+    def remove(self):
+        self.hooks.pop(self.key, None)
+
+
+def _number(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _is_advanced(k):
+    return isinstance(k, (Tensor, list, np.ndarray)) or isinstance(k, (builtins.bool, np.bool_))
+
+
+def _consumed_before(key, stop):
+    n = 0
+    for k in key:
+        if k is stop:
+            return n
+        if k is not None:
+            n += 1
+    return n
+
+
+def _np_key(key):
+    if isinstance(key, tuple):
+        return tuple(k._data if isinstance(k, Tensor) else k for k in key)
+    return key._data if isinstance(key, Tensor) else key
+
+
+def _check_leaf(t):
+    if t._requires_grad and t._grad_fn is None and _GradMode.enabled:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _inplace(self, fn, *args):
+    """``self.op_(...)``: compute ``fn(self, ...)``, then write it into self's storage.
+
+    When the result has a grad_fn, self takes it over (PyTorch "rebases" the history), and
+    its version counter goes up so saved copies of the old value can be caught at backward.
+    """
+    record = _GradMode.enabled and (self._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    _check_leaf(self)
+    src = self
+    if record:  # the op may save its input: give it the old value, not the storage we overwrite
+        src = Tensor._wrap(self._data.copy())
+        src._grad_fn, src._requires_grad, src._acc = self._grad_fn, self._requires_grad, self._acc
+        src._seq = self._seq
+    result = fn(src, *args)
+    if result.dtype.kind > self.dtype.kind:
+        raise RuntimeError(f"result type {_TYPE_NAMES[result.dtype.name]} can't be cast to the "
+                           f"desired output type {_TYPE_NAMES[self.dtype.name]}")
+    if result.shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    self._data[...] = result._data
+    self._vbox[0] += 1
+    node = result._grad_fn
+    if node is not None:
+        self._grad_fn, self._requires_grad = node, True
+        node._out = weakref.ref(self)
+        if node._saved and node._saved[-1] is not None:  # it saved its output: that is self now
+            node._saved[-1] = (self._data, self._vbox, self._vbox[0], None)
+    return self
+
+
+def matmul(a, b):
+    """``a @ b`` as PyTorch dispatches it: dot, mv, mm, or a batched product."""
+    a, b = (x if isinstance(x, Tensor) else tensor(x) for x in (a, b))
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype!r} != {b.dtype!r}")
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape != b.shape:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                               f"[{b.shape[0]}] to have the same number of elements, but got "
+                               f"{a.shape[0]} and {b.shape[0]} elements respectively")
+        return apply(OPS["dot"], (a, b))
+    if a.ndim == 2 and b.ndim == 1:
+        if a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
+                               f"vec ({b.shape[0]})")
+        return apply(OPS["mv"], (a, b))
+    if a.ndim == 1 and b.ndim == 2:
+        return apply(OPS["squeeze_mm"], (matmul(a.unsqueeze(0), b),), dim=0)
+    if a.ndim == 2 and b.ndim == 2:
+        if a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} "
+                               f"and {b.shape[0]}x{b.shape[1]})")
+        return apply(OPS["mm"], (a, b))
+    try:
+        return apply(OPS["bmm"], (a, b))
+    except ValueError as e:
+        raise RuntimeError(str(e)) from None
+
+
+# --- making tensors -----------------------------------------------------------------------------
+
+def _finish(t, requires_grad, factory=True):
+    if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor holding a copy of ``data`` (numbers, nested lists, arrays or tensors).
+
+    >>> tensor([1, 2]), tensor([1., 2.]), tensor(True)
+    (tensor([1, 2]), tensor([1., 2.]), tensor(True))
+    """
+    _check_device(device)
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).", UserWarning, 2)
+    return _finish(Tensor._wrap(np.array(as_array(data, dtype), copy=True)), requires_grad)
+
+
+def _check_device(device):
+    if device is not None and str(device).split(":")[0] not in ("cpu",):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+def _filled(shape, value, dtype, requires_grad):
+    if dtype is None:
+        dtype = D.bool if isinstance(value, (builtins.bool, np.bool_)) else \
+            D.int64 if isinstance(value, (builtins.int, np.integer)) else D.get_default_dtype()
+    dtype = D.as_dtype(dtype)
+    return _finish(Tensor._wrap(np.full(shape, value, dtype=dtype.np)), requires_grad)
+
+
+_LEGACY = {}
+
+
+def _legacy_new(dtype, *args, **kwargs):
+    """``Tensor(2, 3)`` (a new 2x3 tensor) or ``Tensor([[0, 1], [1, 0]])`` (from data)."""
+    if kwargs.get("device") not in (None, "cpu"):
+        _check_device(kwargs["device"])
+    if not args:
+        return Tensor._wrap(np.zeros((0,), dtype.np))
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)) and not isinstance(args[0], Size):
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype is not dtype:
+                raise TypeError(f"expected {dtype.legacy} (got {data.dtype.legacy})")
+            return data.detach()
+        return Tensor._wrap(np.array(as_array(data), dtype=dtype.np))
+    if all(isinstance(a, (builtins.int, np.integer)) for a in _shape_args(args)):
+        return Tensor._wrap(np.zeros(_shape_args(args), dtype.np))
+    raise TypeError(f"new() received an invalid combination of arguments - got ({', '.join(type(a).__name__ for a in args)})")
+
+
+class _LegacyMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, **kwargs):
+        return _legacy_new(cls.dtype, *args, **kwargs)
+
+    def __repr__(cls):
+        return f"<class 'gradviz.{cls.__name__}'>"
+
+
+def _legacy_class(name, dtype):
+    return _LegacyMeta(name, (), {"dtype": dtype})
+
+
+FloatTensor = _legacy_class("FloatTensor", D.float32)
+DoubleTensor = _legacy_class("DoubleTensor", D.float64)
+LongTensor = _legacy_class("LongTensor", D.int64)
+IntTensor = _legacy_class("IntTensor", D.int32)
+BoolTensor = _legacy_class("BoolTensor", D.bool)
+ByteTensor = _legacy_class("ByteTensor", D.uint8)
