@@ -178,7 +178,7 @@ def cat(tensors, dim=0):
     for t in tensors[1:]:
         if t.ndim != nd:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {t.ndim}")
-    d = tensor_mod._dims(dim, nd)[0]
+    d = _dims(dim, nd)[0]
     try:
         return apply(ops.OPS["cat"], tuple(tensors), dim=d)
     except ValueError:
@@ -197,7 +197,7 @@ def stack(tensors, dim=0):
         if t.shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
                                f"at entry 0 and {list(t.shape)} at entry {i}")
-    d = tensor_mod._dims(dim, tensors[0].ndim + 1)[0]
+    d = _dims(dim, tensors[0].ndim + 1)[0]
     return apply(ops.OPS["stack"], tuple(tensors), dim=d)
 
 
@@ -209,15 +209,16 @@ def where(condition, input=None, other=None):
     b = other if isinstance(other, Tensor) else None
     ref = a if a is not None else b
     if a is None:
-        a = tensor_mod._literal(input, _D.result_type(ref, input))
+        a = _literal(input, _D.result_type(ref, input))
     if b is None:
-        b = tensor_mod._literal(other, _D.result_type(ref, other))
+        b = _literal(other, _D.result_type(ref, other))
     dt = _D.result_type(a, b)
     return apply(ops.OPS["where"], (a, b), [a._data.astype(dt.np, copy=False), b._data.astype(dt.np, copy=False)],
                  cond=_np.asarray(condition._data if isinstance(condition, Tensor) else condition, _np.bool_))
 
 
-from . import ops, tensor as tensor_mod  # noqa: E402
+from . import ops  # noqa: E402
+from .tensor import _dims, _literal  # noqa: E402
 from .autograd import Variable  # noqa: E402,F401
 
 

@@ -110,7 +110,7 @@ class Node:
     @property
     def saved_values(self):
         """The arrays this node keeps for backward (``None`` once freed)."""
-        if self._saved is None:
+        if self._freed:
             return None
         return tuple(s[0] for s in self._saved if s is not None)
 
@@ -366,11 +366,11 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
             deps[fn] -= 1
             if deps[fn] == 0:
                 heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
-    if not retain_graph:
+    if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
         for node in executed:
-            if node._saved is not None and any(s is not None for s in node._saved):
+            if any(s is not None for s in node._saved):
                 node._freed = True
-            node._saved = None
+                node._saved = [None] * len(node._saved)
     if rec is not None:
         rec._end()
     return captured
