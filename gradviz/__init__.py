@@ -116,37 +116,69 @@ def numel(t):
 
 # --- random -------------------------------------------------------------------------------------
 
-from ._random import initial_seed, manual_seed, seed  # noqa: E402
+from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: E402
+                      manual_seed, seed, set_rng_state)
+
+
+def _random_dtype(dtype, kernel):
+    dt = _D.as_dtype(dtype) or get_default_dtype()
+    if not dt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{tensor_mod._TYPE_NAMES[dt.name]}\'')
+    return dt
 
 
 def rand(*size, dtype=None, generator=None, device=None, requires_grad=False):
-    """Uniform samples in [0, 1)."""
-    dt = _D.as_dtype(dtype) or get_default_dtype()
-    return _new(_random.rand(_shape_args(size), dt), None, requires_grad)
+    """Uniform samples in [0, 1): after ``manual_seed(s)``, the very numbers PyTorch gives."""
+    dt = _random_dtype(dtype, "check_uniform_bounds")
+    return _new(_random.rand(_shape_args(size), dt.np, generator), None, requires_grad)
 
 
 def randn(*size, dtype=None, generator=None, device=None, requires_grad=False):
-    """Standard normal samples."""
-    dt = _D.as_dtype(dtype) or get_default_dtype()
-    return _new(_random.randn(_shape_args(size), dt), None, requires_grad)
+    """Standard normal samples: after ``manual_seed(s)``, the very numbers PyTorch gives."""
+    dt = _random_dtype(dtype, "normal_kernel_cpu")
+    return _new(_random.randn(_shape_args(size), dt.np, generator), None, requires_grad)
 
 
-def rand_like(t, dtype=None, requires_grad=False):
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def rand_like(t, dtype=None, requires_grad=False, generator=None):
+    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
 
 
-def randn_like(t, dtype=None, requires_grad=False):
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def randn_like(t, dtype=None, requires_grad=False, generator=None):
+    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
 
 
-def randint(low, high=None, size=None, dtype=None, requires_grad=False):
+def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers in [low, high): ``randint(10, (3,))`` or ``randint(3, 10, (2, 2))``; int64."""
     if size is None:
         low, high, size = 0, low, high
-    return _new(_random.randint(low, high, _shape_args((size,))), dtype, requires_grad)
+    return _new(_random.randint(low, high, _shape_args((size,)), generator), dtype, requires_grad)
 
 
-def randperm(n, dtype=None):
-    return _new(_random.randperm(n), dtype, False)
+def randint_like(t, low, high=None, dtype=None, requires_grad=False, generator=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, t.shape, generator=generator, dtype=dtype or t.dtype,
+                   requires_grad=requires_grad)
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of ``0 .. n-1`` (int64)."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    return _new(_random.randperm(n, generator), dtype, requires_grad)
+
+
+def normal(mean, std=1.0, size=None, generator=None, dtype=None, requires_grad=False):
+    """Normal samples: ``normal(0., 1., (3,))``, or with a tensor of means or of stds."""
+    if size is not None:
+        dt = _random_dtype(dtype, "normal_kernel_cpu")
+        out = _random.randn(_shape_args((size,)), dt.np, generator, _builtins.float(mean), _builtins.float(std))
+        return _new(out, None, requires_grad)
+    ref = mean if isinstance(mean, Tensor) else std
+    z = _random.randn(ref.shape, ref.dtype.np, generator)
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    return _new((z * s + m).astype(ref.dtype.np), None, requires_grad)
 
 
 # --- functions that mirror Tensor methods (torch.sum(y), torch.exp(x), ...) ---------------------

@@ -922,13 +922,30 @@ class Tensor:
         self._vbox[0] += 1
         return self
 
-    def uniform_(self, a=0.0, b=1.0):
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
         from . import _random
-        return self.fill_(_random.rand(self.shape, self.dtype) * (b - a) + a)
+        _check_leaf(self)
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
+                                      f"'{_TYPE_NAMES[self.dtype.name]}'")
+        return self.fill_(_random.rand(self.shape, self._data.dtype, generator, a, b))
 
-    def normal_(self, mean=0.0, std=1.0):
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with normal samples, the numbers PyTorch's generator gives."""
         from . import _random
-        return self.fill_(_random.randn(self.shape, self.dtype) * std + mean)
+        _check_leaf(self)
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
+                                      f"'{_TYPE_NAMES[self.dtype.name]}'")
+        return self.fill_(_random.randn(self.shape, self._data.dtype, generator, mean, std))
+
+    def random_(self, low=0, high=None, *, generator=None):
+        """Fill with integers in [low, high) (``random_(high)`` means [0, high))."""
+        from . import _random
+        if high is None:
+            low, high = 0, low
+        return self.fill_(_random.randint(low, high, self.shape, generator))
 
     def new_tensor(self, data, dtype=None, requires_grad=False):
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
