@@ -256,15 +256,14 @@ from .autograd import Variable  # noqa: E402,F401
 
 def __getattr__(name):
     # The drawing and widget layers import graphviz/anywidget: load them only when asked for.
+    # (importlib, not ``from . import x``: that form asks this very __getattr__ first, forever)
+    import importlib
     if name in ("draw", "Graph", "build_graph"):
-        from . import draw as _draw_mod
-        return getattr(_draw_mod, name)
+        return getattr(importlib.import_module(__name__ + ".draw"), name)
     if name in ("animate", "AutogradWidget"):
-        from . import widget as _widget
-        return getattr(_widget, name)
+        return getattr(importlib.import_module(__name__ + ".widget"), name)
     if name == "trace":
-        from . import trace
-        return trace
+        return importlib.import_module(__name__ + ".trace")
     if name == "gradcheck":
         from .gradcheck import gradcheck
         return gradcheck
