@@ -86,8 +86,24 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    a = _np.linspace(start, end, steps).astype((_D.as_dtype(dtype) or get_default_dtype()).np)
-    return _new(a, None, requires_grad)
+    """``steps`` evenly spaced values from ``start`` to ``end``, rounded exactly as PyTorch rounds.
+
+    PyTorch counts the first half up from ``start`` and the second half down from ``end``,
+    each value one fused multiply-add in the tensor's precision.
+    """
+    dt = _D.as_dtype(dtype) or get_default_dtype()
+    acc = dt.np if dt.is_floating_point and dt is not float16 else _np.dtype(_np.float64)
+    lo, hi = (acc.type(start), acc.type(end)) if dt.is_floating_point else \
+        (acc.type(_builtins.int(start)), acc.type(_builtins.int(end)))
+    idx = _np.arange(steps)
+    if steps == 1:
+        a = _np.array([lo])
+    else:
+        step = (hi - lo) / acc.type(steps - 1)
+        first = _random._fma(idx[:steps // 2].astype(acc), step, lo, acc)
+        second = _random._fma((steps - 1 - idx[steps // 2:]).astype(acc), -step, hi, acc)
+        a = _np.concatenate((first, second))
+    return _new(a.astype(dt.np), None, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -123,7 +139,7 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
 def _random_dtype(dtype, kernel):
     dt = _D.as_dtype(dtype) or get_default_dtype()
     if not dt.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{tensor_mod._TYPE_NAMES[dt.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TYPE_NAMES[dt.name]}\'')
     return dt
 
 
@@ -250,7 +266,7 @@ def where(condition, input=None, other=None):
 
 
 from . import ops  # noqa: E402
-from .tensor import _dims, _literal  # noqa: E402
+from .tensor import _TYPE_NAMES, _dims, _literal  # noqa: E402
 from .autograd import Variable  # noqa: E402,F401
 
 
