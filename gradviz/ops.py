@@ -246,7 +246,7 @@ op("expand", "ExpandBackward0", "expand", lambda a, shape: np.broadcast_to(a, sh
    "@0", ["1"], params={"shape": (2, 3, 4)}, is_view=True)
 op("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, dims),
    [lambda g, y, a, dims: np.transpose(g, np.argsort(dims))], [""],
-   "@0^{T}", ["1"], is_view=True)
+   "@0^{T}", ["1"], params={"dims": (1, 0)}, is_view=True)
 op("transpose", "TransposeBackward0", "transpose", lambda a, d0, d1: np.swapaxes(a, d0, d1),
    [lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], [""],
    "@0^{T}", ["1"], params={"d0": 0, "d1": -1}, is_view=True)
@@ -274,15 +274,16 @@ op("stack", "StackBackward0", "stack", lambda *xs, dim=0: np.stack(xs, axis=dim)
    r"[@0, @1]", ["1"], variadic=True)
 op("where", "WhereBackward0", "where", lambda a, b, cond: np.where(cond, a, b),
    [lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)],
-   ["", ""], r"@0 \text{ if } c \text{ else } @1", [r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"])
+   ["", ""], r"@0 \text{ if } c \text{ else } @1", [r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],
+   params={"cond": np.array([True, False])})
 op("clone", "CloneBackward0", "clone", lambda a: np.array(a, copy=True),
    [lambda g, y, a: g], [""], "@0", ["1"])
 op("to", "ToCopyBackward0", "to", lambda a, dtype: a.astype(dtype),
-   [lambda g, y, a: g.astype(a.dtype)], [""], "@0", ["1"], params={"dtype": np.float64})
+   [lambda g, y, a, dtype: g.astype(a.dtype)], [""], "@0", ["1"], params={"dtype": np.float64})
 op("copy_slices", "CopySlices", "[]=", _copy_slices,
    [lambda g, y, a, b, key: _zero_at(g, key),
     lambda g, y, a, b, key: g[key]], ["", ""],
-   "@0", ["1", "1"])
+   "@0", ["1", "1"], params={"key": (0,)})
 
 
 # Variants that differ only in the name PyTorch gives them.
