@@ -1,0 +1,49 @@
+"""The ``gradviz`` command line: ``python -m gradviz slides LESSON.ipynb -o lecture.html``."""
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _slides(args):
+    from .slides import write_slides
+    notebook = Path(args.notebook)
+    if not notebook.is_file():
+        sys.exit(f"gradviz slides: no such notebook: {notebook}")
+    print(f"{'running and converting' if args.execute else 'converting'} {notebook} ...", file=sys.stderr)
+    out = write_slides(notebook, args.output, execute=args.execute, timeout=args.timeout)
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB): open it in a browser, no network needed",
+          file=sys.stderr)
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m gradviz", description="gradviz on the command line.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    s = sub.add_parser(
+        "slides", help="turn a lesson notebook into one self-contained reveal.js slide deck",
+        description="Run a lesson notebook in a fresh kernel (nbclient) and write a reveal.js "
+                    "slide deck in ONE HTML file: reveal.js, styles and the widgets are inlined, "
+                    "and the widgets animate with no kernel and no network. Slides follow the "
+                    "cells' slideshow metadata (slide, subslide, fragment, skip, notes).",
+        epilog="example: python -m gradviz slides notebooks/02_autograd_tutorial.ipynb -o lecture.html")
+    s.add_argument("notebook", help="the lesson (.ipynb); its kernel starts in the notebook's folder")
+    s.add_argument("-o", "--output", metavar="HTML",
+                   help="where to write the deck (default: NOTEBOOK with .slides.html, beside it)")
+    s.add_argument("--no-execute", dest="execute", action="store_false",
+                   help="use the outputs already saved in the notebook instead of running it")
+    s.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
+                   help="longest time one cell may run (default: %(default)s)")
+    s.set_defaults(run=_slides)
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    args.run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
