@@ -1,0 +1,164 @@
+"""Hypothesis strategies: shapes, broadcastable pairs, and inputs for every entry of the op table.
+
+``op_case(op)`` draws ``(arrays, params)`` for one :class:`gradviz.ops.Op`: float64 arrays of
+shapes the op accepts, values inside ``op.domain`` (and away from kinks and ties, where a
+finite difference would be meaningless), and parameters based on ``op.params``.
+"""
+
+import numpy as np
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KINDS"]
+
+# Modest, so the whole project's suite stays well under its time budget.
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
+
+# Which shapes and parameters each op takes; every key of gradviz.ops.OPS must appear here.
+KINDS = {
+    "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to",
+    "binary": "add sub mul div pow_tt",
+    "reduce_all": "sum mean amax amin norm",
+    "reduce_dim": "sum_dim mean_dim max_dim min_dim",
+    "matmul": "mm mv dot bmm",
+    "reshape": "view reshape_copy",
+    "expand": "expand",
+    "permute": "permute",
+    "transpose": "transpose t",
+    "unsqueeze": "unsqueeze",
+    "squeeze": "squeeze squeeze_dim squeeze_mm",
+    "select": "select",
+    "slice": "slice",
+    "index": "index",
+    "join": "cat stack",
+    "where": "where",
+    "copy_slices": "copy_slices",
+}
+KIND_OF = {key: kind for kind, keys in KINDS.items() for key in keys.split()}
+
+
+def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4):
+    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+
+
+def arrays(shape, lo=-3.0, hi=3.0, distinct=False):
+    """float64 arrays in [lo, hi]; ``distinct`` keeps every pair of values well apart (no ties)."""
+    if not distinct:
+        elements = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+        return hnp.arrays(np.float64, shape, elements=elements)
+    n = int(np.prod(shape))
+    grid = np.linspace(lo, hi, max(n, 1) * 4)  # steps of at least (hi - lo) / 4n >> eps
+    return st.permutations(list(range(len(grid)))).map(
+        lambda order: grid[np.array(order[:n], dtype=int)].reshape(shape))
+
+
+@st.composite
+def broadcastable(draw, lo=-3.0, hi=3.0, max_dims=3):
+    """Two arrays whose shapes broadcast together (including size-1 and missing axes)."""
+    shape_a, shape_b = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=max_dims,
+                                                               max_side=3)).input_shapes
+    return draw(arrays(shape_a, lo, hi)), draw(arrays(shape_b, lo, hi))
+
+
+def _away_from(values, points, gap=1e-2):
+    return all(np.all(np.abs(values - p) > gap) for p in points if p is not None)
+
+
+@st.composite
+def op_case(draw, op):
+    """``(arrays, params)`` for ``op``: inputs inside its domain, parameters it accepts."""
+    lo, hi = op.domain
+    kind = KIND_OF[op.key]
+    params = dict(op.params)
+    if kind == "unary":
+        a = draw(arrays(draw(shapes()), lo, hi))
+        if op.key == "clamp":  # keep away from the kinks at lo and hi
+            a = np.where(np.abs(np.abs(a) - 1.0) < 0.05, a * 0.5, a)
+            params = {"lo": draw(st.sampled_from([-1.0, None])), "hi": 1.0}
+        if op.key == "pow":
+            params = {"n": draw(st.sampled_from([0, 1, 2, 3, -1, 0.5, 2.5]))}
+        return [a], params
+    if kind == "binary":
+        return list(draw(broadcastable(lo, hi))), params
+    if kind == "reduce_all":
+        return [draw(arrays(draw(shapes()), lo, hi, distinct=op.key in ("amax", "amin")))], params
+    if kind == "reduce_dim":
+        shape = draw(shapes(min_dims=1))
+        a = draw(arrays(shape, lo, hi, distinct=op.key in ("max_dim", "min_dim")))
+        dim = draw(st.integers(0, len(shape) - 1))
+        keepdim = draw(st.booleans())
+        if op.key in ("sum_dim", "mean_dim"):
+            dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
+            return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
+        return [a], {"dim": dim, "keepdim": keepdim}
+    if kind == "matmul":
+        m, k, n, b = (draw(st.integers(1, 4)) for _ in range(4))
+        shape_a, shape_b = {"mm": ((m, k), (k, n)), "mv": ((m, k), (k,)), "dot": ((k,), (k,)),
+                            "bmm": ((b, m, k), (b, k, n))}[op.key]
+        return [draw(arrays(shape_a, lo, hi)), draw(arrays(shape_b, lo, hi))], params
+    if kind == "reshape":
+        shape = draw(shapes())
+        a = draw(arrays(shape, lo, hi))
+        size = int(np.prod(shape))
+        target = draw(st.sampled_from([(-1,), (size,), (1, size), (size, 1), (1, -1)]))
+        return [a], {"shape": target}
+    if kind == "expand":
+        shape = draw(shapes(max_side=3))
+        target = tuple(draw(st.integers(1, 3)) if n == 1 else n for n in shape)
+        target = (draw(st.integers(1, 3)),) * draw(st.integers(0, 1)) + target
+        return [draw(arrays(shape, lo, hi))], {"shape": target}
+    if kind == "permute":
+        shape = draw(shapes())
+        dims = tuple(draw(st.permutations(list(range(len(shape))))))
+        return [draw(arrays(shape, lo, hi))], {"dims": dims}
+    if kind == "transpose":
+        shape = draw(shapes(min_dims=2, max_dims=2)) if op.key == "t" else draw(shapes(min_dims=1))
+        d0 = draw(st.integers(0, len(shape) - 1))
+        d1 = draw(st.integers(0, len(shape) - 1))
+        return [draw(arrays(shape, lo, hi))], {"d0": 0, "d1": 1} if op.key == "t" else {"d0": d0, "d1": d1}
+    if kind == "unsqueeze":
+        shape = draw(shapes())
+        return [draw(arrays(shape, lo, hi))], {"dim": draw(st.integers(0, len(shape)))}
+    if kind == "squeeze":
+        shape = list(draw(shapes(min_dims=1)))
+        d = draw(st.integers(0, len(shape) - 1))
+        shape[d] = 1
+        a = draw(arrays(tuple(shape), lo, hi))
+        return [a], ({} if op.key == "squeeze" else {"dim": d})
+    if kind == "select":
+        shape = draw(shapes(min_dims=1))
+        dim = draw(st.integers(0, len(shape) - 1))
+        return [draw(arrays(shape, lo, hi))], {"dim": dim, "index": draw(st.integers(0, shape[dim] - 1))}
+    if kind == "slice":
+        shape = draw(shapes(min_dims=1))
+        dim = draw(st.integers(0, len(shape) - 1))
+        start = draw(st.integers(0, shape[dim] - 1))
+        stop = draw(st.integers(start + 1, shape[dim]))
+        step = draw(st.integers(1, 2))
+        return [draw(arrays(shape, lo, hi))], {"dim": dim, "s": slice(start, stop, step)}
+    if kind == "index":
+        shape = draw(shapes(min_dims=1))
+        idx = draw(st.lists(st.integers(0, shape[0] - 1), min_size=1, max_size=5))  # repeats add up
+        return [draw(arrays(shape, lo, hi))], {"key": (np.array(idx),)}
+    if kind == "join":
+        shape = list(draw(shapes(min_dims=1)))
+        n = draw(st.integers(1, 3))
+        if op.key == "cat":
+            dim = draw(st.integers(0, len(shape) - 1))
+            sizes = [draw(st.integers(1, 3)) for _ in range(n)]
+            shapes_ = [tuple(shape[:dim] + [s] + shape[dim + 1:]) for s in sizes]
+        else:
+            dim = draw(st.integers(0, len(shape)))
+            shapes_ = [tuple(shape)] * n
+        return [draw(arrays(s, lo, hi)) for s in shapes_], {"dim": dim}
+    if kind == "where":
+        a, b = draw(broadcastable(lo, hi))
+        out_shape = np.broadcast_shapes(a.shape, b.shape)
+        cond = draw(hnp.arrays(np.bool_, out_shape))
+        return [a, b], {"cond": cond}
+    if kind == "copy_slices":
+        shape = draw(shapes(min_dims=1))
+        i = draw(st.integers(0, shape[0] - 1))
+        return [draw(arrays(shape, lo, hi)), draw(arrays(shape[1:], lo, hi))], {"key": (i,)}
+    raise AssertionError(f"no strategy for op kind {kind!r}")

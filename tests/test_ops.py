@@ -1,0 +1,264 @@
+"""The op table, entry by entry: forward against a numpy reference, every vjp against finite differences.
+
+The tests are generated from :data:`gradviz.ops.OPS`, so a new primitive is tested as soon as it
+is declared (and fails loudly here until tests/strategies.py knows what inputs it takes).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gradviz
+from gradviz import autograd
+from gradviz._broadcast import unbroadcast
+from gradviz.gradcheck import numerical_grad
+from gradviz.ops import OPS
+from gradviz.tensor import Tensor, apply
+
+from strategies import KIND_OF, SETTINGS, op_case
+
+KEYS = sorted(OPS)
+
+
+def _vec(f):
+    """An elementwise reference built from Python's math module, one element at a time."""
+    return lambda a: np.vectorize(f, otypes=[np.float64])(a)
+
+
+def _extreme_along(a, dim, keepdim, pick):
+    out = np.apply_along_axis(lambda v: pick(v.tolist()), dim, a)
+    return np.expand_dims(out, dim) if keepdim else out
+
+
+# Independent ways to compute each op's forward (no call into the table).
+REFERENCE = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a + (-b),
+    "rsub": lambda a, c: c - a,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a * (1.0 / b),
+    "neg": lambda a: 0.0 - a,
+    "reciprocal": _vec(lambda v: 1.0 / v),
+    "pow": lambda a, n: _vec(lambda v: math.pow(v, n))(a),
+    "pow_tt": lambda a, b: np.exp(b * np.log(a)),
+    "rpow": lambda a, c: _vec(lambda v: c ** v)(a),
+    "exp": _vec(math.exp),
+    "log": _vec(math.log),
+    "sqrt": _vec(math.sqrt),
+    "abs": _vec(abs),
+    "sin": _vec(math.sin),
+    "cos": _vec(math.cos),
+    "tanh": _vec(math.tanh),
+    "sigmoid": _vec(lambda v: math.exp(v) / (1.0 + math.exp(v))),
+    "relu": _vec(lambda v: v if v > 0 else 0.0),
+    "clamp": lambda a, lo, hi: _vec(lambda v: min(hi, v if lo is None else max(lo, v)))(a),
+    "sum": lambda a: math.fsum(a.ravel().tolist()),
+    "mean": lambda a: math.fsum(a.ravel().tolist()) / a.size,
+    "amax": lambda a: max(a.ravel().tolist()),
+    "amin": lambda a: min(a.ravel().tolist()),
+    "norm": lambda a: math.sqrt(math.fsum(v * v for v in a.ravel().tolist())),
+    "sum_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim),
+    "mean_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim) / math.prod(a.shape[d] for d in dim),
+    "max_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, max),
+    "min_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, min),
+    "mm": lambda a, b: np.einsum("ik,kj->ij", a, b),
+    "mv": lambda a, b: np.einsum("ik,k->i", a, b),
+    "dot": lambda a, b: math.fsum((a * b).tolist()),
+    "bmm": lambda a, b: np.einsum("bik,bkj->bij", a, b),
+    "view": lambda a, shape: a.ravel().reshape(shape),
+    "reshape_copy": lambda a, shape: a.ravel().reshape(shape),
+    "expand": lambda a, shape: a + np.zeros(shape),
+    "permute": lambda a, dims: np.einsum(a, list(range(a.ndim)), list(dims)) if a.ndim else a,
+    "transpose": lambda a, d0, d1: np.moveaxis(np.moveaxis(a, d0, d1), d1 - 1 if d1 > d0 else d1 + 1, d0)
+    if d0 != d1 else a,
+    "t": lambda a, d0, d1: a.T,
+    "unsqueeze": lambda a, dim: a.reshape(a.shape[:dim] + (1,) + a.shape[dim:]),
+    "squeeze": lambda a: a.reshape(tuple(n for n in a.shape if n != 1)),
+    "squeeze_dim": lambda a, dim: a.reshape(a.shape[:dim] + a.shape[dim + 1:]),
+    "squeeze_mm": lambda a, dim: a.reshape(a.shape[:dim] + a.shape[dim + 1:]),
+    "select": lambda a, dim, index: np.moveaxis(a, dim, 0)[index],
+    "slice": lambda a, dim, s: np.moveaxis(np.moveaxis(a, dim, 0)[s], 0, dim),
+    "index": lambda a, key: np.stack([a[i] for i in key[0].tolist()]),
+    "cat": lambda *xs, dim: np.moveaxis(np.array([v for x in xs for v in np.moveaxis(x, dim, 0)]), 0, dim),
+    "stack": lambda *xs, dim: np.moveaxis(np.array(xs), 0, dim),
+    "where": lambda a, b, cond: cond * a + (~cond) * b,
+    "clone": lambda a: a + 0.0,
+    "to": lambda a, dtype: np.array(a.tolist(), dtype=dtype),
+    "copy_slices": lambda a, b, key: np.concatenate([a[:key[0]], b[None], a[key[0] + 1:]]),
+}
+
+
+def _forward(op, arrays, params):
+    return op.forward(*arrays, **params)
+
+
+def test_every_op_has_a_strategy_and_a_reference():
+    assert set(KEYS) == set(KIND_OF), "tests/strategies.py KINDS must list every op"
+    assert set(KEYS) == set(REFERENCE), "REFERENCE must compute every op"
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_table_entry_is_well_formed(key):
+    op = OPS[key]
+    assert op.key == key
+    assert op.name.endswith(("Backward0", "Backward1", "Backward2", "Backward4")) or op.name == "CopySlices"
+    assert len(op.uses) == len(op.vjps) == len(op.dlatex)
+    assert all(set(u) <= set("01o") for u in op.uses)
+    assert op.domain[0] < op.domain[1]
+    assert op.symbol and op.latex
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_forward_matches_reference(key):
+    op = OPS[key]
+
+    @SETTINGS
+    @given(op_case(op))
+    def check(case):
+        arrays, params = case
+        got = np.asarray(_forward(op, arrays, params))
+        want = np.asarray(REFERENCE[key](*arrays, **params))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+    check()
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_each_vjp_matches_central_differences(key):
+    """``vjps[i](g, y, *x)`` equals ∂<f(x), g>/∂x_i, computed by central differences in float64."""
+    op = OPS[key]
+
+    @SETTINGS
+    @given(op_case(op), st.integers(0, 2 ** 32 - 1))
+    def check(case, seed):
+        arrays, params = case
+        y = np.asarray(_forward(op, arrays, params))
+        g = np.random.default_rng(seed).standard_normal(y.shape)
+        for i, x in enumerate(arrays):
+            rule = op.vjp(i)
+            extra = {"i": i} if op.variadic else {}
+            analytic = unbroadcast(np.asarray(rule(g, y, *arrays, **extra, **params), np.float64), x.shape)
+            numeric = numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)),
+                                     [a.copy() for a in arrays], i, g)
+            np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{key}: vjp for input {i}")
+
+    check()
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_engine_backward_matches_central_differences(key):
+    """Through the engine, one input at a time requiring grad (so only what that rule uses is saved)."""
+    op = OPS[key]
+
+    @SETTINGS
+    @given(op_case(op), st.integers(0, 2 ** 32 - 1))
+    def check(case, seed):
+        arrays, params = case
+        y = np.asarray(_forward(op, arrays, params))
+        g = np.random.default_rng(seed).standard_normal(y.shape)
+        for i in range(len(arrays)):
+            tensors = [Tensor._wrap(a.copy()) for a in arrays]
+            tensors[i].requires_grad_()
+            out = apply(op, tuple(tensors), **params)
+            assert type(out.grad_fn).__name__ == op.name
+            (grad,) = autograd.grad(out, tensors[i], Tensor._wrap(g))
+            numeric = numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)),
+                                     [a.copy() for a in arrays], i, g)
+            np.testing.assert_allclose(grad.numpy(), numeric, rtol=1e-5, atol=1e-6)
+
+    check()
+
+
+# --- the same maths through the public Tensor API -----------------------------------------------
+
+def _leaf(a):
+    return gradviz.tensor(a, dtype=gradviz.float64, requires_grad=True)
+
+
+API = {
+    "x * y": (lambda x, y: x * y, "binary"),
+    "x + y": (lambda x, y: x + y, "binary"),
+    "x - y": (lambda x, y: x - y, "binary"),
+    "x / y": (lambda x, y: x / (y * y + 0.5), "binary"),
+    "x ** y": (lambda x, y: (x * x + 0.5) ** y, "binary"),
+    "2 - x * 3 / 4": (lambda x, y: 2 - x * 3 / 4 + y, "binary"),
+    "1 / (x + 4)": (lambda x, y: 1 / (x + 4) * y, "binary"),
+    "2 ** x": (lambda x, y: 2 ** x + y, "binary"),
+    "sum(dim=-1, keepdim=True)": (lambda x: x.sum(dim=-1, keepdim=True), "unary"),
+    "sum(0)": (lambda x: x.sum(0), "unary"),
+    "mean()": (lambda x: x.mean(), "unary"),
+    "mean(dim=(0, -1))": (lambda x: x.mean(dim=(0, -1)), "unary"),
+    "x[0]": (lambda x: x[0], "unary"),
+    "x[..., -1]": (lambda x: x[..., -1], "unary"),
+    "x[:, None, 1:]": (lambda x: x[:, None, 1:], "matrix"),
+    "x[[0, 0, 1]]": (lambda x: x[[0, 0, 1]], "matrix"),
+    "x[x > 0]": (lambda x: x[x > 0], "unary"),
+    "cat": (lambda x: gradviz.cat([x, x * 2, x[:1]], dim=0), "matrix"),
+    "stack": (lambda x: gradviz.stack([x, x.exp()], dim=1), "unary"),
+    "where": (lambda x: gradviz.where(x > 0, x ** 2, -x), "unary"),
+    "clamp": (lambda x: x.clamp(-0.5, 0.5), "unary"),
+    "clamp(min=)": (lambda x: x.clamp(min=0.25), "unary"),
+    "max(dim)": (lambda x: x.max(dim=0).values, "distinct"),
+    "max()": (lambda x: x.max(), "distinct"),
+    "min(dim, keepdim)": (lambda x: x.min(1, keepdim=True)[0], "distinct"),
+    "x @ y": (lambda x: x @ x.t(), "matrix"),
+    "x @ v": (lambda x: x @ x[0], "matrix"),
+    "view/reshape/flatten": (lambda x: x.reshape(-1).view(1, -1).flatten() * 2, "unary"),
+    "t/T/transpose/permute": (lambda x: x.t().T.transpose(0, 1).permute(1, 0), "matrix"),
+    "unsqueeze/squeeze/expand": (lambda x: x.unsqueeze(0).expand(3, -1, -1).squeeze(), "matrix"),
+    "tanh/sigmoid/relu": (lambda x: x.tanh() + x.sigmoid() * x.relu(), "unary"),
+    "exp/log/sqrt": (lambda x: (x.exp() + 1).log().sqrt(), "unary"),
+    "sin/cos/abs/neg": (lambda x: x.sin() * x.cos() - (-x).abs(), "unary"),
+    "norm": (lambda x: x.norm(), "unary"),
+    "seed lesson": (lambda x: 0.5 * gradviz.sum(5 * (x + 1) ** 2), "unary"),
+}
+
+
+@st.composite
+def _api_inputs(draw, kind):
+    from strategies import arrays, broadcastable, shapes
+    if kind == "binary":
+        return draw(broadcastable(-2.0, 2.0))
+    if kind == "matrix":
+        return (draw(arrays(draw(shapes(min_dims=2, max_dims=2, min_side=2)), -2.0, 2.0)),)
+    if kind == "distinct":
+        return (draw(arrays(draw(shapes(min_dims=2, max_dims=2)), -2.0, 2.0, distinct=True)),)
+    # away from the kinks of abs, relu, clamp and the x > 0 masks
+    a = draw(arrays(draw(shapes(min_dims=2, max_dims=3)), 0.05, 2.0))
+    signs = draw(arrays(a.shape, -1.0, 1.0))
+    a = np.where(signs < 0, -a, a)
+    return (np.where(np.abs(np.abs(a) - 0.5) < 0.02, a * 1.1, np.where(np.abs(a - 0.25) < 0.02, 0.4, a)),)
+
+
+@pytest.mark.parametrize("name", list(API))
+def test_public_api_gradcheck(name):
+    fn, kind = API[name]
+
+    @SETTINGS
+    @given(_api_inputs(kind))
+    def check(inputs):
+        leaves = [_leaf(a) for a in inputs]
+        assert autograd.gradcheck(fn, leaves, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+    check()
+
+
+def test_gradcheck_reports_a_wrong_rule():
+    x = _leaf([0.3, 0.7])
+    bad = gradviz.ops.OPS["sin"].renamed("SinBackward0", vjps=(lambda g, y, a: g * a,))
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        autograd.gradcheck(lambda t: apply(bad, (t,)), (x,))
+    assert autograd.gradcheck(lambda t: apply(bad, (t,)), (x,), raise_exception=False) is False
+
+
+def test_float_to_double_and_back_carries_the_gradient():
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.double() * gradviz.tensor([3.0, 4.0], dtype=gradviz.float64)).float().sum()
+    y.backward()
+    assert x.grad.dtype is gradviz.float32 and x.grad.tolist() == [3.0, 4.0]
+    assert type(y.grad_fn.next_functions[0][0]).__name__ == "ToCopyBackward0"
