@@ -1,0 +1,794 @@
+r"""Tensors -> a neutral computation graph: plain nodes and edges, deterministic ids, the caller's names.
+
+>>> import gradviz as torch
+>>> x = torch.ones(2, requires_grad=True)
+>>> y = 5 * (x + 1) ** 2
+>>> o = (1/2) * torch.sum(y)
+>>> g = build_graph(o)
+>>> [(n.id, n.kind, n.label) for n in g.nodes][:6]
+[('n0', 'leaf', 'x'), ('n1', 'const', '1'), ('n2', 'op', '+'), ('n3', 'value', ''), ('n4', 'const', '2'), ('n5', 'op', '^')]
+>>> g.node(g.id_of(o)).name, g.node(g.id_of(o)).value
+('o', '20.')
+>>> g.id_of(o.grad_fn), g.id_of(x)
+('n13', 'n0')
+
+Two views of the same tensors:
+
+* ``"dataflow"`` (the default): what the student wrote, forward.  Value nodes (kinds ``leaf``,
+  ``value``, ``const``) alternate with op nodes (kind ``op``, one per ``grad_fn``).  Constants
+  appear where the expression has them: a wrapped Python number (the ``1`` in ``x + 1``, the
+  ``5`` in ``5 * u``) and an operand kept as a parameter (the ``2`` in ``u ** 2``, the ``1`` in
+  ``1 - u``) each become a ``const`` node feeding their op.
+* ``"pytorch"``: what ``grad_fn.next_functions`` really holds, as torchviz draws it: one ``op``
+  node per ``*Backward*`` node, an ``accumulate`` node per ``AccumulateGrad`` with its leaf
+  (kind ``leaf``) feeding it, and the root tensors (kind ``value``).  ``(None, 0)`` entries of
+  ``next_functions`` are not drawn; they are listed in the op node's ``next``.
+
+Ids are ``n0, n1, ...`` and ``e0, e1, ...`` in forward (creation) order, renumbered within the
+graph from the core's sequence numbers, so the same code gives the same graph every run.  Edges
+always point the way data flows (input -> op -> output).
+
+Names come from ``name=`` (the first root), ``names={"w": w}`` and otherwise from the calling
+frame: a tensor bound to a variable (``x``, ``y``, ``o`` in a notebook) gets that variable's name
+(names starting with ``_`` are skipped).  Only tensors that are still alive can be named.
+
+Values of intermediate tensors nobody holds any more are recomputed from the op table.  A tensor
+that was detached or made under ``no_grad`` is a leaf without ``requires_grad``: it is drawn as
+data (``requires_grad`` false), and the history before the cut is not shown -- the core keeps no
+link back across ``detach()``.
+
+``Graph.to_dict()`` -- the JSON contract the widget reads (all strings may hold any character:
+escape them before putting them in HTML)::
+
+    {
+      "view": "dataflow" | "pytorch",
+      "summarized": false,            # true: some nodes were folded into "group" nodes
+      "nodes": [{                     # forward order
+        "id": "n0",                   # also the SVG ids: gv-n0, gv-n0-name, gv-n0-val, gv-n0-grad
+        "kind": "leaf" | "const" | "op" | "value" | "accumulate" | "group",
+        "label": "x",                 # the title drawn: name, number, op symbol, Backward name
+        "name": "x" | null,           # variable name, if any
+        "seq": 12 | null,             # core sequence number: grad_fn._seq (op), AccumulateGrad
+                                      #   and tensor: tensor._seq (null if the tensor is gone)
+        "fn_seq": 15 | null,          # value nodes: the grad_fn._seq of the op that made it
+        "shape": [2] | null, "dtype": "float32" | null,
+        "value": "[1., 1.]" | null,   # PyTorch format: small tensors in full, large summarized
+        "grad": "[10., 10.]" | null,  # the tensor's .grad (leaves, retain_grad()), PyTorch format
+        "flow": "[0.5000]" | null,    # dL/d(this tensor) recorded by a trace.record() run
+        "is_leaf": true, "requires_grad": true, "retains_grad": false, "is_root": false,
+        "grad_fn": "MulBackward0" | null, "op": "mul" | null, "symbol": "×" | null,
+        "params": {"n": "2"},         # op parameters, as short strings
+        "latex": "5 \\cdot x" | null,    # op nodes: the forward expression with input names
+        "dlatex": ["..."] | null,     # op nodes: local derivative per input
+        "repr": "tensor([1., 1.], requires_grad=True)" | null,
+        "next": ["n3", null] | null,  # pytorch-view op nodes: next_functions as node ids
+        "members": ["n5", ...] | null # group nodes: the ids they fold (of the unsummarized graph)
+      }],
+      "edges": [{
+        "id": "e0", "src": "n0", "dst": "n2",   # data-flow direction
+        "kind": "input" | "output" | "accumulate" | "next" | "root" | "group",
+        "position": 0 | null,         # operand position as written (c - x: c is 0, x is 1)
+        "input": 0 | null,            # index into grad_fn.next_functions (null: a parameter)
+        "shape": [2] | null, "value": "[2., 2.]" | null,
+        "grad": "[5., 5.]" | null,    # gradient sent back along this edge (from a recording)
+        "count": 1                    # group edges: how many edges were folded
+      }],
+      "roots": ["n14"],
+      "op_ids": {"15": "n2"},         # grad_fn._seq -> op node id (pytorch view: Backward nodes)
+      "value_ids": {"15": "n3"},      # grad_fn._seq -> id of the node showing that op's output
+      "tensor_ids": {"0": "n0"},      # tensor._seq -> node id (tensors still alive, constants)
+      "accumulate_ids": {"0": "n1"}   # leaf._seq -> AccumulateGrad node id (pytorch view)
+    }
+"""
+
+import dataclasses
+import math
+import re
+import sys
+import weakref
+
+import numpy as np
+
+from . import autograd as _ag
+from ._dtype import _BY_NP
+from ._format import format_array, printoptions, tensor_repr
+
+__all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number",
+           "latex_name", "VIEWS", "KINDS", "SMALL", "MAX_NODES"]
+
+VIEWS = ("dataflow", "pytorch")
+KINDS = ("leaf", "const", "op", "value", "accumulate", "group")
+SMALL = 16          # tensors with at most this many elements are shown in full
+MAX_NODES = 200     # beyond this, Graph.summarized() folds the interior into group nodes
+
+# Scalar parameters a student writes as an operand: param -> (operand position, symbol to show).
+OPERAND_PARAMS = {"pow": ("n", 1, "^"), "rsub": ("c", 0, "−"), "rpow": ("c", 0, "^")}
+COEFFICIENT_FIRST = {"mul"}
+# How tightly each op's LaTeX binds, to put parentheses around an inlined operand only when needed.
+_PRECEDENCE = {"add": 1, "sub": 1, "rsub": 1, "neg": 2, "mul": 2, "mm": 2, "mv": 2, "dot": 2, "bmm": 2,
+               "pow": 3, "pow_tt": 3, "rpow": 3, "div": 5, "reciprocal": 5, "sqrt": 5, "abs": 5}   # commutative ops whose constant operand is drawn (and written) first
+
+_GREEK = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
+             "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split())
+
+
+# --- the plain data -----------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class GraphNode:
+    """One drawn node; every field is plain data (see the module docstring for each field)."""
+
+    id: str
+    kind: str
+    label: str = ""
+    name: str = None
+    seq: int = None
+    fn_seq: int = None
+    shape: tuple = None
+    dtype: str = None
+    value: str = None
+    grad: str = None
+    flow: str = None
+    is_leaf: bool = True
+    requires_grad: bool = False
+    retains_grad: bool = False
+    is_root: bool = False
+    grad_fn: str = None
+    op: str = None
+    symbol: str = None
+    params: dict = dataclasses.field(default_factory=dict)
+    latex: str = None
+    dlatex: list = None
+    repr: str = None
+    next: list = None
+    members: list = None
+    order: tuple = dataclasses.field(default=(), repr=False, compare=False)
+
+    def to_dict(self):
+        d = dataclasses.asdict(self)
+        del d["order"]
+        d["shape"] = None if self.shape is None else list(self.shape)
+        return d
+
+
+@dataclasses.dataclass
+class GraphEdge:
+    """One drawn edge, pointing the way data flows (``src`` feeds ``dst``)."""
+
+    id: str
+    src: str
+    dst: str
+    kind: str
+    position: int = None
+    input: int = None
+    shape: tuple = None
+    value: str = None
+    grad: str = None
+    count: int = 1
+
+    def to_dict(self):
+        d = dataclasses.asdict(self)
+        d["shape"] = None if self.shape is None else list(self.shape)
+        return d
+
+
+class Graph:
+    """Nodes and edges in forward order, with lookups from tensors and grad_fn nodes to ids."""
+
+    def __init__(self, view, nodes, edges, roots, op_ids, value_ids, tensor_ids, accumulate_ids,
+                 refs=None, summarized=False):
+        self.view, self.nodes, self.edges, self.roots = view, nodes, edges, roots
+        self.op_ids, self.value_ids = op_ids, value_ids
+        self.tensor_ids, self.accumulate_ids = tensor_ids, accumulate_ids
+        self.summarized = summarized
+        self._refs = refs or {}          # id(obj) -> (weakref(obj), node id): no object kept alive
+        self._by_id = {n.id: n for n in nodes}
+
+    def __repr__(self):
+        return f"<gradviz.Graph {self.view}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+    def __len__(self):
+        return len(self.nodes)
+
+    def node(self, node_id):
+        """The :class:`GraphNode` with this id."""
+        return self._by_id[node_id]
+
+    def id_of(self, obj, default=KeyError):
+        """The node id drawn for a tensor, a ``grad_fn`` node or an ``AccumulateGrad``.
+
+        A non-leaf tensor maps to the node showing its value (dataflow view) or to its root node
+        (pytorch view); an ``AccumulateGrad`` maps to its own node in the pytorch view and to its
+        leaf in the dataflow view.
+        """
+        entry = self._refs.get(id(obj))
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        fn = getattr(obj, "_grad_fn", None)
+        if fn is not None and fn._seq in self.value_ids:
+            return self.value_ids[fn._seq]
+        if isinstance(obj, _ag.AccumulateGrad) and obj.variable is not None:
+            return self.id_of(obj.variable, default)
+        if default is KeyError:
+            raise KeyError(f"{obj!r} is not drawn in this graph")
+        return default
+
+    def in_edges(self, node_id):
+        return [e for e in self.edges if e.dst == node_id]
+
+    def out_edges(self, node_id):
+        return [e for e in self.edges if e.src == node_id]
+
+    def to_dict(self):
+        """Plain JSON-able data for the widget (schema in this module's docstring)."""
+        return {
+            "view": self.view,
+            "summarized": self.summarized,
+            "nodes": [n.to_dict() for n in self.nodes],
+            "edges": [e.to_dict() for e in self.edges],
+            "roots": list(self.roots),
+            "op_ids": {str(k): v for k, v in self.op_ids.items()},
+            "value_ids": {str(k): v for k, v in self.value_ids.items()},
+            "tensor_ids": {str(k): v for k, v in self.tensor_ids.items()},
+            "accumulate_ids": {str(k): v for k, v in self.accumulate_ids.items()},
+        }
+
+    def summarized_graph(self, max_nodes=MAX_NODES):
+        """This graph if it has at most ``max_nodes`` nodes, else a summary that fits.
+
+        Roots and named tensors stay; everything else is folded, by depth from the inputs,
+        into ``group`` nodes ("ops 3–9: MulBackward0 ×40, AddBackward0 ×40 · 80 tensors").
+        """
+        if len(self.nodes) <= max_nodes:
+            return self
+        return _summarize(self, max_nodes)
+
+
+# --- formatting ---------------------------------------------------------------------------------
+
+def format_value(a, small=SMALL):
+    """A tensor's values as PyTorch prints them: in full when small, else a short summary.
+
+    >>> format_value(np.array([1., 2.], np.float32))
+    '[1., 2.]'
+    >>> format_value(np.arange(100, dtype=np.float32))
+    '[ 0.,  1., ..., 98., 99.]'
+    >>> print(format_value(np.arange(30, dtype=np.float32).reshape(6, 5)))
+    [[ 0.,  1.,  ...,  3.,  4.],
+     [ 5.,  6.,  ...,  8.,  9.],
+     ...,
+     [20., 21.,  ..., 23., 24.],
+     [25., 26.,  ..., 28., 29.]]
+    """
+    if a is None:
+        return None
+    a = np.asarray(a)
+    if a.size <= small:
+        with printoptions(linewidth=60):
+            return format_array(a)
+    edge = 2 if a.ndim <= 2 else 1
+    with printoptions(threshold=0, edgeitems=edge, linewidth=60):
+        text = format_array(a)
+    return text
+
+
+def format_number(v):
+    """A constant as a student writes it: ``5``, ``0.5``, ``-1``, ``True``.
+
+    >>> format_number(5.0), format_number(np.float32(0.5)), format_number(2), format_number(1/3)
+    ('5', '0.5', '2', '0.3333333333333333')
+    """
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        if math.isfinite(v) and float(v).is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return np.format_float_positional(v, trim="-") if math.isfinite(v) else str(float(v))
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return format_number(v[()])
+    text = repr(v)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def latex_name(name):
+    r"""A variable name as LaTeX: ``x``, ``w_{1}``, ``\alpha``, ``\mathrm{loss}``.
+
+    >>> [latex_name(s) for s in ("x", "w1", "x_2", "alpha", "loss", "a_b", "<s>")]
+    ['x', 'w_{1}', 'x_{2}', '\\alpha', '\\mathrm{loss}', '\\mathrm{a\\_b}', '\\mathrm{<s>}']
+    """
+    m = re.fullmatch(r"([A-Za-z]|alpha|beta|gamma|delta|theta|lambda|mu|sigma|phi|omega)_?(\d+)", name)
+    if m:
+        return f"{latex_name(m.group(1))}_{{{m.group(2)}}}"
+    if name in _GREEK:
+        return "\\" + name
+    if re.fullmatch(r"[A-Za-z]", name):
+        return name
+    escaped = re.sub(r"([\\{}_^#$%&~])", lambda m: {"\\": r"\backslash ", "^": r"\^{}", "~": r"\~{}"}
+                     .get(m.group(1), "\\" + m.group(1)), name)
+    return rf"\mathrm{{{escaped}}}"
+
+
+def _dtype_name(npd):
+    d = _BY_NP.get(np.dtype(npd))
+    return d.name if d is not None else str(npd)
+
+
+class _Shown:
+    """Enough of a tensor for ``tensor_repr`` (for values whose tensor is gone)."""
+
+    def __init__(self, data, grad_fn, requires_grad):
+        self._data, self.grad_fn, self.requires_grad = data, grad_fn, requires_grad
+        self.dtype = _BY_NP[data.dtype]
+
+
+def _repr(data, grad_fn=None, requires_grad=False):
+    if data is None or np.asarray(data).dtype not in _BY_NP:
+        return None
+    text = tensor_repr(_Shown(np.asarray(data), grad_fn, requires_grad))
+    return text if len(text) <= 2000 else text[:2000] + " ..."
+
+
+def _param_str(v):
+    if isinstance(v, np.ndarray):
+        return f"array{list(v.shape)}"
+    if isinstance(v, type) or isinstance(v, np.dtype):
+        return np.dtype(v).name
+    return format_number(v)
+
+
+# --- names --------------------------------------------------------------------------------------
+
+def _namespaces(frame, namespace):
+    if namespace is False:
+        return []
+    if namespace is not None:
+        return list(namespace) if isinstance(namespace, (list, tuple)) else [namespace]
+    if frame is None:
+        return []
+    return [frame.f_locals, frame.f_globals]
+
+
+def _collect_names(roots, names, name, spaces):
+    """id(tensor) -> name: explicit names first, then the namespaces' variables."""
+    from .tensor import Tensor
+
+    found = {}
+    if name is not None and roots:
+        found[id(roots[0])] = str(name)
+    for key, value in (names or {}).items():
+        if isinstance(key, Tensor):
+            key, value = value, key
+        if isinstance(value, Tensor):
+            found.setdefault(id(value), str(key))
+    for space in spaces:
+        for key, value in list(space.items()):
+            if isinstance(value, Tensor) and isinstance(key, str) and not key.startswith("_"):
+                found.setdefault(id(value), key)
+    return found
+
+
+# --- building -----------------------------------------------------------------------------------
+
+def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, namespace=None,
+                recording=None):
+    """The computation graph behind ``roots`` (tensors), as plain nodes and edges.
+
+    ``view``: ``"dataflow"`` or ``"pytorch"``.  ``name``: the first root's name; ``names``:
+    ``{"w": w, ...}``; otherwise names are looked up in ``frame`` (default: the caller's) or in
+    ``namespace`` (a mapping or a list of them; ``False`` for none).  ``recording``: a
+    :func:`gradviz.trace.record` result (or its ``events``) whose last backward pass fills each
+    node's ``flow`` and each edge's ``grad``.
+    """
+    from .tensor import Tensor
+
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
+    if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
+        roots = tuple(roots[0])
+    for r in roots:
+        if not isinstance(r, Tensor):
+            raise TypeError(f"build_graph() takes tensors, not {type(r).__name__}")
+    if frame is None and namespace is None:
+        frame = sys._getframe(1)
+    found = _collect_names(roots, names, name, _namespaces(frame, namespace))
+    del frame
+    builder = _Builder(view, found, _Recorded(recording))
+    return builder.build(roots)
+
+
+class _Recorded:
+    """The last backward pass of a recording: node -> grad_in and grads_out, leaf -> grad_in."""
+
+    def __init__(self, recording):
+        self.node_in, self.node_out, self.leaf_in = {}, {}, {}
+        events = getattr(recording, "events", recording) or []
+        if not events:
+            return
+        last = max(e.run for e in events)
+        for e in events:
+            if e.run != last:
+                continue
+            if e.name == "AccumulateGrad":
+                if e.variable is not None:
+                    self.leaf_in[id(e.variable)] = e.grad_in
+            else:
+                self.node_in[id(e.node)], self.node_out[id(e.node)] = e.grad_in, e.grads_out
+        self._keep = events  # ids stay valid while the recording is alive
+
+
+def _small(node):
+    """The node's value for an edge label, when the tensor is small."""
+    return node.value if node.shape is not None and math.prod(node.shape) <= SMALL else None
+
+
+class _Builder:
+    def __init__(self, view, names, recorded):
+        self.view, self.names, self.rec = view, names, recorded
+        self.nodes, self.edges = [], []
+        self.tensor_node = {}     # id(tensor) -> GraphNode
+        self.fn_node = {}         # id(grad_fn) -> op GraphNode
+        self.value_node = {}      # id(grad_fn) -> GraphNode showing its output
+        self.acc_node = {}        # id(AccumulateGrad) -> GraphNode
+        self.values = {}          # id(grad_fn) -> output array (live, saved or recomputed)
+        self.refs = []            # (obj, node): for Graph.id_of
+
+    # -- nodes -----------------------------------------------------------------------------------
+
+    def add(self, order, **fields):
+        node = GraphNode(id="", order=order, **fields)
+        self.nodes.append(node)
+        return node
+
+    def edge(self, src, dst, kind, **fields):
+        self.edges.append(GraphEdge(id="", src=src, dst=dst, kind=kind, **fields))
+
+    def tensor(self, t):
+        """The node for a leaf tensor (shared by every use) or a literal constant (one per use)."""
+        node = self.tensor_node.get(id(t))
+        if node is not None and not t._literal:
+            return node
+        a = t._data
+        name = None if t._literal else self.names.get(id(t))
+        grad = t._grad._data if t._grad is not None else None
+        flow = self.rec.leaf_in.get(id(t))
+        node = self.add(
+            (t._seq, 0, len(self.nodes)),
+            kind="const" if t._literal else "leaf",
+            label=format_number(a[()]) if t._literal and a.ndim == 0 else (name or ""),
+            name=name, seq=t._seq, shape=tuple(a.shape), dtype=_dtype_name(a.dtype),
+            value=format_value(a), grad=format_value(grad), flow=format_value(flow),
+            is_leaf=t._grad_fn is None, requires_grad=t._requires_grad,
+            retains_grad=t._retains_grad, repr=_repr(a, None, t._requires_grad))
+        self.tensor_node[id(t)] = node
+        self.refs.append((t, node))
+        return node
+
+    def param(self, fn, key, position):
+        v = fn._params[key]
+        return self.add((fn._seq, -1, position), kind="const", label=format_number(v),
+                        value=format_number(v), shape=(), dtype=None, params={"param": key})
+
+    def op(self, fn):
+        op = fn.op
+        params = {k: _param_str(v) for k, v in (fn._params or {}).items()}
+        symbol = op.symbol
+        operand = OPERAND_PARAMS.get(op.key)
+        if self.view == "dataflow" and operand:
+            symbol = operand[2]
+        for k, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
+            symbol = symbol.replace("@" + k, v)
+        label = symbol if self.view == "dataflow" else fn.name()
+        node = self.add((fn._seq, 0, 0), kind="op", label=label, seq=fn._seq, grad_fn=fn.name(),
+                        op=op.key, symbol=symbol, params=params, is_leaf=False, requires_grad=True,
+                        shape=tuple(fn._out_meta[0]), dtype=_dtype_name(fn._out_meta[1]))
+        self.fn_node[id(fn)] = node
+        self.refs.append((fn, node))
+        return node
+
+    def output(self, fn, is_root=False):
+        """The node showing what ``fn`` produced (its tensor may be gone: value recomputed)."""
+        out = fn._out()
+        data = self.values.get(id(fn))
+        name = self.names.get(id(out)) if out is not None else None
+        grad = out._grad._data if out is not None and out._grad is not None else None
+        node = self.add(
+            (fn._seq, 1, 0), kind="value", label=name or "", name=name,
+            seq=out._seq if out is not None else None, fn_seq=fn._seq,
+            shape=tuple(fn._out_meta[0]), dtype=_dtype_name(fn._out_meta[1]),
+            value=format_value(data), grad=format_value(grad),
+            flow=format_value(self.rec.node_in.get(id(fn))), is_leaf=False, requires_grad=True,
+            retains_grad=bool(out is not None and out._retains_grad), is_root=is_root,
+            grad_fn=fn.name(), repr=_repr(data, fn, True))
+        self.value_node[id(fn)] = node
+        if out is not None:
+            self.refs.append((out, node))
+        return node
+
+    # -- walking ---------------------------------------------------------------------------------
+
+    def reachable(self, roots):
+        """Every grad_fn behind ``roots``, in forward (creation) order, plus the AccumulateGrads."""
+        seen, stack, fns, accs = set(), [r._grad_fn for r in roots if r._grad_fn is not None], [], []
+        while stack:
+            fn = stack.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            (accs if isinstance(fn, _ag.AccumulateGrad) else fns).append(fn)
+            stack.extend(f for f, _ in fn.next_functions if f is not None)
+        fns.sort(key=lambda f: f._seq)
+        accs.sort(key=lambda f: f._seq)
+        return fns, accs
+
+    def compute_values(self, fns):
+        """Each op's output: the live tensor's, else the saved one, else recomputed forward."""
+        for fn in fns:
+            out = fn._out()
+            if out is not None:
+                self.values[id(fn)] = out._data
+                continue
+            saved = fn._saved[-1] if fn._saved else None
+            if saved is not None:
+                self.values[id(fn)] = saved[0]
+                continue
+            arrays = []
+            for i, (nxt, _) in enumerate(fn.next_functions):
+                if nxt is None:
+                    a = fn._nograd_inputs[i]._data
+                elif isinstance(nxt, _ag.AccumulateGrad):
+                    a = nxt.variable._data
+                else:
+                    a = self.values.get(id(nxt))
+                if a is None:
+                    break
+                arrays.append(np.asarray(a).astype(fn._metas[i][1], copy=False))
+            else:
+                try:
+                    with np.errstate(all="ignore"):
+                        self.values[id(fn)] = np.asarray(fn.op.forward(*arrays, **fn._params))
+                except Exception:  # a value we cannot rebuild is shown as unknown, not an error
+                    pass
+
+    def source(self, fn, i, nxt):
+        """The node feeding input ``i`` of ``fn`` in the dataflow view."""
+        if nxt is None:
+            return self.tensor(fn._nograd_inputs[i])
+        if isinstance(nxt, _ag.AccumulateGrad):
+            node = self.tensor(nxt.variable)
+            self.refs.append((nxt, node))
+            return node
+        return self.value_node[id(nxt)]
+
+    def dataflow(self, roots, fns):
+        for r in roots:
+            if r._grad_fn is None:
+                self.tensor(r).is_root = True
+        root_fns = {id(r._grad_fn) for r in roots if r._grad_fn is not None}
+        for fn in fns:
+            grads_out = self.rec.node_out.get(id(fn)) or ()
+            inputs = []
+            for i, (nxt, _) in enumerate(fn.next_functions):
+                src = self.source(fn, i, nxt)
+                g = grads_out[i] if i < len(grads_out) else None
+                inputs.append((src, i, fn._metas[i][0], g))
+            operand = OPERAND_PARAMS.get(fn.op.key)
+            if operand:
+                pos = operand[1]
+                inputs.insert(pos, (self.param(fn, operand[0], pos), None, (), None))
+            # a coefficient is written first (5 * u, 3 y²), whichever side Python had it on
+            swapped = (fn.op.key in COEFFICIENT_FIRST and len(inputs) == 2
+                       and inputs[1][0].kind == "const" and inputs[0][0].kind != "const")
+            if swapped:
+                inputs.reverse()
+            node = self.op(fn)
+            for position, (src, i, shape, g) in enumerate(inputs):
+                self.edge(src, node, "input", position=position, input=i, shape=tuple(shape),
+                          value=_small(src), grad=format_value(g))
+            out = self.output(fn, is_root=id(fn) in root_fns)
+            self.edge(node, out, "output", shape=out.shape, value=_small(out), grad=out.flow)
+            node.latex, node.dlatex = self.latex(fn, inputs, out, swapped)
+
+    def pytorch(self, roots, fns, accs):
+        for acc in accs:
+            leaf = self.tensor(acc.variable)
+            node = self.add((acc._seq, 0.5, 0), kind="accumulate", label="AccumulateGrad",
+                            seq=acc._seq, grad_fn="AccumulateGrad", shape=leaf.shape, dtype=leaf.dtype,
+                            requires_grad=True, flow=leaf.flow)
+            self.acc_node[id(acc)] = node
+            self.refs.append((acc, node))
+            self.edge(leaf, node, "accumulate", shape=leaf.shape, grad=leaf.flow)
+        for fn in fns:
+            node = self.op(fn)
+            grads_out = self.rec.node_out.get(id(fn)) or ()
+            node.next = []
+            for i, (nxt, _) in enumerate(fn.next_functions):
+                if nxt is None:
+                    node.next.append(None)
+                    continue
+                src = self.acc_node[id(nxt)] if isinstance(nxt, _ag.AccumulateGrad) else self.fn_node[id(nxt)]
+                node.next.append(src)
+                g = grads_out[i] if i < len(grads_out) else None
+                self.edge(src, node, "next", position=i, input=i, shape=tuple(fn._metas[i][0]),
+                          grad=format_value(g))
+            node.flow = format_value(self.rec.node_in.get(id(fn)))
+        done = set()
+        for r in roots:
+            if r._grad_fn is None:
+                self.tensor(r).is_root = True
+            elif id(r._grad_fn) not in done:
+                done.add(id(r._grad_fn))
+                fn = r._grad_fn
+                out = self.output(fn, is_root=True)
+                self.edge(self.fn_node[id(fn)], out, "root", shape=out.shape, grad=out.flow)
+
+    def latex(self, fn, inputs, out, swapped=False):
+        """The op's forward expression and local derivatives, with its inputs' names filled in."""
+        op, subs = fn.op, {}
+        prec = _PRECEDENCE.get(op.key, 4)
+        for src, i, _, _ in inputs:
+            if i is None:
+                subs["@" + src.params["param"]] = src.label
+            else:
+                base = op.key in ("pow", "pow_tt") and i == 0
+                braced = f"{{@{i}}}" in op.latex    # \frac{@0}{@1}, e^{@0}: already delimited
+                subs[f"@{i}"] = self.operand_latex(src, i, len(fn.next_functions), 0 if braced else prec, base)
+        for k, v in fn._params.items():
+            subs.setdefault("@" + k, _param_str(v))
+        subs["@y"] = latex_name(out.name) if out.name else "y"
+        forward = dict(subs)
+        if swapped:  # commutative: write it in the order it is drawn
+            forward["@0"], forward["@1"] = subs["@1"], subs["@0"]
+
+        def fill(s, table):
+            def one(m):
+                text = table.get(m.group(1), m.group(1))
+                if m.group(2) and not re.fullmatch(r"[A-Za-z0-9.]+|\\[A-Za-z]+|[A-Za-z]_\{\d+\}", text) \
+                        and not text.startswith(r"\left("):
+                    text = rf"\left({text}\right)"   # the base of a power
+                return text + m.group(2)
+            return re.sub(r"(@\d+|@[A-Za-z_]+)(\^?)", one, s)
+        out._expr, out._prec = fill(op.latex, forward), prec
+        dlatex = [fill(op.dlatex[min(i, len(op.dlatex) - 1)], subs) for i in range(len(fn.next_functions))]
+        return out._expr, dlatex
+
+    @staticmethod
+    def operand_latex(src, i, n_inputs, prec, base):
+        if src.kind == "const":
+            return src.label
+        if src.name:
+            return latex_name(src.name)
+        expr = getattr(src, "_expr", None)
+        if expr and len(expr) <= 80:  # an unnamed intermediate: inline its expression
+            inner = getattr(src, "_prec", 4)
+            return rf"\left({expr}\right)" if base or inner < prec else expr
+        return "x" if n_inputs == 1 else f"x_{{{i}}}"
+
+    # -- finishing -------------------------------------------------------------------------------
+
+    def build(self, roots):
+        fns, accs = self.reachable(roots)
+        self.compute_values(fns)
+        if self.view == "dataflow":
+            self.dataflow(roots, fns)
+        else:
+            self.pytorch(roots, fns, accs)
+        # Forward order from the core's sequence numbers, renumbered: n0, n1, ... every run.
+        self.nodes.sort(key=lambda n: n.order)
+        for k, node in enumerate(self.nodes):
+            node.id = f"n{k}"
+            node.__dict__.pop("_expr", None)
+            node.__dict__.pop("_prec", None)
+        rank = {id(n): k for k, n in enumerate(self.nodes)}
+        self.edges.sort(key=lambda e: (rank[id(e.dst)], e.position if e.position is not None else -1,
+                                       rank[id(e.src)]))
+        for k, e in enumerate(self.edges):
+            e.id, e.src, e.dst = f"e{k}", e.src.id, e.dst.id
+        for node in self.nodes:
+            if node.next is not None:
+                node.next = [None if n is None else n.id for n in node.next]
+        op_ids = {n.seq: n.id for n in self.nodes if n.kind == "op"}
+        value_ids = {n.fn_seq: n.id for n in self.nodes if n.fn_seq is not None}
+        if self.view == "dataflow":
+            value_ids.update({n.seq: n.id for n in self.nodes if n.kind == "op"
+                              and n.seq not in value_ids})
+        tensor_ids = {n.seq: n.id for n in self.nodes
+                      if n.kind in ("leaf", "const", "value") and n.seq is not None}
+        accumulate_ids = {n.seq: n.id for n in self.nodes if n.kind == "accumulate"}
+        refs = {}
+        for obj, node in self.refs:
+            refs.setdefault(id(obj), (weakref.ref(obj), node.id))
+        root_ids = []
+        for r in roots:
+            fn = r._grad_fn
+            rid = self.value_node[id(fn)].id if fn is not None else self.tensor_node[id(r)].id
+            if rid not in root_ids:
+                root_ids.append(rid)
+        return Graph(self.view, self.nodes, self.edges, root_ids, op_ids, value_ids, tensor_ids,
+                     accumulate_ids, refs)
+
+
+# --- summarizing big graphs ---------------------------------------------------------------------
+
+def _summarize(graph, max_nodes):
+    """Keep roots and named nodes; fold the rest into one group node per band of depths."""
+    depth = {}
+    preds = {}
+    for e in graph.edges:
+        preds.setdefault(e.dst, []).append(e.src)
+    for n in graph.nodes:  # forward order is a topological order
+        depth[n.id] = 1 + max((depth[p] for p in preds.get(n.id, ())), default=-1)
+    keep = [n for n in graph.nodes if n.is_root]
+    named = [n for n in graph.nodes if n.name and not n.is_root]
+    if len(named) <= max_nodes // 4:
+        keep += named
+    kept = {n.id for n in keep}
+    budget = max(4, min(40, max_nodes - len(keep)))
+    top = max(depth.values())
+    width = max(1, math.ceil((top + 1) / budget))
+    bands = {}
+    for n in graph.nodes:
+        if n.id not in kept:
+            bands.setdefault(depth[n.id] // width, []).append(n)
+    new_nodes, where = [], {}
+    for n in graph.nodes:
+        if n.id in kept:
+            where[n.id] = n
+    groups = []
+    for band, members in sorted(bands.items()):
+        counts = {}
+        for m in members:
+            key = m.grad_fn if m.kind in ("op", "accumulate") else m.kind
+            counts[key] = counts.get(key, 0) + 1
+        ops = sorted(((k, v) for k, v in counts.items() if k not in KINDS), key=lambda kv: (-kv[1], kv[0]))
+        n_ops = sum(v for _, v in ops)
+        n_tensors = len(members) - n_ops
+        lo, hi = band * width, min(top, band * width + width - 1)
+        parts = []
+        if n_ops:
+            shown = ", ".join(f"{k} ×{v}" for k, v in ops[:3]) + (", ..." if len(ops) > 3 else "")
+            parts.append(f"{n_ops} ops ({shown})")
+        if n_tensors:
+            parts.append(f"{n_tensors} tensors")
+        group = GraphNode(id="", kind="group", label=f"depth {lo}–{hi}" if hi > lo else f"depth {lo}",
+                          value=" · ".join(parts), members=[m.id for m in members],
+                          order=members[0].order, is_leaf=False)
+        groups.append(group)
+        for m in members:
+            where[m.id] = group
+    new_nodes = sorted([where[n.id] for n in keep] + groups, key=lambda n: n.order)
+    seen, ordered = set(), []
+    for n in new_nodes:
+        if id(n) not in seen:
+            seen.add(id(n))
+            ordered.append(n)
+    renamed = {}
+    out_nodes = []
+    for k, n in enumerate(ordered):
+        copy = dataclasses.replace(n, id=f"n{k}")
+        renamed[id(n)] = copy
+        out_nodes.append(copy)
+    old_to_new = {old: renamed[id(where[old])].id for old in where}
+    edges = {}
+    for e in graph.edges:
+        s, d = old_to_new[e.src], old_to_new[e.dst]
+        if s == d:
+            continue
+        key = (s, d)
+        if key in edges:
+            edges[key].count += 1
+        else:
+            edges[key] = GraphEdge(id="", src=s, dst=d, kind="group" if (e.src not in kept or e.dst not in kept)
+                                   else e.kind, position=e.position, input=e.input, shape=e.shape)
+    rank = {n.id: k for k, n in enumerate(out_nodes)}
+    out_edges = sorted(edges.values(), key=lambda e: (rank[e.dst], rank[e.src]))
+    for k, e in enumerate(out_edges):
+        e.id = f"e{k}"
+
+    def remap(mapping):
+        return {k: old_to_new[v] for k, v in mapping.items() if v in kept}
+    refs = {k: (ref, old_to_new[v]) for k, (ref, v) in graph._refs.items()}
+    return Graph(graph.view, out_nodes, out_edges, [old_to_new[r] for r in graph.roots],
+                 remap(graph.op_ids), remap(graph.value_ids), remap(graph.tensor_ids),
+                 remap(graph.accumulate_ids), refs, summarized=True)
