@@ -54,6 +54,9 @@ class return_types:
     min = type("min", (_ReturnType,), {"_name": "min", "__module__": "gradviz.return_types"})
 
 
+# How PyTorch's C++ names element types in some messages (caffe2::TypeMeta).
+_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+              "int32": "int", "int64": "long int", "bool": "bool"}
 _TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
                "int32": "Int", "int64": "Long", "bool": "Bool"}
 
@@ -66,8 +69,9 @@ def apply(op, inputs, arrays=None, **params):
         arrays = [t._data for t in inputs]
     out = op.forward(*arrays, **params)
     result = Tensor._wrap(out if type(out) is np.ndarray else np.asarray(out))
-    if op.is_view:
+    if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         result._vbox = inputs[0]._vbox
+        result._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
     if _GradMode.enabled:
         needs = [t._requires_grad for t in inputs]
         if any(needs):
@@ -195,7 +199,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_vbox", "_acc", "_retains_grad",
-                 "_hooks", "_seq", "_literal", "__dict__", "__weakref__")
+                 "_hooks", "_seq", "_literal", "_base", "__dict__", "__weakref__")
     __array_priority__ = 1000   # numpy defers to Tensor's reflected operators
 
     def __new__(cls, *args, **kwargs):
@@ -207,7 +211,7 @@ class Tensor:
         t = object.__new__(Tensor)
         t._data, t._requires_grad, t._grad_fn, t._grad = array, False, None, None
         t._vbox, t._acc, t._retains_grad, t._hooks = [0], None, False, {}
-        t._seq, t._literal = next(_seq), False
+        t._seq, t._literal, t._base = next(_seq), False, None
         return t
 
     # -- what a student inspects -----------------------------------------------------------------
@@ -251,9 +255,17 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_CPP_NAMES[value.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{_TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
+                    "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                    "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
+                    "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
+                    "systems that assume they match.")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                                   f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -777,13 +789,18 @@ class Tensor:
 
     def expand(self, *shape):
         shape = _shape_args(shape)
-        shape = tuple(s if d == -1 else d for d, s in zip(shape, (None,) * (len(shape) - self.ndim) + self.shape))
-        try:
-            return apply(OPS["expand"], (self,), shape=shape)
-        except ValueError:
-            raise RuntimeError(f"The expanded size of the tensor must match the existing size at "
-                               f"non-singleton dimension. Target sizes: {list(shape)}.  Tensor sizes: "
-                               f"{list(self.shape)}") from None
+        if len(shape) < self.ndim:
+            raise RuntimeError(f"expand(gradviz.{self.dtype.legacy}{{{list(self.shape)}}}, size={list(shape)}): the "
+                               f"number of sizes provided ({len(shape)}) must be greater or equal to the "
+                               f"number of dimensions in the tensor ({self.ndim})")
+        old = (None,) * (len(shape) - self.ndim) + tuple(self.shape)
+        shape = tuple(s if d == -1 else d for d, s in zip(shape, old))
+        for i, (d, s) in enumerate(zip(shape, old)):
+            if s is not None and s != 1 and d != s:
+                raise RuntimeError(f"The expanded size of the tensor ({d}) must match the existing size ({s}) "
+                                   f"at non-singleton dimension {i}.  Target sizes: {list(shape)}.  "
+                                   f"Tensor sizes: {list(self.shape)}")
+        return apply(OPS["expand"], (self,), shape=shape)
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -864,6 +881,7 @@ class Tensor:
 
     def __setitem__(self, key, value):
         key = _np_key(key)
+        _check_leaf(self, view=True)  # PyTorch writes through the view self[key]
         if isinstance(value, Tensor) and value._requires_grad or self._requires_grad:
             value = value if isinstance(value, Tensor) else _literal(value, self.dtype)
             _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value)
@@ -992,8 +1010,16 @@ def _np_key(key):
     return key._data if isinstance(key, Tensor) else key
 
 
-def _check_leaf(t):
-    if t._requires_grad and t._grad_fn is None and _GradMode.enabled:
+def _check_leaf(t, view=False):
+    """In-place changes to a leaf that requires grad (or to a view of one) would corrupt its gradient."""
+    if not _GradMode.enabled:
+        return
+    base = t._base
+    if view or (base is not None and base._requires_grad and base._grad_fn is None):
+        if (base or t)._requires_grad and (base or t)._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -1036,7 +1062,14 @@ def matmul(a, b):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype!r} != {b.dtype!r}")
+        if a.ndim == 1 and b.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{_TYPE_NAMES[a.dtype.name]} and {_TYPE_NAMES[b.dtype.name]}")
+        if a.ndim > 2 or b.ndim > 2:
+            raise RuntimeError(f"expected scalar type {_TYPE_NAMES[a.dtype.name]} but found "
+                               f"{_TYPE_NAMES[b.dtype.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
