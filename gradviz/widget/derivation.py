@@ -1,0 +1,377 @@
+r"""The hand derivation beside the graph: the chain rule along every path, built from the op table.
+
+For each leaf ``x`` and each path from the root down to it, the line reads
+
+    ∂o/∂x = ∂o/∂c · ∂c/∂y · … = 0.5 · 1 · 5 · 2a · 1 = 0.5 · 1 · 5 · 2·2 · 1 = 10
+
+where every local derivative is the op's ``dlatex`` (``gradviz/ops.py``) with the input names, then
+the input values, put in.  The paths' sum is the chain rule's answer; the widget puts the engine's
+``.grad`` next to it.  LaTeX becomes MathML here, in Python (latex2mathml), and the MathML is
+cleaned to a whitelist of MathML tags, so nothing a user writes can run in the page.
+"""
+
+import html
+import inspect
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+
+from .._broadcast import unbroadcast
+from ._lesson import latex_name, num, short
+
+__all__ = ["mathml", "sanitize_mathml", "build_derivation", "chain_gradients", "expected_gradients",
+           "check"]
+
+MAX_PATHS = 4          # paths written out per leaf (the sum always covers all of them)
+MAX_FACTORS = 10       # factors written out per path before "⋯"
+MAX_DEFS = 24          # forward definitions written out
+MAX_LEAVES = 8
+
+
+# --- LaTeX -> safe MathML ---------------------------------------------------------------------
+
+_TAGS = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot", "msub",
+         "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd", "mstyle",
+         "mpadded", "mphantom", "menclose", "mmultiscripts", "mprescripts", "none", "semantics",
+         "merror", "mlabeledtr"}
+_ATTRS = {"display", "mathvariant", "stretchy", "fence", "form", "separator", "lspace", "rspace",
+          "accent", "accentunder", "columnalign", "rowspacing", "columnspacing", "width", "height",
+          "depth", "displaystyle", "scriptlevel", "notation", "linethickness", "minsize", "maxsize",
+          "movablelimits", "largeop", "symmetric", "columnlines", "rowlines", "frame", "align",
+          "rowalign", "mathsize", "class"}
+_MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+
+
+class _Cleaner(HTMLParser):
+    """Keeps whitelisted MathML tags and attributes; everything else becomes escaped text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=False)
+        self.out, self.open = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in _TAGS:
+            return
+        kept = []
+        for k, v in attrs:
+            if k == "xmlns" and v == _MATHML_NS or k in _ATTRS and v is not None:
+                kept.append(f' {k}="{html.escape(v, quote=True)}"')
+        self.out.append(f"<{tag}{''.join(kept)}>")
+        self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag in _TAGS:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.open:
+            while self.open:
+                t = self.open.pop()
+                self.out.append(f"</{t}>")
+                if t == tag:
+                    break
+
+    def handle_data(self, data):
+        self.out.append(html.escape(data, quote=False))
+
+    def handle_charref(self, name):
+        if re.fullmatch(r"x[0-9a-fA-F]+|[0-9]+", name):
+            self.out.append(f"&#{name};")
+
+    def handle_entityref(self, name):
+        self.out.append(html.escape(html.unescape(f"&{name};"), quote=False))
+
+    def result(self):
+        self.close()
+        while self.open:
+            self.out.append(f"</{self.open.pop()}>")
+        return "".join(self.out)
+
+
+def sanitize_mathml(markup):
+    """Only MathML survives: other tags are dropped (their text kept, escaped), no event handlers.
+
+    >>> sanitize_mathml('<math><mtext><script>alert(1)</script></mtext></math>')
+    '<math><mtext>alert(1)</mtext></math>'
+    """
+    cleaner = _Cleaner()
+    cleaner.feed(markup)
+    return cleaner.result()
+
+
+def mathml(latex, display=False):
+    """``{"latex": ..., "mathml": ...}`` for one formula (MathML cleaned; on a LaTeX error, the text)."""
+    from latex2mathml.converter import convert
+
+    try:
+        markup = convert(latex, display="block" if display else "inline")
+    except Exception:  # latex2mathml raises many kinds; show the source instead of failing
+        markup = f'<math xmlns="{_MATHML_NS}"><mtext>{html.escape(latex, quote=False)}</mtext></math>'
+    return {"latex": latex, "mathml": sanitize_mathml(markup)}
+
+
+# --- filling in the op table's templates ------------------------------------------------------
+
+_TOKEN = re.compile(r"@(\d+|y|[A-Za-z_]\w*)")
+
+
+def _param_text(v):
+    if v is None:
+        return r"\infty"
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return short(v)
+    if isinstance(v, (tuple, list)):
+        return "(" + ", ".join(_param_text(x) for x in v) + ")"
+    return re.sub(r"[^A-Za-z0-9_.,()\- ]", "", str(v)) or "?"
+
+
+def value_latex(a):
+    """A value as LaTeX: a number, or ``[1, 2]`` for a small array (``[1, 2, …]`` otherwise)."""
+    a = np.asarray(a)
+    if a.size == 1 or (a.size and np.all(a == a.reshape(-1)[0])):
+        return short(a.reshape(-1)[0])
+    return short(a).replace("…", r"\dots").replace("×", r"\times").replace("[", r"\left[").replace(
+        "]", r"\right]").replace(", ", r",\ ")
+
+
+def fill(template, lesson, node, numeric):
+    """``template`` with ``@0``/``@1``/``@y``/``@param`` replaced by names, or by values."""
+    kinds = lesson.kinds(node)
+    params = node._params or {}
+
+    def sub(m):
+        key = m.group(1)
+        if key.isdigit():
+            i = int(key)
+            if i >= len(kinds):
+                return "?"
+            kind, thing = kinds[i]
+            if numeric or kind == "const" and (thing is None or lesson.name_of.get(thing._seq) is None):
+                text = value_latex(lesson.inputs(node)[i])
+            else:
+                text = latex_name(lesson.input_text(kind, thing))
+        elif key == "y":
+            text = value_latex(lesson.output(node)) if numeric else latex_name(lesson.name(node))
+        else:
+            return _param_text(params.get(key))
+        before = template[:m.start()].rstrip()
+        numberish = re.fullmatch(r"-?[\d.]+(e[-+]?\d+)?|\\left\[.*", text) is not None
+        if numberish and text.startswith("-") and template.strip() != m.group(0):
+            text = rf"\left({text}\right)"
+        if numberish and re.search(r"(\d|[})]|(?<![\\A-Za-z])[A-Za-z])$", before):
+            text = r"\cdot " + text
+        return text
+
+    return _TOKEN.sub(sub, template)
+
+
+def _factor(latex):
+    """Parenthesise a factor that is a sum or difference."""
+    body = latex.strip()
+    if re.search(r"(?<!^)(?<![{(^_])\s[+-]\s", body) or body.startswith("-"):
+        return rf"\left({body}\right)"
+    return body
+
+
+def _term(text):
+    return rf"\left({text}\right)" if text.startswith("-") else text
+
+
+def _partial(top, bottom):
+    return rf"\frac{{\partial {top}}}{{\partial {bottom}}}"
+
+
+# --- the numbers: the chain rule done by hand -------------------------------------------------
+
+def _vjp(lesson, node, i, g):
+    """What the chain rule sends from ``node`` to its input ``i`` when ``g`` arrives."""
+    op, params = node.op, node._params or {}
+    args = lesson.inputs(node)
+    rule = op.vjp(i)
+    gi = rule(g, lesson.output(node), *args, i=i, **params) if op.variadic else \
+        rule(g, lesson.output(node), *args, **params)
+    gi = np.asarray(gi)
+    shape, dtype = node._metas[i]
+    if gi.shape != shape:
+        gi = unbroadcast(gi, shape)
+    return gi.astype(dtype, copy=False)
+
+
+def local_derivative(lesson, node, i):
+    """∂(output)/∂(input i) as numbers, when the op works element by element (else None)."""
+    if node.op.key in ("mm", "mv", "bmm"):
+        return None
+    try:
+        ones = np.ones_like(lesson.output(node))
+        return _vjp(lesson, node, i, ones)
+    except Exception:
+        return None
+
+
+def chain_gradients(lesson, seed):
+    """∂root/∂leaf for every leaf: each path's product of local derivatives, summed over paths."""
+    buffers = {lesson.root.grad_fn: np.asarray(seed)} if lesson.nodes else {}
+    result = {}
+    for node in reversed(lesson.nodes):
+        g = buffers.pop(node, None)
+        if g is None:
+            continue
+        for i, (kind, thing) in enumerate(lesson.kinds(node)):
+            if kind == "const":
+                continue
+            gi = _vjp(lesson, node, i, g)
+            if kind == "leaf":
+                result[thing._seq] = result[thing._seq] + gi if thing._seq in result else gi
+            else:
+                buffers[thing] = buffers[thing] + gi if thing in buffers else gi
+    return result
+
+
+def _paths(lesson, leaf, limit):
+    """Up to ``limit`` paths root -> leaf as lists of ``(node, i)``, and how many there are."""
+    counts = {}
+    for node in lesson.nodes:     # forward order: inputs before the ops that use them
+        c = 0
+        for i, (kind, thing) in enumerate(lesson.kinds(node)):
+            if kind == "leaf" and thing is leaf:
+                c += 1
+            elif kind == "op":
+                c += counts.get(thing, 0)
+        counts[node] = c
+    out = []
+
+    def walk(node, prefix):
+        if len(out) >= limit:
+            return
+        for i, (kind, thing) in enumerate(lesson.kinds(node)):
+            if kind == "leaf" and thing is leaf:
+                out.append(prefix + [(node, i)])
+            elif kind == "op" and counts.get(thing):
+                walk(thing, prefix + [(node, i)])
+            if len(out) >= limit:
+                return
+
+    root = lesson.root.grad_fn
+    if root is not None and counts.get(root):
+        walk(root, [])
+    return out, counts.get(root, 0) if root is not None else 0
+
+
+def _path_value(lesson, path, seed):
+    g = np.asarray(seed)
+    for node, i in path:
+        g = _vjp(lesson, node, i, g)
+    return g
+
+
+def _input_name(lesson, node, i):
+    kind, thing = lesson.kinds(node)[i]
+    return latex_name(lesson.input_text(kind, thing))
+
+
+def expected_gradients(lesson, expected):
+    """The instructor's closed forms evaluated: ``{leaf seq: (latex or None, array)}``.
+
+    A value may be an array, a callable, or ``(latex, callable_or_array)``.  A callable gets the
+    leaves it names as numpy arrays (``lambda x: 5 * (x + 1)``; one parameter gets this leaf).
+    """
+    out = {}
+    by_name = {lesson.name_of[t._seq]: t for t in lesson.leaves}
+    for name, spec in (expected or {}).items():
+        leaf = by_name.get(name)
+        if leaf is None:
+            raise ValueError(f"expected= names {name!r}, which is not a leaf of this graph "
+                             f"(leaves: {', '.join(by_name) or 'none'})")
+        latex, fn = spec if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) \
+            else (None, spec)
+        if callable(fn):
+            params = list(inspect.signature(fn).parameters)
+            if all(p in by_name for p in params) and params:
+                value = fn(*(np.array(by_name[p]._data, copy=True) for p in params))
+            else:
+                value = fn(np.array(leaf._data, copy=True))
+        else:
+            value = fn
+        if hasattr(value, "_data"):
+            value = value._data
+        out[leaf._seq] = (latex, np.broadcast_to(np.asarray(value, dtype=np.float64), leaf.shape))
+    return out
+
+
+def check(grad, want):
+    """How the engine's ``.grad`` compares with the hand result: ``{"ok": bool, "diff": text}``."""
+    if grad is None:
+        return {"ok": None, "diff": ""}
+    grad = np.asarray(grad, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    ok = bool(np.allclose(grad, want, rtol=1e-4, atol=1e-6))
+    return {"ok": ok, "diff": "" if ok else num(grad - want)}
+
+
+# --- the derivation as data -------------------------------------------------------------------
+
+def build_derivation(lesson, seed, steps=None, expected=None):
+    """The ``derivation`` trait: instructor steps, forward definitions, and per leaf its paths."""
+    custom = [mathml(s, display=True) for s in (steps or [])]
+    defs = []
+    for node in lesson.nodes[:MAX_DEFS]:
+        defs.append(mathml(f"{latex_name(lesson.name(node))} = {fill(node.op.latex, lesson, node, False)}"))
+    chain = chain_gradients(lesson, seed) if lesson.nodes else {}
+    closed = expected_gradients(lesson, expected)
+    root = latex_name(lesson.root_name)
+    leaves = []
+    for leaf in lesson.leaves[:MAX_LEAVES]:
+        name = latex_name(lesson.name(leaf))
+        paths, count = _paths(lesson, leaf, MAX_PATHS)
+        lines = []
+        for path in paths:
+            shown = path if len(path) <= MAX_FACTORS else path[:MAX_FACTORS - 1]
+            dots = [r"\cdots"] if len(shown) < len(path) else []
+            sym = [_partial(latex_name(lesson.name(n)), _input_name(lesson, n, i)) for n, i in shown]
+            loc = [_factor(fill(n.op.dlatex[min(i, len(n.op.dlatex) - 1)], lesson, n, False)) for n, i in shown]
+            val = [_factor(fill(n.op.dlatex[min(i, len(n.op.dlatex) - 1)], lesson, n, True)) for n, i in shown]
+            value = _path_value(lesson, path, seed)
+            stages = [r" \cdot ".join(sym + dots), r" \cdot ".join(loc + dots), r" \cdot ".join(val + dots),
+                      value_latex(value)]
+            stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
+            lines.append({"stages": [mathml(st) for st in stages], "value": num(value)})
+        want = chain.get(leaf._seq)
+        entry = {
+            "leaf": lesson.name(leaf),
+            "lhs": mathml(_partial(root, name)),
+            "paths": lines,
+            "count": count,
+            "chain": num(want) if want is not None else "0",
+        }
+        if len(paths) > 1 or count > len(paths):
+            entry["sum"] = mathml(_partial(root, name) + " = " + " + ".join(
+                [_term(value_latex(_path_value(lesson, p, seed))) for p in paths]
+                + ([r"\dots"] if count > len(paths) else [])) + " = " + value_latex(want))
+        if leaf._seq in closed:
+            latex, value = closed[leaf._seq]
+            entry["closed"] = num(value)
+            if latex:
+                entry["closed_tex"] = mathml(f"{_partial(root, name)} = {latex} = {value_latex(value)}")
+        leaves.append(entry)
+    return {
+        "custom": custom,
+        "defs": defs,
+        "defs_more": max(0, len(lesson.nodes) - MAX_DEFS),
+        "leaves": leaves,
+        "leaves_more": max(0, len(lesson.leaves) - MAX_LEAVES),
+    }
+
+
+def targets(lesson, seed, expected=None):
+    """What each leaf's ``.grad`` is checked against: the closed form if given, else the chain rule."""
+    chain = chain_gradients(lesson, seed) if lesson.nodes else {}
+    closed = expected_gradients(lesson, expected)
+    out = {}
+    for leaf in lesson.leaves:
+        if leaf._seq in closed:
+            out[leaf._seq] = closed[leaf._seq][1]
+        elif leaf._seq in chain:
+            out[leaf._seq] = chain[leaf._seq]
+    return out

@@ -1,0 +1,339 @@
+"""The animation as plain data: one frame per thing a student should see happen.
+
+The forward pass: for each op in the order it ran, its inputs light up, then its output appears.
+The backward pass comes from the engine's recorded events (:mod:`gradviz.trace`), never from a
+re-simulation: the seed, then for every event in the order the engine ran it, the gradient that
+arrived, what was sent to each input, the sum where a tensor fed several ops, and each leaf's
+``.grad`` before and after it was accumulated.
+
+A frame is a dict::
+
+    {"phase": "start" | "forward" | "backward" | "zero" | "error" | "note",
+     "kind":  "start" | "fwd_in" | "fwd_out" | "seed" | "sum" | "node" | "acc" | "done" | ...,
+     "run":   which backward() call (0, 1, ...) or None,
+     "msg":   [caption key, {arg: text}]            (worded by i18n.render / widget.js),
+     "focus": [node id], "lit": [node id], "edges": [edge id],    (highlighted in this frame only)
+     "set":   {slot: text},                         (kept until a later frame changes it)
+     "event": the recorded BackwardEvent's numbers, or None}
+
+Slots are ``val:<node id>``, ``grad:<node id>``, ``edge:<edge id>``, ``cls:<node id>``
+(``pending``/``fwd``/``bwd``) and ``check:<leaf name>`` (the derivation's check mark).
+"""
+
+import math
+import re
+
+import numpy as np
+
+from ._lesson import num, short
+from .derivation import check, local_derivative
+
+__all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
+           "error_frame", "note_frame", "event_data", "expr_text"]
+
+MAX_EXACT = 256        # arrays up to this size carry their exact numbers in the frame
+
+
+class Ids:
+    """Where things are drawn: node and edge ids of the rendered graph, looked up by tensor/node.
+
+    Built from the drawing layer's graph dict (see :meth:`from_graph`) or, when there is no
+    drawing, made up (captions and the derivation still play; nothing is highlighted).
+    """
+
+    def __init__(self, op=None, value=None, leaf=None, const=None, edge_in=None, edge_out=None):
+        self._op = op or {}            # node seq -> op node id
+        self._value = value or {}      # node seq -> id of the node showing its output value
+        self._leaf = leaf or {}        # leaf tensor seq -> node id
+        self._const = const or {}      # (node seq, i) -> node id
+        self._edge_in = edge_in or {}  # (node seq, i) -> id of the edge carrying input i (and its gradient)
+        self._edge_out = edge_out or {}  # node seq -> id of the edge op -> output value
+
+    def op(self, node):
+        return self._op.get(node._seq, f"op{node._seq}")
+
+    def value(self, node):
+        return self._value.get(node._seq) or self.op(node)
+
+    def leaf(self, t):
+        return self._leaf.get(t._seq, f"leaf{t._seq}")
+
+    def const(self, node, i):
+        return self._const.get((node._seq, i))
+
+    def edge_in(self, node, i):
+        return self._edge_in.get((node._seq, i))
+
+    def edge_out(self, node):
+        return self._edge_out.get(node._seq)
+
+    def input(self, lesson, node, i):
+        kind, thing = lesson.kinds(node)[i]
+        if kind == "leaf":
+            return self.leaf(thing)
+        if kind == "op":
+            return self.value(thing)
+        return self.const(node, i)
+
+    def all_edges(self):
+        return sorted(set(self._edge_in.values()) | set(self._edge_out.values()))
+
+
+# --- small helpers -----------------------------------------------------------------------------
+
+def _exact(a):
+    """An array's numbers for JSON (None when too big); NaN and infinities as text."""
+    if a is None:
+        return None
+    a = np.asarray(a)
+    if a.size > MAX_EXACT:
+        return None
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        return _json_safe(a.tolist())
+    return a.tolist()
+
+
+def _json_safe(v):
+    if isinstance(v, list):
+        return [_json_safe(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    return v
+
+
+def event_data(e):
+    """The numbers of one recorded event, as JSON: what the tests compare with ``rec.events``."""
+    return {
+        "run": e.run, "step": e.step, "name": e.name, "seq": e.seq,
+        "grad_in": _exact(e.grad_in),
+        "grads_out": [None if g is None else _exact(g) for g in e.grads_out],
+        "grad_before": _exact(e.grad_before), "grad_after": _exact(e.grad_after),
+    }
+
+
+_PLAIN = [
+    (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2"),
+    (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
+    (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
+    (r"\\cdot", "·"), (r"\\sum", "Σ"), (r"\\sigma", "σ"), (r"\\ln", "ln"), (r"\\sin", "sin"),
+    (r"\\cos", "cos"), (r"\\tanh", "tanh"), (r"\\max", "max"), (r"\\min", "min"),
+    (r"\\operatorname\{(\w+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"), (r"\\text\{([^{}]*)\}", r"\1"),
+    (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
+    (r"\^\{T\}", "ᵀ"), (r"\^\{([^{}]*)\}", r"^\1"), (r"_\{([^{}]*)\}", r"_\1"),
+]
+
+
+def expr_text(template, names, params):
+    """An op's forward LaTeX as plain words for a caption: ``x + 1``, ``a^2``, ``Σ y``."""
+    def sub(m):
+        key = m.group(1)
+        if key.isdigit():
+            return names[int(key)] if int(key) < len(names) else "?"
+        v = params.get(key)
+        return short(v) if isinstance(v, (int, float, np.number)) else str(v)
+
+    text = re.sub(r"@(\d+|[A-Za-z_]\w*)", sub, template)
+    for pat, rep in _PLAIN:
+        text = re.sub(pat, rep, text)
+    return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).strip()
+
+
+def _val_slot(value):
+    from ..graph import format_value
+    return format_value(np.asarray(value))
+
+
+def _grad_slot(value, leaf):
+    """A gradient as the drawing writes it: ``.grad [..]`` for a leaf, ``grad [..]`` flowing past."""
+    if value is None:
+        return ""
+    from ..graph import format_value
+    prefix = ".grad " if leaf else "grad "
+    return prefix + format_value(np.asarray(value)).replace("\n", "\n" + " " * len(prefix))
+
+
+def _frame(phase, kind, msg, run=None, focus=(), lit=(), edges=(), set=None, event=None):
+    return {"phase": phase, "kind": kind, "run": run, "msg": msg, "focus": [i for i in focus if i],
+            "lit": [i for i in lit if i], "edges": [i for i in edges if i], "set": set or {},
+            "event": event}
+
+
+# --- the frames --------------------------------------------------------------------------------
+
+def start_frame(lesson, ids, grads, targets):
+    """Frame 0: every slot at its starting state (leaves and constants show their values)."""
+    s = {}
+    for node in lesson.nodes:
+        s[f"cls:{ids.op(node)}"] = "pending"
+        s[f"val:{ids.value(node)}"] = ""
+        s[f"cls:{ids.value(node)}"] = "pending"
+        s[f"grad:{ids.value(node)}"] = ""
+    for e in ids.all_edges():
+        s[f"edge:{e}"] = ""
+    for t in lesson.leaves:
+        s[f"val:{ids.leaf(t)}"] = _val_slot(t._data)
+        s[f"cls:{ids.leaf(t)}"] = ""
+        g = grads.get(t._seq)
+        s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
+        s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t._seq), t, lesson)
+    for node in lesson.nodes:           # names the widget made up, so captions can point at them
+        if node._seq in lesson.auto and ids.value(node) != ids.op(node):
+            s[f"name:{ids.value(node)}"] = lesson.name(node)
+    key = "cap_start" if lesson.nodes else "cap_no_grad"
+    return _frame("start", "start", [key, {"root": lesson.root_name}], set=s,
+                  focus=[ids.leaf(t) for t in lesson.leaves])
+
+
+def _check_slot(grad, want, leaf, lesson):
+    slot = {"grad": "None" if grad is None else num(grad)}
+    slot.update(check(grad, want) if want is not None and grad is not None else {"ok": None, "diff": ""})
+    return slot
+
+
+def forward_frames(lesson, ids):
+    """Two frames per op, in the order the ops ran: its inputs light up, then its output appears."""
+    frames, n = [], len(lesson.nodes)
+    for k, node in enumerate(lesson.nodes, 1):
+        kinds = lesson.kinds(node)
+        names = [lesson.input_text(kind, thing) or "?" for kind, thing in kinds]
+        expr = expr_text(node.op.latex, names, node._params or {})
+        inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
+        edges = [ids.edge_in(node, i) for i in range(len(kinds))]
+        shown = [f"{names[i]} = {short(a)}" if kinds[i][0] != "const" or lesson.name_of.get(
+            getattr(kinds[i][1], "_seq", None)) else names[i] for i, a in enumerate(lesson.inputs(node))]
+        frames.append(_frame("forward", "fwd_in", ["cap_fwd_in", {
+            "k": str(k), "n": str(n), "node": node.name(), "expr": expr,
+            "inputs": ", ".join(shown)}],
+            focus=[ids.op(node)], lit=inputs, edges=edges, set={f"cls:{ids.op(node)}": "fwd"}))
+        out = ids.value(node)
+        frames.append(_frame("forward", "fwd_out", ["cap_fwd_out", {
+            "out": lesson.name(node), "expr": expr, "value": short(lesson.output(node)), "node": node.name()}],
+            focus=[out], lit=[ids.op(node)], edges=[ids.edge_out(node)],
+            set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"}))
+    return frames
+
+
+def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given, targets, run_number,
+                    error=None):
+    """The frames of one recorded ``backward()`` call, from its events in the engine's order."""
+    root = lesson.root.grad_fn
+    rname = lesson.root_name
+    reset = {f"edge:{e}": "" for e in ids.all_edges()}
+    for node in lesson.nodes:
+        reset[f"grad:{ids.value(node)}"] = ""
+        reset[f"cls:{ids.op(node)}"] = "fwd"
+    args = ["retain_graph=True" if retain_graph else "retain_graph=False"]
+    if gradient_given:
+        args.insert(0, "gradient=" + short(seed))
+    root_value = ids.value(root) if root is not None else None
+    reset[f"grad:{root_value}"] = _grad_slot(seed, False)
+    frames = [_frame("backward", "seed", ["cap_seed", {
+        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": short(seed)}],
+        run=run, focus=[root_value], set=reset)]
+
+    uses = lesson.consumers()
+    sent = {}                                   # (consumer seq, i) -> the gradient it sent, this run
+    for e in events:
+        node = e.node
+        is_leaf = e.name == "AccumulateGrad"
+        if is_leaf:
+            leaf = e.variable
+            key, target, name = leaf._seq, ids.leaf(leaf), lesson.name(leaf)
+        else:
+            key, target, name = node._seq, ids.value(node), lesson.name(node)
+        got = [(c, i) for c, i in uses.get(key, []) if (c._seq, i) in sent]
+        if len(got) > 1:
+            terms = [sent[(c._seq, i)] for c, i in got]
+            frames.append(_frame("backward", "sum", ["cap_sum", {
+                "name": name, "k": str(len(got)), "terms": " + ".join(short(t) for t in terms),
+                "total": short(e.grad_in)}], run=run, focus=[target],
+                edges=[ids.edge_in(c, i) for c, i in got], set={f"grad:{target}": _grad_slot(e.grad_in, is_leaf)}))
+        if is_leaf:
+            want = targets.get(leaf._seq)
+            s = {f"grad:{target}": _grad_slot(e.grad_after, True), f"cls:{target}": "bwd",
+                 f"check:{name}": _check_slot(e.grad_after, want, leaf, lesson)}
+            if e.grad_before is None:
+                msg = ["cap_acc_new", {"leaf": name, "after": short(e.grad_after)}]
+            else:
+                msg = ["cap_acc_add", {"leaf": name, "g": short(e.grad_in), "before": short(e.grad_before),
+                                       "after": short(e.grad_after)}]
+            frames.append(_frame("backward", "acc", msg, run=run, focus=[target],
+                                 edges=[ids.edge_in(c, i) for c, i in got], set=s, event=event_data(e)))
+            continue
+        kinds = lesson.kinds(node)
+        sends, s, edges, lit = [], {f"grad:{target}": _grad_slot(e.grad_in, False),
+                                    f"cls:{ids.op(node)}": "bwd"}, [], []
+        for i, gi in enumerate(e.grads_out):
+            kind, thing = kinds[i]
+            inp = lesson.input_text(kind, thing) or "?"
+            if gi is None:
+                if not (kind == "const" and (thing is None or thing._literal)):
+                    sends.append(["cap_send_none", {"inp": inp}])
+                continue
+            sent[(node._seq, i)] = gi
+            edge = ids.edge_in(node, i)
+            edges.append(edge)
+            lit.append(ids.input(lesson, node, i))
+            if edge:
+                s[f"edge:{edge}"] = _val_slot(gi)
+            local = local_derivative(lesson, node, i)
+            if local is not None:
+                sends.append(["cap_send", {"out": name, "inp": inp, "local": short(local), "grad": short(gi)}])
+            else:
+                sends.append(["cap_send_vjp", {"rule": expr_text(node.op.dlatex[min(i, len(node.op.dlatex) - 1)],
+                                                                 [lesson.input_text(*k) or "?" for k in kinds],
+                                                                 node._params or {}),
+                                               "inp": inp, "grad": short(gi)}])
+        frames.append(_frame("backward", "node", ["cap_node", {
+            "node": node.name(), "root": rname, "out": name, "gin": short(e.grad_in),
+            "sends": {"join": sends}}], run=run, focus=[ids.op(node)], lit=[target] + lit, edges=edges,
+            set=s, event=event_data(e)))
+    if error is not None:
+        frames.append(error_frame(lesson, run, run_number, error))
+    else:
+        final = {e.variable._seq: e.grad_after for e in events if e.name == "AccumulateGrad"}
+        grads = [f"{lesson.name(t)}.grad = {short(final[t._seq])}" for t in lesson.leaves if t._seq in final]
+        frames.append(_frame("backward", "done", ["cap_done", {"run": str(run_number),
+                                                                "grads": ", ".join(grads) or "–"}],
+                             run=run, focus=[ids.leaf(t) for t in lesson.leaves]))
+    return frames
+
+
+def error_frame(lesson, run, run_number, message):
+    f = _frame("error", "error", ["cap_error", {"run": str(run_number), "message": message}], run=run)
+    f["error"] = message
+    return f
+
+
+def note_frame(lesson, key):
+    return _frame("note", "note", [key, {"root": lesson.root_name}])
+
+
+def zero_frame(lesson, ids, before, targets):
+    """``.grad.zero_()`` on every leaf: one frame, the before and after of each."""
+    parts, s = [], {}
+    for t in lesson.leaves:
+        name = lesson.name(t)
+        b = before.get(t._seq)
+        if b is None:
+            parts.append(["cap_zero_none", {"leaf": name}])
+            continue
+        after = t.grad._data if t.grad is not None else None
+        parts.append(["cap_zero", {"leaf": name, "before": short(b), "after": short(after)}])
+        s[f"grad:{ids.leaf(t)}"] = _grad_slot(after, True)
+        s[f"check:{name}"] = _check_slot(after, targets.get(t._seq), t, lesson)
+    f = _frame("zero", "zero", ["cap_list", {"items": {"join": parts}}],
+               focus=[ids.leaf(t) for t in lesson.leaves], set=s)
+    return f
+
+
+def sync_frame(lesson, ids, changed, now, targets):
+    """``.grad`` changed outside the widget (a notebook cell ran backward or zero_): show it as it is."""
+    parts, s = [], {}
+    for t in changed:
+        name, g = lesson.name(t), now.get(t._seq)
+        parts.append(["cap_sync_item", {"leaf": name, "value": short(g) if g is not None else "None"}])
+        s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
+        s[f"check:{name}"] = _check_slot(g, targets.get(t._seq), t, lesson)
+    return _frame("note", "sync", ["cap_sync", {"items": {"join": parts}}],
+                  focus=[ids.leaf(t) for t in changed], set=s)

@@ -1,0 +1,180 @@
+"""Every word the widget shows, in English and Korean: one table, read by Python and the front end.
+
+Captions are stored in the frames as messages ``[key, {arg: value}]`` and worded where they are
+shown, so switching ``lang`` re-words a whole lesson without rebuilding it.  A template names its
+arguments in braces; a value is text, a nested message, or ``{"join": [message, ...]}`` (joined
+with the language's ``list_sep``).  :func:`render` does exactly what ``widget.js`` does.
+
+>>> fmt("en", "grad_none", leaf="x")
+'x.grad is None'
+>>> fmt("ko", "grad_none", leaf="x")
+'x.grad 는 None'
+>>> render("en", ["cap_zero", {"leaf": "x", "before": "20", "after": "0"}])
+'x.grad.zero_(): 20 → 0.'
+"""
+
+import re
+
+__all__ = ["LANGS", "STRINGS", "strings", "fmt", "render"]
+
+LANGS = ("en", "ko")
+
+STRINGS = {
+    "en": {
+        # -- controls (also their aria-labels and titles) --
+        "widget_label": "Autograd animation of {root}",
+        "play": "Play",
+        "pause": "Pause",
+        "step_back": "Step back",
+        "step_forward": "Step forward",
+        "to_forward": "Jump to the start of the forward pass",
+        "to_backward": "Jump to the start of the backward pass",
+        "to_end": "Jump to the last step",
+        "scrubber": "Step",
+        "speed": "Speed",
+        "step_of": "Step {i} / {n}",
+        "forward_pass": "Forward pass",
+        "backward_pass": "Backward pass",
+        "start": "Start",
+        "backward_btn": "backward()",
+        "backward_title": "Run {root}.backward() again and animate what the engine does",
+        "retain_graph": "retain_graph=True",
+        "zero_btn": "zero_()",
+        "zero_title": "Set every leaf's .grad to zero with .grad.zero_()",
+        "keys_help": "Keys: Space play/pause, ←/→ step, Home/End jump",
+        "graph_label": "Computation graph",
+        "caption_label": "What happens at this step",
+        "derivation_title": "By hand: the chain rule",
+        "instructor_title": "Derivation",
+        "forward_defs": "The forward pass, op by op",
+        "path_n": "path {k}",
+        "paths_more": "… and {n} more paths",
+        "lines_more": "… and {n} more ops",
+        "sum_paths": "Sum over the {n} paths",
+        "chain_result": "chain rule: {value}",
+        "closed_form": "closed form: {value}",
+        "engine_grad": "engine: {leaf}.grad = {value}",
+        "agrees": "agrees",
+        "differs": "differs by {diff}",
+        "grad_none": "{leaf}.grad is None",
+        "no_derivation": "No hand derivation for this graph ({reason}).",
+        "error_title": "Error",
+        "cannot_render": "The widget cannot draw this graph: {reason}",
+        "no_js": "Static picture: run the notebook (or open the saved page) to animate it.",
+        # -- captions, one per frame kind --
+        "cap_start": "The computation graph of {root}. Press Play (or Space) to run the forward pass.",
+        "cap_fwd_in": "Forward, op {k} of {n}: {node} computes {expr} from {inputs}.",
+        "cap_fwd_out": "{out} = {expr} = {value}. PyTorch keeps {node} to run this op backwards later.",
+        "cap_fwd_done": "Forward pass done: {root} = {value}.",
+        "cap_seed": "backward() call {run} ({args}) starts at {root} with the seed gradient ∂{root}/∂{root} = {seed}.",
+        "cap_sum": "{name} fed {k} ops, so the gradients coming back from them add up: {terms} = {total}.",
+        "cap_node": "{node} gets ∂{root}/∂{out} = {gin}, {sends}.",
+        "cap_send": "multiplies by ∂{out}/∂{inp} = {local} and sends {grad} to {inp}",
+        "cap_send_vjp": "applies its rule ({rule}) and sends {grad} to {inp}",
+        "cap_send_none": "sends nothing to {inp} (it needs no gradient)",
+        "cap_acc_new": "AccumulateGrad: {leaf}.grad was None, so it becomes {after}.",
+        "cap_acc_add": "AccumulateGrad adds {g} into {leaf}.grad: {before} + {g} = {after}. Gradients accumulate!",
+        "cap_done": "backward() call {run} is done: {grads}.",
+        "cap_zero": "{leaf}.grad.zero_(): {before} → {after}.",
+        "cap_zero_none": "{leaf}.grad is None: there is nothing to zero.",
+        "cap_error": "backward() call {run} failed. The engine says: {message}",
+        "cap_not_recorded": "{root}.backward() had already run before animate(), so its steps were not recorded. Press backward() to run and record another pass.",
+        "cap_no_grad": "{root} does not require grad, so there is no backward pass to show.",
+        "cap_sync": "Since the last step shown, the notebook changed .grad: {items}.",
+        "cap_sync_item": "{leaf}.grad is now {value}",
+        "cap_list": "{items}",
+        "list_sep": "; ",
+    },
+    "ko": {
+        "widget_label": "{root} 의 자동 미분 애니메이션",
+        "play": "재생",
+        "pause": "일시정지",
+        "step_back": "이전 단계",
+        "step_forward": "다음 단계",
+        "to_forward": "순전파 처음으로",
+        "to_backward": "역전파 처음으로",
+        "to_end": "마지막 단계로",
+        "scrubber": "단계",
+        "speed": "속도",
+        "step_of": "{i} / {n} 단계",
+        "forward_pass": "순전파",
+        "backward_pass": "역전파",
+        "start": "처음",
+        "backward_btn": "backward()",
+        "backward_title": "{root}.backward() 를 다시 실행하고 엔진이 하는 일을 보여 줍니다",
+        "retain_graph": "retain_graph=True",
+        "zero_btn": "zero_()",
+        "zero_title": "모든 잎 텐서의 .grad 를 .grad.zero_() 로 0 으로 만듭니다",
+        "keys_help": "키: Space 재생/일시정지, ←/→ 한 단계, Home/End 처음/끝",
+        "graph_label": "계산 그래프",
+        "caption_label": "이 단계에서 일어나는 일",
+        "derivation_title": "손으로 계산하기: 연쇄 법칙",
+        "instructor_title": "유도 과정",
+        "forward_defs": "순전파, 연산 하나씩",
+        "path_n": "경로 {k}",
+        "paths_more": "… 그리고 경로 {n}개 더",
+        "lines_more": "… 그리고 연산 {n}개 더",
+        "sum_paths": "경로 {n}개의 합",
+        "chain_result": "연쇄 법칙: {value}",
+        "closed_form": "닫힌 형태: {value}",
+        "engine_grad": "엔진: {leaf}.grad = {value}",
+        "agrees": "일치",
+        "differs": "차이 {diff}",
+        "grad_none": "{leaf}.grad 는 None",
+        "no_derivation": "이 그래프에는 손 계산을 보여 주지 않습니다 ({reason}).",
+        "error_title": "오류",
+        "cannot_render": "위젯이 이 그래프를 그릴 수 없습니다: {reason}",
+        "no_js": "정지된 그림입니다. 노트북을 실행하거나 저장된 페이지를 열면 움직입니다.",
+        "cap_start": "{root} 의 계산 그래프입니다. 재생(또는 Space)을 누르면 순전파가 시작됩니다.",
+        "cap_fwd_in": "순전파, 연산 {k}/{n}: {node} 가 {inputs} 로 {expr} 를 계산합니다.",
+        "cap_fwd_out": "{out} = {expr} = {value}. PyTorch 는 나중에 이 연산을 거꾸로 실행하려고 {node} 를 기억해 둡니다.",
+        "cap_fwd_done": "순전파 끝: {root} = {value}.",
+        "cap_seed": "backward() {run}번째 호출({args})이 {root} 에서 시작합니다. 시드 기울기 ∂{root}/∂{root} = {seed}.",
+        "cap_sum": "{name} 는 연산 {k}개에 쓰였으므로 돌아오는 기울기를 더합니다: {terms} = {total}.",
+        "cap_node": "{node} 가 ∂{root}/∂{out} = {gin} 을 받아서, {sends}.",
+        "cap_send": "국소 미분 ∂{out}/∂{inp} = {local} 을 곱해 {grad} 를 {inp} 로 보냅니다",
+        "cap_send_vjp": "자기 규칙({rule})을 적용해 {grad} 를 {inp} 로 보냅니다",
+        "cap_send_none": "{inp} 에는 보내지 않습니다(기울기가 필요 없음)",
+        "cap_acc_new": "AccumulateGrad: {leaf}.grad 가 None 이었으므로 {after} 가 됩니다.",
+        "cap_acc_add": "AccumulateGrad 가 {leaf}.grad 에 {g} 를 더합니다: {before} + {g} = {after}. 기울기는 누적됩니다!",
+        "cap_done": "backward() {run}번째 호출 끝: {grads}.",
+        "cap_zero": "{leaf}.grad.zero_(): {before} → {after}.",
+        "cap_zero_none": "{leaf}.grad 가 None 이라 0 으로 만들 것이 없습니다.",
+        "cap_error": "backward() {run}번째 호출이 실패했습니다. 엔진의 메시지: {message}",
+        "cap_not_recorded": "animate() 전에 {root}.backward() 가 이미 실행되어 그 단계는 기록되지 않았습니다. backward() 를 눌러 새로 실행하고 기록하세요.",
+        "cap_no_grad": "{root} 는 기울기가 필요 없는 텐서라서 보여 줄 역전파가 없습니다.",
+        "cap_sync": "마지막으로 보여 준 단계 이후 노트북에서 .grad 가 바뀌었습니다: {items}.",
+        "cap_sync_item": "{leaf}.grad 는 이제 {value}",
+        "cap_list": "{items}",
+        "list_sep": "; ",
+    },
+}
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def strings(lang):
+    """The whole table for ``lang`` (what the front end gets as the ``strings`` trait)."""
+    if lang not in STRINGS:
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, not {lang!r}")
+    return dict(STRINGS[lang])
+
+
+def fmt(lang, key, **args):
+    """The text for ``key`` in ``lang`` with ``{name}`` fields filled (missing ones stay as is)."""
+    template = STRINGS.get(lang, STRINGS["en"]).get(key) or STRINGS["en"][key]
+    return _FIELD.sub(lambda m: str(args[m.group(1)]) if m.group(1) in args else m.group(0), template)
+
+
+def render(lang, msg):
+    """The words of a frame's message ``[key, args]`` in ``lang`` (nested messages included)."""
+    key, args = msg
+    return fmt(lang, key, **{k: _value(lang, v) for k, v in args.items()})
+
+
+def _value(lang, v):
+    if isinstance(v, dict) and "join" in v:
+        return fmt(lang, "list_sep").join(_value(lang, m) for m in v["join"])
+    if isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[1], dict):
+        return render(lang, v)
+    return str(v)
