@@ -4,8 +4,9 @@ r"""A lesson notebook as one self-contained reveal.js slide deck whose widgets a
 lesson in a fresh kernel and writes a single HTML file: reveal.js (vendored in
 ``slides_static/reveal``, MIT), its theme and the notebook's CSS are inlined, the LaTeX of the
 markdown cells is turned into MathML (browsers draw it without MathJax), and every gradviz
-widget becomes its own standalone page (the widget's traits replayed by its front end, no
-kernel) inside an ``<iframe srcdoc>``. Nothing is fetched from the network when the deck opens.
+widget is replayed from its saved traits by the widget's own standalone front end
+(``gradviz.widget.standalone``), in place of Jupyter's widget manager and its CDN. Nothing is
+fetched from the network when the deck opens, and no kernel is needed.
 
 The slide structure is the notebook's: cell metadata ``"slideshow": {"slide_type": ...}``
 with ``slide``, ``subslide``, ``fragment``, ``-`` (same slide), ``skip`` and ``notes``, as in
@@ -88,33 +89,34 @@ def mathml_for_tokens(page, found):
     return words.sub("", page)                           # what is left sits in ids and hrefs
 
 
-# --- widgets -> standalone pages ----------------------------------------------------------------
-
-def _widget_frame(page, model_id):
-    """A standalone widget page as an iframe: its scripts and styles stay inside it."""
-    return (f'<iframe class="gradviz-widget" data-model-id="{html.escape(model_id)}" '
-            f'title="gradviz widget" srcdoc="{html.escape(page, quote=True)}"></iframe>')
-
-
-def _widget_page(model_id, states):
-    """The standalone page of widget ``model_id`` from the saved widget states, or ``None``."""
-    from .widget import standalone_html_from_state
-    return standalone_html_from_state(model_id, states)
-
+# --- widgets -> standalone widgets --------------------------------------------------------------
 
 def _inline_widgets(nb):
-    """Swap each widget output for its standalone page; the saved state is then no longer needed."""
+    """Swap each gradviz widget output for the widget itself, replayed from its saved traits.
+
+    The widget's standalone fragment (``presenter=True``: larger type for a projector) goes
+    straight into the slide; the widget's script and CSS are added to the page once, by
+    :func:`deck_html`. Returns whether any widget was inlined. Other widgets keep their text.
+    """
+    from .widget.standalone import standalone_html
+
     states = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    inlined = False
     for cell in nb.cells:
         for i, out in enumerate(cell.get("outputs", [])):
             view = out.get("data", {}).get(WIDGET_VIEW)
             if view is None:
                 continue
-            page = _widget_page(view["model_id"], states)
-            data = {"text/html": _widget_frame(page, view["model_id"])} if page else \
-                {"text/plain": out["data"].get("text/plain", "")}
+            entry = states.get(view["model_id"], {})
+            if {"frames", "svg"} <= set(entry.get("state", {})):
+                data = {"text/html": standalone_html(entry, full_page=False, include_script=False,
+                                                     presenter=True)}
+                inlined = True
+            else:
+                data = {"text/plain": out["data"].get("text/plain", "")}
             cell.outputs[i] = {"output_type": "display_data", "data": data, "metadata": {}}
     nb.metadata.pop("widgets", None)
+    return inlined
 
 
 def _short_errors(nb):
@@ -148,7 +150,11 @@ def deck_html(nb, title=None):
     from nbconvert import SlidesExporter
 
     nb = copy.deepcopy(nb)
-    _inline_widgets(nb)
+    widget_js = widget_css = ""
+    if _inline_widgets(nb):
+        from .widget.standalone import standalone_assets
+        widget_js, widget_css = standalone_assets()
+        widget_js += "\nbootStandalone(document);\n"
     _short_errors(nb)
     found = {}
     for cell in nb.cells:
@@ -164,6 +170,8 @@ def deck_html(nb, title=None):
         "deck_css": _css(STATIC / "deck.css"),
         "reveal_js": reveal_js,
         "deck_js": (STATIC / "deck.js").read_text(encoding="utf-8"),
+        "widget_js": widget_js,
+        "widget_css": widget_css,
     }
     exporter = SlidesExporter(template_name="gradviz_reveal",
                               extra_template_basedirs=[str(STATIC / "templates")],

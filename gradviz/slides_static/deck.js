@@ -1,42 +1,51 @@
-// gradviz slides: start reveal.js and fit each widget's iframe to the page inside it.
+// gradviz slides: start reveal.js, and shrink each widget that is taller than what its slide has
+// left below it. (The widgets boot themselves: their module script follows this one.)
 (function () {
   "use strict";
+  var HEIGHT = 800;
   var deck = new Reveal(document.querySelector(".reveal"), {
-    width: 1280, height: 800, margin: 0.04,
+    width: 1280, height: HEIGHT, margin: 0.04,
     hash: true, controls: true, progress: true, slideNumber: "c/t",
     center: false, transition: "slide",
-    // no remote plugins, and no autoplay: the widgets start when the presenter presses play
-    autoPlayMedia: false,
   });
-  window.gradvizDeck = deck;
-  deck.initialize();
+  window.gradvizDeck = deck;   // for the browser tests and the console
 
-  // A widget is a whole page in an iframe (srcdoc). Its height follows its content; keys that a
-  // presentation clicker sends (PageUp/PageDown) still turn the slides after a click in a widget.
-  function fit(frame) {
-    try {
-      var doc = frame.contentDocument;
-      if (!doc || !doc.documentElement) return;
-      var h = Math.max(doc.documentElement.scrollHeight, doc.body ? doc.body.scrollHeight : 0);
-      if (h > 0) frame.style.height = Math.min(h + 4, 740) + "px";
-    } catch (e) { /* a frame we cannot read keeps its default height */ }
-  }
-  document.querySelectorAll("iframe.gradviz-widget").forEach(function (frame) {
-    function watch() {
-      fit(frame);
-      try {
-        var doc = frame.contentDocument;
-        new ResizeObserver(function () { fit(frame); }).observe(doc.documentElement);
-        doc.addEventListener("keydown", function (e) {
-          if (e.key === "PageDown") { deck.next(); e.preventDefault(); }
-          if (e.key === "PageUp") { deck.prev(); e.preventDefault(); }
-        });
-      } catch (e) { /* cross-origin: leave it */ }
+  // A widget is laid out at full size, then scaled (transform) to fit: its box is given the
+  // scaled height so that nothing below it moves. Only slides on screen can be measured.
+  function fit(host) {
+    var box = host.parentElement, section = host.closest("section");
+    if (!section || !section.classList.contains("present") || !host.offsetHeight) return;
+    var top = box.getBoundingClientRect().top - section.getBoundingClientRect().top;
+    var room = HEIGHT - top / deck.getScale() - 16;
+    var scale = 1;
+    for (var i = 0; i < 3; i++) {       // a narrower scale makes the host wider: it may reflow
+      host.style.width = 100 / scale + "%";
+      scale = Math.max(0.45, Math.min(1, room / host.offsetHeight));
     }
-    if (frame.contentDocument && frame.contentDocument.readyState === "complete") watch();
-    frame.addEventListener("load", watch);
+    host.style.width = 100 / scale + "%";
+    host.style.transform = scale < 1 ? "scale(" + scale + ")" : "";
+    box.style.height = host.offsetHeight * scale + "px";
+    box.dataset.scale = scale.toFixed(3);
+  }
+  function fitAll() {
+    document.querySelectorAll(".reveal .slides section.present .gv-host").forEach(fit);
+  }
+
+  document.querySelectorAll(".reveal .gv-host").forEach(function (host) {
+    var box = document.createElement("div");
+    box.className = "gv-fit";
+    host.parentNode.insertBefore(box, host);
+    box.appendChild(host);
+    var pending = false;
+    new ResizeObserver(function () {   // captions change length as the widget plays
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(function () { pending = false; fit(host); });
+    }).observe(host);
   });
-  deck.on("slidechanged", function () {
-    document.querySelectorAll(".present iframe.gradviz-widget").forEach(fit);
-  });
+  deck.on("ready", fitAll);
+  deck.on("slidechanged", fitAll);
+  deck.on("fragmentshown", fitAll);
+  deck.on("resize", fitAll);
+  deck.initialize();
 })();
