@@ -40,15 +40,20 @@ def _new(array, dtype, requires_grad):
     return _finish(Tensor._wrap(array), requires_grad)
 
 
+def _size(args, size):
+    """The shape from ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
+    return _shape_args(args) if size is None else _shape_args((size,))
+
+
 # --- creation -----------------------------------------------------------------------------------
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return _filled(_shape_args(size), 1.0, dtype or get_default_dtype(), requires_grad)
+    return _filled(_size(args, size), 1.0, dtype or get_default_dtype(), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(_shape_args(size), 0.0, dtype or get_default_dtype(), requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    return _filled(_size(args, size), 0.0, dtype or get_default_dtype(), requires_grad)
 
 
 empty = zeros
@@ -155,16 +160,16 @@ def _random_dtype(dtype, kernel):
     return dt
 
 
-def rand(*size, dtype=None, generator=None, device=None, requires_grad=False):
+def rand(*args, size=None, dtype=None, generator=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1): after ``manual_seed(s)``, the very numbers PyTorch gives."""
     dt = _random_dtype(dtype, "check_uniform_bounds")
-    return _new(_random.rand(_shape_args(size), dt.np, generator), None, requires_grad)
+    return _new(_random.rand(_size(args, size), dt.np, generator), None, requires_grad)
 
 
-def randn(*size, dtype=None, generator=None, device=None, requires_grad=False):
+def randn(*args, size=None, dtype=None, generator=None, device=None, requires_grad=False):
     """Standard normal samples: after ``manual_seed(s)``, the very numbers PyTorch gives."""
     dt = _random_dtype(dtype, "normal_kernel_cpu")
-    return _new(_random.randn(_shape_args(size), dt.np, generator), None, requires_grad)
+    return _new(_random.randn(_size(args, size), dt.np, generator), None, requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False, generator=None):
@@ -222,7 +227,7 @@ def _method(name):
 
 
 _METHODS = ("add sub mul div true_divide pow neg exp log sqrt abs sin cos tanh sigmoid relu clamp clip "
-            "sum mean max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
+            "sum mean std var max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
             "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
             "eq ne lt le gt ge").split()
 for _name in _METHODS:

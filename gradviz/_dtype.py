@@ -9,6 +9,7 @@ __all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "uint8", 
 class dtype:
     """A tensor element type, printed as PyTorch prints it (``float32``, ``int64``...)."""
 
+    __module__ = "gradviz"
     __slots__ = ("name", "np", "is_floating_point", "kind", "legacy")
 
     def __init__(self, name, np_type, kind, legacy):

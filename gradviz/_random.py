@@ -33,6 +33,8 @@ _N = 624                         # words of mt19937 state
 class Generator:
     """A random-number generator with PyTorch's CPU algorithm (``torch.Generator()``)."""
 
+    __module__ = "gradviz._C"
+
     def __init__(self, device="cpu"):
         self.device = device
         self.manual_seed(_DEFAULT_SEED)

@@ -65,16 +65,19 @@ class _GradModeContext:
 
 class no_grad(_GradModeContext):
     """Operations inside record no graph (used for weight updates and evaluation)."""
+    __module__ = "gradviz.autograd.grad_mode"   # where PyTorch's class lives: type() prints it
     mode = False
 
 
 class enable_grad(_GradModeContext):
     """Re-enable graph recording inside a ``no_grad`` block."""
+    __module__ = "gradviz.autograd.grad_mode"
     mode = True
 
 
 class set_grad_enabled(_GradModeContext):
     """``set_grad_enabled(False)``: as a call, a context manager or a decorator."""
+    __module__ = "gradviz.autograd.grad_mode"
 
     def __init__(self, mode):
         self.mode, self.prev = bool(mode), _GradMode.enabled
@@ -123,6 +126,7 @@ class AccumulateGrad(Node):
     """The sink of a leaf: adds the incoming gradient into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
 
     def __init__(self, variable):
         self.variable, self.next_functions, self.op = variable, (), None
@@ -136,7 +140,7 @@ class AccumulateGrad(Node):
 @functools.lru_cache(maxsize=None)
 def node_class(name):
     """The grad_fn class called ``name`` (``MulBackward0``...), made once."""
-    return type(name, (Node,), {"__slots__": (), "__module__": "gradviz.autograd"})
+    return type(name, (Node,), {"__slots__": (), "__module__": "builtins"})
 
 
 def accumulator(t):

@@ -221,6 +221,32 @@ op("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt(np.sum(a *
    [lambda g, y, a: g * a / y], ["0o"],
    r"\lVert @0 \rVert", [r"\frac{@0}{\lVert @0 \rVert}"], domain=(0.5, 3.0))
 
+
+
+def _centered(a, dim):
+    return a - np.mean(a, axis=dim, keepdims=True)
+
+
+def _variance(a, dim=None, correction=1, keepdim=False):
+    """Var(x) = Σ (x - x̄)² / (n - correction)"""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.var(a, axis=dim, ddof=correction, keepdims=keepdim), a.dtype)
+
+
+def _std(a, dim=None, correction=1, keepdim=False):
+    """σ(x) = √Var(x)"""
+    return np.sqrt(_variance(a, dim, correction, keepdim))
+
+
+op("var", "VarBackward0", "var", _variance,
+   [lambda g, y, a, dim=None, correction=1, keepdim=False:
+    2 * _expand_reduced(g, a.shape, dim, keepdim) * _centered(a, dim) / (_count(a.shape, dim) - correction)],
+   ["0"], r"\operatorname{Var}(@0)", [r"\frac{2 (@0 - \bar{@0})}{n - 1}"], params={"correction": 1})
+op("std", "StdBackward0", "std", _std,
+   [lambda g, y, a, dim=None, correction=1, keepdim=False:
+    _expand_reduced(g / y, a.shape, dim, keepdim) * _centered(a, dim) / (_count(a.shape, dim) - correction)],
+   ["0o"], r"\sigma(@0)", [r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"], params={"correction": 1})
+
 # --- linear algebra ---------------------------------------------------------------------------
 
 op("mm", "MmBackward0", "@", np.matmul,

@@ -26,6 +26,8 @@ _seq = _ag._seq
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``gradviz.Size([2, 3])``."""
 
+    __module__ = "gradviz"
+
     def __repr__(self):
         return f"gradviz.Size({list(self)!r})"
 
@@ -198,6 +200,7 @@ class Tensor:
     tensor([3., 3.])
     """
 
+    __module__ = "gradviz"      # type(t) prints <class 'gradviz.Tensor'>, as torch.Tensor does
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_vbox", "_acc", "_retains_grad",
                  "_hooks", "_seq", "_literal", "_base", "__dict__", "__weakref__")
     __array_priority__ = 1000   # numpy defers to Tensor's reflected operators
@@ -703,6 +706,25 @@ class Tensor:
         if dim is None:
             return apply(OPS["mean"], (t,))
         return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The variance, with Bessel's correction (divide by n - 1) unless ``unbiased=False``."""
+        return self._moment("var", dim, unbiased, keepdim, correction)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The standard deviation, with Bessel's correction unless ``unbiased=False``."""
+        return self._moment("std", dim, unbiased, keepdim, correction)
+
+    def _moment(self, key, dim, unbiased, keepdim, correction):
+        if isinstance(dim, builtins.bool):  # std(False): the old positional unbiased
+            dim, unbiased = None, dim
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("std and var only support floating point and complex dtypes")
+        if dim is None:
+            return apply(OPS[key], (self,), correction=correction)
+        return apply(OPS[key], (self,), dim=_dims(dim, self.ndim), correction=correction, keepdim=keepdim)
 
     def _extreme(self, which, dim, keepdim):
         if isinstance(dim, Tensor):

@@ -6,7 +6,7 @@ finite difference would be meaningless), and parameters based on ``op.params``.
 """
 
 import numpy as np
-from hypothesis import settings
+from hypothesis import assume, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -21,6 +21,7 @@ KINDS = {
     "binary": "add sub mul div pow_tt",
     "reduce_all": "sum mean amax amin norm",
     "reduce_dim": "sum_dim mean_dim max_dim min_dim",
+    "moments": "var std",
     "matmul": "mm mv dot bmm",
     "reshape": "view reshape_copy",
     "expand": "expand",
@@ -92,6 +93,16 @@ def op_case(draw, op):
             dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
             return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
         return [a], {"dim": dim, "keepdim": keepdim}
+    if kind == "moments":
+        shape = draw(shapes(min_dims=1))
+        a = draw(arrays(shape, lo, hi, distinct=True))  # never all equal: σ > 0
+        params = {"correction": draw(st.sampled_from([0, 1]))}
+        dims = draw(st.none() | st.sets(st.integers(0, len(shape) - 1), min_size=1))
+        n = a.size if dims is None else int(np.prod([shape[d] for d in dims]))
+        assume(n >= 2)  # σ of a single value is 0, where the derivative does not exist
+        if dims is not None:
+            params.update(dim=tuple(sorted(dims)), keepdim=draw(st.booleans()))
+        return [a], params
     if kind == "matmul":
         m, k, n, b = (draw(st.integers(1, 4)) for _ in range(4))
         shape_a, shape_b = {"mm": ((m, k), (k, n)), "mv": ((m, k), (k,)), "dot": ((k,), (k,)),

@@ -33,6 +33,12 @@ def _extreme_along(a, dim, keepdim, pick):
     return np.expand_dims(out, dim) if keepdim else out
 
 
+def _var(a, dim, correction, keepdim):
+    n = a.size if dim is None else math.prod(a.shape[d] for d in dim)
+    mean = a.sum(axis=dim, keepdims=True) / n
+    return ((a - mean) ** 2).sum(axis=dim, keepdims=keepdim) / (n - correction)
+
+
 # Independent ways to compute each op's forward (no call into the table).
 REFERENCE = {
     "add": lambda a, b: a + b,
@@ -64,6 +70,8 @@ REFERENCE = {
     "mean_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim) / math.prod(a.shape[d] for d in dim),
     "max_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, max),
     "min_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, min),
+    "var": lambda a, dim=None, correction=1, keepdim=False: _var(a, dim, correction, keepdim),
+    "std": lambda a, dim=None, correction=1, keepdim=False: np.sqrt(_var(a, dim, correction, keepdim)),
     "mm": lambda a, b: np.einsum("ik,kj->ij", a, b),
     "mv": lambda a, b: np.einsum("ik,k->i", a, b),
     "dot": lambda a, b: math.fsum((a * b).tolist()),
