@@ -1036,11 +1036,10 @@ def _check_leaf(t, view=False):
     """In-place changes to a leaf that requires grad (or to a view of one) would corrupt its gradient."""
     if not _GradMode.enabled:
         return
-    base = t._base
-    if view or (base is not None and base._requires_grad and base._grad_fn is None):
-        if (base or t)._requires_grad and (base or t)._grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+    owner = t if t._base is None else t._base
+    if (view or owner is not t) and owner._requires_grad and owner._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 

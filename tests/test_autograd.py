@@ -1,0 +1,418 @@
+"""The engine as a student meets it: backward, accumulation, retain_graph, grad modes, hooks, and
+every classic error with PyTorch's exact type and message."""
+
+import gc
+import re
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+from gradviz.autograd import Variable
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+    "for more information.")
+
+
+def raises(exc, message):
+    return pytest.raises(exc, match="^" + re.escape(message) + "$")
+
+
+# --- the seed lesson ----------------------------------------------------------------------------
+
+def test_seed_lesson_gradient():
+    x = torch.ones(2, requires_grad=True)
+    o = 0.5 * torch.sum(5 * (x + 1) ** 2)
+    o.backward()
+    assert x.grad.tolist() == [10.0, 10.0]
+    assert repr(o) == "tensor(20., grad_fn=<MulBackward0>)"
+
+
+# --- classic errors -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [lambda x: (x * x).sum(), lambda x: (x ** 2).sum(), lambda x: x.exp().sum(),
+                                  lambda x: (x * 2).tanh().mean()])
+def test_backward_twice_without_retain_graph(make):
+    x = torch.ones(2, requires_grad=True)
+    y = make(x)
+    y.backward()
+    with raises(RuntimeError, SECOND_BACKWARD):
+        y.backward()
+
+
+def test_backward_twice_through_nodes_that_save_nothing_is_allowed():
+    x = torch.ones(2, requires_grad=True)
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()  # AddBackward0 and SumBackward0 keep nothing: PyTorch allows this too
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_non_scalar_backward_needs_a_gradient():
+    x = torch.ones(2, requires_grad=True)
+    with raises(RuntimeError, "grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+
+
+def test_gradient_of_the_wrong_shape():
+    x = torch.ones(2, requires_grad=True)
+    with raises(RuntimeError, "Mismatch in shape: grad_output[0] has a shape of gradviz.Size([3]) and "
+                              "output[0] has a shape of gradviz.Size([2])."):
+        (x * 2).backward(torch.ones(3))
+
+
+def test_in_place_on_a_leaf_that_requires_grad():
+    x = torch.ones(2, requires_grad=True)
+    msg = "a leaf Variable that requires grad is being used in an in-place operation."
+    for op in (lambda: x.add_(1), lambda: x.mul_(2), lambda: x.zero_(), lambda: x.__iadd__(1)):
+        with raises(RuntimeError, msg):
+            op()
+    with torch.no_grad():  # the usual SGD step
+        x -= 0.1 * torch.ones(2)
+    assert x.tolist() == pytest.approx([0.9, 0.9])
+
+
+def test_in_place_on_a_view_of_a_leaf():
+    x = torch.ones(2, 2, requires_grad=True)
+    msg = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    with raises(RuntimeError, msg):
+        x[0] = 5
+    with raises(RuntimeError, msg):
+        x[0].add_(1)
+    with raises(RuntimeError, msg):
+        x.view(4).mul_(2)
+
+
+def test_in_place_change_of_a_saved_tensor():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 1
+    z = y * y
+    y.add_(1)
+    with raises(RuntimeError, "one of the variables needed for gradient computation has been modified by "
+                              "an inplace operation: [gradviz.FloatTensor [2]], which is output 0 of "
+                              "Add, is at version 1; expected version 0 instead. Hint: enable "
+                              "anomaly detection to find the operation that failed to compute its gradient, "
+                              "with torch.autograd.set_detect_anomaly(True, check_nan=False)."):
+        z.sum().backward()
+
+
+def test_in_place_change_of_a_saved_output():
+    x = torch.ones(2, requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=r"\[gradviz.FloatTensor \[2\]\], which is output 0 of "
+                                           r"Exp, is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_in_place_change_of_a_saved_plain_tensor():
+    a = torch.ones(2)
+    x = torch.ones(2, requires_grad=True)
+    y = x * a
+    a.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[gradviz.FloatTensor \[2\]\] "
+                                           r"is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_requires_grad_on_integers_three_messages():
+    with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
+        torch.tensor([1, 2], requires_grad=True)
+    with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
+        torch.ones(2, dtype=torch.int64, requires_grad=True)
+    with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
+        Variable(torch.full((2, 3), 3), requires_grad=True)
+    x = torch.tensor([1, 2])
+    with raises(RuntimeError, "only Tensors of floating point and complex dtype can require gradients"):
+        x.requires_grad = True
+    with raises(RuntimeError, "only Tensors of floating point dtype can require gradients"):
+        x.requires_grad_()
+    x.requires_grad = False  # turning it off is always fine
+
+
+def test_item_of_many_elements():
+    with raises(RuntimeError, "a Tensor with 3 elements cannot be converted to Scalar"):
+        torch.ones(3).item()
+    assert torch.ones(1, 1).item() == 1.0
+
+
+def test_non_leaf_grad_warns_with_pytorchs_text():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.sum().backward()
+    with pytest.warns(UserWarning) as record:
+        assert y.grad is None
+    assert str(record[0].message) == NON_LEAF_GRAD
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert x.grad is not None  # a leaf: no warning
+
+
+def test_changing_requires_grad_of_a_non_leaf():
+    y = torch.ones(2, requires_grad=True) * 2
+    with raises(RuntimeError, "you can only change requires_grad flags of leaf variables. If you want to use "
+                              "a computed variable in a subgraph that doesn't require differentiation use "
+                              "var_no_grad = var.detach()."):
+        y.requires_grad = False
+
+
+def test_backward_of_something_without_a_graph():
+    with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
+        torch.ones(2).sum().backward()
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        y = (x * 2).sum()
+    with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
+        y.backward()
+
+
+def test_numpy_of_a_tensor_that_requires_grad():
+    with raises(RuntimeError, "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                              "instead."):
+        torch.ones(2, requires_grad=True).numpy()
+
+
+def test_bool_of_many_elements():
+    with raises(RuntimeError, "Boolean value of Tensor with more than one value is ambiguous"):
+        bool(torch.ones(2))
+
+
+# --- accumulation, retain_graph, freeing --------------------------------------------------------
+
+def test_grad_accumulates_in_the_same_tensor():
+    x = torch.ones(2, requires_grad=True)
+    y = (x * 5).sum()
+    y.backward(retain_graph=True)
+    g = x.grad
+    assert g.tolist() == [5.0, 5.0]
+    y.backward(retain_graph=True)
+    assert x.grad is g and g.tolist() == [10.0, 10.0]
+    (x * 1).sum().backward()
+    assert x.grad is g and g.tolist() == [11.0, 11.0]
+    x.grad.zero_()
+    (x * 2).sum().backward()
+    assert x.grad is g and g.tolist() == [2.0, 2.0]
+    x.grad = None
+    (x * 3).sum().backward()
+    assert x.grad is not g and x.grad.tolist() == [3.0, 3.0]
+
+
+def test_seed_lesson_twice_with_retain_graph():
+    x = torch.ones(2, requires_grad=True)
+    o = 0.5 * torch.sum(5 * (x + 1) ** 2)
+    o.backward(retain_graph=True)
+    assert x.grad.tolist() == [10.0, 10.0]
+    o.backward()
+    assert x.grad.tolist() == [20.0, 20.0]
+    with raises(RuntimeError, SECOND_BACKWARD):
+        o.backward()
+
+
+def test_saved_values_are_freed_after_backward():
+    x = torch.ones(3, requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    assert node.saved_values is not None and len(node.saved_values) == 1
+    y.sum().backward(retain_graph=True)
+    assert node.saved_values is not None
+    y.sum().backward()
+    assert node.saved_values is None
+
+
+def test_freed_arrays_can_be_garbage_collected():
+    class Probe(np.ndarray):
+        pass
+
+    x = torch.ones(1000, requires_grad=True)
+    y = x * 3
+    z = y * y                              # saves y's array twice
+    probe = weakref.ref(y._data)
+    y._data = y._data.view(Probe)
+    probe = weakref.ref(y._data)
+    z = y * y
+    del y
+    gc.collect()
+    assert probe() is not None             # still saved by z's grad_fn
+    z.sum().backward()
+    gc.collect()
+    assert probe() is None                 # freed by backward
+
+
+def test_gradient_flows_to_every_use_of_a_tensor():
+    x = torch.tensor([2.0], requires_grad=True)
+    y = x * x + x * 3 + x.exp().log()       # d/dx = 2x + 3 + 1
+    y.backward()
+    assert x.grad.tolist() == pytest.approx([8.0])
+
+
+def test_backward_with_a_gradient_argument():
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.backward(torch.tensor([0.1, 1.0, 0.0001]))
+    assert x.grad.tolist() == pytest.approx([0.2, 2.0, 0.0002])
+
+
+def test_backward_inputs_limits_accumulation():
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    (a * b * 3).sum().backward(inputs=[a])
+    assert a.grad.tolist() == [3.0, 3.0] and b.grad is None
+
+
+# --- grad modes ---------------------------------------------------------------------------------
+
+def test_no_grad_context_and_decorator():
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        y = x * 2
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+    assert y.grad_fn is None and not y.requires_grad
+
+    @torch.no_grad()
+    def double(t):
+        return t * 2
+
+    assert double(x).grad_fn is None
+    assert (x * 2).grad_fn is not None
+
+
+def test_enable_grad_inside_no_grad_and_set_grad_enabled():
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        with torch.enable_grad():
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    torch.set_grad_enabled(False)
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        torch.set_grad_enabled(True)
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_no_grad_restores_mode_after_an_exception():
+    with pytest.raises(ZeroDivisionError):
+        with torch.no_grad():
+            1 / 0
+    assert torch.is_grad_enabled()
+
+
+def test_detach_shares_storage_and_cuts_the_graph():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert d.grad_fn is None and not d.requires_grad and d.is_leaf
+    d.add_(1)
+    assert y.tolist() == [3.0, 3.0]     # same storage
+    x2 = torch.ones(2, requires_grad=True)
+    x2.detach_()
+    assert not x2.requires_grad
+
+
+# --- autograd.grad, retain_grad, hooks ----------------------------------------------------------
+
+def test_autograd_grad_returns_without_accumulating():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x ** 2).sum(), x)
+    assert g.tolist() == [2.0, 4.0] and x.grad is None
+    z = torch.ones(2, requires_grad=True)
+    with raises(RuntimeError, "The differentiated Tensor at index 1 appears to not have been used in the "
+                              "graph. Set allow_unused=True if this is the desired behavior."):
+        torch.autograd.grad((x * 2).sum(), [x, z])
+    gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)
+    assert gz is None and gx.tolist() == [2.0, 2.0]
+    with raises(RuntimeError, "One of the differentiated Tensors does not require grad"):
+        torch.autograd.grad((x * 2).sum(), [torch.ones(2)])
+
+
+def test_retain_grad_on_a_non_leaf():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [6.0, 6.0] and y.retains_grad
+    with raises(RuntimeError, "can't retain_grad on Tensor that has requires_grad=False"):
+        torch.ones(2).retain_grad()
+
+
+def test_hooks_see_and_replace_the_gradient():
+    x = torch.ones(2, requires_grad=True)
+    seen = []
+    h = x.register_hook(lambda g: seen.append(g.tolist()))
+    (x * 3).sum().backward()
+    assert seen == [[3.0, 3.0]]
+    h.remove()
+    x.register_hook(lambda g: g * 10)
+    x.grad = None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [30.0, 30.0]
+    y = torch.ones(2, requires_grad=True) * 1
+    y.register_hook(lambda g: g * 0)
+    with raises(RuntimeError, "cannot register a hook on a tensor that doesn't require gradient"):
+        torch.ones(2).register_hook(print)
+
+
+# --- Variable and grad_fn structure -------------------------------------------------------------
+
+def test_variable_is_a_tensor():
+    v = Variable(torch.ones(2, 2), requires_grad=True)
+    assert isinstance(v, torch.Tensor) and isinstance(v, Variable)
+    assert repr(v) == "tensor([[1., 1.],\n        [1., 1.]], requires_grad=True)"
+    assert repr(v.data) == "tensor([[1., 1.],\n        [1., 1.]])"
+    assert v.grad is None and v.grad_fn is None
+    out = ((v + 2) * (v + 2) * 3).mean()
+    out.backward()
+    assert v.grad.tolist() == [[4.5, 4.5], [4.5, 4.5]]
+
+
+def test_next_functions_mirror_pytorch():
+    x = torch.ones(2, requires_grad=True)
+    y = x + 2
+    fn, idx = y.grad_fn.next_functions[0]
+    assert type(fn).__name__ == "AccumulateGrad" and idx == 0 and fn.variable is x
+    assert y.grad_fn.next_functions[1] == (None, 0)
+    z = y * y
+    assert z.grad_fn.next_functions[0][0] is z.grad_fn.next_functions[1][0] is y.grad_fn
+    w = x * x
+    assert w.grad_fn.next_functions[0][0] is y.grad_fn.next_functions[0][0]  # one AccumulateGrad per leaf
+    assert repr(type(y.grad_fn)) == "<class 'AddBackward0'>"
+    assert y.grad_fn.name() == "AddBackward0"
+
+
+def test_gradient_dtype_follows_the_leaf():
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    (x * torch.ones(2)).sum().backward()   # float64 * float32 -> float64
+    assert x.grad.dtype is torch.float64
+    f = torch.ones(2, requires_grad=True)
+    (f * torch.ones(2, dtype=torch.float64)).sum().backward()
+    assert f.grad.dtype is torch.float32
+
+
+def test_broadcasting_gradients_are_summed():
+    a = torch.ones(3, 1, requires_grad=True)
+    b = torch.ones(4, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.tolist() == [[4.0], [4.0], [4.0]] and b.grad.tolist() == [3.0] * 4
+
+
+def test_deep_graph_does_not_recurse():
+    x = torch.ones(1, requires_grad=True)
+    y = x
+    for _ in range(5000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
