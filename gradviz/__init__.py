@@ -19,6 +19,7 @@ from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, 
                      set_default_dtype, uint8)
 from ._format import get_printoptions, printoptions, set_printoptions
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import device  # noqa: E402,F401
 from .tensor import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, Size,
                      Tensor, _filled, _finish, _shape_args, apply, matmul, return_types, tensor)
 
@@ -301,3 +302,15 @@ def __getattr__(name):
         from .gradcheck import gradcheck
         return gradcheck
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+
+
+class cuda:
+    """``torch.cuda``: gradviz has no GPU, so tutorials take their CPU branch."""
+
+    @staticmethod
+    def is_available():
+        return False
+
+    @staticmethod
+    def device_count():
+        return 0

@@ -23,6 +23,32 @@ __all__ = ["Tensor", "Size", "apply", "tensor", "as_array", "return_types"]
 _seq = _ag._seq
 
 
+class device:
+    """Where a tensor lives: ``device(type='cpu')`` (gradviz computes on the CPU only)."""
+
+    __module__ = "gradviz"
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        kind, _, number = str(type).partition(":")
+        self.type, self.index = kind, int(number) if number else index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``gradviz.Size([2, 3])``."""
 
@@ -357,7 +383,7 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        return device("cpu")
 
     is_cuda = False
 
@@ -443,11 +469,14 @@ class Tensor:
 
     def to(self, *args, **kwargs):
         dtype = kwargs.get("dtype")
+        _check_device(kwargs.get("device"))
         for a in args:
             if isinstance(a, D.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype = a.dtype
+            elif isinstance(a, (str, device)):
+                _check_device(a)
         if dtype is None or dtype is self.dtype:
             return self
         return apply(OPS["to"], (self,), dtype=dtype.np)
@@ -472,6 +501,9 @@ class Tensor:
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None):
+        _check_device("cuda")
 
     # -- backward --------------------------------------------------------------------------------
 
@@ -531,6 +563,9 @@ class Tensor:
         return apply(OPS["pow"], (self,), n=exponent)
 
     def __rpow__(self, base):
+        if isinstance(base, (builtins.int, np.integer)) and not isinstance(base, builtins.bool) \
+                and not self.dtype.is_floating_point:
+            return apply(OPS["rpow"], (self,), c=base)   # 2 ** int tensor stays an integer tensor
         return apply(OPS["rpow"], (self,), _floating(self), c=base)
 
     def __neg__(self):
