@@ -154,7 +154,8 @@ def deck_html(nb, title=None):
     if _inline_widgets(nb):
         from .widget.standalone import standalone_assets
         widget_js, widget_css = standalone_assets()
-        widget_js += "\nbootStandalone(document);\n"
+        # deck.js has put each widget in a shadow root of its own: boot them there
+        widget_js += "\n(window.gradvizWidgetRoots || [document]).forEach((r) => bootStandalone(r));\n"
     _short_errors(nb)
     found = {}
     for cell in nb.cells:

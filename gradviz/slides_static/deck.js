@@ -1,5 +1,9 @@
-// gradviz slides: start reveal.js, and shrink each widget that is taller than what its slide has
-// left below it. (The widgets boot themselves: their module script follows this one.)
+// gradviz slides: start reveal.js; give each widget a shadow root of its own and shrink it when it
+// is taller than what its slide has left below it.
+//
+// Why a shadow root: reveal.js takes every <section> under a slide for a vertical slide, and the
+// widget draws <section>s of its own (its derivation); the notebook's and reveal's CSS stay out too.
+// The widgets boot from the module script that follows this one, in the roots listed here.
 (function () {
   "use strict";
   var HEIGHT = 800;
@@ -11,41 +15,51 @@
   window.gradvizDeck = deck;   // for the browser tests and the console
 
   // A widget is laid out at full size, then scaled (transform) to fit: its box is given the
-  // scaled height so that nothing below it moves. Only slides on screen can be measured.
-  function fit(host) {
-    var box = host.parentElement, section = host.closest("section");
-    if (!section || !section.classList.contains("present") || !host.offsetHeight) return;
-    var top = box.getBoundingClientRect().top - section.getBoundingClientRect().top;
-    var room = HEIGHT - top / deck.getScale() - 16;
+  // scaled height so that nothing below it moves. Only the slide on screen can be measured.
+  function fit(box) {
+    var host = box.shadowRoot && box.shadowRoot.querySelector(".gv-host");
+    var slide = box.closest("section");
+    if (!host || !slide || !slide.classList.contains("present") || !host.offsetHeight) return;
+    var top = (box.getBoundingClientRect().top - slide.getBoundingClientRect().top) / deck.getScale();
+    var room = HEIGHT - top - 16;
     var scale = 1;
-    for (var i = 0; i < 3; i++) {       // a narrower scale makes the host wider: it may reflow
+    host.style.boxSizing = "border-box";
+    for (var i = 0; i < 3; i++) {       // a smaller scale makes the host wider: it may reflow
       host.style.width = 100 / scale + "%";
       scale = Math.max(0.45, Math.min(1, room / host.offsetHeight));
     }
     host.style.width = 100 / scale + "%";
+    host.style.transformOrigin = "0 0";
     host.style.transform = scale < 1 ? "scale(" + scale + ")" : "";
     box.style.height = host.offsetHeight * scale + "px";
     box.dataset.scale = scale.toFixed(3);
   }
-  function fitAll() {
-    document.querySelectorAll(".reveal .slides section.present .gv-host").forEach(fit);
+  function fitPresent() {
+    document.querySelectorAll(".reveal .slides section.present .gv-fit").forEach(fit);
   }
 
+  var css = document.getElementById("gv-widget-css");
+  var roots = [];
   document.querySelectorAll(".reveal .gv-host").forEach(function (host) {
     var box = document.createElement("div");
     box.className = "gv-fit";
     host.parentNode.insertBefore(box, host);
-    box.appendChild(host);
+    var shadow = box.attachShadow({ mode: "open" });
+    if (css) shadow.appendChild(css.content.cloneNode(true));
+    shadow.appendChild(host);
+    roots.push(shadow);
     var pending = false;
     new ResizeObserver(function () {   // captions change length as the widget plays
       if (pending) return;
       pending = true;
-      requestAnimationFrame(function () { pending = false; fit(host); });
+      requestAnimationFrame(function () { pending = false; fit(box); });
     }).observe(host);
   });
-  deck.on("ready", fitAll);
-  deck.on("slidechanged", fitAll);
-  deck.on("fragmentshown", fitAll);
-  deck.on("resize", fitAll);
+  window.gradvizWidgetRoots = roots;
+
+  deck.on("ready", fitPresent);
+  deck.on("slidechanged", fitPresent);
+  deck.on("fragmentshown", fitPresent);
+  deck.on("resize", fitPresent);
   deck.initialize();
 })();
