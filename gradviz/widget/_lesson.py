@@ -88,8 +88,8 @@ class Lesson:
             if out is not None:
                 self.values[node._seq] = out._data
             else:
-                p = node._params or {}
-                self.values[node._seq] = np.asarray(node.op.forward(*arrays, **p))
+                with np.errstate(all="ignore"):      # the forward pass already warned, if at all
+                    self.values[node._seq] = np.asarray(node.op.forward(*arrays, **(node._params or {})))
             self._inputs[node._seq] = arrays
         self.leaves.sort(key=lambda t: t._seq)
         if root.grad_fn is None and root.requires_grad:

@@ -60,7 +60,6 @@ class AutogradWidget(anywidget.AnyWidget):
                  _frame=None, **kwargs):
         if not isinstance(root, Tensor):
             raise TypeError(f"AutogradWidget() shows a tensor's graph, not a {type(root).__name__}")
-        super().__init__(lang=lang, strings=strings(lang), presenter=presenter, speed=speed, **kwargs)
         self._root, self._gradient, self._expected = root, gradient, expected
         self._runs = 0
         caller = _frame if _frame is not None else sys._getframe(1)
@@ -70,15 +69,17 @@ class AutogradWidget(anywidget.AnyWidget):
             rec = recording
         elif backward and root.requires_grad:
             rec, error = self._record(retain_graph=True)
-        drawing = _draw(root, view, names, caller, rec, rankdir)
+        drawing = _draw(root, view, names, caller, rec, rankdir)   # drawn with the gradients in place
         self._graph = drawing.get("graph_obj")
-        if rec is not None and recording is None:
+        self._restored = rec is not None and recording is None
+        if self._restored:
             _restore(before)
         lesson = Lesson(root, drawing.get("names") or _names(names))
         self._lesson, self._ids = lesson, drawing.get("ids") or F.Ids()
         seed = _seed(rec, root, gradient)
         self._targets = targets(lesson, seed, expected)
-        frames = [F.start_frame(lesson, self._ids, {k: v for k, v in _grad_arrays(before).items()}, self._targets)]
+        self._before = _grad_arrays(before)
+        frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
         frames += F.forward_frames(lesson, self._ids)
         if rec is not None:
             frames += self._run_frames(rec, error, gradient_given=gradient is not None)
@@ -88,17 +89,11 @@ class AutogradWidget(anywidget.AnyWidget):
             deriv = build_derivation(lesson, seed, derivation, expected)
         except Exception as exc:  # a derivation that cannot be written must not hide the graph
             deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
-        self._shown = _grad_arrays(before)
-        if rec is not None and recording is None:
-            self._shown = self._after_runs(rec, self._shown)
-        with self.hold_sync():
-            self.svg = drawing.get("svg", "")
-            self.graph = drawing.get("graph", {})
-            self.error = drawing.get("error", "")
-            self.root_name = lesson.root_name
-            self.derivation = deriv
-            self.frames = frames
-            self.frame = 0
+        self._shown = self._after_runs(rec, self._before) if rec is not None else dict(self._before)
+        # everything is known before the comm opens: the front end gets it in one message
+        super().__init__(svg=drawing.get("svg", ""), graph=drawing.get("graph", {}), frames=frames, frame=0,
+                         derivation=deriv, lang=lang, strings=strings(lang), presenter=presenter,
+                         speed=speed, error=drawing.get("error", ""), root_name=lesson.root_name, **kwargs)
         self.on_msg(self._on_msg)
 
     # -- running the engine ----------------------------------------------------------------------
@@ -163,12 +158,18 @@ class AutogradWidget(anywidget.AnyWidget):
         self._append(new)
 
     def _sync_frame(self):
-        """A frame saying which ``.grad`` changed outside the widget since the last one shown."""
+        """A frame saying which ``.grad`` changed outside the widget since the last one shown.
+
+        The first time, that is usually animate() itself, which put every ``.grad`` back after
+        recording its pass; the caption says so.
+        """
         now = _grad_arrays(_grads(self._root, self._lesson.leaves))
         changed = [t for t in self._lesson.leaves if not _same(now.get(t._seq), self._shown.get(t._seq))]
+        restored = self._restored and all(_same(now.get(k), v) for k, v in self._before.items())
+        self._restored = False
         if not changed:
             return []
-        return [F.sync_frame(self._lesson, self._ids, changed, now, self._targets)]
+        return [F.sync_frame(self._lesson, self._ids, changed, now, self._targets, restored=restored)]
 
     def _append(self, new):
         if not new:

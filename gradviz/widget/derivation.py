@@ -40,7 +40,6 @@ _ATTRS = {"display", "mathvariant", "stretchy", "fence", "form", "separator", "l
           "depth", "displaystyle", "scriptlevel", "notation", "linethickness", "minsize", "maxsize",
           "movablelimits", "largeop", "symmetric", "columnlines", "rowlines", "frame", "align",
           "rowalign", "mathsize", "class"}
-_MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 
 
 class _Cleaner(HTMLParser):
@@ -55,7 +54,7 @@ class _Cleaner(HTMLParser):
             return
         kept = []
         for k, v in attrs:
-            if k == "xmlns" and v == _MATHML_NS or k in _ATTRS and v is not None:
+            if k in _ATTRS and v is not None:      # (no xmlns: HTML puts <math> in MathML's namespace)
                 kept.append(f' {k}="{html.escape(v, quote=True)}"')
         self.out.append(f"<{tag}{''.join(kept)}>")
         self.open.append(tag)
@@ -108,7 +107,7 @@ def mathml(latex, display=False):
     try:
         markup = convert(latex, display="block" if display else "inline")
     except Exception:  # latex2mathml raises many kinds; show the source instead of failing
-        markup = f'<math xmlns="{_MATHML_NS}"><mtext>{html.escape(latex, quote=False)}</mtext></math>'
+        markup = f'<math><mtext>{html.escape(latex, quote=False)}</mtext></math>'
     return {"latex": latex, "mathml": sanitize_mathml(markup)}
 
 
@@ -190,8 +189,9 @@ def _vjp(lesson, node, i, g):
     op, params = node.op, node._params or {}
     args = lesson.inputs(node)
     rule = op.vjp(i)
-    gi = rule(g, lesson.output(node), *args, i=i, **params) if op.variadic else \
-        rule(g, lesson.output(node), *args, **params)
+    with np.errstate(all="ignore"):         # nan and inf are shown as they are, like the engine's
+        gi = rule(g, lesson.output(node), *args, i=i, **params) if op.variadic else \
+            rule(g, lesson.output(node), *args, **params)
     gi = np.asarray(gi)
     shape, dtype = node._metas[i]
     if gi.shape != shape:

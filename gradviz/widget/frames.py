@@ -327,7 +327,7 @@ def zero_frame(lesson, ids, before, targets):
     return f
 
 
-def sync_frame(lesson, ids, changed, now, targets):
+def sync_frame(lesson, ids, changed, now, targets, restored=False):
     """``.grad`` changed outside the widget (a notebook cell ran backward or zero_): show it as it is."""
     parts, s = [], {}
     for t in changed:
@@ -335,5 +335,6 @@ def sync_frame(lesson, ids, changed, now, targets):
         parts.append(["cap_sync_item", {"leaf": name, "value": short(g) if g is not None else "None"}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
         s[f"check:{name}"] = _check_slot(g, targets.get(t._seq), t, lesson)
-    return _frame("note", "sync", ["cap_sync", {"items": {"join": parts}}],
+    key = "cap_restored" if restored else "cap_sync"
+    return _frame("note", "sync", [key, {"items": {"join": parts}, "root": lesson.root_name}],
                   focus=[ids.leaf(t) for t in changed], set=s)

@@ -1,0 +1,159 @@
+"""The hand derivation: the chain rule along every path, from the op table's LaTeX, safe MathML."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import gradviz as torch
+from gradviz.widget import AutogradWidget
+from gradviz.widget._lesson import Lesson
+from gradviz.widget.derivation import (build_derivation, chain_gradients, check, expected_gradients, fill,
+                                       mathml, sanitize_mathml)
+from test_widget_frames import SETTINGS, graphs
+from widget_lessons import LESSONS
+
+
+def lesson_of(name):
+    root, names, gradient = LESSONS[name]()
+    return root, names, gradient, Lesson(root, names)
+
+
+def test_seed_lesson_by_hand():
+    root, names, _, lesson = lesson_of("seed")
+    d = build_derivation(lesson, np.float32(1), [r"o = \frac12 \sum_i 5(x_i+1)^2"],
+                         {"x": lambda x: 5 * (x + 1)})
+    assert [m["latex"] for m in d["defs"]] == ["a = x + 1", "b = a^{2}", r"y = b \cdot 5", r"c = \sum y",
+                                               r"o = c \cdot 0.5"]
+    (leaf,) = d["leaves"]
+    assert leaf["leaf"] == "x" and leaf["count"] == 1 and leaf["chain"] == "[10., 10.]"
+    stages = [m["latex"] for m in leaf["paths"][0]["stages"]]
+    assert stages == [
+        r"\frac{\partial o}{\partial c} \cdot \frac{\partial c}{\partial y} \cdot \frac{\partial y}{\partial b}"
+        r" \cdot \frac{\partial b}{\partial a} \cdot \frac{\partial a}{\partial x}",
+        r"0.5 \cdot 1 \cdot 5 \cdot \left(2 a^{2 - 1}\right) \cdot 1",
+        r"0.5 \cdot 1 \cdot 5 \cdot \left(2 \cdot 2^{2 - 1}\right) \cdot 1",
+        "10",
+    ]
+    assert leaf["closed"] == "[10., 10.]"
+    assert d["custom"][0]["mathml"].startswith('<math display="block">')
+
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_the_chain_rule_agrees_with_the_engine(lesson):
+    root, names, gradient, lesson_ = lesson_of(lesson)
+    seed = np.ones_like(root._data) if gradient is None else gradient._data
+    chain = chain_gradients(lesson_, seed)
+    root.backward(gradient)
+    for leaf in lesson_.leaves:
+        np.testing.assert_allclose(chain[leaf._seq], leaf.grad._data, rtol=1e-5, atol=1e-6)
+
+
+def test_paths_sum_to_the_result_when_a_leaf_is_reached_many_ways():
+    root, names, _, lesson = lesson_of("fan_out")
+    d = build_derivation(lesson, np.float32(1))
+    a = next(l for l in d["leaves"] if l["leaf"] == "a")
+    assert a["count"] == 4 and len(a["paths"]) == 4 and "sum" in a
+    assert a["sum"]["latex"].startswith(r"\frac{\partial \mathrm{out}}{\partial a} = ")
+    b = next(l for l in d["leaves"] if l["leaf"] == "b")
+    assert b["count"] == 5 and len(b["paths"]) == 4                 # the first 4 written out ...
+    assert r"\dots" in b["sum"]["latex"]                              # ... and the sum says there is more
+
+
+@SETTINGS
+@given(graphs())
+def test_random_graphs_by_hand_equal_the_engine(case):
+    root, leaves = case
+    if not root.requires_grad:
+        return
+    lesson = Lesson(root)
+    chain = chain_gradients(lesson, np.ones_like(root._data))
+    root.backward()
+    for leaf in lesson.leaves:
+        np.testing.assert_allclose(chain[leaf._seq], leaf.grad._data, rtol=2e-5, atol=1e-5)
+    d = build_derivation(lesson, np.ones_like(root._data))
+    for entry in d["leaves"]:
+        for path in entry["paths"]:
+            for m in path["stages"]:
+                assert m["mathml"].startswith("<math") and "<script" not in m["mathml"]
+
+
+def test_fill_puts_names_then_numbers():
+    x = torch.tensor([3.0], requires_grad=True)
+    y = x ** 3
+    lesson = Lesson(y.sum(), {"x": x, "y": y})
+    node = y.grad_fn
+    assert fill(node.op.dlatex[0], lesson, node, False) == "3 x^{3 - 1}"
+    assert fill(node.op.dlatex[0], lesson, node, True) == r"3 \cdot 3^{3 - 1}"
+    z = torch.tensor(-2.0, requires_grad=True)
+    w = z.exp()
+    lz = Lesson(w, {"z": z, "w": w})
+    assert fill("e^{@0}", lz, w.grad_fn, True) == r"e^{\left(-2\right)}"
+
+
+def test_expected_closed_forms():
+    root, names, _, lesson = lesson_of("neuron")
+    got = expected_gradients(lesson, {"w": lambda w: 0.5 * np.array([2.0, 0.0]), "b": 0.5,
+                                      "b": (r"1 - \tanh^2 n", 0.5)})
+    (latex, value), = [v for k, v in got.items() if k == names["b"]._seq]
+    assert latex == r"1 - \tanh^2 n" and value == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="not a leaf"):
+        expected_gradients(lesson, {"q": 1.0})
+
+
+def test_expected_with_several_leaves_by_name():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([3.0, 4.0], requires_grad=True)
+    o = (a * b).sum()
+    lesson = Lesson(o, {"a": a, "b": b, "o": o})
+    got = expected_gradients(lesson, {"a": lambda a, b: b})
+    np.testing.assert_array_equal(got[a._seq][1], [3.0, 4.0])
+
+
+def test_check():
+    assert check(np.array([10., 10.]), np.array([10., 10.])) == {"ok": True, "diff": ""}
+    assert check(np.array([20., 20.]), np.array([10., 10.])) == {"ok": False, "diff": "[10., 10.]"}
+    assert check(None, np.array([1.0])) == {"ok": None, "diff": ""}
+
+
+def test_widget_checks_against_the_instructors_closed_form():
+    root, names, _ = LESSONS["seed"]()
+    w = AutogradWidget(root, names=names, expected={"x": lambda x: 4 * (x + 1)})     # a wrong formula
+    acc = next(f for f in w.frames if f["kind"] == "acc")
+    assert acc["set"]["check:x"] == {"grad": "[10., 10.]", "ok": False, "diff": "[2., 2.]"}
+
+
+# --- safety ---------------------------------------------------------------------------------------
+
+def test_mathml_is_cleaned_to_mathml():
+    dirty = mathml(r"\text{<script>alert(1)</script><img src=x onerror=alert(2)>} x")
+    m = dirty["mathml"]
+    assert "<script" not in m and "<img" not in m and "onerror" not in m
+    assert "alert(1)" in m                                   # the text stays, as text
+    assert sanitize_mathml('<math><mi onclick="x()" mathvariant="bold">a</mi></math>') == \
+        '<math><mi mathvariant="bold">a</mi></math>'
+    assert sanitize_mathml('<math><mi>&lt;b&gt;</mi><mo>&#x02202;</mo></math>') == \
+        '<math><mi>&lt;b&gt;</mi><mo>&#x02202;</mo></math>'
+
+
+def test_broken_latex_shows_its_source():
+    m = mathml(r"\frac{1}{")
+    assert m["mathml"].startswith("<math") and "frac" in m["mathml"]
+
+
+def test_hostile_names_and_steps_are_escaped():
+    x = torch.ones(2, requires_grad=True)
+    o = (x * 2).sum()
+    evil = "<img src=x onerror=alert(1)>"
+    w = AutogradWidget(o, names={evil: x, "o": o}, derivation=[r"\text{<script>alert(2)</script>}"])
+    markup = []                                   # what the front end puts in as markup: MathML only
+
+    def walk(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                (markup.append(x) if k == "mathml" else walk(x))
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+    walk(w.derivation)
+    assert markup and all("<img" not in m and "<script" not in m for m in markup)
+    assert "onerror" not in w.svg.replace("onerror=alert(1)&gt;", "")
