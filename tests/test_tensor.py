@@ -1,0 +1,239 @@
+"""Tensor: construction (modern and legacy), dtypes and PyTorch's promotion rules, shapes, indexing,
+and the random numbers PyTorch's generator gives."""
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+from gradviz import _random
+
+
+# --- construction -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("expr, dtype", [
+    ("torch.full((2, 3), 3)", "int64"),
+    ("torch.full((2, 3), 3.)", "float32"),
+    ("torch.full((2,), True)", "bool"),
+    ("torch.tensor([1, 2])", "int64"),
+    ("torch.tensor([1, 2.])", "float32"),
+    ("torch.tensor([True, False])", "bool"),
+    ("torch.tensor(np.array([1., 2.]))", "float64"),
+    ("torch.tensor(np.array([1, 2], np.int32))", "int32"),
+    ("torch.from_numpy(np.array([1., 2.]))", "float64"),
+    ("torch.arange(3)", "int64"),
+    ("torch.arange(3.)", "float32"),
+    ("torch.arange(0, 1, 0.25)", "float32"),
+    ("torch.ones(2)", "float32"),
+    ("torch.zeros(2, dtype=torch.float64)", "float64"),
+    ("torch.eye(2)", "float32"),
+    ("torch.linspace(0, 1, 5)", "float32"),
+    ("torch.randint(0, 5, (2,))", "int64"),
+    ("torch.randperm(4)", "int64"),
+    ("torch.Tensor(2, 3)", "float32"),
+    ("torch.Tensor([1, 2])", "float32"),
+    ("torch.FloatTensor([1, 2])", "float32"),
+    ("torch.DoubleTensor([1, 2])", "float64"),
+    ("torch.LongTensor([1, 2])", "int64"),
+    ("torch.IntTensor([1, 2])", "int32"),
+    ("torch.ones(2).long()", "int64"),
+    ("torch.ones(2).double()", "float64"),
+    ("torch.ones(2).to(torch.int32)", "int32"),
+])
+def test_dtype_of_new_tensors(expr, dtype):
+    assert eval(expr, {"torch": torch, "np": np}).dtype is getattr(torch, dtype)
+
+
+def test_legacy_constructors():
+    t = torch.Tensor(2, 3)
+    assert t.shape == (2, 3) and t.dtype is torch.float32
+    assert torch.Tensor().shape == (0,)
+    assert torch.LongTensor(2).shape == (2,)
+    assert repr(torch.FloatTensor([[0, 1], [1, 0]])) == "tensor([[0., 1.],\n        [1., 0.]])"
+    assert repr(torch.LongTensor([1, 2])) == "tensor([1, 2])"
+    assert repr(torch.IntTensor([1.7])) == "tensor([1], dtype=gradviz.int32)"
+    assert isinstance(torch.ones(2), torch.FloatTensor) and not isinstance(torch.ones(2), torch.LongTensor)
+    assert torch.ones(2).type() == "gradviz.FloatTensor"
+    assert repr(torch.FloatTensor) == "<class 'gradviz.FloatTensor'>"
+
+
+def test_tensor_copies_and_from_numpy_shares():
+    a = np.array([1.0, 2.0])
+    t, s = torch.tensor(a), torch.from_numpy(a)
+    a[0] = 9
+    assert t.tolist() == [1.0, 2.0] and s.tolist() == [9.0, 2.0]
+
+
+def test_type_names_print_like_torch():
+    assert repr(type(torch.ones(2))) == "<class 'gradviz.Tensor'>"
+    assert repr(type(torch.ones(2).shape)) == "<class 'gradviz.Size'>"
+    assert repr(torch.ones(2, 3).shape) == "gradviz.Size([2, 3])"
+    assert repr(torch.float32) == "gradviz.float32"
+    assert repr(torch.ones(1).device) == "device(type='cpu')" and str(torch.ones(1).device) == "cpu"
+    assert not torch.cuda.is_available()
+
+
+# --- promotion ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("expr, dtype", [
+    ("torch.tensor([1, 2]) / torch.tensor([2, 2])", "float32"),   # int / int is true division
+    ("torch.tensor([1, 2]) / 2", "float32"),
+    ("torch.tensor([1, 2]) // 2", "int64"),
+    ("torch.tensor([1, 2]) * 2.5", "float32"),
+    ("torch.tensor([1, 2], dtype=torch.int32) + 1", "int32"),      # Python ints do not widen
+    ("torch.tensor([1, 2], dtype=torch.int32) + torch.tensor(1)", "int32"),  # nor do 0-d tensors
+    ("torch.tensor([1, 2], dtype=torch.int32) + torch.tensor([1])", "int64"),
+    ("torch.tensor([1., 2.]) + torch.tensor(1., dtype=torch.float64)", "float32"),
+    ("torch.tensor([1., 2.]) + torch.tensor([1.], dtype=torch.float64)", "float64"),
+    ("torch.tensor([1, 2]) + torch.tensor(1.5, dtype=torch.float64)", "float64"),  # category wins
+    ("torch.tensor([1, 2]) + torch.tensor([1., 2.])", "float32"),
+    ("torch.tensor([True]) + True", "bool"),
+    ("torch.tensor([True]) + 1", "int64"),
+    ("torch.tensor([1], dtype=torch.uint8) + torch.tensor([1], dtype=torch.int32)", "int32"),
+    ("torch.tensor([1.], dtype=torch.float16) + 1.5", "float16"),
+    ("torch.tensor([1.], dtype=torch.float16) + torch.tensor(1.5)", "float16"),
+    ("torch.tensor(1) + 1.5", "float32"),
+    ("torch.tensor([1, 2]).sum()", "int64"),
+    ("torch.tensor([True, False]).sum()", "int64"),
+    ("torch.tensor([1, 2]).exp()", "float32"),
+    ("torch.tensor([1, 2]) ** 2", "int64"),
+    ("torch.tensor([1, 2]) ** 0.5", "float32"),
+    ("2 ** torch.tensor([1, 2])", "int64"),
+    ("2. ** torch.tensor([1, 2])", "float32"),
+    ("torch.tensor([1., 2.]) > 1", "bool"),
+])
+def test_promotion(expr, dtype):
+    assert eval(expr, {"torch": torch}).dtype is getattr(torch, dtype)
+
+
+def test_in_place_cannot_narrow_the_type():
+    x = torch.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type Long$"):
+        x.add_(1.5)
+
+
+def test_mean_of_integers_is_an_error():
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype. Input dtype must be "
+                                           "either a floating point or complex dtype. Got: Long"):
+        torch.tensor([1, 2]).mean()
+
+
+# --- shapes and indexing ------------------------------------------------------------------------
+
+def test_shapes():
+    x = torch.arange(24.).reshape(2, 3, 4)
+    assert x.shape == (2, 3, 4) and x.size() == (2, 3, 4) and x.size(-1) == 4
+    assert x.dim() == 3 and x.ndim == 3 and x.numel() == 24 and len(x) == 2
+    assert x.view(-1, 4).shape == (6, 4) and x.flatten().shape == (24,)
+    assert x.permute(2, 0, 1).shape == (4, 2, 3) and x.transpose(0, 2).shape == (4, 3, 2)
+    assert x.unsqueeze(1).shape == (2, 1, 3, 4) and torch.ones(1, 2, 1).squeeze().shape == (2,)
+    assert torch.ones(2, 3).expand(4, 2, 3).shape == (4, 2, 3)
+    assert x[..., None].shape == (2, 3, 4, 1)
+    with pytest.raises(RuntimeError, match=r"^shape '\[5\]' is invalid for input of size 24$"):
+        x.view(5)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], "
+                                         r"but got 3\)"):
+        x.sum(3)
+    with pytest.raises(IndexError, match="^index 5 is out of bounds for dimension 0 with size 2$"):
+        x[5]
+    with pytest.raises(RuntimeError, match="^The size of tensor a \\(3\\) must match the size of tensor b "
+                                           "\\(4\\) at non-singleton dimension 1$"):
+        torch.ones(2, 3) + torch.ones(4)
+    with pytest.raises(RuntimeError, match=r"^mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)$"):
+        torch.ones(2, 3) @ torch.ones(2, 3)
+
+
+def test_indexing_values():
+    x = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    assert x[0].tolist() == [1, 2, 3] and x[:, 1].tolist() == [2, 5] and x[1, -1].item() == 6
+    assert x[x > 3].tolist() == [4, 5, 6] and x[[1, 0]].tolist() == [[4, 5, 6], [1, 2, 3]]
+    assert x[:, ::2].tolist() == [[1, 3], [4, 6]]
+    y = x.clone()
+    y[0, 0] = 100
+    assert x[0, 0].item() == 1 and y[0, 0].item() == 100
+
+
+def test_views_share_storage_and_version():
+    x = torch.zeros(2, 3)
+    v = x.view(6)
+    v[0] = 1
+    assert x[0, 0].item() == 1 and x._version == v._version == 1
+    assert v._base is x and x.t()._base is x
+
+
+def test_max_min_with_dim_return_named_pairs():
+    x = torch.tensor([[1., 5.], [3., 2.]])
+    values, indices = x.max(dim=1)
+    assert values.tolist() == [5.0, 3.0] and indices.tolist() == [1, 0]
+    assert x.min(0).indices.tolist() == [0, 1]
+    assert repr(x.max(0)) == ("gradviz.return_types.max(\nvalues=tensor([3., 5.]),\n"
+                              "indices=tensor([1, 0]))")
+
+
+def test_cat_stack_where_clamp():
+    a, b = torch.ones(2), torch.zeros(3)
+    assert torch.cat([a, b]).tolist() == [1, 1, 0, 0, 0]
+    assert torch.stack([a, a], dim=1).shape == (2, 2)
+    assert torch.where(torch.tensor([True, False]), 1., 0.).tolist() == [1.0, 0.0]
+    assert torch.tensor([1., -2., 3.]).clamp(min=0).tolist() == [1.0, 0.0, 3.0]
+    with pytest.raises(RuntimeError, match="^torch.clamp: At least one of 'min' or 'max' must not be None$"):
+        torch.ones(2).clamp()
+
+
+def test_std_and_var():
+    x = torch.tensor([[1., 2., 4.], [3., 5., 9.]])
+    assert x.var(0).tolist() == [2.0, 4.5, 12.5]
+    assert x.std(unbiased=False).item() == pytest.approx(np.std(x.numpy()))
+    assert x.std(1, keepdim=True).shape == (2, 1)
+
+
+# --- random numbers -----------------------------------------------------------------------------
+
+def test_manual_seed_gives_pytorchs_numbers():
+    torch.manual_seed(0)
+    assert torch.rand(3).tolist() == pytest.approx([0.49625658988952637, 0.7682217955589294,
+                                                    0.08847743272781372], abs=0)
+    torch.manual_seed(0)
+    assert repr(torch.randn(3, requires_grad=True)) == "tensor([ 1.5410, -0.2934, -2.1788], requires_grad=True)"
+    torch.manual_seed(0)
+    assert torch.randint(0, 10, (5,)).tolist() == [4, 9, 3, 0, 3]
+    torch.manual_seed(0)
+    assert torch.randperm(5).tolist() == [4, 0, 1, 3, 2]
+
+
+def test_generators_are_independent_and_restartable():
+    g = torch.Generator().manual_seed(5)
+    torch.manual_seed(5)
+    a = torch.randn(20)
+    assert torch.randn(20, generator=g).equal(a)
+    state = torch.get_rng_state()
+    b = torch.randn(7)
+    torch.set_rng_state(state)
+    assert torch.randn(7).equal(b)
+    assert torch.initial_seed() == 5
+    assert repr(torch.manual_seed(1)).startswith("<gradviz._C.Generator object at 0x")
+
+
+def test_normal_in_blocks_of_16_redraws_the_tail():
+    """PyTorch's randn(n >= 16) fills uniforms, Box-Muller in blocks of 16, then redraws the last 16."""
+    torch.manual_seed(3)
+    x = torch.randn(17)
+    torch.manual_seed(3)
+    y = torch.randn(16)
+    assert not x[:16].equal(y)
+    g = _random.Generator().manual_seed(3)
+    u = _random._uniform01(17, np.float32, g)
+    assert x[:1].tolist() == _random._box_muller_16_avx2(u[:16].reshape(1, 16))[0, :1].tolist()
+
+
+def test_uniform_and_normal_in_place():
+    torch.manual_seed(0)
+    w = torch.empty(3, 3).uniform_(-1, 1)
+    assert w.min().item() >= -1 and w.max().item() < 1
+    w.requires_grad_()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        w.normal_()
+    with torch.no_grad():
+        w.normal_(0, 0.01)
+    assert w.abs().max().item() < 0.1
+    with pytest.raises(NotImplementedError, match="\"check_uniform_bounds\" not implemented for 'Long'"):
+        torch.rand(2, dtype=torch.int64)
