@@ -1,0 +1,222 @@
+"""``python -m gradviz slides``: one HTML file per lesson that loads nothing, with the notebook's
+slides, MathML formulas, short errors and every widget inlined (tests/browser/test_slides.py
+opens a deck in Chromium)."""
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+
+from gradviz.slides import deck_html, latex_to_tokens, mathml_for_tokens
+from test_notebooks import LESSONS, NOTEBOOKS, ROOT, executed, lesson_ids
+
+_decks = {}
+
+
+def deck(path):
+    """The deck of an executed lesson (the lesson runs once per session, shared with test_notebooks)."""
+    if path not in _decks:
+        _decks[path] = deck_html(executed(path))
+    return _decks[path]
+
+
+class _Page(HTMLParser):
+    """What a page would load (every src/href that is not a link to follow), and its slide tree."""
+
+    LOADS = {("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("iframe", "src"),
+             ("source", "src"), ("source", "srcset"), ("video", "src"), ("video", "poster"),
+             ("audio", "src"), ("embed", "src"), ("object", "data"), ("track", "src"), ("image", "href"),
+             ("use", "href"), ("image", "xlink:href"), ("use", "xlink:href"), ("input", "src")}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.loads, self.styles, self.scripts = [], [], []
+        self.depth, self.slides, self.subslides, self.fragments = 0, 0, 0, 0
+        self.hosts, self.states, self._in, self._text = 0, [], None, []
+        self.title = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for name, value in attrs:
+            if (tag, name) in self.LOADS and value and not value.startswith(("data:", "#")):
+                self.loads.append(f"<{tag} {name}={value[:80]}>")
+            if name == "style" and value:
+                self.styles.append(value)
+        if tag == "section":
+            self.depth += 1
+            self.slides += self.depth == 1
+            self.subslides += self.depth == 2
+        if "fragment" in (a.get("class") or "").split():
+            self.fragments += 1
+        if a.get("data-gv-standalone") == "1":
+            self.hosts += 1
+        if tag in ("style", "script", "title"):
+            self._in, self._text = (tag, a.get("class") or a.get("type") or ""), []
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self.depth -= 1
+        if self._in and tag == self._in[0]:
+            text = "".join(self._text)
+            if tag == "style":
+                self.styles.append(text)
+            elif tag == "title":
+                self.title = text if self.title is None else self.title   # the page's, not an SVG's
+            elif "gv-state" in self._in[1]:
+                self.states.append(json.loads(text))
+            else:
+                self.scripts.append(text)
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in:
+            self._text.append(data)
+
+
+def page_of(html):
+    p = _Page()
+    p.feed(html)
+    p.close()
+    return p
+
+
+def remote_css(css):
+    """@import rules and url(...) references in CSS that are not data: URLs."""
+    imports = re.findall(r"@import[^;]*;", css)
+    urls = [u for u in re.findall(r"url\(\s*['\"]?([^'\")]+)", css) if not u.startswith(("data:", "#"))]
+    return imports + urls
+
+
+# --- the formulas ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("markdown, formulas", [
+    ("$$y_i = 5(x_i+1)^2$$", [("y_i = 5(x_i+1)^2", True)]),
+    ("at $x_i = 1$: $y_i = 20$.", [("x_i = 1", False), ("y_i = 20", False)]),
+    ("$$\\frac{a}{b}\n\\qquad c$$ then $d$", [("\\frac{a}{b}\n\\qquad c", True), ("d", False)]),
+    ("`$not math$` and\n```\n$$nor this$$\n```", []),
+    ("it costs $5 and $6 here", []),                  # prices are not formulas
+    ("a \\$ sign, and (in brackets $k$)", [("k", False)]),
+])
+def test_formulas_are_found_and_code_is_left_alone(markdown, formulas):
+    found = {}
+    out = latex_to_tokens(markdown, found)
+    assert list(found.values()) == formulas
+    assert "$" not in re.sub(r"`[^`]*`|```[\s\S]*?```|\\\$|\$\d", "", out)
+
+
+def test_tokens_become_mathml_in_text_and_vanish_from_attributes():
+    found = {}
+    md = latex_to_tokens("## Why $y$\n\n$$o = \\frac12 \\sum_i y_i$$\n", found)
+    tok_inline, tok_display = found
+    page = (f'<h2 id="Why-{tok_inline}">Why {tok_inline}<a href="#Why-{tok_inline}">¶</a></h2>'
+            f"<p>{tok_display}</p>")
+    out = mathml_for_tokens(page, found)
+    assert 'id="Why-"' in out and 'href="#Why-"' in out
+    assert re.search(r'Why <math[^>]*display="inline"', out)
+    assert re.search(r'</h2><math[^>]*display="block".*<mfrac>', out)   # no <p> around display math
+    assert "gvmath" not in out
+    assert "\n\n" + tok_display + "\n\n" in md                       # a paragraph of its own
+
+
+# --- every lesson's deck --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_deck_is_one_file_that_loads_nothing(path):
+    html = deck(path)
+    page = page_of(html)
+    assert page.loads == []
+    assert [r for css in page.styles for r in remote_css(css)] == []
+    assert all(s.strip() for s in page.scripts)                      # inline scripts only
+    assert "unpkg.com" not in html and "cdnjs" not in html and "cdn.jsdelivr" not in html
+    assert "reveal.js" in html and "MIT licensed" in html            # reveal.js itself, inlined
+    assert len(html) < 3_000_000
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_deck_follows_the_slide_metadata(path):
+    nb = nbformat.read(path, as_version=4)
+    types = [c.metadata.slideshow.slide_type for c in nb.cells]
+    page = page_of(deck(path))
+    assert page.slides == types.count("slide")
+    assert page.subslides == types.count("slide") + types.count("subslide")
+    assert page.fragments >= 1
+    assert page.title == nb.metadata.title
+    assert f'<html lang="{nb.metadata.get("lang", "en")}">' in deck(path)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_every_widget_is_inlined_with_its_whole_state(path):
+    nb = nbformat.read(path, as_version=4)
+    calls = [c for c in nb.cells if c.cell_type == "code" and "gradviz.animate(" in c.source]
+    page = page_of(deck(path))
+    assert page.hosts == len(calls) == len(page.states)
+    for state in page.states:
+        assert state["frames"] and state["svg"].startswith("<svg") and state["presenter"] is True
+        assert state["live"] is False and state["playing"] is False
+        assert state["lang"] == nb.metadata.get("lang", "en")
+    assert "application/vnd.jupyter.widget-view+json" not in deck(path)   # no widget manager needed
+    assert "bootStandalone" in deck(path)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_formulas_are_mathml(path):
+    nb = nbformat.read(path, as_version=4)
+    found = {}
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            latex_to_tokens(c.source, found)
+    html = deck(path)
+    assert html.count("<math") >= len(found) > 0
+    assert "gvmath" not in html and "gradviz-latex" not in html      # every formula converted
+    assert "$$" not in re.sub(r"<script[\s\S]*?</script>|<style[\s\S]*?</style>", "", html)
+
+
+def test_an_expected_error_is_one_line_on_its_slide():
+    html = deck(NOTEBOOKS / "01_variables_and_gradients.ipynb")
+    assert "RuntimeError</span>: Only Tensors of floating point and complex dtype can require gradients" in html
+    assert "Traceback" not in html and "Cell In[" not in html
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+def gradviz_cli(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "gradviz", *args], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, **kwargs)
+
+
+def test_help():
+    top = gradviz_cli("--help")
+    assert top.returncode == 0 and "slides" in top.stdout
+    sub = gradviz_cli("slides", "--help")
+    assert sub.returncode == 0
+    for word in ("notebook", "-o HTML", "--no-execute", "--timeout", "no network"):
+        assert word in " ".join(sub.stdout.split()), word
+
+
+def test_a_missing_notebook_is_an_error_not_a_traceback(tmp_path):
+    r = gradviz_cli("slides", str(tmp_path / "nope.ipynb"))
+    assert r.returncode != 0 and "no such notebook" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_slides_command_runs_the_lesson_and_writes_the_deck(tmp_path):
+    out = tmp_path / "lecture.html"
+    r = gradviz_cli("slides", "notebooks/02_autograd_tutorial.ipynb", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert f"wrote {out}" in r.stderr
+    page = page_of(out.read_text(encoding="utf-8"))
+    assert page.loads == [] and page.hosts == 1 and page.slides == 5
+    assert "tensor([[4.5000, 4.5000]," in out.read_text(encoding="utf-8")   # the lesson ran
+
+
+def test_no_execute_uses_the_saved_outputs(tmp_path):
+    nb = executed(NOTEBOOKS / "03_tensors_with_gradients.ipynb")
+    saved = tmp_path / "lesson.ipynb"
+    nbformat.write(nb, saved)
+    r = gradviz_cli("slides", str(saved), "--no-execute")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "lesson.slides.html").read_text(encoding="utf-8")   # the default name, beside it
+    assert "tensor([10., 10.])" in html and page_of(html).hosts == 1
