@@ -288,6 +288,9 @@ op("select", "SelectBackward0", "[i]", lambda a, dim, index: np.take(a, index, a
 op("slice", "SliceBackward0", "[a:b]", lambda a, dim, s: a[(slice(None),) * dim + (s,)],
    [lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], [""],
    "@0", ["1"], params={"dim": 0, "s": slice(0, 1)}, is_view=True)
+op("alias", "AliasBackward0", "alias", lambda a: a.view(),
+   [lambda g, y, a: g], [""],
+   "@0", ["1"], is_view=True)
 op("index", "IndexBackward0", "[idx]", lambda a, key: a[key],
    [lambda g, y, a, key: _scatter(g, a.shape, key)], [""],
    "@0_{idx}", ["1"], params={"key": ([0, 0],)})

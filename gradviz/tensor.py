@@ -901,6 +901,13 @@ class Tensor:
     # -- indexing --------------------------------------------------------------------------------
 
     def __getitem__(self, key):
+        if isinstance(key, slice):  # a lone slice is always recorded, even x[:]
+            if self.ndim == 0:
+                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            if key.step is not None and key.step <= 0:
+                raise ValueError("step must be greater than zero")
+            return apply(OPS["slice"], (self,), dim=0, s=slice(*key.indices(self.shape[0])))
         key = key if isinstance(key, tuple) else (key,)
         if any(_is_advanced(k) for k in key):
             np_key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
@@ -934,6 +941,8 @@ class Tensor:
                 if not -n <= i < n:
                     raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
                 out = apply(OPS["select"], (out,), dim=dim, index=i % n)
+        if out is self:  # only full slices and ...: still a new view, as in PyTorch
+            out = apply(OPS["alias"], (self,))
         return out
 
     def __setitem__(self, key, value):

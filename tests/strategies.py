@@ -17,7 +17,7 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
 # Which shapes and parameters each op takes; every key of gradviz.ops.OPS must appear here.
 KINDS = {
-    "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to",
+    "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias",
     "binary": "add sub mul div pow_tt",
     "reduce_all": "sum mean amax amin norm",
     "reduce_dim": "sum_dim mean_dim max_dim min_dim",
