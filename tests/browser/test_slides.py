@@ -1,0 +1,125 @@
+"""A slide deck from ``python -m gradviz slides`` in Chromium with the network cut: the slides turn,
+the formulas are drawn, a widget on a slide steps and plays, and nothing asks for the network.
+
+Screenshots go to tests/artifacts/slides-*.png: look at them (a test passing on a blank page is a bug).
+"""
+
+import pytest
+
+from browser.conftest import visible_nodes, wait_ready
+from test_notebooks import NOTEBOOKS
+from test_slides import deck
+
+LESSON = NOTEBOOKS / "02_autograd_tutorial.ipynb"
+
+
+@pytest.fixture(scope="module")
+def deck_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("deck") / "lecture.html"
+    path.write_text(deck(LESSON), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def slides(offline_page, deck_file):
+    page = offline_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(deck_file.as_uri())
+    page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
+    yield page
+    assert page.gv_blocked == [], "the deck asked for the network"
+    assert page.gv_errors == [], "the deck logged errors"
+
+
+def indices(page):
+    return page.evaluate("() => window.gradvizDeck.getIndices()")
+
+
+def go_to(page, selector):
+    """Show the slide that holds ``selector`` (a CSS selector in the light DOM)."""
+    page.evaluate("""sel => { const d = window.gradvizDeck; const i = d.getIndices(document.querySelector(sel)
+                                 .closest('section')); d.slide(i.h, i.v); }""", selector)
+    page.wait_for_timeout(900)      # the slide transition
+
+
+def present(page):
+    return page.locator(".reveal .slides section.present section.present, "
+                        ".reveal .slides > section.present:not(.stack)").first
+
+
+def test_slides_turn_and_show_their_content(slides, artifacts):
+    page = slides
+    title = present(page).locator("h1")
+    assert title.is_visible() and title.inner_text().startswith("Lesson 2 · Autograd")
+    assert title.bounding_box()["height"] > 30
+    assert present(page).locator(".jp-CodeCell .highlight").first.is_visible()   # code, highlighted
+    page.screenshot(path=str(artifacts / "slides-title.png"))
+
+    seen = [indices(page)]
+    for _ in range(6):                              # Space: next fragment, subslide or slide
+        page.keyboard.press("Space")
+        page.wait_for_timeout(700)
+        seen.append(indices(page))
+    assert len({(i["h"], i["v"], i.get("f")) for i in seen}) == len(seen)    # moved every time
+    assert seen[-1]["h"] >= 2
+    heading = present(page).locator("h2, h3").first
+    assert heading.is_visible() and heading.inner_text().strip()
+    page.screenshot(path=str(artifacts / "slides-after-six-steps.png"))
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_timeout(700)
+    assert indices(page)["h"] < seen[-1]["h"] or indices(page)["v"] != seen[-1]["v"]
+
+
+def test_formulas_are_drawn(slides, artifacts):
+    page = slides
+    go_to(page, "#Gradients-in-action")
+    maths = present(page).locator('math[display="block"]')
+    assert maths.count() == 2
+    for i in range(2):
+        box = maths.nth(i).bounding_box()
+        assert box["width"] > 200 and box["height"] > 30        # drawn, not an empty element
+    assert "4.5" in present(page).inner_text()
+    page.screenshot(path=str(artifacts / "slides-formulas.png"))
+
+
+def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
+    page = slides
+    go_to(page, ".gv-fit")
+    widget = wait_ready(page)
+    frames = int(widget.locator('[data-gv="count"]').inner_text().split("/")[1])
+    assert visible_nodes(widget) >= 6
+    assert widget.locator('[data-gv="live"]').is_hidden()       # no kernel behind a deck
+    # the whole widget fits on the slide (scaled down if it has to)
+    slide_box = present(page).bounding_box()
+    widget_box = widget.bounding_box()
+    assert widget_box["height"] > 300
+    assert widget_box["y"] + widget_box["height"] <= slide_box["y"] + 800 * page.evaluate(
+        "() => window.gradvizDeck.getScale()") + 2
+    caption = widget.locator('[data-gv="caption"]')
+    first = caption.inner_text()
+    page.screenshot(path=str(artifacts / "slides-widget-start.png"))
+
+    widget.locator('[data-gv="step"]').click()
+    assert widget.locator('[data-gv="count"]').inner_text().startswith("Step 2 /")
+    assert caption.inner_text() != first
+    assert indices(page)["v"] == 1                              # clicking the widget kept the slide
+
+    widget.locator('[data-gv="speed"]').select_option("8")
+    widget.locator('[data-gv="play"]').click()
+    scrub = widget.locator('[data-gv="scrub"]')
+    page.wait_for_function("el => +el.value >= 6", arg=scrub.element_handle(), timeout=10000)
+    page.screenshot(path=str(artifacts / "slides-widget-playing.png"))
+    page.wait_for_function(f"el => +el.value === {frames - 1}", arg=scrub.element_handle(), timeout=20000)
+    assert "4.5" in widget.locator('[data-gv="derivation"]').inner_text()
+    page.screenshot(path=str(artifacts / "slides-widget-end.png"))
+
+    # keys: the widget's when it has focus, the deck's again after a click beside it
+    widget.locator('[data-gv="to-forward"]').click()
+    at = scrub.input_value()
+    widget.locator('[data-gv="graph"]').click()
+    page.keyboard.press("ArrowRight")
+    assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == 1
+    present(page).locator("h3").first.click()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(900)
+    assert indices(page)["h"] == 4                                # the deck moved on
