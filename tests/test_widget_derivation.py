@@ -92,7 +92,7 @@ def test_fill_puts_names_then_numbers():
 
 def test_expected_closed_forms():
     root, names, _, lesson = lesson_of("neuron")
-    got = expected_gradients(lesson, {"w": lambda w: 0.5 * np.array([2.0, 0.0]), "b": 0.5,
+    got = expected_gradients(lesson, {"w": lambda w: 0.5 * np.array([2.0, 0.0]),
                                       "b": (r"1 - \tanh^2 n", 0.5)})
     (latex, value), = [v for k, v in got.items() if k == names["b"]._seq]
     assert latex == r"1 - \tanh^2 n" and value == pytest.approx(0.5)

@@ -104,8 +104,9 @@ def mathml(latex, display=False):
     """``{"latex": ..., "mathml": ...}`` for one formula (MathML cleaned; on a LaTeX error, the text)."""
     from latex2mathml.converter import convert
 
+    spaced = re.sub(r"\\(sin|cos|tanh|ln|log|exp|max|min|sigma) (?=[A-Za-z\\])", r"\\\1\\, ", latex)
     try:
-        markup = convert(latex, display="block" if display else "inline")
+        markup = convert(spaced, display="block" if display else "inline")
     except Exception:  # latex2mathml raises many kinds; show the source instead of failing
         markup = f'<math><mtext>{html.escape(latex, quote=False)}</mtext></math>'
     return {"latex": latex, "mathml": sanitize_mathml(markup)}
@@ -126,13 +127,14 @@ def _param_text(v):
     return re.sub(r"[^A-Za-z0-9_.,()\- ]", "", str(v)) or "?"
 
 
-def value_latex(a):
-    """A value as LaTeX: a number, or ``[1, 2]`` for a small array (``[1, 2, …]`` otherwise)."""
+def value_latex(a, limit=4):
+    """A value as LaTeX: a number, or ``[1, 2]`` for a short vector; None for anything bigger."""
     a = np.asarray(a)
     if a.size == 1 or (a.size and np.all(a == a.reshape(-1)[0])):
         return short(a.reshape(-1)[0])
-    return short(a).replace("…", r"\dots").replace("×", r"\times").replace("[", r"\left[").replace(
-        "]", r"\right]").replace(", ", r",\ ")
+    if a.ndim > 1 or a.size > limit:
+        return None
+    return short(a).replace("[", r"\left[").replace("]", r"\right]").replace(", ", r",\ ")
 
 
 def fill(template, lesson, node, numeric):
@@ -147,12 +149,13 @@ def fill(template, lesson, node, numeric):
             if i >= len(kinds):
                 return "?"
             kind, thing = kinds[i]
+            text = None
             if numeric or kind == "const" and (thing is None or lesson.name_of.get(thing._seq) is None):
-                text = value_latex(lesson.inputs(node)[i])
-            else:
-                text = latex_name(lesson.input_text(kind, thing))
+                text = value_latex(lesson.inputs(node)[i])      # None: too big to write, keep the name
+            if text is None:
+                text = latex_name(lesson.input_text(kind, thing) or "?")
         elif key == "y":
-            text = value_latex(lesson.output(node)) if numeric else latex_name(lesson.name(node))
+            text = (value_latex(lesson.output(node)) if numeric else None) or latex_name(lesson.name(node))
         else:
             return _param_text(params.get(key))
         before = template[:m.start()].rstrip()
@@ -333,8 +336,9 @@ def build_derivation(lesson, seed, steps=None, expected=None):
             loc = [_factor(fill(n.op.dlatex[min(i, len(n.op.dlatex) - 1)], lesson, n, False)) for n, i in shown]
             val = [_factor(fill(n.op.dlatex[min(i, len(n.op.dlatex) - 1)], lesson, n, True)) for n, i in shown]
             value = _path_value(lesson, path, seed)
-            stages = [r" \cdot ".join(sym + dots), r" \cdot ".join(loc + dots), r" \cdot ".join(val + dots),
-                      value_latex(value)]
+            stages = [r" \cdot ".join(sym + dots), r" \cdot ".join(loc + dots), r" \cdot ".join(val + dots)]
+            if value_latex(value) is not None:
+                stages.append(value_latex(value))
             stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
             lines.append({"stages": [mathml(st) for st in stages], "value": num(value)})
         want = chain.get(leaf._seq)
@@ -347,13 +351,14 @@ def build_derivation(lesson, seed, steps=None, expected=None):
         }
         if len(paths) > 1 or count > len(paths):
             entry["sum"] = mathml(_partial(root, name) + " = " + " + ".join(
-                [_term(value_latex(_path_value(lesson, p, seed))) for p in paths]
-                + ([r"\dots"] if count > len(paths) else [])) + " = " + value_latex(want))
+                [_term(value_latex(_path_value(lesson, p, seed)) or r"\square") for p in paths]
+                + ([r"\dots"] if count > len(paths) else [])) + " = " + (value_latex(want) or r"\square"))
         if leaf._seq in closed:
             latex, value = closed[leaf._seq]
             entry["closed"] = num(value)
             if latex:
-                entry["closed_tex"] = mathml(f"{_partial(root, name)} = {latex} = {value_latex(value)}")
+                shown = value_latex(value)
+                entry["closed_tex"] = mathml(f"{_partial(root, name)} = {latex}" + (f" = {shown}" if shown else ""))
         leaves.append(entry)
     return {
         "custom": custom,

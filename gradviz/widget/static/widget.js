@@ -132,7 +132,7 @@ function valueAt(e, k) {
 /** Parse the drawing into the graph box; index nodes, edges and text slots; make ids unique. */
 function mountSvg(box, svgText, uid) {
   box.textContent = "";
-  const index = { nodes: new Map(), edges: new Map(), slots: new Map(), svg: null };
+  const index = { nodes: new Map(), edges: new Map(), slots: new Map(), svg: null, natural: null };
   if (!svgText) return index;
   const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
   const svg = doc.documentElement;
@@ -142,8 +142,11 @@ function mountSvg(box, svgText, uid) {
     for (const a of [...el.attributes]) if (/^on/i.test(a.name)) el.removeAttribute(a.name);
   }
   const node = document.importNode(svg, true);
+  const px = (v) => { const m = /^([\d.]+)(pt|px)?$/.exec(v || ""); return m ? +m[1] * (m[2] === "pt" ? 4 / 3 : 1) : 0; };
+  index.natural = { w: px(node.getAttribute("width")), h: px(node.getAttribute("height")) };
   node.removeAttribute("width");
   node.removeAttribute("height");
+  if (index.natural.w && index.natural.h) node.style.aspectRatio = `${index.natural.w} / ${index.natural.h}`;
   node.setAttribute("class", ((node.getAttribute("class") || "") + " gv-svg").trim());
   node.setAttribute("role", "img");
   box.append(node);
@@ -297,9 +300,20 @@ function render({ model, el }) {
     fatal.textContent = err ? fmt(s, "cannot_render", { reason: err }) : "";
   }
 
+  /** The picture as large as its natural size allows, no taller than most of the window. */
+  function sizeSvg() {
+    const nat = index.natural;
+    if (!index.svg || !nat || !nat.w || !nat.h) return;
+    const maxH = (typeof innerHeight === "number" && innerHeight > 200 ? innerHeight : 900) * (model.get("presenter") ? 0.7 : 0.8);
+    const big = nat.w * (model.get("presenter") ? 1.4 : 1);
+    // fit the window's height, but never below about half the natural size: a tall graph scrolls
+    index.svg.style.width = `${Math.round(Math.min(big, Math.max((maxH * nat.w) / nat.h, nat.w * 0.55)))}px`;
+  }
+
   function loadSvg() {
     index = mountSvg(graphBox, model.get("svg"), uid);
     followScheme(root, index.svg);
+    sizeSvg();
     shown = new Map();
     lit = [];
     current = -1;
@@ -351,7 +365,7 @@ function render({ model, el }) {
     leafEls = new Map();
     deriv.append(h("h3", { class: "gv-dtitle", text: s.derivation_title || "" }));
     if (d.custom && d.custom.length) {
-      const sec = h("section", { class: "gv-custom" }, h("h4", { text: s.instructor_title || "" }));
+      const sec = h("div", { class: "gv-custom" }, h("h4", { text: s.instructor_title || "" }));
       for (const m of d.custom) sec.append(mathEl(m, "gv-math gv-display"));
       deriv.append(sec);
     }
@@ -362,7 +376,7 @@ function render({ model, el }) {
       deriv.append(sec);
     }
     for (const leaf of d.leaves || []) {
-      const sec = h("section", { class: "gv-dleaf", "data-leaf": leaf.leaf });
+      const sec = h("div", { class: "gv-dleaf", "data-leaf": leaf.leaf });
       const many = (leaf.paths || []).length > 1;
       (leaf.paths || []).forEach((p, i) => {
         const grid = h("div", { class: "gv-stages" });
@@ -569,7 +583,7 @@ function render({ model, el }) {
     "change:derivation": () => buildDerivation(),
     "change:lang": () => { labels(); buildDerivation(); draw(current < 0 ? model.get("frame") : current); },
     "change:strings": () => { labels(); buildDerivation(); shown.clear(); draw(current < 0 ? model.get("frame") : current); },
-    "change:presenter": () => layoutFlags(),
+    "change:presenter": () => { layoutFlags(); sizeSvg(); },
     "change:retain_graph": () => layoutFlags(),
     "change:live": () => layoutFlags(),
     "change:error": () => showFatal(),
@@ -578,6 +592,8 @@ function render({ model, el }) {
   for (const [ev, fn] of Object.entries(handlers)) model.on(ev, fn);
   const scheme = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
   const onScheme = () => followScheme(root, index.svg);
+  const onResize = () => sizeSvg();
+  if (typeof addEventListener === "function") addEventListener("resize", onResize);
   if (scheme && scheme.addEventListener) scheme.addEventListener("change", onScheme);
 
   try {
@@ -599,6 +615,7 @@ function render({ model, el }) {
     clearTimeout(timer);
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (scheme && scheme.removeEventListener) scheme.removeEventListener("change", onScheme);
+    if (typeof removeEventListener === "function") removeEventListener("resize", onResize);
   };
 }
 

@@ -1,0 +1,259 @@
+"""Real-browser fixtures: Debian's Chromium driven by Playwright, offline pages, a live JupyterLab 4.
+
+Every test here is marked ``browser`` and skipped, saying why, when ``/usr/bin/chromium`` or the
+``playwright`` package is missing (Playwright's own browser download cannot work on these machines).
+
+Fixtures (use them from any test under ``tests/browser/``):
+
+``browser_context``  one Chromium for the session: ``launch_persistent_context`` on a fresh temporary
+                     profile, headless, with the flags in :data:`CHROMIUM_ARGS`.
+``page``             a new tab whose console errors and page errors are collected in
+                     ``page.gv_errors`` (a list of strings; assert it is empty).
+``offline_page``     the same, with every request that is not ``file:``, ``data:``, ``blob:`` or
+                     ``about:`` aborted and listed in ``page.gv_blocked``.
+``jupyterlab``       a JupyterLab 4 server started for the session on ``127.0.0.1`` (a free port, a
+                     known token, no browser, no update or news checks, ``window.jupyterapp``
+                     exposed), serving a temporary root dir; see :class:`Lab` for its helpers
+                     (``lab.copy_notebook(path)``, ``lab.new_notebook(name, cells)``, ``lab.url(path)``,
+                     ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.set_theme(page, name)``).
+``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
+
+Helpers: :func:`wait_ready` (the widget's ``data-gv-ready="1"`` marker), :func:`visible_nodes`
+(how many graph nodes have a non-empty box: a blank page is a failure, not a pass).
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+def _why_no_browser():
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is missing (apt install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is missing (pip install playwright)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def artifacts():
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def browser_context():
+    why = _why_no_browser()
+    if why:
+        pytest.skip(why)
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="gv-chromium-")
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            user_data_dir=profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
+            viewport={"width": 1200, "height": 900}, device_scale_factor=1)
+        try:
+            yield context
+        finally:
+            context.close()
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+def _watch(page):
+    page.gv_errors = []
+    page.on("console", lambda m: page.gv_errors.append(f"console.{m.type}: {m.text}")
+            if m.type in ("error", "assert") else None)
+    page.on("pageerror", lambda e: page.gv_errors.append(f"pageerror: {e}"))
+    return page
+
+
+@pytest.fixture
+def page(browser_context):
+    p = _watch(browser_context.new_page())
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def offline_page(browser_context):
+    """A tab that can load nothing from any network: the page must carry everything itself."""
+    p = _watch(browser_context.new_page())
+    p.gv_blocked = []
+
+    def gate(route):
+        url = route.request.url
+        if url.startswith(LOCAL_SCHEMES):
+            return route.continue_()
+        p.gv_blocked.append(url)
+        return route.abort()
+
+    p.route("**/*", gate)
+    yield p
+    p.close()
+
+
+def wait_ready(page_or_frame, scope="", timeout=20000):
+    """Wait for a widget's ready marker (inside ``scope``, a CSS selector) and return its element."""
+    sel = f'{scope} .gv-widget[data-gv-ready="1"]'.strip()
+    page_or_frame.wait_for_selector(sel, timeout=timeout)
+    return page_or_frame.locator(sel).first
+
+
+def visible_nodes(widget):
+    """How many nodes of a widget's graph have a non-zero box on screen."""
+    return widget.evaluate("""w => [...w.querySelectorAll('svg .gv-node')]
+        .filter(n => { const b = n.getBoundingClientRect(); return b.width > 2 && b.height > 2; }).length""")
+
+
+# --- a live JupyterLab ----------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """A running JupyterLab: where it is, what it serves, and how a test drives it."""
+
+    def __init__(self, port, token, root_dir, proc, log):
+        self.port, self.token, self.root_dir, self.proc, self.log = port, token, Path(root_dir), proc, log
+        self.base = f"http://127.0.0.1:{port}"
+
+    def url(self, path=""):
+        return f"{self.base}/lab/tree/{path}?token={self.token}"
+
+    def copy_notebook(self, path, name=None):
+        """Put a copy of ``path`` in the server's root dir; returns its name there."""
+        name = name or Path(path).name
+        shutil.copy(path, self.root_dir / name)
+        return name
+
+    def new_notebook(self, name, cells):
+        """Write a notebook of code cells (strings) into the root dir; returns its name."""
+        import nbformat
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, self.root_dir / name)
+        return name
+
+    def open(self, page, name, timeout=60000):
+        """Open notebook ``name`` and wait until its kernel is idle."""
+        page.goto(self.url(name))
+        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout)
+        self.wait_idle(page, timeout)
+
+    def wait_idle(self, page, timeout=60000):
+        page.wait_for_function(
+            """() => { const s = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+                       return s ? s.getAttribute('data-status') === 'idle' : window.jupyterapp !== undefined; }""",
+            timeout=timeout)
+
+    def run_all(self, page):
+        """Run > Run All Cells, through the menu bar as a student would."""
+        page.click(".jp-MenuBar >> text=Run")
+        page.click(".lm-Menu >> text=Run All Cells")
+
+    def command(self, page, name, args=None):
+        """Execute a JupyterLab command (``window.jupyterapp`` is exposed by this server)."""
+        return page.evaluate("([n, a]) => window.jupyterapp.commands.execute(n, a)", [name, args or {}])
+
+    def set_theme(self, page, theme):
+        self.command(page, "apputils:change-theme", {"theme": theme})
+        light = "true" if "Light" in theme else "false"
+        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', timeout=20000)
+
+
+@pytest.fixture(scope="session")
+def jupyterlab():
+    why = _why_no_browser()
+    if why:
+        pytest.skip(why)
+    root_dir = Path(tempfile.mkdtemp(prefix="gv-lab-root-"))
+    settings = Path(tempfile.mkdtemp(prefix="gv-lab-settings-"))
+    runtime = Path(tempfile.mkdtemp(prefix="gv-lab-runtime-"))
+    (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
+    # no "would you like to get news?" toast, no update checks: nothing asks the network
+    (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = free_port(), "gradviz-test-token"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_DIR=str(runtime / "config"))
+    log = open(runtime / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.open_browser=False",
+         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
+         f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={runtime / 'workspaces'}",
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--LabApp.expose_app_in_browser=True"],
+        cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    lab = Lab(port, token, root_dir, proc, runtime / "server.log")
+    deadline = time.time() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{lab.base}/api/status?token={token}", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail("JupyterLab did not start:\n" + lab.log.read_text()[-3000:])
+        time.sleep(0.3)
+    try:
+        yield lab
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        for d in (root_dir, settings, runtime):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def lab_page(browser_context, jupyterlab):
+    """A tab for the live JupyterLab: only 127.0.0.1 (and local schemes) may be reached."""
+    p = _watch(browser_context.new_page())
+    p.gv_blocked = []
+
+    def gate(route):
+        url = route.request.url
+        if url.startswith(LOCAL_SCHEMES) or url.startswith(jupyterlab.base):
+            return route.continue_()
+        p.gv_blocked.append(url)
+        return route.abort()
+
+    p.route("**/*", gate)
+    yield p
+    p.close()
