@@ -130,11 +130,21 @@ def _sigmoid(a):
 
 # --- arithmetic -------------------------------------------------------------------------------
 
-op("add", "AddBackward0", "+", np.add,
-   [lambda g, y, a, b: g, lambda g, y, a, b: g], ["", ""],
+def _add(a, b, alpha=1):
+    """a + αb (α = 1 unless ``a.add(b, alpha=...)``)"""
+    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha, dtype=b.dtype))
+
+
+def _sub(a, b, alpha=1):
+    """a − αb"""
+    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha, dtype=b.dtype))
+
+
+op("add", "AddBackward0", "+", _add,
+   [lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], ["", ""],
    "@0 + @1", ["1", "1"])
-op("sub", "SubBackward0", "−", np.subtract,
-   [lambda g, y, a, b: g, lambda g, y, a, b: -g], ["", ""],
+op("sub", "SubBackward0", "−", _sub,
+   [lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: -g if alpha == 1 else -g * alpha], ["", ""],
    "@0 - @1", ["1", "-1"])
 op("rsub", "RsubBackward1", "−", lambda a, c: np.subtract(c, a, dtype=a.dtype),
    [lambda g, y, a, c: -g], [""],
@@ -218,7 +228,7 @@ op("min_dim", "MinBackward0", "min", lambda a, dim, keepdim=False: np.min(a, axi
    [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], ["0"],
    r"\min @0", [r"\mathbb{1}[@0 = \min @0]"], params={"dim": 0})
 op("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt(np.sum(a * a)).astype(a.dtype),
-   [lambda g, y, a: g * a / y], ["0o"],
+   [lambda g, y, a: g * a / np.where(y == 0, np.inf, y)], ["0o"],  # 0 at 0, as PyTorch masks it
    r"\lVert @0 \rVert", [r"\frac{@0}{\lVert @0 \rVert}"], domain=(0.5, 3.0))
 
 
@@ -244,7 +254,8 @@ op("var", "VarBackward0", "var", _variance,
    ["0"], r"\operatorname{Var}(@0)", [r"\frac{2 (@0 - \bar{@0})}{n - 1}"], params={"correction": 1})
 op("std", "StdBackward0", "std", _std,
    [lambda g, y, a, dim=None, correction=1, keepdim=False:
-    _expand_reduced(g / y, a.shape, dim, keepdim) * _centered(a, dim) / (_count(a.shape, dim) - correction)],
+    _expand_reduced(g / np.where(y == 0, np.inf, y), a.shape, dim, keepdim) * _centered(a, dim)
+    / (_count(a.shape, dim) - correction)],   # 0 where σ = 0, as PyTorch masks it
    ["0o"], r"\sigma(@0)", [r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"], params={"correction": 1})
 
 # --- linear algebra ---------------------------------------------------------------------------

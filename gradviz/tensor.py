@@ -165,7 +165,7 @@ def _broadcast_error(a, b):
     return RuntimeError("shapes cannot be broadcast")
 
 
-def _binary(key, a, b, float_result=False):
+def _binary(key, a, b, float_result=False, **params):
     """``a <op> b`` with PyTorch's type promotion; Python numbers become constant inputs."""
     if not isinstance(b, Tensor):
         if isinstance(b, np.ndarray):
@@ -183,7 +183,7 @@ def _binary(key, a, b, float_result=False):
     arrays = [a._data if a._data.dtype == dt.np else a._data.astype(dt.np),
               b._data if b._data.dtype == dt.np else b._data.astype(dt.np)]
     try:
-        return apply(OPS[key], (a, b), arrays)
+        return apply(OPS[key], (a, b), arrays, **params)
     except ValueError:
         raise _broadcast_error(a.shape, b.shape) from None
 
@@ -584,10 +584,11 @@ class Tensor:
         return matmul(tensor(other), self)
 
     def add(self, other, alpha=1):
-        return self + (other * alpha if alpha != 1 else other)
+        """self + alpha * other, one AddBackward0 node as in PyTorch."""
+        return _binary("add", self, other) if alpha == 1 else _binary("add", self, other, alpha=alpha)
 
     def sub(self, other, alpha=1):
-        return self - (other * alpha if alpha != 1 else other)
+        return _binary("sub", self, other) if alpha == 1 else _binary("sub", self, other, alpha=alpha)
 
     def mul(self, other):
         return self * other

@@ -81,6 +81,8 @@ def op_case(draw, op):
             params = {"n": draw(st.sampled_from([0, 1, 2, 3, -1, 0.5, 2.5]))}
         return [a], params
     if kind == "binary":
+        if op.key in ("add", "sub"):
+            params = {"alpha": draw(st.sampled_from([1, 2.5, -1]))}
         return list(draw(broadcastable(lo, hi))), params
     if kind == "reduce_all":
         return [draw(arrays(draw(shapes()), lo, hi, distinct=op.key in ("amax", "amin")))], params

@@ -41,8 +41,8 @@ def _var(a, dim, correction, keepdim):
 
 # Independent ways to compute each op's forward (no call into the table).
 REFERENCE = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a + (-b),
+    "add": lambda a, b, alpha=1: a + b * alpha,
+    "sub": lambda a, b, alpha=1: a + (-b * alpha),
     "rsub": lambda a, c: c - a,
     "mul": lambda a, b: a * b,
     "div": lambda a, b: a * (1.0 / b),

@@ -1,0 +1,404 @@
+"""Parity with real PyTorch: the same programs run in both libraries must agree on everything a
+student sees -- values, gradients, reprs, grad_fn names, the next_functions graph, random numbers,
+printed tutorial output and error messages.  Skipped when torch is not installed."""
+
+import contextlib
+import io
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gradviz
+
+from strategies import SETTINGS
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+LIBS = {"torch": torch, "gradviz": gradviz}
+
+
+def as_torch_text(text):
+    """gradviz names its own module where PyTorch names torch: read one as the other."""
+    return re.sub(r"\bgradviz(?=\.|::)", "torch", text)
+
+
+# --- random expression graphs -------------------------------------------------------------------
+
+# Each step takes the library and tensors from the pool (all of shape (n, m)) and returns a new
+# (n, m) tensor, through the public API only, so the same program runs in both libraries.
+UNARY = [
+    lambda L, a: -a,
+    lambda L, a: a.exp() * 0.1,
+    lambda L, a: a.tanh(),
+    lambda L, a: a.sigmoid(),
+    lambda L, a: L.sin(a) + a.cos(),
+    lambda L, a: a.relu(),
+    lambda L, a: a.abs(),
+    lambda L, a: a * 2.5,
+    lambda L, a: 3 - a,
+    lambda L, a: a / 4,
+    lambda L, a: a ** 2,
+    lambda L, a: a ** 3 * 0.1,
+    lambda L, a: (a * a + 1).sqrt(),
+    lambda L, a: (a * a + 1).log(),
+    lambda L, a: 1 / (a * a + 1),
+    lambda L, a: 2 ** a,
+    lambda L, a: a.clamp(-0.5, 0.5),
+    lambda L, a: a.clamp(min=0.1),
+    lambda L, a: a + a.sum(1, keepdim=True),
+    lambda L, a: a * a.mean(),
+    lambda L, a: a - a.mean(dim=0),
+    lambda L, a: a.unsqueeze(0).squeeze(0),
+    lambda L, a: a.reshape(-1).view(a.shape),
+    lambda L, a: a.t().t(),
+    lambda L, a: a.max(dim=1, keepdim=True).values * a,
+    lambda L, a: a.min(0)[0] + a,
+    lambda L, a: a * a.max(),
+    lambda L, a: a.transpose(0, 1).transpose(1, 0),
+    lambda L, a: a.expand(2, *a.shape).sum(0),
+    lambda L, a: L.cat([a[:1], a[1:]], dim=0),
+    lambda L, a: a[:, None, :].squeeze(1),
+    lambda L, a: a.norm() + a,
+    lambda L, a: a.std() * a,
+    lambda L, a: a.clone(),
+    lambda L, a: a.double().float() if a.dtype == L.float32 else a * 1,
+]
+BINARY = [
+    lambda L, a, b: a + b,
+    lambda L, a, b: a - b,
+    lambda L, a, b: a * b,
+    lambda L, a, b: a / (b * b + 1),
+    lambda L, a, b: L.where(a > b, a, b),
+    lambda L, a, b: L.stack([a, b]).sum(0),
+    lambda L, a, b: L.cat([a, b], 1)[:, :a.shape[1]] * 2,
+    lambda L, a, b: (a @ b.t()) @ a * 0.1,
+    lambda L, a, b: a.add(b, alpha=2),
+    lambda L, a, b: a * b[0],
+    lambda L, a, b: (a * b).sum(dim=1, keepdim=True) + a,
+    lambda L, a, b: a ** (b.abs() * 0.5) if False else (a * a + 1) ** (b * 0.5),
+]
+
+
+@st.composite
+def programs(draw):
+    n, m = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    leaves = draw(st.integers(1, 3))
+    values = [draw(st.lists(st.floats(-2, 2, allow_nan=False, width=32), min_size=n * m, max_size=n * m))
+              for _ in range(leaves)]
+    steps = []
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.booleans()):
+            steps.append(("u", draw(st.integers(0, len(UNARY) - 1)), draw(st.integers(0, 99)), 0))
+        else:
+            steps.append(("b", draw(st.integers(0, len(BINARY) - 1)), draw(st.integers(0, 99)),
+                          draw(st.integers(0, 99))))
+    return (n, m), dtype, values, steps
+
+
+def run_program(L, program):
+    shape, dtype, values, steps = program
+    leaves = [L.tensor(np.array(v).reshape(shape), dtype=getattr(L, dtype), requires_grad=True) for v in values]
+    pool = list(leaves)
+    for kind, which, i, j in steps:
+        a, b = pool[i % len(pool)], pool[j % len(pool)]
+        pool.append(UNARY[which](L, a) if kind == "u" else BINARY[which](L, a, b))
+    loss = (pool[-1] * L.arange(1, pool[-1].numel() + 1, dtype=getattr(L, dtype)).reshape(shape)).sum()
+    loss.backward()
+    return leaves, pool[len(leaves):], loss
+
+
+def structure(root, leaves):
+    """The graph behind ``root`` as plain data: node names in DFS order and their edges."""
+    ids, out, stack = {}, [], [root]
+    leaf_index = {id(t): k for k, t in enumerate(leaves)}
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in ids:
+            continue
+        ids[id(node)] = len(ids)
+        if type(node).__name__ == "AccumulateGrad":
+            out.append(("AccumulateGrad", leaf_index.get(id(node.variable))))
+            continue
+        out.append((node.name(), [(type(fn).__name__ if fn is not None else None, k)
+                                  for fn, k in node.next_functions]))
+        stack.extend(fn for fn, _ in reversed(node.next_functions))
+    return out
+
+
+@SETTINGS
+@given(programs())
+def test_random_graphs_agree(program):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_leaves, t_outs, t_loss = run_program(torch, program)
+        g_leaves, g_outs, g_loss = run_program(gradviz, program)
+    tol = dict(rtol=1e-4, atol=1e-5) if program[1] == "float32" else dict(rtol=1e-9, atol=1e-12)
+    for t, g in zip(t_outs + [t_loss], g_outs + [g_loss]):
+        assert as_torch_text(repr(g.dtype)) == repr(t.dtype) and tuple(g.shape) == tuple(t.shape)
+        np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), **tol)
+        assert (g.grad_fn is None) == (t.grad_fn is None)
+        if t.grad_fn is not None:
+            assert g.grad_fn.name() == t.grad_fn.name()
+    for t, g in zip(t_leaves, g_leaves):
+        if t.grad is None:
+            assert g.grad is None
+        else:
+            np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), **tol)
+    assert structure(g_loss.grad_fn, g_leaves) == structure(t_loss.grad_fn, t_leaves)
+    if program[1] == "float64":  # float32 can differ in the last bit, which may show at 4 decimals
+        assert as_torch_text(repr(g_loss)) == repr(t_loss)
+
+
+# --- reprs of a fixed table (also recorded in tests/golden/repr) -------------------------------
+
+def test_golden_files_still_match_torch():
+    import pathlib
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).parent / "golden"))
+    from record_repr import parse, run_case
+    for path in sorted((pathlib.Path(__file__).parent / "golden" / "repr").glob("*.txt")):
+        for code, expected in parse(path):
+            assert run_case(torch, code) == expected, code
+
+
+# --- random numbers -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2 ** 32 + 7])
+@pytest.mark.parametrize("n", [1, 3, 15, 16, 17, 33, 100, 1000])
+def test_random_numbers_are_bit_identical(seed, n):
+    for dtype in ("float32", "float64"):
+        outs = {}
+        for name, L in LIBS.items():
+            L.manual_seed(seed)
+            dt = getattr(L, dtype)
+            outs[name] = [L.rand(n, dtype=dt), L.randn(n, dtype=dt), L.randn(n, dtype=dt),
+                          L.empty(n, dtype=dt).uniform_(-2, 3), L.empty(n, dtype=dt).normal_(1, 2),
+                          L.randint(-5, 5, (n,)), L.randperm(n), L.rand(2, dtype=dt),
+                          L.linspace(-1, 1, n, dtype=dt), L.arange(0, n / 7, 0.1, dtype=dt)]
+        for t, g in zip(outs["torch"], outs["gradviz"]):
+            assert g.numpy().tobytes() == t.numpy().tobytes()
+
+
+def test_generator_state_layout_matches():
+    torch.manual_seed(3)
+    gradviz.manual_seed(3)
+    torch.randn(5, dtype=torch.float64)
+    gradviz.randn(5, dtype=gradviz.float64)   # leaves a cached second normal sample
+    assert gradviz.get_rng_state().numpy().tobytes() == torch.get_rng_state().numpy().tobytes()
+
+
+# --- tutorial code, printed -----------------------------------------------------------------------
+
+TUTORIALS = [
+    """x = torch.ones(2, 2, requires_grad=True)
+print(x)
+y = x + 2
+print(y)
+print(y.grad_fn)
+z = y * y * 3
+out = z.mean()
+print(z, out)
+a = torch.randn(2, 2)
+a = ((a * 3) / (a - 1))
+print(a.requires_grad)
+a.requires_grad_(True)
+print(a.requires_grad)
+b = (a * a).sum()
+print(b.grad_fn)
+out.backward()
+print(x.grad)
+""",
+    """torch.manual_seed(0)
+x = torch.randn(3, requires_grad=True)
+y = x * 2
+while y.data.norm() < 1000:
+    y = y * 2
+print(y)
+v = torch.tensor([0.1, 1.0, 0.0001], dtype=torch.float)
+y.backward(v)
+print(x.grad)
+with torch.no_grad():
+    print((x ** 2).requires_grad)
+print(x.detach().requires_grad, x.eq(x.detach()).all())
+""",
+    """x = Variable(torch.ones(2, 2), requires_grad=True)
+print(x, x.data, x.grad, x.grad_fn)
+y = x + 2
+print(y.grad_fn, y.grad_fn.next_functions)
+print(y.grad_fn.next_functions[0][0].variable)
+out = (y * y * 3).mean()
+out.backward()
+print(x.grad)
+print(type(x), type(x.data), x.type(), x.data.type(), type(y.grad_fn))
+""",
+    """x = torch.ones(5)
+y = torch.zeros(3)
+w = torch.randn(5, 3, requires_grad=True)
+b = torch.randn(3, requires_grad=True)
+z = torch.matmul(x, w)+b
+print('Gradient function for z =', z.grad_fn)
+loss = ((z - y) ** 2).mean()
+print(f"Gradient function for loss = {loss.grad_fn}")
+loss.backward()
+print(w.grad, b.grad)
+inp = torch.eye(4, 5, requires_grad=True)
+out = (inp+1).pow(2).t()
+out.backward(torch.ones_like(out), retain_graph=True)
+print(f"First call\\n{inp.grad}")
+out.backward(torch.ones_like(out), retain_graph=True)
+print(f"\\nSecond call\\n{inp.grad}")
+inp.grad.zero_()
+out.backward(torch.ones_like(out), retain_graph=True)
+print(f"\\nCall after zeroing gradients\\n{inp.grad}")
+""",
+    """w = torch.tensor([1.0], requires_grad=True)
+for epoch in range(3):
+    for x_val, y_val in zip([1.0, 2.0, 3.0], [2.0, 4.0, 6.0]):
+        l = (x_val * w - y_val) ** 2
+        l.backward()
+        print("\\tgrad: ", x_val, y_val, w.grad.item())
+        w.data = w.data - 0.01 * w.grad.data
+        w.grad.data.zero_()
+    print("progress:", epoch, l.data[0], l.item(), l)
+""",
+    """import math
+a = torch.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
+b = torch.sin(a)
+c = 2 * b
+d = c + 1
+out = d.sum()
+print(a, b, c, d, out, sep="\\n")
+print(d.grad_fn.next_functions[0][0].next_functions[0][0].next_functions)
+out.backward()
+print(a.grad)
+""",
+    """torch.manual_seed(1)
+x = torch.arange(4.0, requires_grad=True)
+y = 2 * torch.dot(x, x)
+y.backward()
+print(y, x.grad, x.grad == 4 * x)
+x.grad.zero_()
+u = (x * x).detach()
+z = u * x
+z.sum().backward()
+print(x.grad == u)
+a = torch.randn(size=(), requires_grad=True)
+d = a * 2
+while d.norm() < 1000:
+    d = d * 2
+d.backward()
+print(a.grad == d / a, a, d)
+""",
+    """torch.manual_seed(42)
+X = torch.randn(32, 2)
+Y = (X[:, :1] * X[:, 1:]).tanh()
+W1 = torch.randn(2, 16, requires_grad=True); b1 = torch.zeros(16, requires_grad=True)
+W2 = torch.randn(16, 1, requires_grad=True); b2 = torch.zeros(1, requires_grad=True)
+for step in range(3):
+    loss = (((X @ W1 + b1).tanh() @ W2 + b2 - Y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        for p in (W1, b1, W2, b2):
+            p -= 0.1 * p.grad
+            p.grad.zero_()
+    print(step, loss)
+print(W2.t())
+""",
+]
+
+
+def run_tutorial(L, code):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(code, {"torch": L, "Variable": L.autograd.Variable})
+        except Exception as e:  # noqa: BLE001 -- the error is part of what is compared
+            print(f"ERROR {type(e).__name__}: {e}")
+    return re.sub(r"at 0x[0-9a-f]+", "at 0x?", buf.getvalue())
+
+
+@pytest.mark.parametrize("code", TUTORIALS, ids=[f"tutorial{i}" for i in range(len(TUTORIALS))])
+def test_tutorial_output_matches(code):
+    assert as_torch_text(run_tutorial(gradviz, code)) == run_tutorial(torch, code)
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+ERRORS = {
+    "backward twice": "x = torch.ones(2, requires_grad=True); y = (x * x).sum(); y.backward(); y.backward()",
+    "backward twice, pow": "x = torch.ones(2, requires_grad=True); y = (x ** 2).sum(); y.backward(); y.backward()",
+    "backward twice, add": "x = torch.ones(2, requires_grad=True); y = (x + 1).sum(); y.backward(); y.backward()",
+    "non-scalar": "x = torch.ones(2, requires_grad=True); (x * 2).backward()",
+    "wrong shape": "x = torch.ones(2, requires_grad=True); (x * 2).backward(torch.ones(3))",
+    "wrong shape 2d": "x = torch.ones(2, 3, requires_grad=True); (x * 2).backward(torch.ones(3, 2))",
+    "leaf in place": "x = torch.ones(2, requires_grad=True); x.add_(1)",
+    "leaf *=": "x = torch.ones(2, requires_grad=True); x *= 2",
+    "leaf setitem": "x = torch.ones(2, requires_grad=True); x[0] = 5",
+    "view of leaf": "x = torch.ones(2, 2, requires_grad=True); x[0].add_(1)",
+    "leaf zero_": "x = torch.ones(2, requires_grad=True); x.zero_()",
+    "version": "x = torch.ones(2, requires_grad=True); y = x * 1; z = y * y; y.add_(1); z.sum().backward()",
+    "version, output": "x = torch.ones(2, requires_grad=True); y = x.exp(); y.add_(1); y.sum().backward()",
+    "version, sigmoid": "x = torch.ones(2, requires_grad=True); y = x.sigmoid(); y.mul_(2); y.sum().backward()",
+    "version, plain": "a = torch.ones(2); x = torch.ones(2, requires_grad=True); y = x * a; a.add_(1); "
+                      "y.sum().backward()",
+    "int tensor()": "torch.tensor([1, 2], requires_grad=True)",
+    "int ones()": "torch.ones(2, dtype=torch.int64, requires_grad=True)",
+    "int attribute": "x = torch.tensor([1, 2]); x.requires_grad = True",
+    "int requires_grad_": "x = torch.tensor([1, 2]); x.requires_grad_()",
+    "int Variable": "torch.autograd.Variable(torch.full((2, 3), 3), requires_grad=True)",
+    "item": "torch.ones(3).item()",
+    "non-leaf requires_grad": "y = torch.ones(2, requires_grad=True) * 2; y.requires_grad = False",
+    "no graph": "torch.ones(2).sum().backward()",
+    "no graph, no_grad": "x = torch.ones(2, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).sum()\n"
+                         "y.backward()",
+    "grad unused": "x = torch.ones(2, requires_grad=True); z = torch.ones(2, requires_grad=True); "
+                   "torch.autograd.grad((x * 2).sum(), [x, z])",
+    "grad of constant": "x = torch.ones(2, requires_grad=True); torch.autograd.grad((x * 2).sum(), [torch.ones(2)])",
+    "retain_grad": "torch.ones(2).retain_grad()",
+    "hook": "torch.ones(2).register_hook(lambda g: g)",
+    "numpy": "torch.ones(2, requires_grad=True).numpy()",
+    "bool": "bool(torch.ones(2))",
+    "broadcast": "torch.ones(2, 3) + torch.ones(4)",
+    "mm": "torch.ones(2, 3) @ torch.ones(2, 3)",
+    "mm dtype": "torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)",
+    "view": "torch.ones(2, 3).view(4)",
+    "dim": "torch.ones(2, 3).sum(dim=2)",
+    "index": "torch.ones(2, 3)[5]",
+    "cat": "torch.cat([torch.ones(2), torch.ones(2, 2)])",
+    "stack": "torch.stack([torch.ones(2), torch.ones(3)])",
+    "mean of ints": "torch.tensor([1, 2]).mean()",
+    "narrowing in place": "x = torch.tensor([1, 2]); x.add_(1.5)",
+    "expand": "torch.ones(2, 3).expand(4, 3)",
+    "expand rank": "torch.ones(2, 3).expand(3)",
+    "grad size": "x = torch.ones(2, requires_grad=True); x.grad = torch.ones(3)",
+    "grad dtype": "x = torch.ones(2, requires_grad=True); x.grad = torch.ones(2, dtype=torch.float64)",
+    "rand int": "torch.rand(2, dtype=torch.int64)",
+    "randint range": "torch.randint(5, 3, (2,))",
+    "cuda": "torch.ones(2).cuda()",
+    "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
+}
+
+
+def run_error(L, code):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec(code, {"torch": L})
+            result = "no error"
+        except Exception as e:  # noqa: BLE001
+            result = f"{type(e).__name__}: {e}"
+    for w in caught:  # PyTorch appends where in its C++ the warning was raised
+        result += f"\nwarning {w.category.__name__}: {str(w.message).split(' (Triggered internally')[0]}"
+    return result
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_error_messages_match(name):
+    assert as_torch_text(run_error(gradviz, ERRORS[name])) == run_error(torch, ERRORS[name])
