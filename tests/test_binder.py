@@ -1,0 +1,108 @@
+"""Binder's build, as closely as this machine allows: a fresh virtual environment installed ONLY from
+binder/requirements.txt, with pip run from the repository's root as repo2docker runs it, then every
+lesson executed there (and a slide deck made there).
+
+repo2docker, when a binder/ folder exists, installs nothing of the repository by itself: it runs
+``pip install -r binder/requirements.txt`` in the repository's root after copying it in (a line
+starting with "." counts as a local requirement), so "." in that file is the repository. A
+non-editable install also proves the wheel carries the widget's and the slides' static files.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from test_notebooks import LESSONS, NOTEBOOKS, ROOT, check_lesson
+
+BINDER = ROOT / "binder"
+
+pytestmark = pytest.mark.slow
+
+RUNNER = textwrap.dedent("""
+    # run every lesson given, in a fresh kernel started in notebooks/, and save the executed copy
+    import sys
+    from pathlib import Path
+
+    import nbclient, nbformat
+
+    out = Path(sys.argv[1])
+    for path in map(Path, sys.argv[2:]):
+        nb = nbformat.read(path, as_version=4)
+        nbclient.NotebookClient(nb, timeout=180, kernel_name="python3", store_widget_state=True,
+                                resources={"metadata": {"path": str(path.parent)}}).execute()
+        nbformat.write(nb, out / path.name)
+        print("ran", path.name, flush=True)
+""")
+
+PROBE = "import sys, gradviz; print(sys.executable); print(gradviz.__file__)"
+
+
+def test_binder_files():
+    lines = [ln.strip() for ln in (BINDER / "requirements.txt").read_text().splitlines()
+             if ln.strip() and not ln.strip().startswith("#")]
+    assert lines == [".[course]"]               # gradviz itself, with JupyterLab and the slides
+    runtime = (BINDER / "runtime.txt").read_text().strip()
+    assert re.fullmatch(r"python-3\.\d+", runtime)
+    assert int(runtime.split(".")[1]) >= 10     # pyproject: requires-python >= 3.10
+    assert not (BINDER / "apt.txt").exists()    # graphviz-pure: no system Graphviz to install
+    assert not (BINDER / "environment.yml").exists()   # it would take precedence over requirements.txt
+
+
+@pytest.fixture(scope="module")
+def binder_env(tmp_path_factory):
+    """A fresh venv with only what binder/requirements.txt installs; returns (python, env)."""
+    tmp = tmp_path_factory.mktemp("binder")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH", "JUPYTER_DATA_DIR",
+                        "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+               JUPYTER_DATA_DIR=str(tmp / "jupyter-data"),       # no kernelspec of this machine's user
+               JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config"),
+               JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"),
+               JUPYTER_PLATFORM_DIRS="1", JUPYTER_PREFER_ENV_PATH="1")
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                          "-r", "binder/requirements.txt"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    return venv / "bin" / "python", env
+
+
+def test_the_lessons_import_the_installed_gradviz(binder_env):
+    python, env = binder_env
+    r = subprocess.run([str(python), "-c", PROBE], cwd=NOTEBOOKS, env=env, capture_output=True, text=True,
+                       timeout=120, check=True)
+    executable, module = r.stdout.split()
+    venv = python.parent.parent
+    assert Path(executable).parent.parent == venv
+    assert Path(module).is_relative_to(venv) and not Path(module).is_relative_to(ROOT)
+    jl = subprocess.run([str(python), "-m", "jupyter", "lab", "--version"], env=env, capture_output=True,
+                        text=True, timeout=120)
+    assert jl.returncode == 0 and jl.stdout.startswith("4.")
+
+
+def test_every_lesson_runs_in_the_binder_env(binder_env, tmp_path):
+    python, env = binder_env
+    (tmp_path / "runner.py").write_text(RUNNER)
+    r = subprocess.run([str(python), str(tmp_path / "runner.py"), str(tmp_path), *map(str, LESSONS)],
+                       cwd=NOTEBOOKS, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-5000:]
+    for path in LESSONS:
+        check_lesson(path.stem, nbformat.read(tmp_path / path.name, as_version=4))
+
+
+def test_slides_command_in_the_binder_env(binder_env, tmp_path):
+    python, env = binder_env
+    out = tmp_path / "lecture.html"
+    r = subprocess.run([str(python), "-m", "gradviz", "slides", str(LESSONS[0]), "-o", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = out.read_text(encoding="utf-8")
+    assert "MIT licensed" in html and 'data-gv-standalone="1"' in html and "tensor([10., 10.])" in html
