@@ -50,11 +50,18 @@ class Generator:
         if not 0 <= seed < 1 << 64:
             raise RuntimeError("Overflow when unpacking long long")
         self._seed = seed
-        self._bits = np.random.MT19937(0)
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": _init_genrand(seed & 0xFFFFFFFF), "pos": _N}}
+        self._mt = None            # made on the first draw, so `import gradviz` skips numpy.random
         self._next_normal = None   # Box-Muller's second sample, kept for the next call
         return self
+
+    @property
+    def _bits(self):
+        """numpy's MT19937 in the state PyTorch's ``mt19937(seed)`` starts from."""
+        if self._mt is None:
+            self._mt = np.random.MT19937(0)
+            self._mt.state = {"bit_generator": "MT19937",
+                              "state": {"key": _init_genrand(self._seed & 0xFFFFFFFF), "pos": _N}}
+        return self._mt
 
     def seed(self):
         s = int(np.random.SeedSequence().entropy) & 0xFFFFFFFFFFFFFFFF
@@ -102,6 +109,7 @@ class Generator:
         seed, left, _, nxt, *rest = self._LAYOUT.unpack(blob)
         key, (_, cached, _, valid) = rest[:_N], rest[_N:_N + 4]
         self._seed = seed
+        self._mt = None
         self._bits.state = {"bit_generator": "MT19937",
                             "state": {"key": np.array(key, np.uint32), "pos": _N if left == 1 else nxt}}
         self._next_normal = cached if valid else None

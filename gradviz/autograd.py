@@ -26,6 +26,7 @@ __all__ = ["Variable", "backward", "grad", "gradcheck", "gradgradcheck", "no_gra
            "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "set_detect_anomaly"]
 
 _seq = itertools.count()        # creation order of nodes and tensors: the forward order
+_Tensor = None                  # gradviz.tensor.Tensor, set by that module (which imports this one)
 _recorders = []                 # active gradviz.trace.record() contexts (empty: recording is off)
 
 
@@ -160,23 +161,35 @@ def edge(t):
     return (None, 0)
 
 
+_SAVE_PLANS = {}
+
+
+def _save_plan(op, needs):
+    """Which values to save (input positions; -1 for the output): what the needed rules use."""
+    key = (op.uses, tuple(needs))
+    plan = _SAVE_PLANS.get(key)
+    if plan is None:
+        keys = set()
+        for i, need in enumerate(needs):
+            if need:
+                keys.update(op.uses[min(i, len(op.uses) - 1)])
+        plan = _SAVE_PLANS[key] = tuple(sorted(-1 if k == "o" else int(k) for k in keys))
+    return plan
+
+
 def record(op, inputs, arrays, needs, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = node_class(op.name)()
     node.op, node._params, node._seq, node._freed = op, params, next(_seq), False
     node.next_functions = tuple(edge(t) for t in inputs)
     node.metadata = {}
-    keys = set()
-    for i, need in enumerate(needs):
-        if need:
-            keys.update(op.uses[min(i, len(op.uses) - 1)])
     saved = [None] * (len(inputs) + 1)
-    for k in keys:
-        if k == "o":
+    for k in _save_plan(op, needs):
+        if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
         else:
-            t = inputs[int(k)]
-            saved[int(k)] = (arrays[int(k)], t._vbox, t._vbox[0], t)
+            t = inputs[k]
+            saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
     node._metas = tuple((a.shape, a.dtype) for a in arrays)
     node._out_meta = (result._data.shape, result._data.dtype)
@@ -235,16 +248,16 @@ def apply_node(node, g):
         rule = op.vjp(i)
         gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
         shape, dtype = node._metas[i]
-        gi = np.asarray(gi)
+        if type(gi) is not np.ndarray:
+            gi = np.asarray(gi)
         if gi.shape != shape:
             gi = unbroadcast(gi, shape)
-        grads.append(gi.astype(dtype, copy=False))
+        grads.append(gi if gi.dtype == dtype else gi.astype(dtype))
     return grads
 
 
 def _tensor(a):
-    from .tensor import Tensor
-    return Tensor._wrap(a)
+    return _Tensor._wrap(a)
 
 
 def _run_hooks(t, g):
@@ -387,8 +400,6 @@ def _priority(node):
 
 def _make_grads(outputs, grads):
     """Check or create the gradient that seeds each output (PyTorch's ``_make_grads``)."""
-    from .tensor import Tensor
-
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -396,7 +407,7 @@ def _make_grads(outputs, grads):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             result.append(np.ones_like(out._data))
             continue
-        if not isinstance(g, Tensor):
+        if not isinstance(g, _Tensor):
             raise TypeError("gradients can be either Tensors or None, but got " + type(g).__name__)
         if g.shape != out.shape:
             from .tensor import Size
@@ -407,10 +418,9 @@ def _make_grads(outputs, grads):
 
 
 def _as_tuple(x):
-    from .tensor import Tensor
     if x is None:
         return ()
-    return (x,) if isinstance(x, Tensor) else tuple(x)
+    return (x,) if isinstance(x, _Tensor) else tuple(x)
 
 
 def _check_outputs(outputs):

@@ -1239,3 +1239,5 @@ LongTensor = _legacy_class("LongTensor", D.int64)
 IntTensor = _legacy_class("IntTensor", D.int32)
 BoolTensor = _legacy_class("BoolTensor", D.bool)
 ByteTensor = _legacy_class("ByteTensor", D.uint8)
+
+_ag._Tensor = Tensor  # the engine wraps gradients in Tensors without importing this module
