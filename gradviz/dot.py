@@ -229,7 +229,7 @@ def to_dot(graph, rankdir="TB", title=None):
     nodes = {n.id: n for n in graph.nodes}
     lines = [
         "digraph gradviz {",
-        f"  graph [rankdir={rankdir} bgcolor=\"white\" pad=\"0.15\" nodesep=\"0.25\" ranksep=\"0.3\" "
+        f"  graph [rankdir={rankdir} nslimit=3 bgcolor=\"white\" pad=\"0.15\" nodesep=\"0.25\" ranksep=\"0.3\" "
         f"fontname=\"{FONT}\" id=\"gv-graph\" class=\"gv-{graph.view}\""
         + (f" label={quote(title)} labelloc=t fontsize=16" if title else "") + "]",
         f"  node [fontname=\"{FONT}\" fontsize=14 fontcolor=\"{PALETTE['text']}\" penwidth=1.5]",

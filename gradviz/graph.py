@@ -345,9 +345,16 @@ def _namespaces(frame, namespace):
         return []
     if namespace is not None:
         return list(namespace) if isinstance(namespace, (list, tuple)) else [namespace]
-    if frame is None:
-        return []
-    return [frame.f_locals, frame.f_globals]
+    spaces = []
+    while frame is not None:
+        spaces.append(frame.f_locals)
+        # inside a comprehension or lambda, the names a student sees are one frame further out
+        if not frame.f_code.co_name.startswith("<") or frame.f_code.co_name == "<module>":
+            break
+        frame = frame.f_back
+    if frame is not None:
+        spaces.append(frame.f_globals)
+    return spaces
 
 
 def _collect_names(roots, names, name, spaces):
@@ -717,14 +724,23 @@ def _summarize(graph, max_nodes):
     preds = {}
     for e in graph.edges:
         preds.setdefault(e.dst, []).append(e.src)
+    succs = {}
+    for e in graph.edges:
+        succs.setdefault(e.src, []).append(e.dst)
     for n in graph.nodes:  # forward order is a topological order
         depth[n.id] = 1 + max((depth[p] for p in preds.get(n.id, ())), default=-1)
+    for n in reversed(graph.nodes):  # inputs sit just above their first use, not all at the top
+        if n.id not in preds and n.id in succs:
+            depth[n.id] = max(0, min(depth[s] for s in succs[n.id]) - 1)
     keep = [n for n in graph.nodes if n.is_root]
     named = [n for n in graph.nodes if n.name and not n.is_root]
     if len(named) <= max_nodes // 4:
         keep += named
+    params = [n for n in graph.nodes if n.kind == "leaf" and n.requires_grad and n not in keep]
+    if len(keep) + len(params) <= max_nodes // 4:  # what gradients are for: keep them visible
+        keep += params
     kept = {n.id for n in keep}
-    budget = max(4, min(40, max_nodes - len(keep)))
+    budget = max(4, min(24, max_nodes - len(keep)))
     top = max(depth.values())
     width = max(1, math.ceil((top + 1) / budget))
     bands = {}
@@ -748,9 +764,9 @@ def _summarize(graph, max_nodes):
         parts = []
         if n_ops:
             shown = ", ".join(f"{k} ×{v}" for k, v in ops[:3]) + (", ..." if len(ops) > 3 else "")
-            parts.append(f"{n_ops} ops ({shown})")
+            parts.append(f"{n_ops} op{'s' if n_ops > 1 else ''} ({shown})")
         if n_tensors:
-            parts.append(f"{n_tensors} tensors")
+            parts.append(f"{n_tensors} tensor{'s' if n_tensors > 1 else ''}")
         group = GraphNode(id="", kind="group", label=f"depth {lo}–{hi}" if hi > lo else f"depth {lo}",
                           value=" · ".join(parts), members=[m.id for m in members],
                           order=members[0].order, is_leaf=False)
