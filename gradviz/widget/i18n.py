@@ -58,7 +58,6 @@ STRINGS = {
         "differs": "differs by {diff}",
         "grad_none": "{leaf}.grad is None",
         "no_derivation": "No hand derivation for this graph ({reason}).",
-        "error_title": "Error",
         "cannot_render": "The widget cannot draw this graph: {reason}",
         "no_js": "Static picture: run the notebook (or open the saved page) to animate it.",
         # -- captions, one per frame kind --
@@ -123,7 +122,6 @@ STRINGS = {
         "differs": "차이 {diff}",
         "grad_none": "{leaf}.grad 는 None",
         "no_derivation": "이 그래프에는 손 계산을 보여 주지 않습니다 ({reason}).",
-        "error_title": "오류",
         "cannot_render": "위젯이 이 그래프를 그릴 수 없습니다: {reason}",
         "no_js": "정지된 그림입니다. 노트북을 실행하거나 저장된 페이지를 열면 움직입니다.",
         "cap_start": "{root} 의 계산 그래프입니다. 재생(또는 Space)을 누르면 순전파가 시작됩니다.",

@@ -9,11 +9,12 @@ Fixtures (use them from any test under ``tests/browser/``):
                      profile, headless, with the flags in :data:`CHROMIUM_ARGS`.
 ``page``             a new tab whose console errors and page errors are collected in
                      ``page.gv_errors`` (a list of strings; assert it is empty).
-``offline_page``     the same, with every request that is not ``file:``, ``data:``, ``blob:`` or
+``lab_page``         a tab that may reach the ``jupyterlab`` server and nothing else.
+``offline_page``     the same as ``page``, with every request that is not ``file:``, ``data:``, ``blob:`` or
                      ``about:`` aborted and listed in ``page.gv_blocked``.
 ``jupyterlab``       a JupyterLab 4 server started for the session on ``127.0.0.1`` (a free port, a
-                     known token, no browser, no update or news checks, ``window.jupyterapp``
-                     exposed), serving a temporary root dir; see :class:`Lab` for its helpers
+                     known token, no browser, no update or news checks, a read-only extension
+                     manager, ``window.jupyterapp`` exposed), serving a temporary root dir; see :class:`Lab` for its helpers
                      (``lab.copy_notebook(path)``, ``lab.new_notebook(name, cells)``, ``lab.url(path)``,
                      ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.set_theme(page, name)``).
 ``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
@@ -170,16 +171,18 @@ class Lab:
         page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout)
         self.wait_idle(page, timeout)
 
-    def wait_idle(self, page, timeout=60000):
+    def wait_idle(self, page, timeout=90000):
+        """Wait until the current notebook's kernel is started, connected and idle."""
         page.wait_for_function(
-            """() => { const s = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
-                       return s ? s.getAttribute('data-status') === 'idle' : window.jupyterapp !== undefined; }""",
+            """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                       const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+                       return !!k && k.status === 'idle' && k.connectionStatus === 'connected'; }""",
             timeout=timeout)
 
     def run_all(self, page):
         """Run > Run All Cells, through the menu bar as a student would."""
-        page.click(".jp-MenuBar >> text=Run")
-        page.click(".lm-Menu >> text=Run All Cells")
+        page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu .lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
     def command(self, page, name, args=None):
         """Execute a JupyterLab command (``window.jupyterapp`` is exposed by this server)."""
@@ -188,7 +191,7 @@ class Lab:
     def set_theme(self, page, theme):
         self.command(page, "apputils:change-theme", {"theme": theme})
         light = "true" if "Light" in theme else "false"
-        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', timeout=20000)
+        page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached", timeout=20000)
 
 
 @pytest.fixture(scope="session")
@@ -213,7 +216,8 @@ def jupyterlab():
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
          f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={runtime / 'workspaces'}",
          "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.expose_app_in_browser=True"],
+         "--LabApp.expose_app_in_browser=True", "--LabApp.extension_manager=readonly"]
+        + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
         cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
     lab = Lab(port, token, root_dir, proc, runtime / "server.log")
     deadline = time.time() + 90

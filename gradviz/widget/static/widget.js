@@ -238,8 +238,7 @@ function render({ model, el }) {
   const main = h("div", { class: "gv-main" }, h("div", { class: "gv-graphcol" }, fatal, graphBox), deriv);
 
   const caption = h("div", { class: "gv-caption", role: "status", "aria-live": "polite", "aria-atomic": "true", "data-gv": "caption" });
-  const errorBox = h("div", { class: "gv-error", role: "alert", "data-gv": "error", hidden: true });
-  const capWrap = h("div", { class: "gv-capwrap" }, caption, errorBox);
+  const capWrap = h("div", { class: "gv-capwrap" }, caption);
 
   const backwardBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "backward" });
   const retain = h("input", { type: "checkbox", "data-gv": "retain" });
@@ -477,8 +476,9 @@ function render({ model, el }) {
     const s = S();
     caption.textContent = renderMsg(s, f.msg);
     if (stepwise) fadeIn(caption);
-    errorBox.hidden = !f.error;
-    errorBox.textContent = f.error ? `${s.error_title || "Error"}: ${f.error}` : "";
+    // the engine's error is the caption itself, marked as an error (read out at once)
+    caption.classList.toggle("gv-caption-error", !!f.error);
+    caption.setAttribute("aria-live", f.error ? "assertive" : "polite");
     scrub.value = String(k);
     const i = k + 1;
     count.textContent = fmt(s, "step_of", { i, n: n() });

@@ -1,0 +1,135 @@
+"""The widget in a live JupyterLab 4: run the notebook in the UI, play both passes, press its buttons.
+
+The server is the ``jupyterlab`` fixture (tests/browser/conftest.py); the notebook is written into
+its root dir.  The backward() and zero_() buttons reach the kernel and the widget shows what the
+engine did: x.grad goes None -> 10 -> 20 -> 0, and the freed graph's error is shown as a message.
+"""
+
+import re
+
+import pytest
+
+from browser.conftest import visible_nodes, wait_ready
+
+CELLS = [
+    "import gradviz\nimport gradviz as torch",
+    "x = torch.ones(2, requires_grad=True)\ny = 5 * (x + 1) ** 2\no = (1/2) * torch.sum(y)\n"
+    "w = gradviz.animate(o, speed=8)\nw",
+    "x.grad",
+]
+
+
+def caption(widget):
+    return widget.locator('[data-gv="caption"]').inner_text().strip()
+
+
+def step_number(widget):
+    return int(widget.locator('[data-gv="scrub"]').input_value())
+
+
+def frame_count(widget):
+    return int(widget.locator('[data-gv="scrub"]').get_attribute("max")) + 1
+
+
+def grad_text(widget, node_id="n0"):
+    return widget.evaluate("""(w, id) => { const s = w.querySelector(`[data-gv-id="${id}"] .gv-grad`);
+        return !s || s.classList.contains('gv-hidden') ? ''
+          : [...s.querySelectorAll('text')].map(t => t.textContent).join(' ').trim(); }""", node_id)
+
+
+def press_and_wait(widget, button, before):
+    """Press a live button; wait for the kernel's new frames; go to the last one."""
+    widget.locator(f'[data-gv="{button}"]').click()
+    widget.page.wait_for_function(
+        """([el, n]) => +el.querySelector('[data-gv="scrub"]').max + 1 > n""",
+        arg=[widget.element_handle(), before], timeout=30000)
+    widget.focus()
+    widget.page.keyboard.press("End")
+    return frame_count(widget)
+
+
+@pytest.fixture(scope="module")
+def notebook(jupyterlab):
+    return jupyterlab.new_notebook("animate.ipynb", CELLS)
+
+
+def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
+    page = lab_page
+    jupyterlab.open(page, notebook)
+    jupyterlab.run_all(page)
+    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    assert visible_nodes(widget) >= 10
+    assert caption(widget).startswith("The computation graph of o.")
+    n = frame_count(widget)
+    assert n == 19
+    page.screenshot(path=str(artifacts / "lab-start.png"))
+
+    # the forward pass, then the backward pass, with the step button
+    for i in range(1, n):
+        widget.locator('[data-gv="step"]').click()
+        assert step_number(widget) == i
+        if i == 10:
+            assert caption(widget).startswith("o = c · 0.5 = 20.")
+            assert grad_text(widget) == ""
+    assert caption(widget) == "backward() call 1 is done: x.grad = [10, 10]."
+    assert grad_text(widget) == ".grad [10., 10.]"
+    assert "✓" in widget.locator('[data-gv="check-x"]').inner_text()
+    page.screenshot(path=str(artifacts / "lab-backward.png"))
+
+    # the kernel's x.grad is untouched by animate(): the third cell printed None... (empty output)
+    out = page.locator(".jp-Cell").nth(2).locator(".jp-OutputArea").inner_text().strip()
+    assert out == ""
+
+    # live buttons: None -> 10 (retain_graph on) -> 20 -> zero -> 0 -> a freed graph's error
+    widget.locator('[data-gv="retain"]').check()
+    n = press_and_wait(widget, "backward", n)
+    assert grad_text(widget) == ".grad [10., 10.]"
+    n = press_and_wait(widget, "backward", n)
+    assert grad_text(widget) == ".grad [20., 20.]"
+    assert "✗" in widget.locator('[data-gv="check-x"]').inner_text()
+    n = press_and_wait(widget, "zero", n)
+    assert grad_text(widget) == ".grad [0., 0.]"
+    assert caption(widget) == "x.grad.zero_(): [20, 20] → [0, 0]."
+    widget.locator('[data-gv="retain"]').uncheck()
+    n = press_and_wait(widget, "backward", n)
+    assert grad_text(widget) == ".grad [10., 10.]"
+    n = press_and_wait(widget, "backward", n)
+    assert "Trying to backward through the graph a second time" in caption(widget)
+    cap = widget.locator('[data-gv="caption"]')
+    assert "gv-caption-error" in cap.get_attribute("class") and cap.get_attribute("aria-live") == "assertive"
+    assert "retain_graph=True if you need to backward" in cap.inner_text()
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    page.screenshot(path=str(artifacts / "lab-error.png"))
+
+    # the kernel saw it all: x.grad really is 10 now
+    last = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    last.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    try:
+        last.locator(".jp-OutputArea-output").filter(has_text="tensor([10., 10.])").wait_for(timeout=30000)
+    finally:
+        page.screenshot(path=str(artifacts / "lab-rerun.png"))
+    assert not [e for e in page.gv_errors if "gradviz" in e or "gv-" in e]
+    assert not page.gv_blocked, page.gv_blocked
+
+
+def test_dark_theme_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
+    page = lab_page
+    jupyterlab.open(page, notebook)
+    jupyterlab.set_theme(page, "JupyterLab Dark")
+    try:
+        jupyterlab.run_all(page)
+        widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+        for _ in range(16):
+            widget.locator('[data-gv="step"]').click()
+        page.wait_for_timeout(500)
+        bg = widget.evaluate("w => getComputedStyle(w).backgroundColor")
+        assert bg != "rgb(255, 255, 255)"
+        rgb = [int(v) for v in re.findall(r"\d+", bg)[:3]]
+        assert sum(rgb) < 3 * 80                      # JupyterLab Dark's layout colour, not white
+        text = widget.evaluate("w => getComputedStyle(w.querySelector('svg.gv-svg .gv-name text')).fill")
+        assert sum(int(v) for v in re.findall(r"\d+", text)[:3]) > 3 * 150   # light text on dark
+        assert visible_nodes(widget) >= 10
+        widget.screenshot(path=str(artifacts / "lab-dark.png"))
+    finally:
+        jupyterlab.set_theme(page, "JupyterLab Light")
