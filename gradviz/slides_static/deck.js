@@ -15,7 +15,9 @@
   window.gradvizDeck = deck;   // for the browser tests and the console
 
   // A widget is laid out at full size, then scaled (transform) to fit: its box is given the
-  // scaled height so that nothing below it moves. Only the slide on screen can be measured.
+  // scaled height so that nothing below it moves. Below MIN_SCALE it would be unreadable: it stays
+  // at MIN_SCALE and its box scrolls. Only the slide on screen can be measured.
+  var MIN_SCALE = 0.5;
   function fit(box) {
     var host = box.shadowRoot && box.shadowRoot.querySelector(".gv-host");
     var slide = box.closest("section");
@@ -24,14 +26,16 @@
     var room = HEIGHT - top - 16;
     var scale = 1;
     host.style.boxSizing = "border-box";
+    host.style.transformOrigin = "0 0";
     for (var i = 0; i < 3; i++) {       // a smaller scale makes the host wider: it may reflow
       host.style.width = 100 / scale + "%";
-      scale = Math.max(0.45, Math.min(1, room / host.offsetHeight));
+      scale = Math.max(MIN_SCALE, Math.min(1, room / host.offsetHeight));
     }
     host.style.width = 100 / scale + "%";
-    host.style.transformOrigin = "0 0";
     host.style.transform = scale < 1 ? "scale(" + scale + ")" : "";
-    box.style.height = host.offsetHeight * scale + "px";
+    var height = host.offsetHeight * scale;
+    box.style.height = Math.min(height, room) + "px";
+    box.style.overflowY = height > room + 1 ? "auto" : "hidden";
     box.dataset.scale = scale.toFixed(3);
   }
   function fitPresent() {

@@ -4,9 +4,11 @@ the formulas are drawn, a widget on a slide steps and plays, and nothing asks fo
 Screenshots go to tests/artifacts/slides-*.png: look at them (a test passing on a blank page is a bug).
 """
 
+import re
+
 import pytest
 
-from browser.conftest import visible_nodes, wait_ready
+from browser.conftest import visible_nodes
 from test_notebooks import NOTEBOOKS
 from test_slides import deck
 
@@ -14,32 +16,54 @@ LESSON = NOTEBOOKS / "02_autograd_tutorial.ipynb"
 
 
 @pytest.fixture(scope="module")
-def deck_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("deck") / "lecture.html"
-    path.write_text(deck(LESSON), encoding="utf-8")
+def deck_files(tmp_path_factory):
+    """Write a lesson's deck once per module: ``deck_files(name)`` is its path."""
+    folder, paths = tmp_path_factory.mktemp("decks"), {}
+
+    def path(name):
+        if name not in paths:
+            paths[name] = folder / f"{name}.html"
+            paths[name].write_text(deck(NOTEBOOKS / f"{name}.ipynb"), encoding="utf-8")
+        return paths[name]
     return path
 
 
 @pytest.fixture
-def slides(offline_page, deck_file):
+def open_deck(offline_page, deck_files):
+    """``open_deck(lesson_name)``: that lesson's deck in the offline tab, reveal.js ready."""
     page = offline_page
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(deck_file.as_uri())
-    page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
-    yield page
+
+    def go(name=LESSON.stem):
+        page.goto(deck_files(name).as_uri())
+        page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
+        return page
+    yield go
     assert page.gv_blocked == [], "the deck asked for the network"
     assert page.gv_errors == [], "the deck logged errors"
+
+
+@pytest.fixture
+def slides(open_deck):
+    return open_deck()
 
 
 def indices(page):
     return page.evaluate("() => window.gradvizDeck.getIndices()")
 
 
-def go_to(page, selector):
-    """Show the slide that holds ``selector`` (a CSS selector in the light DOM)."""
-    page.evaluate("""sel => { const d = window.gradvizDeck; const i = d.getIndices(document.querySelector(sel)
-                                 .closest('section')); d.slide(i.h, i.v); }""", selector)
+def go_to(page, selector, nth=0):
+    """Show the slide that holds the ``nth`` match of ``selector`` (a CSS selector in the light DOM)."""
+    page.evaluate("""([sel, nth]) => { const d = window.gradvizDeck;
+                         const i = d.getIndices(document.querySelectorAll(sel)[nth].closest('section'));
+                         d.slide(i.h, i.v); }""", [selector, nth])
     page.wait_for_timeout(900)      # the slide transition
+
+
+def shown_widget(page):
+    """The widget on the slide shown now (the deck holds others, hidden)."""
+    page.wait_for_selector('.gv-widget[data-gv-ready="1"] >> visible=true')
+    return page.locator('.gv-widget[data-gv-ready="1"] >> visible=true').first
 
 
 def present(page):
@@ -85,7 +109,7 @@ def test_formulas_are_drawn(slides, artifacts):
 def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
     page = slides
     go_to(page, ".gv-fit")
-    widget = wait_ready(page)
+    widget = shown_widget(page)
     frames = int(widget.locator('[data-gv="count"]').inner_text().split("/")[1])
     assert visible_nodes(widget) >= 6
     assert widget.locator('[data-gv="live"]').is_hidden()       # no kernel behind a deck
@@ -123,3 +147,33 @@ def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
     page.keyboard.press("ArrowRight")
     page.wait_for_timeout(900)
     assert indices(page)["h"] == 4                                # the deck moved on
+
+
+def test_korean_deck_speaks_korean(open_deck, artifacts):
+    page = open_deck("04_variables_and_gradients_ko")
+    assert page.evaluate("() => document.documentElement.lang") == "ko"
+    assert "변수와 그라디언트" in present(page).locator("h1").inner_text()
+    go_to(page, ".gv-fit")
+    widget = shown_widget(page)
+    for _ in range(3):
+        widget.locator('[data-gv="step"]').click()
+    assert re.search(r"[가-힣]", widget.locator('[data-gv="caption"]').inner_text())
+    assert re.search(r"[가-힣]", widget.locator('[data-gv="derivation"]').inner_text())
+    assert visible_nodes(widget) >= 6
+    page.screenshot(path=str(artifacts / "slides-korean-widget.png"))
+
+
+def test_a_tall_widget_scrolls_inside_its_slide(open_deck, artifacts):
+    page = open_deck("06_neuron_and_mlp")
+    go_to(page, ".gv-fit", nth=1)                 # the network's training step: a tall graph
+    widget = shown_widget(page)
+    box = present(page).locator(".gv-fit")
+    scale, scrolls = box.evaluate("b => [+b.dataset.scale, b.scrollHeight > b.clientHeight + 1]")
+    assert scale == 0.5 and scrolls                # as small as is readable, then it scrolls
+    slide = present(page).bounding_box()
+    b = box.bounding_box()
+    assert b["y"] + b["height"] <= slide["y"] + 800 * page.evaluate("() => window.gradvizDeck.getScale()") + 2
+    assert visible_nodes(widget) >= 8
+    widget.locator('[data-gv="to-backward"]').click()
+    assert "Backward" in widget.locator('[data-gv="phase"]').inner_text()
+    page.screenshot(path=str(artifacts / "slides-mlp-widget.png"))
