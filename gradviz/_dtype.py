@@ -1,5 +1,7 @@
 """Dtypes and PyTorch's type-promotion rules."""
 
+import builtins as _builtins
+
 import numpy as np
 
 __all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "uint8", "bool",
@@ -89,11 +91,17 @@ def _promote(a, b):
 
 
 def _scalar_kind(v):
-    if isinstance(v, (__import__("builtins").bool, np.bool_)):
+    if isinstance(v, (_builtins.bool, np.bool_)):
         return 0
     if isinstance(v, (int, np.integer)):
         return 1
     return 2
+
+
+def with_scalar(d, v):
+    """The dtype of ``tensor <op> v`` for a Python number ``v`` (the common case of :func:`result_type`)."""
+    kind = _scalar_kind(v)
+    return d if kind <= d.kind else (bool, int64, get_default_dtype())[kind]
 
 
 def result_type(*operands):

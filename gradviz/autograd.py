@@ -138,10 +138,14 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
 
-@functools.lru_cache(maxsize=None)
+_NODE_CLASSES = {}
+
+
 def node_class(name):
     """The grad_fn class called ``name`` (``MulBackward0``...), made once."""
-    return type(name, (Node,), {"__slots__": (), "__module__": "builtins"})
+    if name not in _NODE_CLASSES:
+        _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (), "__module__": "builtins"})
+    return _NODE_CLASSES[name]
 
 
 def accumulator(t):
@@ -179,9 +183,10 @@ def _save_plan(op, needs):
 
 def record(op, inputs, arrays, needs, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
-    node = node_class(op.name)()
+    node = _NODE_CLASSES.get(op.name) or node_class(op.name)
+    node = node()
     node.op, node._params, node._seq, node._freed = op, params, next(_seq), False
-    node.next_functions = tuple(edge(t) for t in inputs)
+    node.next_functions = tuple([edge(t) for t in inputs])
     node.metadata = {}
     saved = [None] * (len(inputs) + 1)
     for k in _save_plan(op, needs):
@@ -191,7 +196,7 @@ def record(op, inputs, arrays, needs, result, params):
             t = inputs[k]
             saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
-    node._metas = tuple((a.shape, a.dtype) for a in arrays)
+    node._metas = tuple([(a.shape, a.dtype) for a in arrays])
     node._out_meta = (result._data.shape, result._data.dtype)
     node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not t._requires_grad}
     node._out = weakref.ref(result)

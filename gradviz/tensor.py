@@ -167,11 +167,16 @@ def _broadcast_error(a, b):
 
 def _binary(key, a, b, float_result=False, **params):
     """``a <op> b`` with PyTorch's type promotion; Python numbers become constant inputs."""
+    if type(b) is Tensor and a._data.dtype == b._data.dtype and (a._data.dtype.kind == "f" or not float_result):
+        try:  # the common case, two tensors of one dtype: nothing to promote
+            return apply(OPS[key], (a, b), [a._data, b._data], **params)
+        except ValueError:
+            raise _broadcast_error(a.shape, b.shape) from None
     if not isinstance(b, Tensor):
         if isinstance(b, np.ndarray):
             b = Tensor._wrap(as_array(b))
         else:
-            dt = D.result_type(a, b)
+            dt = D.with_scalar(a.dtype, b) if isinstance(a, Tensor) else D.result_type(a, b)
             if float_result and not dt.is_floating_point:
                 dt = D.get_default_dtype()
             b = _literal(b, dt)
