@@ -100,11 +100,12 @@ class Drawing:
     def __repr__(self):
         return f"<gradviz.Drawing {self.view}: {len(self.graph.nodes)} nodes>"
 
-    def pipe(self, format="svg"):
+    def pipe(self, format="svg", dpi=None):
         """The picture's bytes as Graphviz draws it (the SVG here is not yet decorated)."""
-        if format not in self._raw:
-            self._raw[format] = render(self.source, format, renderer=self.renderer, timeout=self.timeout)
-        return self._raw[format]
+        key = (format, dpi)
+        if key not in self._raw:
+            self._raw[key] = render(self.source, format, renderer=self.renderer, timeout=self.timeout, dpi=dpi)
+        return self._raw[key]
 
     def svg(self, state="full", hidden=()):
         """The SVG text with the widget's ids, classes and CSS (see the module docstring).
@@ -114,8 +115,11 @@ class Drawing:
         """
         return decorate_svg(self.pipe("svg"), self.graph, state=state, hidden=hidden)
 
-    def save(self, path, format=None):
-        """Write ``.svg`` (decorated), ``.png``, ``.jpg``, or ``.dot``; the format follows the suffix."""
+    def save(self, path, format=None, dpi=None):
+        """Write ``.svg`` (decorated), ``.png``, ``.jpg``, or ``.dot``; the format follows the suffix.
+
+        ``dpi`` sets a raster picture's resolution (``dpi=144`` for slides and READMEs).
+        """
         path = os.fspath(path)
         fmt = (format or os.path.splitext(path)[1].lstrip(".") or "svg").lower()
         if fmt == "svg":
@@ -123,7 +127,7 @@ class Drawing:
         elif fmt in ("dot", "gv"):
             data = self.source.encode("utf-8")
         else:
-            data = self.pipe(fmt)
+            data = self.pipe(fmt, dpi=dpi)
         with open(path, "wb") as f:
             f.write(data)
         return path

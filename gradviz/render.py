@@ -126,10 +126,11 @@ def _version(path):
     return (proc.stderr or proc.stdout).strip()
 
 
-def render(source, format="svg", renderer=None, timeout=TIMEOUT):
+def render(source, format="svg", renderer=None, timeout=TIMEOUT, dpi=None):
     """Lay out and draw DOT ``source``: the output file's bytes (``format``: svg, png, ...).
 
     ``timeout`` bounds the layout (seconds): beyond it :class:`RenderTimeout` is raised.
+    ``dpi`` sets the resolution of raster formats (Graphviz's default is 96).
     """
     r = renderer if isinstance(renderer, Renderer) else find_renderer(renderer)
     fmt = format.lower().lstrip(".")
@@ -141,7 +142,8 @@ def render(source, format="svg", renderer=None, timeout=TIMEOUT):
                     "and set GRADVIZ_RENDERER=system.")
         raise FormatNotSupported(f"{r.name} cannot write {fmt!r}; it writes: {', '.join(formats)}.{hint}")
     try:
-        proc = subprocess.run([r.path, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True,
+        args = [r.path, f"-T{fmt}"] + ([f"-Gdpi={dpi:g}"] if dpi else [])
+        proc = subprocess.run(args, input=source.encode("utf-8"), capture_output=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
         raise RenderTimeout(f"the Graphviz layout took longer than {timeout:g} s; draw fewer nodes "
