@@ -150,13 +150,31 @@ def tensor_label(node):
     return _table(rows)
 
 
+def param_text(node):
+    """The op's parameters a student passed and cannot see elsewhere: ``dim=1``, ``s=1:``."""
+    from .graph import OPERAND_PARAMS
+    from .ops import OPS
+
+    op = OPS.get(node.op)
+    shown = []
+    for key, value in (node.params or {}).items():
+        if op is not None and ("@" + key in op.symbol or OPERAND_PARAMS.get(op.key, ("",))[0] == key):
+            continue
+        if (key == "keepdim" and value == "False") or len(value) > 16 or value.startswith("array"):
+            continue
+        shown.append(f"{key}={value}")
+    return ", ".join(shown)
+
+
 def op_label(node, view):
     p = f"gv-{node.id}"
     tip = f"{node.grad_fn}: the grad_fn of this op's output"
+    params = param_text(node)
     if view == "pytorch":
         return _table([_cell(f"{p}-fn", _font(node.label, size=13), tip, align="CENTER")])
+    fn = node.grad_fn + (f"\n{params}" if params else "")
     return _table([_cell(f"{p}-sym", _font(node.label, size=18, bold=True), tip, align="CENTER"),
-                   _cell(f"{p}-fn", _font(node.grad_fn, size=9, color=PALETTE["muted"]), tip, align="CENTER")])
+                   _cell(f"{p}-fn", _font(fn, size=9, color=PALETTE["muted"]), tip, align="CENTER")])
 
 
 def simple_label(node, size=13, tooltip=None):

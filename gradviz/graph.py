@@ -335,6 +335,11 @@ def _param_str(v):
         return f"array{list(v.shape)}"
     if isinstance(v, type) or isinstance(v, np.dtype):
         return np.dtype(v).name
+    if isinstance(v, slice):
+        return ":".join("" if x is None else str(x) for x in (v.start, v.stop)) + \
+            ("" if v.step is None else f":{v.step}")
+    if isinstance(v, tuple) and len(v) == 1 and isinstance(v[0], (int, np.integer)):
+        return str(int(v[0]))
     return format_number(v)
 
 
