@@ -32,7 +32,16 @@ Names come from ``name=`` (the first root), ``names={"w": w}`` and otherwise fro
 frame: a tensor bound to a variable (``x``, ``y``, ``o`` in a notebook) gets that variable's name
 (names starting with ``_`` are skipped).  Only tensors that are still alive can be named.
 
-Values of intermediate tensors nobody holds any more are recomputed from the op table.  A tensor
+A coefficient is drawn (and written in ``latex``) first: ``5 * u`` and ``u * 5`` build the same
+graph, so ``mul`` puts its constant operand at position 0, as in ``3y^2``.
+
+Gradients: ``grad`` is the tensor's own ``.grad`` (leaves, ``retain_grad()``); ``flow`` and each
+edge's ``grad`` come from ``recording=`` (a ``gradviz.trace.record()`` around ``backward()``) --
+build after recording to lay out every gradient slot at its final size.  Graphs bigger than
+:data:`MAX_NODES` can be folded with ``Graph.summarized_graph(max_nodes)``.
+
+Values of intermediate tensors nobody holds any more are recomputed from the op table (after an
+in-place update of a leaf, that shows today's leaf, not the one the forward pass saw).  A tensor
 that was detached or made under ``no_grad`` is a leaf without ``requires_grad``: it is drawn as
 data (``requires_grad`` false), and the history before the cut is not shown -- the core keeps no
 link back across ``detach()``.
