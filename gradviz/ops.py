@@ -258,6 +258,45 @@ op("std", "StdBackward0", "std", _std,
     / (_count(a.shape, dim) - correction)],   # 0 where σ = 0, as PyTorch masks it
    ["0o"], r"\sigma(@0)", [r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"], params={"correction": 1})
 
+
+def _prod_others(a, dim):
+    """For each element, the product of all the others along ``dim`` (no division: zeros are fine)."""
+    flat = a.reshape(-1) if dim is None else np.moveaxis(a, dim, -1)
+    ones = np.ones(flat.shape[:-1] + (1,), a.dtype)
+    left = np.cumprod(np.concatenate((ones, flat[..., :-1]), axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate((ones, flat[..., :0:-1]), axis=-1), axis=-1)[..., ::-1]
+    others = left * right
+    return others.reshape(a.shape) if dim is None else np.moveaxis(others, -1, dim)
+
+
+op("prod", "ProdBackward0", "Π", lambda a: np.asarray(np.prod(a), a.dtype),
+   [lambda g, y, a: g * _prod_others(a, None)], ["0"],
+   r"\prod @0", [r"\prod_{j \ne i} @0_j"])
+op("prod_dim", "ProdBackward1", "Π", lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
+   [lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)],
+   ["0"], r"\prod @0", [r"\prod_{j \ne i} @0_j"], params={"dim": 0})
+
+
+def _softmax(a, dim):
+    """softmax(x)_i = e^{x_i} / Σ_j e^{x_j} (shifted by the max, which cancels, to avoid overflow)"""
+    e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(a, dim):
+    """log softmax(x)_i = x_i − log Σ_j e^{x_j}"""
+    shifted = a - np.max(a, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+op("softmax", "SoftmaxBackward0", "softmax", _softmax,
+   [lambda g, y, a, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True))], ["o"],
+   r"\operatorname{softmax}(@0)", [r"\operatorname{diag}(y) - y y^{T}"], params={"dim": -1})
+op("log_softmax", "LogSoftmaxBackward0", "log softmax", _log_softmax,
+   [lambda g, y, a, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)], ["o"],
+   r"\log \operatorname{softmax}(@0)", [r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
+   params={"dim": -1})
+
 # --- linear algebra ---------------------------------------------------------------------------
 
 op("mm", "MmBackward0", "@", np.matmul,
@@ -299,6 +338,16 @@ op("select", "SelectBackward0", "[i]", lambda a, dim, index: np.take(a, index, a
 op("slice", "SliceBackward0", "[a:b]", lambda a, dim, s: a[(slice(None),) * dim + (s,)],
    [lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], [""],
    "@0", ["1"], params={"dim": 0, "s": slice(0, 1)}, is_view=True)
+def _unrepeat(g, shape, sizes):
+    """Undo ``repeat``: every copy of an element contributed, so its gradient sums over the copies."""
+    padded = (1,) * (len(sizes) - len(shape)) + tuple(shape)
+    split = g.reshape([n for r, s in zip(sizes, padded) for n in (r, s)])
+    return split.sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(shape)
+
+
+op("repeat", "RepeatBackward0", "repeat", lambda a, sizes: np.tile(a, sizes),
+   [lambda g, y, a, sizes: _unrepeat(g, a.shape, sizes)], [""],
+   "@0", ["1"], params={"sizes": (2, 1)})
 op("alias", "AliasBackward0", "alias", lambda a: a.view(),
    [lambda g, y, a: g], [""],
    "@0", ["1"], is_view=True)

@@ -748,6 +748,32 @@ class Tensor:
             return apply(OPS["mean"], (t,))
         return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
 
+    def prod(self, dim=None, keepdim=False, dtype=None):
+        """The product of the elements (along ``dim``)."""
+        t = self.to(dtype) if dtype is not None else self
+        if not t.dtype.is_floating_point and t.dtype is not D.int64:
+            t = t.to(D.int64)
+        if dim is None:
+            return apply(OPS["prod"], (t,))
+        return apply(OPS["prod_dim"], (t,), dim=_dims(dim, t.ndim)[0], keepdim=keepdim)
+
+    def softmax(self, dim, dtype=None):
+        """e^x / Σ e^x along ``dim``: one SoftmaxBackward0 node, as in PyTorch."""
+        t = self.to(dtype) if dtype is not None else self
+        return apply(OPS["softmax"], (t,), _floating(t), dim=_dims(dim, t.ndim)[0])
+
+    def log_softmax(self, dim, dtype=None):
+        t = self.to(dtype) if dtype is not None else self
+        return apply(OPS["log_softmax"], (t,), _floating(t), dim=_dims(dim, t.ndim)[0])
+
+    def repeat(self, *sizes):
+        """Tile the tensor: ``repeat(2, 1)`` stacks two copies along dim 0."""
+        sizes = _shape_args(sizes)
+        if len(sizes) < self.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                               "dimensions of tensor")
+        return apply(OPS["repeat"], (self,), sizes=sizes)
+
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The variance, with Bessel's correction (divide by n - 1) unless ``unbiased=False``."""
         return self._moment("var", dim, unbiased, keepdim, correction)

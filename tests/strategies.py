@@ -19,8 +19,10 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 KINDS = {
     "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias",
     "binary": "add sub mul div pow_tt",
-    "reduce_all": "sum mean amax amin norm",
-    "reduce_dim": "sum_dim mean_dim max_dim min_dim",
+    "reduce_all": "sum mean amax amin norm prod",
+    "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim",
+    "softmax": "softmax log_softmax",
+    "repeat": "repeat",
     "moments": "var std",
     "matmul": "mm mv dot bmm",
     "reshape": "view reshape_copy",
@@ -95,6 +97,13 @@ def op_case(draw, op):
             dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
             return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
         return [a], {"dim": dim, "keepdim": keepdim}
+    if kind == "softmax":
+        shape = draw(shapes(min_dims=1))
+        return [draw(arrays(shape, lo, hi))], {"dim": draw(st.integers(-len(shape), len(shape) - 1))}
+    if kind == "repeat":
+        shape = draw(shapes(max_dims=2, max_side=3))
+        sizes = tuple(draw(st.integers(1, 3)) for _ in range(len(shape) + draw(st.integers(0, 1))))
+        return [draw(arrays(shape, lo, hi))], {"sizes": sizes}
     if kind == "moments":
         shape = draw(shapes(min_dims=1))
         a = draw(arrays(shape, lo, hi, distinct=True))  # never all equal: σ > 0

@@ -72,6 +72,12 @@ REFERENCE = {
     "min_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, min),
     "var": lambda a, dim=None, correction=1, keepdim=False: _var(a, dim, correction, keepdim),
     "std": lambda a, dim=None, correction=1, keepdim=False: np.sqrt(_var(a, dim, correction, keepdim)),
+    "prod": lambda a: math.prod(a.ravel().tolist()),
+    "prod_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, math.prod),
+    "softmax": lambda a, dim: np.exp(a) / np.exp(a).sum(axis=dim, keepdims=True),
+    "log_softmax": lambda a, dim: np.log(np.exp(a) / np.exp(a).sum(axis=dim, keepdims=True)),
+    "repeat": lambda a, sizes: np.block([[a] * sizes[-1]] * sizes[-2]) if len(sizes) == 2 and a.ndim == 2
+    else np.tile(a, sizes),
     "mm": lambda a, b: np.einsum("ik,kj->ij", a, b),
     "mv": lambda a, b: np.einsum("ik,k->i", a, b),
     "dot": lambda a, b: math.fsum((a * b).tolist()),

@@ -66,6 +66,11 @@ UNARY = [
     lambda L, a: a.norm() + a,
     lambda L, a: a.std() * a,
     lambda L, a: a.clone(),
+    lambda L, a: a.softmax(dim=1),
+    lambda L, a: L.log_softmax(a, 0),
+    lambda L, a: a * a.prod() if a.numel() < 5 else a.prod(0) * a,
+    lambda L, a: a.prod(1, keepdim=True) + a,
+    lambda L, a: a.repeat(2, 1)[:a.shape[0]] + a.repeat(1, 1, 2).sum(0)[:, :a.shape[1]],
     lambda L, a: a.double().float() if a.dtype == L.float32 else a * 1,
 ]
 BINARY = [
