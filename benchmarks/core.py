@@ -29,6 +29,9 @@ except ImportError:  # the comparison with PyTorch is optional
 def per_call(*fns, rounds=7, min_time=0.05):
     """Seconds per call of each function: the best of ``rounds`` timed loops, the implementations
     taking turns so that a busy machine slows them alike."""
+    for fn in fns:  # warm up (PyTorch's first backward calls are much slower)
+        for _ in range(200):
+            fn()
     timers = [timeit.Timer(fn) for fn in fns]
     numbers = [max(1, int(t.autorange()[0] * min_time / 0.2)) for t in timers]
     best = [float("inf")] * len(fns)
@@ -168,9 +171,7 @@ def ratio(a, b):
 
 def main():
     check_same_training()
-    # gradviz's import includes numpy's: the numpy column is the floor a numpy library starts from
-    rows = [("import (fresh interpreter)", import_time("gradviz"),
-             import_time("torch") if torch is not None else None, import_time("numpy"))]
+    rows = []
     gv, tc, npc = op_cases(gradviz), op_cases(torch) if torch else {}, numpy_op_cases()
     for name in gv:
         if tc:
@@ -181,6 +182,9 @@ def main():
     steps = [mlp_step(gradviz), numpy_mlp_step()] + ([mlp_step(torch)] if torch else [])
     g, n, *t = per_call(*steps)
     rows.append(("MLP 2-16-16-1 step, batch 32", g, t[0] if t else None, n))
+    # gradviz's import includes numpy's: the numpy column is the floor a numpy library starts from
+    rows.insert(0, ("import (fresh interpreter)", import_time("gradviz"),
+                    import_time("torch") if torch is not None else None, import_time("numpy")))
 
     print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
           f"Python {sys.version.split()[0]}")
