@@ -154,12 +154,14 @@ def _add_suffixes(text, suffixes, indent):
     out = [text]
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        # measured as PyTorch's "dtype=torch.float64", so lines break where PyTorch breaks them
+        width = len(suffix.replace("gradviz.", "torch."))
+        if last_line_len + width + 2 > PRINT_OPTS.linewidth:
             out.append(",\n" + " " * indent + suffix)
-            last_line_len = indent + len(suffix)
+            last_line_len = indent + width
         else:
             out.append(", " + suffix)
-            last_line_len += len(suffix) + 2
+            last_line_len += width + 2
     out.append(")")
     return "".join(out)
 

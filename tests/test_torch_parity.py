@@ -172,6 +172,32 @@ def test_golden_files_still_match_torch():
             assert run_case(torch, code) == expected, code
 
 
+def test_random_reprs_agree():
+    """Reprs of many random tensors: magnitudes from 1e-9 to 1e12, ints, bools, inf and nan, 0-d to 3-d."""
+    rng = np.random.default_rng(1)
+    for _ in range(400):
+        shape = tuple(rng.integers(1, 5, size=rng.integers(0, 4)))
+        a = rng.standard_normal(shape) * 10.0 ** rng.integers(-9, 12)
+        kind = rng.integers(0, 5)
+        if kind == 1:
+            a = np.round(a)
+        elif kind == 2:
+            a = np.round(a).clip(-1e15, 1e15).astype(np.int64)
+        elif kind == 3 and a.size:
+            a.flat[0] = [np.inf, -np.inf, np.nan, 0.0][rng.integers(0, 4)]
+        elif kind == 4:
+            a = a > 0
+        dtype = rng.choice(["float32", "float64", "float16"]) if a.dtype.kind == "f" else None
+        grad = dtype is not None and rng.random() < 0.3
+        reprs = []
+        for L in (torch, gradviz):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = L.tensor(a, dtype=getattr(L, dtype) if dtype else None)
+            reprs.append(repr(t.requires_grad_() if grad else t))
+        assert as_torch_text(reprs[1]) == reprs[0]
+
+
 # --- random numbers -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 1, 42, 2 ** 32 + 7])

@@ -172,6 +172,9 @@ CASES = {
         "x = torch.ones(3, 3, dtype=torch.float64, requires_grad=True); x * 2",
         "x = torch.ones(20, dtype=torch.float64, requires_grad=True); x * 2",
         "x = torch.arange(27.).reshape(3, 9).requires_grad_(); x * 1e-5",
+        "torch.tensor([[1427663.1612, 563441.6753]], dtype=torch.float64, requires_grad=True)",
+        "torch.tensor([[-11048., 6288.], [3916., 903.5]], dtype=torch.float16, requires_grad=True)",
+        "torch.tensor([[1e-7, -2e-7], [3e-7, 0.]], dtype=torch.float16, requires_grad=True)",
     ],
     "printoptions": [
         "torch.set_printoptions(precision=2); torch.tensor([1.23456, 2.5])",
