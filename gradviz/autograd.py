@@ -22,7 +22,7 @@ import numpy as np
 from ._broadcast import unbroadcast
 from .ops import Meta
 
-__all__ = ["Variable", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
+__all__ = ["Variable", "Function", "FunctionCtx", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "set_detect_anomaly"]
 
 _seq = itertools.count()        # creation order of nodes and tensors: the forward order
@@ -109,7 +109,9 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{type(self).__name__} object at {hex(id(self))}>"
+        cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
+        name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+        return f"<{name} object at {hex(id(self))}>"
 
     @property
     def saved_values(self):
@@ -482,6 +484,112 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         else:
             result.append(_tensor(np.array(g, dtype=t._data.dtype, copy=True)))
     return tuple(result)
+
+
+# --- custom functions ---------------------------------------------------------------------------
+
+class FunctionCtx:
+    """What ``forward(ctx, ...)`` leaves for ``backward(ctx, ...)``: saved tensors and flags."""
+
+    def __init__(self):
+        self.to_save, self.needs_input_grad, self._node, self._last = (), (), None, None
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._node is not None and self._node._freed:
+            raise RuntimeError(SECOND_BACKWARD)
+        return self.to_save
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def mark_non_differentiable(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
+
+
+class Function:
+    """``torch.autograd.Function``: an op whose forward and backward you write yourself.
+
+    >>> import gradviz as torch
+    >>> class Cube(torch.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         x, = ctx.saved_tensors
+    ...         return grad_output * 3 * x ** 2
+    >>> x = torch.tensor([1., 2.], requires_grad=True)
+    >>> y = Cube.apply(x); y
+    tensor([1., 8.], grad_fn=<CubeBackward>)
+    >>> y.sum().backward(); x.grad
+    tensor([ 3., 12.])
+    """
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args):
+        ctx = FunctionCtx()
+        inputs = [a for a in args if isinstance(a, _Tensor)]
+        ctx.needs_input_grad = tuple(isinstance(a, _Tensor) and a._requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args)
+        if not isinstance(out, _Tensor):
+            raise NotImplementedError("gradviz's autograd.Function supports a forward that returns one tensor")
+        if any(out is t for t in inputs):  # a new tensor object for the new graph node
+            out = _Tensor._wrap(out._data)
+        needs = [t._requires_grad for t in inputs]
+        if _GradMode.enabled and any(needs):
+            record(_function_op(cls, ctx, args, inputs, out), inputs, [t._data for t in inputs], needs, out, {})
+            ctx._node = out._grad_fn
+        return out
+
+
+def _function_op(cls, ctx, args, inputs, out):
+    """An op-table entry for one call of a custom Function: its rule calls ``cls.backward`` once."""
+    from .ops import Op
+
+    positions = [k for k, a in enumerate(args) if isinstance(a, _Tensor)]
+
+    def rule(g, y, *arrays, i):
+        if ctx._last is None or ctx._last[0] is not g:  # once per backward pass, for every input
+            grads = cls.backward(ctx, _Tensor._wrap(g))
+            grads = grads if isinstance(grads, tuple) else (grads,)
+            ctx._last = (g, [grads[k] if k < len(grads) else None for k in positions])
+        gi = ctx._last[1][i]
+        if gi is None:
+            return np.zeros(arrays[i].shape, arrays[i].dtype)
+        return gi._data if isinstance(gi, _Tensor) else np.asarray(gi)
+
+    def forward(*arrays):  # recomputes the value (the graph drawing may need it)
+        it = iter(arrays)
+        new_args = [_Tensor._wrap(next(it)) if isinstance(a, _Tensor) else a for a in args]
+        with no_grad():
+            return cls.forward(FunctionCtx(), *new_args)._data
+
+    saved = "".join(str(k) for k, t in enumerate(inputs) if any(t is s for s in ctx.to_save))
+    saved += "o" if any(out is s for s in ctx.to_save) else ""
+    name = cls.__name__ + "Backward"
+    _NODE_CLASSES.setdefault(name, type(name, (Node,), {"__slots__": (),
+                                                        "__module__": "gradviz.autograd.function"}))
+    return Op(cls.__name__, name, cls.__name__, forward, (rule,), (saved,),
+              rf"\operatorname{{{cls.__name__}}}(@0)", (rf"\partial\,\operatorname{{{cls.__name__}}}",),
+              doc=cls.__doc__ or "", variadic=True)
 
 
 # --- the legacy Variable ------------------------------------------------------------------------

@@ -410,3 +410,31 @@ def test_deep_graph_does_not_recurse():
         y = y * 1.0
     y.sum().backward()
     assert x.grad.tolist() == [1.0]
+
+
+def test_custom_function():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, power):
+            ctx.save_for_backward(x)
+            ctx.power = power
+            return x ** power
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * ctx.power * x ** (ctx.power - 1), None
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = Square.apply(x, 3)
+    assert repr(y) == "tensor([1., 8.], grad_fn=<SquareBackward>)"
+    assert repr(type(y.grad_fn)) == "<class 'gradviz.autograd.function.SquareBackward'>"
+    assert y.grad_fn.next_functions[0][0].variable is x
+    y.sum().backward(retain_graph=True)
+    assert x.grad.tolist() == [3.0, 12.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 24.0]
+    with raises(RuntimeError, SECOND_BACKWARD):
+        y.sum().backward()
+    with torch.no_grad():
+        assert Square.apply(x, 2).grad_fn is None

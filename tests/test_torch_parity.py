@@ -326,6 +326,26 @@ while d.norm() < 1000:
 d.backward()
 print(a.grad == d / a, a, d)
 """,
+    """class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+x = torch.tensor([[-1., 2.], [3., -4.]], requires_grad=True)
+y = MyReLU.apply(x * 2)
+print(y, y.grad_fn, type(y.grad_fn).__name__, y.grad_fn.next_functions)
+y.sum().backward()
+print(x.grad)
+y.sum().backward()
+""",
     """torch.manual_seed(42)
 X = torch.randn(32, 2)
 Y = (X[:, :1] * X[:, 1:]).tanh()
