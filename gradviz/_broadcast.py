@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ._reduce import torch_sum
+
 __all__ = ["unbroadcast"]
 
 
@@ -18,9 +20,6 @@ def unbroadcast(g, shape):
     if g.shape == shape:
         return g
     extra = g.ndim - len(shape)
-    if extra:
-        g = g.sum(axis=tuple(range(extra)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
-    if stretched:
-        g = g.sum(axis=stretched, keepdims=True)
-    return g.reshape(shape)
+    stretched = tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
+    # one sum over all those axes, added up in PyTorch's order (as its sum_to does)
+    return torch_sum(g, axis=tuple(range(extra)) + stretched, keepdims=True).reshape(shape)

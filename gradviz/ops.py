@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from ._reduce import torch_sum
+
 __all__ = ["Op", "Meta", "OPS", "op"]
 
 
@@ -123,9 +125,22 @@ def _copy_slices(a, b, key):
     return out
 
 
+def _rounded(f):
+    """``f`` computed in double and rounded once: float32 results then agree with PyTorch's
+    (its vectorised exp, log, sin... are within an ulp of exact; numpy's float32 ones differ more)."""
+    def in_double(a):
+        return f(a.astype(np.float64)).astype(a.dtype) if a.dtype == np.float32 else f(a)
+    in_double.__name__ = getattr(f, "__name__", "f")
+    in_double.__doc__ = f"{in_double.__name__}, computed in double and rounded once"
+    return in_double
+
+
+_exp, _log, _sin, _cos, _tanh = (_rounded(f) for f in (np.exp, np.log, np.sin, np.cos, np.tanh))
+
+
 def _sigmoid(a):
     """σ(x) = 1 / (1 + e^{-x})"""
-    return 1.0 / (1.0 + np.exp(-a))
+    return 1 / (1 + _exp(-a))
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -153,31 +168,43 @@ op("mul", "MulBackward0", "×", np.multiply,
    [lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], ["1", "0"],
    r"@0 \cdot @1", ["@1", "@0"])
 op("div", "DivBackward0", "÷", np.divide,
-   [lambda g, y, a, b: g / b, lambda g, y, a, b: -g * a / (b * b)], ["1", "01"],
+   [lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], ["1", "01"],
    r"\frac{@0}{@1}", [r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"], domain=(0.5, 3.0))
 op("neg", "NegBackward0", "−", np.negative,
    [lambda g, y, a: -g], [""],
    "-@0", ["-1"])
 op("reciprocal", "ReciprocalBackward0", "1/x", lambda a: np.reciprocal(a),
-   [lambda g, y, a: -g * y * y], ["o"],
+   [lambda g, y, a: -g * (y * y)], ["o"],
    r"\frac{1}{@0}", [r"-\frac{1}{@0^{2}}"], domain=(0.5, 3.0))
-op("pow", "PowBackward0", "^@n", lambda a, n: np.power(a, n, dtype=a.dtype),
-   [lambda g, y, a, n: g * n * np.power(a, n - 1, dtype=a.dtype) if n != 0 else 0 * g], ["0"],
+
+
+def _power(a, n):
+    """aⁿ as PyTorch's kernel computes it: small exponents by multiplying, so the bits agree."""
+    if a.dtype.kind != "f":
+        return np.power(a, n, dtype=a.dtype)
+    special = {0: lambda: np.ones_like(a), 1: lambda: a.copy(), 2: lambda: a * a, 3: lambda: a * a * a,
+               -1: lambda: 1 / a, -2: lambda: 1 / (a * a), 0.5: lambda: np.sqrt(a),
+               -0.5: lambda: 1 / np.sqrt(a)}
+    return special[n]() if n in special else _rounded(lambda t: np.power(t, n))(a)
+
+
+op("pow", "PowBackward0", "^@n", _power,
+   [lambda g, y, a, n: g * (np.asarray(n, g.dtype) * _power(a, n - 1)) if n != 0 else 0 * g], ["0"],
    "@0^{@n}", ["@n @0^{@n - 1}"], domain=(0.5, 3.0), params={"n": 2})
-op("pow_tt", "PowBackward1", "^", lambda a, b: np.power(a, b),
-   [lambda g, y, a, b: g * b * np.power(a, b - 1),
-    lambda g, y, a, b: g * y * np.log(a)], ["01", "01o"],
+op("pow_tt", "PowBackward1", "^", lambda a, b: _rounded(lambda t: np.power(t, b))(a),
+   [lambda g, y, a, b: g * (b * _rounded(lambda t: np.power(t, b - 1))(a)),
+    lambda g, y, a, b: g * (y * _log(a))], ["01", "01o"],
    "@0^{@1}", ["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"], domain=(0.5, 2.0))
-op("rpow", "PowBackward2", "c^x", lambda a, c: np.power(np.asarray(c, a.dtype), a),
-   [lambda g, y, a, c: g * y * np.log(c)], ["o"],
+op("rpow", "PowBackward2", "c^x", lambda a, c: _rounded(lambda t: np.power(np.asarray(c, t.dtype), t))(a),
+   [lambda g, y, a, c: g * (y * np.log(np.asarray(c, y.dtype)))], ["o"],
    "@c^{@0}", [r"@c^{@0} \ln @c"], params={"c": 2.0})
 
 # --- elementwise functions --------------------------------------------------------------------
 
-op("exp", "ExpBackward0", "exp", np.exp,
+op("exp", "ExpBackward0", "exp", _exp,
    [lambda g, y, a: g * y], ["o"],
    "e^{@0}", ["e^{@0}"])
-op("log", "LogBackward0", "log", np.log,
+op("log", "LogBackward0", "log", _log,
    [lambda g, y, a: g / a], ["0"],
    r"\ln @0", [r"\frac{1}{@0}"], domain=(0.2, 3.0))
 op("sqrt", "SqrtBackward0", "√", np.sqrt,
@@ -186,17 +213,17 @@ op("sqrt", "SqrtBackward0", "√", np.sqrt,
 op("abs", "AbsBackward0", "abs", np.abs,
    [lambda g, y, a: g * np.sign(a)], ["0"],
    r"\left|@0\right|", [r"\operatorname{sign}(@0)"], domain=(0.1, 3.0))
-op("sin", "SinBackward0", "sin", np.sin,
-   [lambda g, y, a: g * np.cos(a)], ["0"],
+op("sin", "SinBackward0", "sin", _sin,
+   [lambda g, y, a: g * _cos(a)], ["0"],
    r"\sin @0", [r"\cos @0"])
-op("cos", "CosBackward0", "cos", np.cos,
-   [lambda g, y, a: -g * np.sin(a)], ["0"],
+op("cos", "CosBackward0", "cos", _cos,
+   [lambda g, y, a: g * -_sin(a)], ["0"],
    r"\cos @0", [r"-\sin @0"])
-op("tanh", "TanhBackward0", "tanh", np.tanh,
-   [lambda g, y, a: g * (1 - y * y)], ["o"],
+op("tanh", "TanhBackward0", "tanh", _tanh,
+   [lambda g, y, a: g * _rounded(lambda t: 1 - t * t)(y)], ["o"],   # 1 - y² rounded once, as fused
    r"\tanh @0", [r"1 - \tanh^{2} @0"])
 op("sigmoid", "SigmoidBackward0", "σ", _sigmoid,
-   [lambda g, y, a: g * y * (1 - y)], ["o"],
+   [lambda g, y, a: g * (1 - y) * y], ["o"],
    r"\sigma(@0)", [r"\sigma(@0)\,(1 - \sigma(@0))"])
 op("relu", "ReluBackward0", "ReLU", lambda a: np.maximum(a, 0).astype(a.dtype),
    [lambda g, y, a: g * (y > 0)], ["o"],
@@ -208,10 +235,11 @@ op("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi).asty
 
 # --- reductions -------------------------------------------------------------------------------
 
-op("sum", "SumBackward0", "Σ", lambda a, dim=None, keepdim=False: np.sum(a, axis=dim, keepdims=keepdim),
+op("sum", "SumBackward0", "Σ", lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim),
    [lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], [""],
    r"\sum @0", ["1"])
-op("mean", "MeanBackward0", "mean", lambda a, dim=None, keepdim=False: np.mean(a, axis=dim, keepdims=keepdim),
+op("mean", "MeanBackward0", "mean",
+   lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim) / _count(a.shape, dim),
    [lambda g, y, a, dim=None, keepdim=False:
     _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], [""],
    r"\frac{1}{n}\sum @0", [r"\frac{1}{n}"])
@@ -228,34 +256,36 @@ op("min_dim", "MinBackward0", "min", lambda a, dim, keepdim=False: np.min(a, axi
    [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], ["0"],
    r"\min @0", [r"\mathbb{1}[@0 = \min @0]"], params={"dim": 0})
 op("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt(np.sum(a * a)).astype(a.dtype),
-   [lambda g, y, a: g * a / np.where(y == 0, np.inf, y)], ["0o"],  # 0 at 0, as PyTorch masks it
+   [lambda g, y, a: a / np.where(y == 0, np.inf, y) * g], ["0o"],  # 0 at 0, as PyTorch masks it
    r"\lVert @0 \rVert", [r"\frac{@0}{\lVert @0 \rVert}"], domain=(0.5, 3.0))
 
-
-
-def _centered(a, dim):
-    return a - np.mean(a, axis=dim, keepdims=True)
 
 
 def _variance(a, dim=None, correction=1, keepdim=False):
     """Var(x) = Σ (x - x̄)² / (n - correction)"""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.var(a, axis=dim, ddof=correction, keepdims=keepdim), a.dtype)
+        return np.asarray(_rounded(lambda t: np.var(t, axis=dim, ddof=correction, keepdims=keepdim))(a), a.dtype)
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
     """σ(x) = √Var(x)"""
-    return np.sqrt(_variance(a, dim, correction, keepdim))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(_rounded(lambda t: np.std(t, axis=dim, ddof=correction, keepdims=keepdim))(a), a.dtype)
+
+
+def _var_vjp(g, a, dim, correction, keepdim):
+    """∂Var/∂x_i = 2 (x_i − x̄) / (n − correction), multiplied in PyTorch's order."""
+    mean = torch_sum(a, axis=dim, keepdims=True) / _count(a.shape, dim)
+    scale = np.asarray(2.0 / (_count(a.shape, dim) - correction), g.dtype)
+    return scale * _expand_reduced(g, a.shape, dim, keepdim) * (a - mean)
 
 
 op("var", "VarBackward0", "var", _variance,
-   [lambda g, y, a, dim=None, correction=1, keepdim=False:
-    2 * _expand_reduced(g, a.shape, dim, keepdim) * _centered(a, dim) / (_count(a.shape, dim) - correction)],
+   [lambda g, y, a, dim=None, correction=1, keepdim=False: _var_vjp(g, a, dim, correction, keepdim)],
    ["0"], r"\operatorname{Var}(@0)", [r"\frac{2 (@0 - \bar{@0})}{n - 1}"], params={"correction": 1})
-op("std", "StdBackward0", "std", _std,
+op("std", "StdBackward0", "std", _std,   # through Var: ∂σ = ∂Var / 2σ, and 0 where σ = 0 (as PyTorch)
    [lambda g, y, a, dim=None, correction=1, keepdim=False:
-    _expand_reduced(g / np.where(y == 0, np.inf, y), a.shape, dim, keepdim) * _centered(a, dim)
-    / (_count(a.shape, dim) - correction)],   # 0 where σ = 0, as PyTorch masks it
+    _var_vjp(g / np.where(y == 0, np.inf, y * 2), a, dim, correction, keepdim)],
    ["0o"], r"\sigma(@0)", [r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"], params={"correction": 1})
 
 
@@ -279,8 +309,8 @@ op("prod_dim", "ProdBackward1", "Π", lambda a, dim, keepdim=False: np.prod(a, a
 
 def _softmax(a, dim):
     """softmax(x)_i = e^{x_i} / Σ_j e^{x_j} (shifted by the max, which cancels, to avoid overflow)"""
-    e = np.exp(a - np.max(a, axis=dim, keepdims=True))
-    return e / np.sum(e, axis=dim, keepdims=True)
+    e = _exp(a - np.max(a, axis=dim, keepdims=True))
+    return e * (1 / torch_sum(e, axis=dim, keepdims=True))
 
 
 def _log_softmax(a, dim):

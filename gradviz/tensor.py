@@ -226,7 +226,8 @@ def _shape_args(args):
 class Tensor:
     """An n-dimensional array that can record the operations applied to it.
 
-    >>> x = Tensor._wrap(np.ones(2, np.float32)).requires_grad_()
+    >>> import gradviz
+    >>> x = gradviz.ones(2, requires_grad=True)
     >>> y = (3 * x).sum(); y.backward(); x.grad
     tensor([3., 3.])
     """

@@ -1,0 +1,128 @@
+"""Sums in PyTorch's order, so ``loss.item()`` prints PyTorch's digits (float addition is not associative).
+
+PyTorch's CPU sum (``aten/src/ATen/native/cpu/SumKernel.cpp``) adds in a fixed pattern:
+
+* along contiguous memory it keeps 4 accumulators (instruction-level parallelism) of one vector
+  each (8 floats or 4 doubles), and each accumulator is itself a cascade of 4 levels that carries
+  partial sums up every 16 (or more) steps, which keeps rounding errors small;
+* the lanes and the leftover elements are then added one by one;
+* across rows (a reduction over the leading dimension) each column is summed on its own, by the
+  same cascade or by 4 interleaved accumulators.
+
+This module reproduces that pattern with numpy for float32 and float64 reductions over all
+dimensions or over any run of adjacent dimensions (what ``x.sum()``, ``x.sum(1)``, ``x.sum(0)``
+and broadcasting's gradient sums do); other cases fall back to ``np.sum``.
+
+>>> x = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
+>>> float(torch_sum(x)) == float(np.float32(np.float32(np.float32(np.float32(0.1 + np.float32(0.5))
+...     + np.float32(0.2)) + np.float32(0.3)) + np.float32(0.4)))
+True
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["torch_sum"]
+
+_LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}   # AVX2 vectors
+_ILP = 4       # independent accumulators
+_LEVELS = 4    # depth of the cascade
+
+
+def _cascade(rows):
+    """Sum ``rows`` (axis 0) through 4 cascade levels, as ``multi_row_sum`` does."""
+    size = rows.shape[0]
+    power = max(4, (math.ceil(math.log2(size)) if size > 1 else 0) // _LEVELS)
+    step, mask = 1 << power, (1 << power) - 1
+    acc = np.zeros((_LEVELS,) + rows.shape[1:], rows.dtype)
+    i = 0
+    while i + step <= size:
+        acc[0] = _running_sum(acc[0], rows[i:i + step])
+        i += step
+        for j in range(1, _LEVELS):  # carry up a level, and further while i is a round number
+            acc[j] += acc[j - 1]
+            acc[j - 1] = 0
+            if i & (mask << (j * power)):
+                break
+    if i < size:
+        acc[0] = _running_sum(acc[0], rows[i:])
+    total = acc[0]
+    for j in range(1, _LEVELS):
+        total = total + acc[j]
+    return total
+
+
+def _running_sum(start, rows):
+    """``start + rows[0] + rows[1] + ...``, left to right, rounding after every addition."""
+    return np.cumsum(np.concatenate((start[None], rows)), axis=0, dtype=rows.dtype)[-1]
+
+
+def _row_sum(items):
+    """Sum ``items`` (axis 0) with 4 interleaved accumulators, each a cascade (``row_sum``)."""
+    size = items.shape[0]
+    groups = size // _ILP
+    if groups:
+        partial = _cascade(items[:groups * _ILP].reshape((groups, _ILP) + items.shape[1:]))
+    else:
+        partial = np.zeros((_ILP,) + items.shape[1:], items.dtype)
+    for k in range(groups * _ILP, size):
+        partial[0] = partial[0] + items[k]
+    total = partial[0]
+    for k in range(1, _ILP):
+        total = total + partial[k]
+    return total
+
+
+def _inner(x):
+    """Sum each row of ``x`` (shape (rows, n), contiguous along n) -> (rows,)."""
+    rows, n = x.shape
+    lanes = _LANES[x.dtype]
+    if n < lanes:
+        return _row_sum(np.ascontiguousarray(x.T))
+    vectors = n // lanes
+    blocks = x[:, :vectors * lanes].reshape(rows, vectors, lanes).transpose(1, 2, 0)
+    per_lane = _row_sum(blocks)                    # (lanes, rows)
+    total = np.zeros(rows, x.dtype)
+    for k in range(vectors * lanes, n):            # the leftover elements first
+        total = total + x[:, k]
+    for k in range(lanes):                         # then the lanes, one by one
+        total = total + per_lane[k]
+    return total
+
+
+def _outer(x):
+    """Sum each column of ``x`` (shape (n, columns), contiguous along columns) -> (columns,)."""
+    n, columns = x.shape
+    lanes = _LANES[x.dtype]
+    width = _ILP * lanes if columns >= lanes else _ILP   # columns summed by the plain cascade
+    cascaded = columns // width * width
+    out = np.empty(columns, x.dtype)
+    if cascaded:
+        out[:cascaded] = _cascade(x[:, :cascaded])
+    if cascaded < columns:
+        out[cascaded:] = _row_sum(x[:, cascaded:])
+    return out
+
+
+def torch_sum(a, axis=None, keepdims=False):
+    """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses."""
+    a = np.asarray(a)
+    if a.dtype not in _LANES or a.size == 0 or a.ndim == 0:
+        return np.sum(a, axis=axis, keepdims=keepdims)
+    axes = tuple(range(a.ndim)) if axis is None else \
+        tuple(sorted(d % a.ndim for d in ((axis,) if isinstance(axis, int) else axis)))
+    kept = [n for d, n in enumerate(a.shape) if d not in axes]
+    out_shape = tuple(1 if d in axes else n for d, n in enumerate(a.shape)) if keepdims else tuple(kept)
+    reduced = math.prod(a.shape[d] for d in axes)
+    rest = math.prod(kept)
+    c = np.ascontiguousarray(a)
+    if rest == 1 or reduced == 1 or axes == tuple(range(a.ndim - len(axes), a.ndim)):
+        result = _inner(c.reshape(rest, reduced))          # all, or the trailing dimensions
+    elif axes == tuple(range(axes[0], axes[-1] + 1)):   # leading or middle dimensions, per slice
+        before = math.prod(a.shape[:axes[0]])
+        slices = c.reshape(before, reduced, rest // before)
+        result = np.stack([_outer(s) for s in slices])
+    else:
+        return np.sum(a, axis=axis, keepdims=keepdims)
+    return result.reshape(out_shape)
