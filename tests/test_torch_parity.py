@@ -198,6 +198,29 @@ def test_random_reprs_agree():
         assert as_torch_text(reprs[1]) == reprs[0]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sums_are_bit_identical(dtype):
+    """Sums and means in PyTorch's summation order: ``loss.item()`` prints the same digits."""
+    rng = np.random.default_rng(2)
+    shapes = [(n,) for n in (1, 3, 5, 7, 8, 9, 17, 33, 100, 1000, 4099)] + \
+             [(a, b) for a in (1, 3, 16, 33) for b in (1, 3, 8, 9, 33, 64)] + [(2, 3, 4), (3, 5, 40)]
+    for shape in shapes:
+        x = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4)).astype(dtype)
+        for dim in [None] + list(range(len(shape))):
+            results = []
+            for L in (torch, gradviz):
+                t = L.tensor(x)
+                results.append([r.numpy().tobytes() for r in
+                                ((t.sum(), t.mean()) if dim is None else (t.sum(dim), t.mean(dim, keepdim=True)))])
+            assert results[0] == results[1], (shape, dim)
+        grads = []
+        for L in (torch, gradviz):  # broadcasting's gradient is a sum too
+            b = L.zeros(shape[-1:], dtype=getattr(L, dtype), requires_grad=True)
+            (L.tensor(x) * b * L.tensor(x)).backward(L.tensor(x))
+            grads.append(b.grad.numpy().tobytes())
+        assert grads[0] == grads[1], shape
+
+
 # --- random numbers -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", [0, 1, 42, 2 ** 32 + 7])
