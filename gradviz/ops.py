@@ -276,7 +276,8 @@ def _std(a, dim=None, correction=1, keepdim=False):
 def _var_vjp(g, a, dim, correction, keepdim):
     """∂Var/∂x_i = 2 (x_i − x̄) / (n − correction), multiplied in PyTorch's order."""
     mean = torch_sum(a, axis=dim, keepdims=True) / _count(a.shape, dim)
-    scale = np.asarray(2.0 / (_count(a.shape, dim) - correction), g.dtype)
+    with np.errstate(divide="ignore"):  # n = correction: inf, as in PyTorch (a warning there)
+        scale = np.asarray(np.float64(2.0) / (_count(a.shape, dim) - correction), g.dtype)
     return scale * _expand_reduced(g, a.shape, dim, keepdim) * (a - mean)
 
 
