@@ -35,6 +35,8 @@ def _cascade(rows):
     size = rows.shape[0]
     power = max(4, (math.ceil(math.log2(size)) if size > 1 else 0) // _LEVELS)
     step, mask = 1 << power, (1 << power) - 1
+    if size < step:  # one level used, from 0: the other three hold zeros (adding one turns -0 into 0)
+        return np.cumsum(rows, axis=0, dtype=rows.dtype)[-1] + rows.dtype.type(0)
     acc = np.zeros((_LEVELS,) + rows.shape[1:], rows.dtype)
     i = 0
     while i + step <= size:
@@ -47,10 +49,7 @@ def _cascade(rows):
                 break
     if i < size:
         acc[0] = _running_sum(acc[0], rows[i:])
-    total = acc[0]
-    for j in range(1, _LEVELS):
-        total = total + acc[j]
-    return total
+    return _running_sum(acc[0], acc[1:])
 
 
 def _running_sum(start, rows):
@@ -66,12 +65,9 @@ def _row_sum(items):
         partial = _cascade(items[:groups * _ILP].reshape((groups, _ILP) + items.shape[1:]))
     else:
         partial = np.zeros((_ILP,) + items.shape[1:], items.dtype)
-    for k in range(groups * _ILP, size):
-        partial[0] = partial[0] + items[k]
-    total = partial[0]
-    for k in range(1, _ILP):
-        total = total + partial[k]
-    return total
+    if groups * _ILP < size:
+        partial[0] = _running_sum(partial[0], items[groups * _ILP:])
+    return _running_sum(partial[0], partial[1:])
 
 
 def _inner(x):
@@ -83,12 +79,8 @@ def _inner(x):
     vectors = n // lanes
     blocks = x[:, :vectors * lanes].reshape(rows, vectors, lanes).transpose(1, 2, 0)
     per_lane = _row_sum(blocks)                    # (lanes, rows)
-    total = np.zeros(rows, x.dtype)
-    for k in range(vectors * lanes, n):            # the leftover elements first
-        total = total + x[:, k]
-    for k in range(lanes):                         # then the lanes, one by one
-        total = total + per_lane[k]
-    return total
+    total = _running_sum(np.zeros(rows, x.dtype), x[:, vectors * lanes:].T)   # the leftovers first
+    return _running_sum(total, per_lane)                                       # then the lanes
 
 
 def _outer(x):
@@ -122,7 +114,7 @@ def torch_sum(a, axis=None, keepdims=False):
     elif axes == tuple(range(axes[0], axes[-1] + 1)):   # leading or middle dimensions, per slice
         before = math.prod(a.shape[:axes[0]])
         slices = c.reshape(before, reduced, rest // before)
-        result = np.stack([_outer(s) for s in slices])
+        result = _outer(slices[0]) if before == 1 else np.stack([_outer(s) for s in slices])
     else:
         return np.sum(a, axis=axis, keepdims=keepdims)
     return result.reshape(out_shape)
