@@ -228,7 +228,7 @@ def _method(name):
 
 
 _METHODS = ("add sub mul div true_divide pow neg exp log sqrt abs sin cos tanh sigmoid relu clamp clip "
-            "sum mean std var prod softmax log_softmax max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
+            "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
             "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
             "eq ne lt le gt ge").split()
 for _name in _METHODS:

@@ -603,6 +603,8 @@ class _VariableMeta(type):
 class Variable(metaclass=_VariableMeta):
     """``Variable(t, requires_grad=True)``: the pre-0.4 wrapper, now a new leaf sharing ``t``'s data."""
 
+    __module__ = "gradviz.autograd.variable"   # where PyTorch's class lives: type() prints it
+
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         from .tensor import Tensor
         if data is None:

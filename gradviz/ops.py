@@ -107,6 +107,13 @@ def _first_extreme(g, x, dim, keepdim, arg):
     return out
 
 
+def _diag_scatter(g, shape, offset):
+    out = np.zeros(shape, g.dtype)
+    rows = np.arange(len(g)) + max(-offset, 0)
+    out[rows, rows + offset] = g
+    return out
+
+
 def _scatter(g, shape, key):
     out = np.zeros(shape, dtype=g.dtype)
     np.add.at(out, key, g)
@@ -232,6 +239,20 @@ op("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi).asty
    [lambda g, y, a, lo, hi: g * ((lo is None or a >= lo) & (hi is None or a <= hi))], ["0"],
    r"\operatorname{clamp}(@0, @lo, @hi)", [r"\mathbb{1}[@lo \le @0 \le @hi]"],
    params={"lo": -1.0, "hi": 1.0})
+
+
+def _steps(f, name, symbol, doc):
+    """A piecewise-constant function: its derivative is 0 wherever it exists."""
+    op(name, name.capitalize() + "Backward0", symbol, f, [lambda g, y, a, **_: np.zeros_like(g)], [""],
+       rf"\operatorname{{{name}}}(@0)", ["0"])
+    OPS[name] = replace(OPS[name], doc=doc)
+
+
+_steps(lambda a, decimals=0: np.round(a, decimals), "round", "round", "round half to even")
+_steps(np.floor, "floor", "⌊x⌋", "the largest integer ≤ x")
+_steps(np.ceil, "ceil", "⌈x⌉", "the smallest integer ≥ x")
+_steps(np.trunc, "trunc", "trunc", "x rounded toward 0")
+_steps(np.sign, "sign", "sign", "−1, 0 or 1")
 
 # --- reductions -------------------------------------------------------------------------------
 
@@ -379,6 +400,12 @@ def _unrepeat(g, shape, sizes):
 op("repeat", "RepeatBackward0", "repeat", lambda a, sizes: np.tile(a, sizes),
    [lambda g, y, a, sizes: _unrepeat(g, a.shape, sizes)], [""],
    "@0", ["1"], params={"sizes": (2, 1)})
+op("diagonal", "DiagonalBackward0_copy", "diag", lambda a, offset=0: np.diagonal(a, offset).copy(),
+   [lambda g, y, a, offset=0: _diag_scatter(g, a.shape, offset)], [""],
+   r"\operatorname{diag}(@0)", ["1"])
+op("diag_embed", "DiagEmbedBackward0", "diag", lambda a, offset=0: np.diag(a, offset),
+   [lambda g, y, a, offset=0: np.diagonal(g, offset).copy()], [""],
+   r"\operatorname{diag}(@0)", ["1"])
 op("alias", "AliasBackward0", "alias", lambda a: a.view(),
    [lambda g, y, a: g], [""],
    "@0", ["1"], is_view=True)

@@ -200,6 +200,13 @@ def _floating(t):
     return [t._data.astype(D.get_default_dtype().np)]
 
 
+def _rounding(key, t, **params):
+    """round/floor/ceil/trunc/sign: integer tensors come back unchanged (as a copy)."""
+    if not t.dtype.is_floating_point and key != "sign":
+        return t.clone()
+    return apply(OPS[key], (t,), **params)
+
+
 def _unary(key, t, **params):
     return apply(OPS[key], (t,), _floating(t), **params)
 
@@ -400,9 +407,42 @@ class Tensor:
         return self._data.itemsize
 
     def type(self, dtype=None):
+        """``'gradviz.FloatTensor'``, or a converted tensor: ``type(gradviz.DoubleTensor)``."""
         if dtype is None:
             return "gradviz." + self.dtype.legacy
-        return self.to(dtype)
+        if isinstance(dtype, str):  # 'torch.DoubleTensor' as well as 'gradviz.DoubleTensor'
+            legacy = {d.legacy: d for d in D._ALL}
+            name = dtype.rsplit(".", 1)[-1]
+            if name not in legacy:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = legacy[name]
+        return self.to(getattr(dtype, "dtype", dtype))
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def round(self, decimals=0):
+        return _rounding("round", self, decimals=decimals)
+
+    def floor(self):
+        return _rounding("floor", self)
+
+    def ceil(self):
+        return _rounding("ceil", self)
+
+    def trunc(self):
+        return _rounding("trunc", self)
+
+    def sign(self):
+        return _rounding("sign", self)
+
+    def diag(self, diagonal=0):
+        """The diagonal of a matrix, or a diagonal matrix from a vector."""
+        if self.ndim == 2:
+            return apply(OPS["diagonal"], (self,), offset=diagonal)
+        if self.ndim == 1:
+            return apply(OPS["diag_embed"], (self,), offset=diagonal)
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{self.ndim}D")
 
     def item(self):
         if self._data.size != 1:

@@ -24,6 +24,8 @@ KINDS = {
     "softmax": "softmax log_softmax",
     "repeat": "repeat",
     "moments": "var std",
+    "steps": "round floor ceil trunc sign",
+    "diag": "diagonal diag_embed",
     "matmul": "mm mv dot bmm",
     "reshape": "view reshape_copy",
     "expand": "expand",
@@ -97,6 +99,17 @@ def op_case(draw, op):
             dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
             return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
         return [a], {"dim": dim, "keepdim": keepdim}
+    if kind == "steps":  # away from the jumps (integers and halves), where they are flat
+        a = draw(arrays(draw(shapes()), lo, hi))
+        return [np.where(np.abs(a * 2 - np.round(a * 2)) < 0.05, a + 0.1, a)], params
+    if kind == "diag":
+        offset = draw(st.integers(-2, 2))
+        if op.key == "diagonal":
+            shape = draw(shapes(min_dims=2, max_dims=2))
+            offset = max(min(offset, shape[1] - 1), 1 - shape[0])
+        else:
+            shape = draw(shapes(min_dims=1, max_dims=1))
+        return [draw(arrays(shape, lo, hi))], {"offset": offset}
     if kind == "softmax":
         shape = draw(shapes(min_dims=1))
         return [draw(arrays(shape, lo, hi))], {"dim": draw(st.integers(-len(shape), len(shape) - 1))}

@@ -5,6 +5,7 @@ is declared (and fails loudly here until tests/strategies.py knows what inputs i
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -100,6 +101,17 @@ REFERENCE = {
     "stack": lambda *xs, dim: np.moveaxis(np.array(xs), 0, dim),
     "where": lambda a, b, cond: cond * a + (~cond) * b,
     "clone": lambda a: a + 0.0,
+    "round": _vec(lambda v: float(round(v))),
+    "floor": _vec(math.floor),
+    "ceil": _vec(math.ceil),
+    "trunc": _vec(math.trunc),
+    "sign": _vec(lambda v: (v > 0) - (v < 0)),
+    "diagonal": lambda a, offset=0: np.array([a[i, i + offset] for i in range(a.shape[0])
+                                              if 0 <= i + offset < a.shape[1]]),
+    "diag_embed": lambda a, offset=0: np.array([[a[i] if j - i == offset else 0.0 for j in
+                                                 range(len(a) + abs(offset))] for i in range(len(a) + abs(offset))])
+    if offset >= 0 else np.array([[a[j] if i - j == -offset else 0.0 for j in range(len(a) + abs(offset))]
+                                  for i in range(len(a) + abs(offset))]),
     "alias": lambda a: a.copy(),
     "to": lambda a, dtype: np.array(a.tolist(), dtype=dtype),
     "copy_slices": lambda a, b, key: np.concatenate([a[:key[0]], b[None], a[key[0] + 1:]]),
@@ -119,7 +131,7 @@ def test_every_op_has_a_strategy_and_a_reference():
 def test_table_entry_is_well_formed(key):
     op = OPS[key]
     assert op.key == key
-    assert op.name.endswith(("Backward0", "Backward1", "Backward2", "Backward4")) or op.name == "CopySlices"
+    assert re.fullmatch(r"[A-Z]\w*Backward\d(_copy)?|CopySlices", op.name)
     assert len(op.uses) == len(op.vjps) == len(op.dlatex)
     assert all(set(u) <= set("01o") for u in op.uses)
     assert op.domain[0] < op.domain[1]
