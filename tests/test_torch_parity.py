@@ -387,6 +387,77 @@ print(W2.t())
 ]
 
 
+LINES = """
+x = torch.tensor([[1, 2], [3, 4]])
+print(x.type(torch.DoubleTensor))
+print(x.type('torch.DoubleTensor'))
+print(x.type(torch.float32))
+print(x.type())
+print(x.double().type())
+v = Variable(torch.ones(2), volatile=True)
+print(v, v.requires_grad)
+y = torch.ones(3, requires_grad=True)
+y.data[0] = 5
+print(y)
+y.data.fill_(2)
+print(y, y.data)
+print(y.clone().detach(), y.detach().clone())
+print(np.array(y.detach()))
+print(y.requires_grad_(False), y.requires_grad)
+print(x.new_ones(2), x.new_zeros((2, 2)), x.new_tensor([1.5]))
+print(torch.ones(2, 3).size()[0], torch.ones(2, 3).shape == (2, 3), torch.Size([2, 3]).numel())
+print(torch.ones(2, 2).sum(0).shape, torch.ones(2, 2)[0, 0].item())
+print(x.float().mean(), x.float().sum(1), x.max(1), x.argmax(1))
+print(x.t(), x.view(4), x.view(-1, 1).shape, x.flatten())
+print(torch.arange(6).view(2, 3))
+print(torch.zeros(3).uniform_(0, 1).shape)
+z = torch.randn(2, 2, requires_grad=True)
+print(z.dtype, z.grad, z.is_leaf)
+print(torch.tensor(3.0) ** 2, torch.sqrt(torch.tensor(4.0)), torch.tensor([1., 4.]).sqrt())
+print(torch.tensor([[1., 2.]]).matmul(torch.tensor([[3.], [4.]])))
+print(torch.autograd.Variable)
+print(torch.tensor(1.) + 1, 1 + torch.tensor(1.), torch.tensor(2) * 3)
+print(x > 2, (x > 2).sum(), (x > 2).float().mean(), x[x > 2])
+print(torch.tensor([1, 2, 3]).tolist(), torch.tensor([[1.5]]).tolist())
+w = torch.tensor([0.5], requires_grad=True)
+print(w.grad is None)
+for i in range(2):
+    loss = (w * 3 - 1) ** 2
+    loss.backward()
+    print(i, w.grad, loss)
+print(w.data.numpy(), w.grad.numpy())
+print(torch.exp(torch.tensor(1.)), torch.log(torch.tensor(10.)), torch.tensor(2.).pow(10))
+print(torch.ones(2, 3).numel(), torch.ones(2, 3).element_size(), torch.ones(2, dtype=torch.float64).element_size())
+print(torch.tensor([1.0, 2.0]).is_floating_point(), torch.tensor([1]).is_floating_point())
+print(torch.get_default_dtype(), torch.ones(1).dtype == torch.float32)
+print(torch.tensor([1., 2.]).equal(torch.tensor([1., 2.])), torch.allclose(torch.ones(2), torch.ones(2)))
+print(torch.zeros(2, 2).fill_(3.5), torch.empty(2).fill_(1).dtype)
+a = torch.ones(2, 2, requires_grad=True); b = a * 2; b.retain_grad(); c = b.sum(); c.backward(); print(b.grad, a.grad)
+print(torch.is_tensor(torch.ones(1)), torch.is_tensor([1]))
+print(torch.ones(2, 2).unsqueeze(0).shape, torch.ones(1, 2).squeeze(0).shape)
+print(torch.stack([torch.ones(2), torch.zeros(2)]), torch.cat((torch.ones(1), torch.zeros(1))))
+print(torch.sum(torch.ones(2, 3), dim=1), torch.mean(torch.ones(2, 3), 0), torch.max(torch.tensor([1, 5, 2])))
+print(torch.min(torch.tensor([[1, 5], [0, 2]]), dim=1))
+"""
+
+
+def run_lines(L, code):
+    """Each line on its own, an error printed and the next line run (as a notebook would)."""
+    scope, buf = {"torch": L, "Variable": L.autograd.Variable, "np": np}, io.StringIO()
+    with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for line in code.strip().split("\n"):
+            try:
+                exec(compile(line, "<line>", "exec"), scope)
+            except Exception as e:  # noqa: BLE001
+                print(f"ERROR {type(e).__name__}: {e}")
+    return re.sub(r"at 0x[0-9a-f]+", "at 0x?", buf.getvalue())
+
+
+def test_assorted_lines_match():
+    assert as_torch_text(run_lines(gradviz, LINES)) == run_lines(torch, LINES)
+
+
 def run_tutorial(L, code):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), warnings.catch_warnings():
