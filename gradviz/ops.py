@@ -276,8 +276,31 @@ op("max_dim", "MaxBackward0", "max", lambda a, dim, keepdim=False: np.max(a, axi
 op("min_dim", "MinBackward0", "min", lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
    [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], ["0"],
    r"\min @0", [r"\mathbb{1}[@0 = \min @0]"], params={"dim": 0})
-op("norm", "LinalgVectorNormBackward0", "‖·‖", lambda a: np.sqrt(np.sum(a * a)).astype(a.dtype),
-   [lambda g, y, a: a / np.where(y == 0, np.inf, y) * g], ["0o"],  # 0 at 0, as PyTorch masks it
+def _norm(a, p=2, dim=None, keepdim=False):
+    """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|"""
+    if p == 2:
+        return np.asarray(np.sqrt(np.sum(a * a, axis=dim, keepdims=keepdim)), a.dtype)
+    if p == np.inf:
+        return np.asarray(np.max(np.abs(a), axis=dim, keepdims=keepdim), a.dtype)
+    return np.asarray(np.sum(np.abs(a) ** p, axis=dim, keepdims=keepdim) ** (1 / p), a.dtype)
+
+
+def _norm_vjp(g, y, a, p=2, dim=None, keepdim=False):
+    """∂‖x‖_p/∂x_i = sign(x_i) |x_i|^{p-1} / ‖x‖_p^{p-1} (0 where the norm is 0, as PyTorch masks it)"""
+    g = _expand_reduced(g, a.shape, dim, keepdim)
+    y = _expand_reduced(y, a.shape, dim, keepdim)
+    safe = np.where(y == 0, np.inf, y)
+    if p == 2:
+        return a / safe * g
+    if p == 1:
+        return np.sign(a) * g
+    if p == np.inf:  # the gradient goes to the largest |x_i|, split evenly among ties
+        mask = np.abs(a) == y
+        return mask * np.sign(a) * g / mask.sum(axis=dim, keepdims=True)
+    return np.sign(a) * np.abs(a) ** (p - 1) / safe ** (p - 1) * g
+
+
+op("norm", "LinalgVectorNormBackward0", "‖·‖", _norm, [_norm_vjp], ["0o"],
    r"\lVert @0 \rVert", [r"\frac{@0}{\lVert @0 \rVert}"], domain=(0.5, 3.0))
 
 

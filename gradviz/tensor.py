@@ -343,6 +343,11 @@ class Tensor:
         return self
 
     @property
+    def volatile(self):
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @property
     def is_leaf(self):
         return self._grad_fn is None
 
@@ -707,9 +712,12 @@ class Tensor:
         return self.clamp(max=max)
 
     def norm(self, p="fro", dim=None, keepdim=False):
-        if p not in ("fro", 2) or dim is not None:
-            return (self.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-        return _unary("norm", self)
+        """The vector p-norm (2 unless told): one LinalgVectorNormBackward0 node, as in PyTorch."""
+        p = 2 if p == "fro" else float(p)
+        params = {} if p == 2 else {"p": p}
+        if dim is not None:
+            params.update(dim=_dims(dim, self.ndim), keepdim=keepdim)
+        return _unary("norm", self, **params)
 
     # -- comparisons: boolean tensors, never differentiable --------------------------------------
 
@@ -974,6 +982,10 @@ class Tensor:
     # -- indexing --------------------------------------------------------------------------------
 
     def __getitem__(self, key):
+        if self.ndim == 0 and any(isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool)
+                                  for k in (key if isinstance(key, tuple) else (key,))):
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         if isinstance(key, slice):  # a lone slice is always recorded, even x[:]
             if self.ndim == 0:
                 raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "

@@ -19,7 +19,8 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 KINDS = {
     "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias",
     "binary": "add sub mul div pow_tt",
-    "reduce_all": "sum mean amax amin norm prod",
+    "reduce_all": "sum mean amax amin prod",
+    "norm": "norm",
     "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim",
     "softmax": "softmax log_softmax",
     "repeat": "repeat",
@@ -99,6 +100,14 @@ def op_case(draw, op):
             dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
             return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
         return [a], {"dim": dim, "keepdim": keepdim}
+    if kind == "norm":
+        shape = draw(shapes(min_dims=1))
+        a = draw(arrays(shape, lo, hi, distinct=True))          # no ties for p = inf
+        a = a * np.where(draw(arrays(shape, -1, 1)) < 0, -1, 1)  # both signs, none near 0
+        params = {"p": draw(st.sampled_from([2, 1, 3, np.inf]))}
+        if draw(st.booleans()):
+            params.update(dim=(draw(st.integers(0, len(shape) - 1)),), keepdim=draw(st.booleans()))
+        return [a], params
     if kind == "steps":  # away from the jumps (integers and halves), where they are flat
         a = draw(arrays(draw(shapes()), lo, hi))
         return [np.where(np.abs(a * 2 - np.round(a * 2)) < 0.05, a + 0.1, a)], params

@@ -66,7 +66,9 @@ REFERENCE = {
     "mean": lambda a: math.fsum(a.ravel().tolist()) / a.size,
     "amax": lambda a: max(a.ravel().tolist()),
     "amin": lambda a: min(a.ravel().tolist()),
-    "norm": lambda a: math.sqrt(math.fsum(v * v for v in a.ravel().tolist())),
+    "norm": lambda a, p=2, dim=None, keepdim=False: (
+        np.abs(a).max(axis=dim, keepdims=keepdim) if p == np.inf
+        else (np.abs(a) ** p).sum(axis=dim, keepdims=keepdim) ** (1 / p)),
     "sum_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim),
     "mean_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim) / math.prod(a.shape[d] for d in dim),
     "max_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, max),
