@@ -9,7 +9,15 @@ import re
 
 from .frames import Ids
 
-__all__ = ["draw", "ids_from_graph", "names_from_graph", "clean_svg"]
+__all__ = ["draw", "ids_from_graph", "names_from_graph", "clean_svg", "slim"]
+
+NODE_KEYS = ("id", "kind", "label", "name", "seq", "fn_seq", "value", "grad_fn")
+EDGE_KEYS = ("id", "src", "dst", "kind", "input")
+
+
+# Gradients written on edges make Graphviz's layout much slower (each label is laid out like a
+# node): beyond this many nodes they are left off (nodes still show theirs, captions say them all).
+EDGE_LABELS_MAX = 80
 
 
 def draw(root, view="dataflow", names=None, frame=None, recording=None, rankdir="TB"):
@@ -25,17 +33,35 @@ def draw(root, view="dataflow", names=None, frame=None, recording=None, rankdir=
     out["names"] = names_from_graph(graph.to_dict())
     try:
         from ..draw import Drawing
+        from ..render import RenderTimeout
+        if len(graph.nodes) > EDGE_LABELS_MAX:
+            _drop_edge_labels(graph)
         drawing = Drawing(graph, rankdir=rankdir)
         out["graph_obj"] = drawing.graph
-        out["graph"] = drawing.graph.to_dict()
+        out["graph"] = slim(drawing.graph.to_dict())
         out["ids"] = ids_from_graph(out["graph"])
-        out["svg"] = clean_svg(drawing.svg())
+        try:
+            svg = drawing.svg()
+        except RenderTimeout:
+            if not _drop_edge_labels(drawing.graph):
+                raise
+            drawing = Drawing(drawing.graph, rankdir=rankdir, max_nodes=None)
+            svg = drawing.svg()
+        out["svg"] = clean_svg(svg)
     except Exception as exc:  # no renderer, a layout that failed: say why inside the widget
         out["error"] = _why(exc)
         if out["ids"] is None:
-            out["graph"] = graph.to_dict()
+            out["graph"] = slim(graph.to_dict())
             out["ids"] = ids_from_graph(out["graph"])
     return out
+
+
+def _drop_edge_labels(graph):
+    """Leave the gradients off the edges (returns whether there were any)."""
+    had = any(e.grad is not None for e in graph.edges)
+    for e in graph.edges:
+        e.grad = None
+    return had
 
 
 def _why(exc):
@@ -57,6 +83,14 @@ def clean_svg(svg):
     svg = _PROLOG.sub("", svg or "").strip()
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else svg
+
+
+def slim(g):
+    """The graph dict with what the widget and its readers need (the SVG already holds the rest)."""
+    out = {k: v for k, v in g.items() if k not in ("nodes", "edges")}
+    out["nodes"] = [{k: n.get(k) for k in NODE_KEYS} for n in g.get("nodes", [])]
+    out["edges"] = [{k: e.get(k) for k in EDGE_KEYS} for e in g.get("edges", [])]
+    return out
 
 
 def names_from_graph(g):

@@ -89,8 +89,11 @@ def standalone_html(widget_or_state, *, full_page=True, title=None, lang=None, p
     eid = element_id or "gv-" + uuid.uuid4().hex[:12]
     js, css = standalone_assets()
     lang = state["lang"]
-    static = (f'<div class="gv-static">{state.get("svg", "")}'
+    # the picture is in the page once: drawn as is for readers without scripts (GitHub), and read
+    # back from there by the script (the state carries "svg": null)
+    static = (f'<div class="gv-static">{state.get("svg") or ""}'
               f'<p class="gv-static-note">{html.escape(fmt(lang, "no_js"))}</p></div>')
+    state = dict(state, svg=None) if state.get("svg") else state
     parts = [f'<div class="gv-host" id="{html.escape(eid, quote=True)}" data-gv-standalone="1" '
              f'lang="{html.escape(lang, quote=True)}">']
     if include_script:

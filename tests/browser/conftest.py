@@ -16,7 +16,9 @@ Fixtures (use them from any test under ``tests/browser/``):
                      known token, no browser, no update or news checks, a read-only extension
                      manager, ``window.jupyterapp`` exposed), serving a temporary root dir; see :class:`Lab` for its helpers
                      (``lab.copy_notebook(path)``, ``lab.new_notebook(name, cells)``, ``lab.url(path)``,
-                     ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.set_theme(page, name)``).
+                     ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.wait_executed(page)``,
+                     ``lab.wait_idle(page)``, ``lab.command(page, id)``, ``lab.set_theme(page, name)``).
+                     The server is shared by the whole session: give each test's notebook its own name.
 ``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
 
 Helpers: :func:`wait_ready` (the widget's ``data-gv-ready="1"`` marker), :func:`visible_nodes`
@@ -120,10 +122,10 @@ def offline_page(browser_context):
 
 
 def wait_ready(page_or_frame, scope="", timeout=20000):
-    """Wait for a widget's ready marker (inside ``scope``, a CSS selector) and return its element."""
+    """Wait for a visible widget's ready marker (inside ``scope``, a CSS selector); return the first."""
     sel = f'{scope} .gv-widget[data-gv-ready="1"]'.strip()
     page_or_frame.wait_for_selector(sel, timeout=timeout)
-    return page_or_frame.locator(sel).first
+    return page_or_frame.locator(sel).filter(visible=True).first
 
 
 def visible_nodes(widget):
@@ -165,10 +167,14 @@ class Lab:
         nbformat.write(nb, self.root_dir / name)
         return name
 
-    def open(self, page, name, timeout=60000):
-        """Open notebook ``name`` and wait until its kernel is idle."""
+    def open(self, page, name, timeout=90000):
+        """Open notebook ``name`` and wait until it is the current tab and its kernel is idle."""
         page.goto(self.url(name))
-        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout)
+        page.locator(".jp-NotebookPanel .jp-Cell").filter(visible=True).first.wait_for(timeout=timeout)
+        page.wait_for_function(
+            """(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+                           return !!w && !!w.context && w.context.path.split('/').pop() === name; }""",
+            arg=name, timeout=timeout)
         self.wait_idle(page, timeout)
 
     def wait_idle(self, page, timeout=90000):
@@ -177,6 +183,15 @@ class Lab:
             """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
                        const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
                        return !!k && k.status === 'idle' && k.connectionStatus === 'connected'; }""",
+            timeout=timeout)
+
+    def wait_executed(self, page, timeout=120000):
+        """Wait until every code cell of the current notebook has run (has an execution count)."""
+        page.wait_for_function(
+            """() => { const w = window.jupyterapp.shell.currentWidget;
+                       const cells = w.content.model.sharedModel.cells.map(c => c.toJSON())
+                                      .filter(c => c.cell_type === 'code');
+                       return cells.length > 0 && cells.every(c => c.execution_count); }""",
             timeout=timeout)
 
     def run_all(self, page):

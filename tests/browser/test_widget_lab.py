@@ -57,7 +57,12 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     page = lab_page
     jupyterlab.open(page, notebook)
     jupyterlab.run_all(page)
-    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    jupyterlab.wait_executed(page)
+    try:
+        widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    except Exception:
+        page.screenshot(path=str(artifacts / "lab-not-ready.png"))
+        raise AssertionError(f"no widget; console: {page.gv_errors}; blocked: {page.gv_blocked}")
     assert visible_nodes(widget) >= 10
     assert caption(widget).startswith("The computation graph of o.")
     n = frame_count(widget)
@@ -77,7 +82,8 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     page.screenshot(path=str(artifacts / "lab-backward.png"))
 
     # the kernel's x.grad is untouched by animate(): the third cell printed None... (empty output)
-    out = page.locator(".jp-Cell").nth(2).locator(".jp-OutputArea").inner_text().strip()
+    cells = page.locator(".jp-NotebookPanel").filter(visible=True).locator(".jp-Notebook .jp-Cell")
+    out = cells.nth(2).locator(".jp-OutputArea").inner_text().strip()
     assert out == ""
 
     # live buttons: None -> 10 (retain_graph on) -> 20 -> zero -> 0 -> a freed graph's error
@@ -102,7 +108,7 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     page.screenshot(path=str(artifacts / "lab-error.png"))
 
     # the kernel saw it all: x.grad really is 10 now
-    last = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    last = cells.nth(2)
     last.locator(".jp-InputArea-editor").click()
     page.keyboard.press("Shift+Enter")
     try:
@@ -119,6 +125,7 @@ def test_dark_theme_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     jupyterlab.set_theme(page, "JupyterLab Dark")
     try:
         jupyterlab.run_all(page)
+        jupyterlab.wait_executed(page)
         widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
         for _ in range(16):
             widget.locator('[data-gv="step"]').click()

@@ -83,9 +83,12 @@ function h(tag, attrs = {}, ...children) {
 const reduceMotion = () =>
   typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
 
+/** Fade an element in with a CSS animation (no forced style recalculation, unlike el.animate). */
 function fadeIn(el) {
-  if (!el || reduceMotion() || typeof el.animate !== "function") return;
-  el.animate([{ opacity: 0 }, { opacity: 1 }], { duration: 380, easing: "ease-out" });
+  if (!el || reduceMotion()) return;
+  if (el.classList.contains("gv-new")) return;     // already fading
+  el.classList.add("gv-new");
+  el.addEventListener("animationend", () => el.classList.remove("gv-new"), { once: true });
 }
 
 // Icons drawn here (fonts differ in which arrow glyphs they have): 16x16 paths, fill currentColor.
@@ -435,7 +438,10 @@ function render({ model, el }) {
     if (kind === "check") return applyCheck(id, v, animate);
     if (kind === "cls") {
       const g = index.nodes.get(id);
-      if (g) { if (v) g.setAttribute("data-gv-state", v); else g.removeAttribute("data-gv-state"); }
+      if (!g) return;
+      const was = g.getAttribute("data-gv-state");
+      if (v) g.setAttribute("data-gv-state", v); else g.removeAttribute("data-gv-state");
+      if (animate && was === "pending" && v !== "pending") fadeIn(g);
       return;
     }
     const key = kind === "val" ? `${id}-val` : kind === "grad" ? `${id}-grad` : kind === "edge" ? `${id}-grad`
@@ -461,7 +467,7 @@ function render({ model, el }) {
       shown.set(slot, v);
       applySlot(slot, v === undefined ? "" : v, stepwise);
     }
-    for (const el of lit) el.classList.remove("gv-focus", "gv-lit", "gv-lit-edge");
+    for (const el of lit) el.classList.remove("gv-focus", "gv-lit", "gv-lit-edge", "gv-lit-fwd");
     lit = [];
     const f = frames[k];
     const mark = (id, cls, map) => {
@@ -470,8 +476,9 @@ function render({ model, el }) {
     };
     for (const id of f.lit || []) mark(id, "gv-lit", index.nodes);
     for (const id of f.focus || []) mark(id, "gv-focus", index.nodes);
-    for (const id of f.edges || []) mark(id, "gv-lit-edge", index.edges);
-    root.dataset.phase = f.phase;
+    // one class per phase on the edges themselves: nothing above them changes, so no big restyle
+    for (const id of f.edges || []) mark(id, f.phase === "forward" ? "gv-lit-fwd" : "gv-lit-edge", index.edges);
+    if (root.dataset.phase !== f.phase) root.dataset.phase = f.phase;
     for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
     const s = S();
     caption.textContent = renderMsg(s, f.msg);
@@ -486,6 +493,7 @@ function render({ model, el }) {
     const phaseKey = f.phase === "forward" ? "forward_pass" : f.phase === "backward" ? "backward_pass" : f.phase === "start" ? "start" : null;
     phaseLabel.textContent = phaseKey ? s[phaseKey] + (f.phase === "backward" && f.run !== null && f.run !== undefined ? ` #${f.run + 1}` : "") : "";
     phaseLabel.dataset.phase = f.phase;
+    caption.dataset.phase = f.phase;
     current = k;
   }
 
@@ -649,7 +657,11 @@ export function bootStandalone(doc = document) {
     const el = document.createElement("div");
     el.className = "gv-mount";
     const fallback = host.querySelector(":scope > .gv-static");
-    if (fallback) fallback.remove();
+    if (fallback) {
+      const svg = fallback.querySelector("svg");        // the page holds the picture once, here
+      if (state.svg == null && svg) state.svg = new XMLSerializer().serializeToString(svg);
+      fallback.remove();
+    }
     host.append(el);
     render({ model: createModel(state), el });
   }
