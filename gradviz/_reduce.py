@@ -79,6 +79,8 @@ def _inner(x):
     vectors = n // lanes
     blocks = x[:, :vectors * lanes].reshape(rows, vectors, lanes).transpose(1, 2, 0)
     per_lane = _row_sum(blocks)                    # (lanes, rows)
+    if vectors * lanes == n:                       # no leftovers: the lanes, added from 0
+        return np.cumsum(per_lane, axis=0, dtype=x.dtype)[-1] + x.dtype.type(0)
     total = _running_sum(np.zeros(rows, x.dtype), x[:, vectors * lanes:].T)   # the leftovers first
     return _running_sum(total, per_lane)                                       # then the lanes
 
