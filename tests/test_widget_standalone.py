@@ -106,3 +106,13 @@ def test_from_saved_notebook_widget_state(seed_widget):
 def test_rejects_other_things():
     with pytest.raises(TypeError):
         standalone_html(42)
+
+
+@pytest.mark.parametrize("module", ["gradviz.widget.standalone", "gradviz.widget.derivation",
+                                    "gradviz.widget.i18n", "gradviz.widget"])
+def test_module_doctests(module):
+    """pytest's --doctest-modules skips gradviz/widget (it needs the widget extras): run them here."""
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0

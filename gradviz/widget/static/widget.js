@@ -334,6 +334,7 @@ function render({ model, el }) {
     scrub.max = String(Math.max(0, n() - 1));
     buildTrack();
     busy = false;
+    clearTimeout(busyTimer);
     backwardBtn.disabled = zeroBtn.disabled = false;
   }
 
@@ -552,20 +553,18 @@ function render({ model, el }) {
   scrub.addEventListener("input", () => { setPlaying(false); go(+scrub.value); });
   speed.addEventListener("change", () => { model.set("speed", +speed.value); model.save_changes(); schedule(); });
   retain.addEventListener("change", () => { model.set("retain_graph", retain.checked); model.save_changes(); });
-  backwardBtn.addEventListener("click", () => {
+  let busyTimer = null;
+  function ask(msg) {             // one command at a time; the answer is new frames
     if (busy) return;
     busy = true;
     backwardBtn.disabled = zeroBtn.disabled = true;
     setPlaying(false);
-    model.send({ type: "backward", retain_graph: retain.checked });
-  });
-  zeroBtn.addEventListener("click", () => {
-    if (busy) return;
-    busy = true;
-    backwardBtn.disabled = zeroBtn.disabled = true;
-    setPlaying(false);
-    model.send({ type: "zero" });
-  });
+    model.send(msg);
+    clearTimeout(busyTimer);      // no answer (kernel busy or gone): let the student try again
+    busyTimer = setTimeout(() => { busy = false; backwardBtn.disabled = zeroBtn.disabled = false; }, 15000);
+  }
+  backwardBtn.addEventListener("click", () => ask({ type: "backward", retain_graph: retain.checked }));
+  zeroBtn.addEventListener("click", () => ask({ type: "zero" }));
   root.addEventListener("keydown", (ev) => {
     const tag = (ev.target && ev.target.tagName || "").toLowerCase();
     if (ev.target !== root && ["input", "select", "button", "textarea", "summary"].includes(tag)) return;
@@ -621,6 +620,7 @@ function render({ model, el }) {
 
   return () => {
     clearTimeout(timer);
+    clearTimeout(busyTimer);
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (scheme && scheme.removeEventListener) scheme.removeEventListener("change", onScheme);
     if (typeof removeEventListener === "function") removeEventListener("resize", onResize);
