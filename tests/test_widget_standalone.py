@@ -48,7 +48,10 @@ def test_state_inlined_and_unbreakable(seed_widget):
     assert state["live"] is False and state["playing"] is False
     assert state["frames"] == json.loads(json.dumps(seed_widget.frames))
     assert "<" not in raw                       # no </script> can end the JSON early
-    assert state["svg"] is None and page.count("<svg xmlns") == 1     # the picture is in the page once
+    assert state["svg"] == seed_widget.svg
+    assert page.count("<svg xmlns") == 1                  # the static picture (the state's is escaped)
+    lean = standalone_html(seed_widget, static_fallback=False)
+    assert '<div class="gv-static">' not in lean and len(lean) < len(page) - len(seed_widget.svg) // 2
 
 
 def test_a_name_that_tries_to_close_the_script():

@@ -70,14 +70,16 @@ def _json(state):
 
 
 def standalone_html(widget_or_state, *, full_page=True, title=None, lang=None, presenter=None, frame=None,
-                    include_script=True, element_id=None):
+                    include_script=True, static_fallback=True, element_id=None):
     """The widget as self-contained HTML: a whole page (``full_page=True``) or a fragment for a page.
 
     ``widget_or_state``: an :class:`AutogradWidget`, its :func:`widget_state`, or a saved
     widget-state entry (``{"model_name": ..., "state": {...}}``).  ``lang``, ``presenter`` and
     ``frame`` override the saved values.  A fragment carries its own CSS and script unless
-    ``include_script=False`` (then put ``standalone_assets()`` on the page once; every
-    ``[data-gv-standalone]`` element found is booted).  Nothing is loaded from the network.
+    ``include_script=False`` (then put ``standalone_assets()`` on the page once and call
+    ``bootStandalone(root)``: every ``[data-gv-standalone]`` element under ``root`` is booted).
+    ``static_fallback=False`` leaves out the picture shown to readers without scripts (it doubles
+    the SVG; the state always has it).  Nothing is loaded from the network.
     """
     state = _state(widget_or_state)
     if lang is not None:
@@ -89,16 +91,15 @@ def standalone_html(widget_or_state, *, full_page=True, title=None, lang=None, p
     eid = element_id or "gv-" + uuid.uuid4().hex[:12]
     js, css = standalone_assets()
     lang = state["lang"]
-    # the picture is in the page once: drawn as is for readers without scripts (GitHub), and read
-    # back from there by the script (the state carries "svg": null)
+    # for readers without scripts (GitHub's notebook viewer): the picture, drawn as is
     static = (f'<div class="gv-static">{state.get("svg") or ""}'
-              f'<p class="gv-static-note">{html.escape(fmt(lang, "no_js"))}</p></div>')
-    state = dict(state, svg=None) if state.get("svg") else state
+              f'<p class="gv-static-note">{html.escape(fmt(lang, "no_js"))}</p></div>') if static_fallback else ""
     parts = [f'<div class="gv-host" id="{html.escape(eid, quote=True)}" data-gv-standalone="1" '
              f'lang="{html.escape(lang, quote=True)}">']
     if include_script:
         parts.append(f"<style>{css}</style>")
-    parts.append(static)
+    if static:
+        parts.append(static)
     parts.append(f'<script type="application/json" class="gv-state">{_json(state)}</script>')
     if include_script:
         parts.append(f'<script type="module">{js}\nbootStandalone(document);\n</script>')
