@@ -288,3 +288,16 @@ def test_big_numbers_and_nan_stay_json(comms):
         json.dumps(w.frames, allow_nan=False)
         json.dumps(w.derivation, allow_nan=False)
     assert any("nan" in json.dumps(f["event"]) for f in w.frames if f["event"])
+
+
+def test_a_bug_in_the_frames_is_said_inside_the_widget(comms, monkeypatch):
+    from gradviz.widget import frames as F
+
+    def broken(*a, **k):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(F, "forward_frames", broken)
+    root, names, _ = LESSONS["seed"]()
+    w = AutogradWidget(root, names=names)
+    assert "the animation could not be built (KeyError" in w.error
+    assert len(w.frames) == 1 and w.svg.startswith("<svg")

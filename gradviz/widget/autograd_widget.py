@@ -77,14 +77,19 @@ class AutogradWidget(anywidget.AnyWidget):
         lesson = Lesson(root, drawing.get("names") or _names(names))
         self._lesson, self._ids = lesson, drawing.get("ids") or F.Ids()
         seed = _seed(rec, root, gradient)
-        self._targets = targets(lesson, seed, expected)
+        self._targets = targets(lesson, seed, expected)      # a wrong expected= name raises here
         self._before = _grad_arrays(before)
-        frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
-        frames += F.forward_frames(lesson, self._ids)
-        if rec is not None:
-            frames += self._run_frames(rec, error, gradient_given=gradient is not None)
-        elif backward and not root.requires_grad:
-            frames.append(F.note_frame(lesson, "cap_no_grad"))
+        problem = drawing.get("error", "")
+        try:
+            frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
+            frames += F.forward_frames(lesson, self._ids)
+            if rec is not None:
+                frames += self._run_frames(rec, error, gradient_given=gradient is not None)
+            elif backward and not root.requires_grad:
+                frames.append(F.note_frame(lesson, "cap_no_grad"))
+        except Exception as exc:  # a bug of ours must not become a traceback in a student's cell
+            frames = [F.note_frame(lesson, "cap_start")]
+            problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
         try:
             deriv = build_derivation(lesson, seed, derivation, expected)
         except Exception as exc:  # a derivation that cannot be written must not hide the graph
@@ -93,7 +98,7 @@ class AutogradWidget(anywidget.AnyWidget):
         # everything is known before the comm opens: the front end gets it in one message
         super().__init__(svg=drawing.get("svg", ""), graph=drawing.get("graph", {}), frames=frames, frame=0,
                          derivation=deriv, lang=lang, strings=strings(lang), presenter=presenter,
-                         speed=speed, error=drawing.get("error", ""), root_name=lesson.root_name, **kwargs)
+                         speed=speed, error=problem, root_name=lesson.root_name, **kwargs)
         self.on_msg(self._on_msg)
 
     # -- running the engine ----------------------------------------------------------------------
