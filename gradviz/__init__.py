@@ -11,6 +11,7 @@ The drawing and widget layers (``gradviz.draw``, ``gradviz.animate``) load only 
 
 import builtins as _builtins
 import math as _math
+import sys as _sys
 
 import numpy as _np
 
@@ -302,6 +303,23 @@ def __getattr__(name):
         from .gradcheck import gradcheck
         return gradcheck
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
+
+
+class _Package(type(_math)):
+    """gradviz itself, as a module whose PyTorch functions no submodule can hide.
+
+    Loading a submodule sets an attribute of the package: ``gradviz.dot``, the graph-to-DOT module
+    the drawing layer loads, would replace ``gradviz.dot()`` (``torch.dot``) in the middle of a lesson.
+    """
+
+    def __setattr__(self, name, value):
+        if name in _FUNCTIONS_NAMED_LIKE_MODULES and isinstance(value, type(_math)):
+            return  # the submodule stays reachable as sys.modules["gradviz." + name]
+        super().__setattr__(name, value)
+
+
+_FUNCTIONS_NAMED_LIKE_MODULES = {"dot", "gradcheck"}
+_sys.modules[__name__].__class__ = _Package
 
 
 class cuda:

@@ -237,3 +237,12 @@ def test_uniform_and_normal_in_place():
     assert w.abs().max().item() < 0.1
     with pytest.raises(NotImplementedError, match="\"check_uniform_bounds\" not implemented for 'Long'"):
         torch.rand(2, dtype=torch.int64)
+
+
+def test_submodules_do_not_hide_functions():
+    """Loading the drawing layer imports gradviz.dot (graph -> DOT text); torch.dot must stay a function."""
+    import importlib
+    importlib.import_module("gradviz.dot")
+    importlib.import_module("gradviz.gradcheck")
+    assert torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.])).item() == 11.0
+    assert callable(torch.gradcheck)
