@@ -23,8 +23,7 @@ import struct
 import numpy as np
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
-           "uniform_", "normal_"]
+           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm"]
 
 _DEFAULT_SEED = 67280421310721   # what PyTorch's default generator starts from
 _N = 624                         # words of mt19937 state
@@ -332,13 +331,3 @@ def randperm(n, generator=None):
             p[i], p[i + k] = p[i + k], p[i]
         perm = np.array(p, np.int64)
     return perm
-
-
-# --- in place (Tensor.uniform_, Tensor.normal_) -------------------------------------------------
-
-def uniform_(shape, np_dtype, low=0.0, high=1.0, generator=None):
-    return rand(shape, np_dtype, generator, low, high)
-
-
-def normal_(shape, np_dtype, mean=0.0, std=1.0, generator=None):
-    return randn(shape, np_dtype, generator, mean, std)
