@@ -33,6 +33,7 @@ long = int64
 int = int32              # noqa: A001 -- torch.int
 
 _D = _dtype
+contiguous_format, preserve_format = "contiguous_format", "preserve_format"   # memory formats
 
 
 def _new(array, dtype, requires_grad):
@@ -85,7 +86,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """``arange(5)`` is int64 ``[0, 1, 2, 3, 4]``; any float argument makes it float32."""
     if end is None:
         start, end = 0, start
-    ints = all(isinstance(v, (_builtins.int, _np.integer)) for v in (start, end, step))
+    ints = _builtins.all(isinstance(v, (_builtins.int, _np.integer)) for v in (start, end, step))
     default = int64 if ints else get_default_dtype()
     n = _builtins.max(0, _math.ceil((end - start) / step))
     dt = _D.as_dtype(dtype) or default
@@ -229,11 +230,22 @@ def _method(name):
 
 
 _METHODS = ("add sub mul div true_divide pow neg exp log sqrt abs sin cos tanh sigmoid relu clamp clip "
-            "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
+            "log1p expm1 rsqrt tan sinh cosh log2 log10 maximum minimum logsumexp cumsum masked_fill flip "
+            "tril triu gather index_select sort argsort narrow bmm isnan isinf nonzero any all "
+            "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax "
+            "max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
             "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
             "eq ne lt le gt ge").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
+
+
+def outer(input, vec2):
+    """The outer product: ``input`` as a column times ``vec2`` (a view and a product, as in PyTorch)."""
+    return input.reshape(-1, 1) * vec2
+
+
+ger = outer
 
 
 def cat(tensors, dim=0):

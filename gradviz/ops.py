@@ -114,6 +114,21 @@ def _diag_scatter(g, shape, offset):
     return out
 
 
+def _scatter_along(g, shape, dim, index):
+    """Add each element of ``g`` into the place along ``dim`` that ``index`` says it came from."""
+    out = np.zeros(shape, g.dtype)
+    idx = np.indices(index.shape, sparse=True)
+    key = tuple(index if d == dim % len(shape) else i for d, i in enumerate(idx))
+    np.add.at(out, key, g)
+    return out
+
+
+def _sorted(a, dim, descending):
+    """Values and indices, sorted along ``dim`` (stable, so equal values keep their order)."""
+    idx = np.argsort(-a if descending else a, axis=dim, kind="stable")
+    return np.take_along_axis(a, idx, dim), idx
+
+
 def _scatter(g, shape, key):
     out = np.zeros(shape, dtype=g.dtype)
     np.add.at(out, key, g)
@@ -254,6 +269,51 @@ _steps(np.ceil, "ceil", "⌈x⌉", "the smallest integer ≥ x")
 _steps(np.trunc, "trunc", "trunc", "x rounded toward 0")
 _steps(np.sign, "sign", "sign", "−1, 0 or 1")
 
+_log1p, _expm1, _tan, _sinh, _cosh, _log2, _log10 = (
+    _rounded(f) for f in (np.log1p, np.expm1, np.tan, np.sinh, np.cosh, np.log2, np.log10))
+
+op("log1p", "Log1PBackward0", "log1p", _log1p,
+   [lambda g, y, a: g / (a + 1)], ["0"],
+   r"\ln(1 + @0)", [r"\frac{1}{1 + @0}"], domain=(0.0, 3.0))
+op("expm1", "Expm1Backward0", "expm1", _expm1,
+   [lambda g, y, a: g * (y + 1)], ["o"],
+   r"e^{@0} - 1", [r"e^{@0}"])
+op("rsqrt", "RsqrtBackward0", "1/√", lambda a: 1 / np.sqrt(a),
+   [lambda g, y, a: -0.5 * g * y * y * y], ["o"],
+   r"\frac{1}{\sqrt{@0}}", [r"-\frac{1}{2 @0^{3/2}}"], domain=(0.2, 3.0))
+op("tan", "TanBackward0", "tan", _tan,
+   [lambda g, y, a: g * (1 + y * y)], ["o"],
+   r"\tan @0", [r"1 + \tan^{2} @0"], domain=(-1.2, 1.2))
+op("sinh", "SinhBackward0", "sinh", _sinh,
+   [lambda g, y, a: g * _cosh(a)], ["0"],
+   r"\sinh @0", [r"\cosh @0"])
+op("cosh", "CoshBackward0", "cosh", _cosh,
+   [lambda g, y, a: g * _sinh(a)], ["0"],
+   r"\cosh @0", [r"\sinh @0"])
+op("log2", "Log2Backward0", "log₂", _log2,
+   [lambda g, y, a: g / (a * np.log(np.asarray(2.0, a.dtype)))], ["0"],
+   r"\log_2 @0", [r"\frac{1}{@0 \ln 2}"], domain=(0.2, 3.0))
+op("log10", "Log10Backward0", "log₁₀", _log10,
+   [lambda g, y, a: g / (a * np.log(np.asarray(10.0, a.dtype)))], ["0"],
+   r"\log_{10} @0", [r"\frac{1}{@0 \ln 10}"], domain=(0.2, 3.0))
+
+
+def _winner(a, b, g, better):
+    """The gradient goes to the larger (or smaller) input, half to each where they tie."""
+    return np.where(a == b, g / 2, np.where(better(a, b), g, 0))
+
+
+op("maximum", "MaximumBackward0", "max", np.maximum,
+   [lambda g, y, a, b: _winner(a, b, g, np.greater), lambda g, y, a, b: _winner(b, a, g, np.greater)],
+   ["01", "01"], r"\max(@0, @1)", [r"\mathbb{1}[@0 > @1]", r"\mathbb{1}[@1 > @0]"])
+op("minimum", "MinimumBackward0", "min", np.minimum,
+   [lambda g, y, a, b: _winner(a, b, g, np.less), lambda g, y, a, b: _winner(b, a, g, np.less)],
+   ["01", "01"], r"\min(@0, @1)", [r"\mathbb{1}[@0 < @1]", r"\mathbb{1}[@1 < @0]"])
+op("masked_fill", "MaskedFillBackward0", "fill", lambda a, mask, value: np.where(mask, value, a).astype(a.dtype),
+   [lambda g, y, a, mask, value: np.where(mask, 0, g)], [""],
+   r"@0 \text{ where not mask}", [r"\mathbb{1}[\lnot \text{mask}]"],
+   params={"mask": np.array([True, False]), "value": 0.0})
+
 # --- reductions -------------------------------------------------------------------------------
 
 op("sum", "SumBackward0", "Σ", lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim),
@@ -387,6 +447,21 @@ op("bmm", "BmmBackward0", "@", np.matmul,
    [lambda g, y, a, b: g @ np.swapaxes(b, -1, -2), lambda g, y, a, b: np.swapaxes(a, -1, -2) @ g],
    ["1", "0"], "@0 @1", ["@1^{T}", "@0^{T}"])
 
+def _logsumexp(a, dim, keepdim=False):
+    """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
+    m = np.max(a, axis=dim, keepdims=True)
+    out = np.log(torch_sum(np.exp(a - m), axis=dim, keepdims=True)) + m
+    return out if keepdim else np.squeeze(out, axis=dim)
+
+
+op("logsumexp", "LogsumexpBackward0", "logΣexp", _logsumexp,
+   [lambda g, y, a, dim, keepdim=False:
+    _expand_reduced(g, a.shape, dim, keepdim) * np.exp(a - _expand_reduced(y, a.shape, dim, keepdim))],
+   ["0o"], r"\log \sum e^{@0}", [r"\operatorname{softmax}(@0)"], params={"dim": 0})
+op("cumsum", "CumsumBackward0", "cumsum", lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype),
+   [lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], [""],
+   r"\sum_{j \le i} @0_j", [r"\mathbb{1}[j \le i]"], params={"dim": 0})
+
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 
 op("view", "ViewBackward0", "view", lambda a, shape: np.reshape(a, shape),
@@ -407,7 +482,7 @@ op("unsqueeze", "UnsqueezeBackward0", "unsqueeze", lambda a, dim: np.expand_dims
 op("squeeze", "SqueezeBackward0", "squeeze", lambda a, dim=None: np.squeeze(a, dim),
    [lambda g, y, a, dim=None: np.reshape(g, a.shape)], [""],
    "@0", ["1"], is_view=True)
-op("select", "SelectBackward0", "[i]", lambda a, dim, index: np.take(a, index, axis=dim),
+op("select", "SelectBackward0", "[i]", lambda a, dim, index: a[(slice(None),) * dim + (index,)],
    [lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], [""],
    "@0_{@index}", ["1"], params={"dim": 0, "index": 0}, is_view=True)
 op("slice", "SliceBackward0", "[a:b]", lambda a, dim, s: a[(slice(None),) * dim + (s,)],
@@ -429,6 +504,25 @@ op("diagonal", "DiagonalBackward0_copy", "diag", lambda a, offset=0: np.diagonal
 op("diag_embed", "DiagEmbedBackward0", "diag", lambda a, offset=0: np.diag(a, offset),
    [lambda g, y, a, offset=0: np.diagonal(g, offset).copy()], [""],
    r"\operatorname{diag}(@0)", ["1"])
+op("flip", "FlipBackward0", "flip", lambda a, dims: np.flip(a, dims).copy(),
+   [lambda g, y, a, dims: np.flip(g, dims)], [""],
+   "@0", ["1"], params={"dims": (0,)})
+op("tril", "TrilBackward0", "tril", lambda a, diagonal=0: np.tril(a, diagonal),
+   [lambda g, y, a, diagonal=0: np.tril(g, diagonal)], [""],
+   r"\operatorname{tril}(@0)", ["1"])
+op("triu", "TriuBackward0", "triu", lambda a, diagonal=0: np.triu(a, diagonal),
+   [lambda g, y, a, diagonal=0: np.triu(g, diagonal)], [""],
+   r"\operatorname{triu}(@0)", ["1"])
+op("gather", "GatherBackward0", "gather", lambda a, dim, index: np.take_along_axis(a, index, dim),
+   [lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], [""],
+   r"@0_{\text{index}}", ["1"], params={"dim": 0, "index": np.array([[0]])})
+op("index_select", "IndexSelectBackward0", "select", lambda a, dim, index: np.take(a, index, axis=dim),
+   [lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], [""],
+   r"@0_{\text{index}}", ["1"], params={"dim": 0, "index": np.array([0])})
+op("sort", "SortBackward0", "sort", lambda a, dim=-1, descending=False: _sorted(a, dim, descending)[0],
+   [lambda g, y, a, dim=-1, descending=False:
+    _scatter_along(g, a.shape, dim, _sorted(a, dim, descending)[1])], ["0"],
+   r"\operatorname{sort}(@0)", ["1"])
 op("alias", "AliasBackward0", "alias", lambda a: a.view(),
    [lambda g, y, a: g], [""],
    "@0", ["1"], is_view=True)
@@ -446,8 +540,9 @@ op("where", "WhereBackward0", "where", lambda a, b, cond: np.where(cond, a, b),
    [lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)],
    ["", ""], r"@0 \text{ if } c \text{ else } @1", [r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],
    params={"cond": np.array([True, False])})
-op("clone", "CloneBackward0", "clone", lambda a: np.array(a, copy=True),
-   [lambda g, y, a: g], [""], "@0", ["1"])
+op("clone", "CloneBackward0", "clone",
+   lambda a, contiguous=False: np.array(a, copy=True, order="C" if contiguous else "K"),
+   [lambda g, y, a, contiguous=False: g], [""], "@0", ["1"])
 op("to", "ToCopyBackward0", "to", lambda a, dtype: a.astype(dtype),
    [lambda g, y, a, dtype: g.astype(a.dtype)], [""], "@0", ["1"], params={"dtype": np.float64})
 op("copy_slices", "CopySlices", "[]=", _copy_slices,
@@ -460,6 +555,7 @@ op("copy_slices", "CopySlices", "[]=", _copy_slices,
 OPS["sum_dim"] = OPS["sum"].renamed("SumBackward1", key="sum_dim", params={"dim": (0,)})
 OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"dim": (0,)})
 OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False)
+OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias")
 OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1})
 OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0})

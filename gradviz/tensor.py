@@ -16,7 +16,7 @@ from . import _dtype as D
 from . import autograd as _ag
 from ._format import tensor_repr
 from .autograd import _GradMode
-from .ops import OPS
+from .ops import OPS, _sorted
 
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_array", "return_types"]
 
@@ -79,6 +79,7 @@ class _ReturnType(tuple):
 class return_types:
     """``torch.return_types``: the named pairs that ``max(dim)`` and ``min(dim)`` return."""
     max = type("max", (_ReturnType,), {"_name": "max", "__module__": "gradviz.return_types"})
+    sort = type("sort", (_ReturnType,), {"_name": "sort", "__module__": "gradviz.return_types"})
     min = type("min", (_ReturnType,), {"_name": "min", "__module__": "gradviz.return_types"})
 
 
@@ -509,11 +510,15 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    def clone(self):
+    def clone(self, memory_format=None):
+        """A copy (keeping the element order unless ``memory_format=gradviz.contiguous_format``)."""
+        if memory_format == "contiguous_format":
+            return apply(OPS["clone"], (self,), contiguous=True)
         return apply(OPS["clone"], (self,))
 
     def contiguous(self):
-        return self
+        """Self if its elements lie in row-major order, else a copy that does (CloneBackward0)."""
+        return self if self._data.flags.c_contiguous else self.clone("contiguous_format")
 
     def is_contiguous(self):
         return self._data.flags.c_contiguous
@@ -797,6 +802,101 @@ class Tensor:
             return apply(OPS["mean"], (t,))
         return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
 
+    def log1p(self):
+        return _unary("log1p", self)
+
+    def expm1(self):
+        return _unary("expm1", self)
+
+    def rsqrt(self):
+        return _unary("rsqrt", self)
+
+    def tan(self):
+        return _unary("tan", self)
+
+    def sinh(self):
+        return _unary("sinh", self)
+
+    def cosh(self):
+        return _unary("cosh", self)
+
+    def log2(self):
+        return _unary("log2", self)
+
+    def log10(self):
+        return _unary("log10", self)
+
+    def maximum(self, other):
+        return _binary("maximum", self, other)
+
+    def minimum(self, other):
+        return _binary("minimum", self, other)
+
+    def logsumexp(self, dim, keepdim=False):
+        return apply(OPS["logsumexp"], (self,), _floating(self), dim=_dims(dim, self.ndim)[0], keepdim=keepdim)
+
+    def cumsum(self, dim, dtype=None):
+        t = self.to(dtype) if dtype is not None else self
+        if not t.dtype.is_floating_point and t.dtype is not D.int64:
+            t = t.to(D.int64)
+        return apply(OPS["cumsum"], (t,), dim=_dims(dim, t.ndim)[0])
+
+    def masked_fill(self, mask, value):
+        """A copy with ``value`` wherever ``mask`` is True."""
+        return apply(OPS["masked_fill"], (self,), mask=np.asarray(as_array(mask), bool), value=_number(value))
+
+    def masked_fill_(self, mask, value):
+        return _inplace(self, Tensor.masked_fill, mask, value)
+
+    def flip(self, *dims):
+        return apply(OPS["flip"], (self,), dims=_dims(_shape_args(dims), self.ndim))
+
+    def tril(self, diagonal=0):
+        return apply(OPS["tril"], (self,), diagonal=diagonal)
+
+    def triu(self, diagonal=0):
+        return apply(OPS["triu"], (self,), diagonal=diagonal)
+
+    def gather(self, dim, index):
+        return apply(OPS["gather"], (self,), dim=_dims(dim, self.ndim)[0], index=as_array(index))
+
+    def index_select(self, dim, index):
+        return apply(OPS["index_select"], (self,), dim=_dims(dim, self.ndim)[0], index=as_array(index))
+
+    def sort(self, dim=-1, descending=False):
+        """Values (differentiable) and the indices they came from."""
+        d = _dims(dim, self.ndim)[0] if self.ndim else 0
+        values = apply(OPS["sort"], (self,), dim=d, descending=descending)
+        _, idx = _sorted(self._data, d, descending)
+        return return_types.sort(values, Tensor._wrap(idx.astype(np.int64)))
+
+    def argsort(self, dim=-1, descending=False):
+        return self.sort(dim, descending).indices
+
+    def narrow(self, dim, start, length):
+        d = _dims(dim, self.ndim)[0]
+        return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def bmm(self, other):
+        if self.ndim != 3 or other.ndim != 3:
+            raise RuntimeError("batch1 must be a 3D tensor")
+        return matmul(self, other)
+
+    def isnan(self):
+        return Tensor._wrap(np.isnan(self._data))
+
+    def isinf(self):
+        return Tensor._wrap(np.isinf(self._data))
+
+    def nonzero(self, as_tuple=False):
+        idx = np.nonzero(self._data)
+        if as_tuple:
+            return tuple(Tensor._wrap(i.astype(np.int64)) for i in idx)
+        return Tensor._wrap(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64))
+
     def prod(self, dim=None, keepdim=False, dtype=None):
         """The product of the elements (along ``dim``)."""
         t = self.to(dtype) if dtype is not None else self
@@ -843,9 +943,8 @@ class Tensor:
         return apply(OPS[key], (self,), dim=_dims(dim, self.ndim), correction=correction, keepdim=keepdim)
 
     def _extreme(self, which, dim, keepdim):
-        if isinstance(dim, Tensor):
-            raise NotImplementedError(f"gradviz has no elementwise {which}imum of two tensors yet; "
-                                      f"use gradviz.where(a > b, a, b)")
+        if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
+            return _binary(which + "imum", self, dim)
         if dim is None:
             if self._data.size == 0:
                 raise RuntimeError(f"{which}(): Expected reduction dim to be specified for input.numel() "
@@ -890,17 +989,22 @@ class Tensor:
     # -- shapes ----------------------------------------------------------------------------------
 
     def view(self, *shape):
+        """The same storage seen with another shape (possible only where the strides allow it)."""
         shape = self._infer(_shape_args(shape))
-        if not self._data.flags.c_contiguous:
+        if not _viewable(self._data, shape):
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                                "least one dimension spans across two contiguous subspaces). Use "
                                ".reshape(...) instead.")
         return apply(OPS["view"], (self,), shape=shape)
 
     def reshape(self, *shape):
+        """A view when the strides allow it, else a contiguous copy reshaped (as PyTorch records it)."""
         shape = self._infer(_shape_args(shape))
-        key = "view" if self._data.flags.c_contiguous else "reshape_copy"
-        return apply(OPS[key], (self,), shape=shape)
+        if self._data.flags.c_contiguous:
+            return apply(OPS["view"], (self,), shape=shape)
+        if _viewable(self._data, shape):
+            return apply(OPS["reshape_alias"], (self,), shape=shape)
+        return apply(OPS["reshape_copy"], (self.clone("contiguous_format"),), shape=shape)
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -1139,6 +1243,31 @@ class _RemovableHandle:
 
 def _number(v):
     return v.item() if isinstance(v, Tensor) else v
+
+
+def _viewable(a, shape):
+    """Can ``a`` be seen with ``shape`` without copying? PyTorch's ``computeStride``, on numpy strides.
+
+    Runs of dimensions that are contiguous with each other may be merged or split; a view cannot
+    cross from one such run to the next.
+    """
+    old, new = a.shape, tuple(shape)
+    if not old or a.size == 0:
+        return True
+    strides = [s // a.itemsize for s in a.strides]
+    view_d, base = len(new) - 1, strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
 
 
 def _is_advanced(k):

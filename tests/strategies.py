@@ -17,18 +17,24 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
 # Which shapes and parameters each op takes; every key of gradviz.ops.OPS must appear here.
 KINDS = {
-    "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias",
-    "binary": "add sub mul div pow_tt",
+    "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias "
+             "log1p expm1 rsqrt tan sinh cosh log2 log10",
+    "binary": "add sub mul div pow_tt maximum minimum",
     "reduce_all": "sum mean amax amin prod",
     "norm": "norm",
-    "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim",
-    "softmax": "softmax log_softmax",
+    "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim logsumexp",
+    "softmax": "softmax log_softmax cumsum",
+    "masked_fill": "masked_fill",
+    "flip": "flip",
+    "tri": "tril triu",
+    "gather": "gather index_select",
+    "sort": "sort",
     "repeat": "repeat",
     "moments": "var std",
     "steps": "round floor ceil trunc sign",
     "diag": "diagonal diag_embed",
     "matmul": "mm mv dot bmm",
-    "reshape": "view reshape_copy",
+    "reshape": "view reshape_copy reshape_alias",
     "expand": "expand",
     "permute": "permute",
     "transpose": "transpose t",
@@ -88,7 +94,10 @@ def op_case(draw, op):
     if kind == "binary":
         if op.key in ("add", "sub"):
             params = {"alpha": draw(st.sampled_from([1, 2.5, -1]))}
-        return list(draw(broadcastable(lo, hi))), params
+        a, b = draw(broadcastable(lo, hi))
+        if op.key in ("maximum", "minimum"):  # on a grid: exact ties (half each) or far apart
+            a, b = np.asarray(np.round(a * 4) / 4), np.asarray(np.round(b * 4) / 4)
+        return [a, b], params
     if kind == "reduce_all":
         return [draw(arrays(draw(shapes()), lo, hi, distinct=op.key in ("amax", "amin")))], params
     if kind == "reduce_dim":
@@ -108,6 +117,31 @@ def op_case(draw, op):
         if draw(st.booleans()):
             params.update(dim=(draw(st.integers(0, len(shape) - 1)),), keepdim=draw(st.booleans()))
         return [a], params
+    if kind == "masked_fill":
+        a = draw(arrays(draw(shapes()), lo, hi))
+        mask_shape = tuple(draw(st.sampled_from([1, n])) for n in a.shape[draw(st.integers(0, a.ndim)):])
+        mask = draw(hnp.arrays(np.bool_, mask_shape))  # broadcasts to a's shape, never beyond
+        return [a], {"mask": mask, "value": draw(st.sampled_from([0.0, -1.5]))}
+    if kind == "flip":
+        shape = draw(shapes(min_dims=1))
+        dims = tuple(sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+        return [draw(arrays(shape, lo, hi))], {"dims": dims}
+    if kind == "tri":
+        return [draw(arrays(draw(shapes(min_dims=2, max_dims=2)), lo, hi))], {"diagonal": draw(st.integers(-2, 2))}
+    if kind == "gather":
+        shape = draw(shapes(min_dims=1))
+        dim = draw(st.integers(0, len(shape) - 1))
+        a = draw(arrays(shape, lo, hi))
+        if op.key == "index_select":
+            index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), min_size=1, max_size=4)))
+        else:
+            index_shape = tuple(draw(st.integers(1, 4)) if d == dim else n for d, n in enumerate(shape))
+            index = draw(hnp.arrays(np.int64, index_shape, elements=st.integers(0, shape[dim] - 1)))
+        return [a], {"dim": dim, "index": index}
+    if kind == "sort":
+        shape = draw(shapes(min_dims=1))
+        return [draw(arrays(shape, lo, hi, distinct=True))], {"dim": draw(st.integers(0, len(shape) - 1)),
+                                                              "descending": draw(st.booleans())}
     if kind == "steps":  # away from the jumps (integers and halves), where they are flat
         a = draw(arrays(draw(shapes()), lo, hi))
         return [np.where(np.abs(a * 2 - np.round(a * 2)) < 0.05, a + 0.1, a)], params

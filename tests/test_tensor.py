@@ -246,3 +246,15 @@ def test_submodules_do_not_hide_functions():
     importlib.import_module("gradviz.gradcheck")
     assert torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.])).item() == 11.0
     assert callable(torch.gradcheck)
+
+
+def test_views_follow_strides_as_in_pytorch():
+    x = torch.ones(2, 3, requires_grad=True)
+    names = lambda t: (t.grad_fn.name(), [f.name() for f, _ in t.grad_fn.next_functions if f is not None])
+    assert names(x.t().reshape(-1)) == ("UnsafeViewBackward0", ["CloneBackward0"])   # not viewable
+    assert names(x[:, 0].reshape(-1, 1)) == ("ReshapeAliasBackward0", ["SelectBackward0"])
+    assert names(x[:, 0].view(-1, 1)) == ("ViewBackward0", ["SelectBackward0"])
+    assert names(x.t().contiguous()) == ("CloneBackward0", ["TBackward0"])
+    assert x.contiguous() is x and x.t().contiguous().is_contiguous()
+    with pytest.raises(RuntimeError, match="^view size is not compatible with input tensor's size and stride"):
+        x.t().view(-1)
