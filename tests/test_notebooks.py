@@ -29,14 +29,18 @@ def lesson_ids():
 def output_text(cell):
     """What a student sees under a code cell, as text: prints, reprs, and errors as 'Name: message'."""
     parts = []
+    previous = None
     for out in cell.get("outputs", []):
         kind = out["output_type"]
-        if kind == "stream":
+        if kind == "stream" and previous == ("stream", out["name"]):
+            parts[-1] += out["text"]            # one print may arrive as several chunks ("a", "\n")
+        elif kind == "stream":
             parts.append(out["text"])
         elif kind == "error":
             parts.append(f"{out['ename']}: {out['evalue']}")
         elif "text/plain" in out.get("data", {}):
             parts.append(out["data"]["text/plain"])
+        previous = (kind, out.get("name"))
     return "\n".join(p.rstrip("\n") for p in parts)
 
 
