@@ -120,14 +120,36 @@ def test_sum_frame_where_a_tensor_fed_several_ops():
         nxt = w.frames[i + 1]                       # the node (or AccumulateGrad) that gets the sum
         assert nxt["event"] is not None
         total = np.array(nxt["event"]["grad_in"])
-        (slot, text), = [(k, v) for k, v in f["set"].items() if k.startswith("grad:")]
-        assert text.endswith(format_value(total.astype(np.float32)).replace("\n", "\n    ")[-3:])
+        slots = [(k, v) for k, v in f["set"].items() if k.startswith("grad:")]
+        if nxt["kind"] == "acc":                    # a leaf: its .grad is AccumulateGrad's to write
+            assert slots == []
+        else:
+            (slot, text), = slots
+            assert text.endswith(format_value(total.astype(np.float32)).replace("\n", "\n    ")[-3:])
         assert len(f["edges"]) >= 2
         # the terms are what the consumers sent, as recorded: they add up to the total
         sent = [np.array(g) for fr in w.frames[:i] if fr["event"] and fr["run"] == f["run"]
                 for e_id, g in zip(_edges_of(w, fr), fr["event"]["grads_out"]) if e_id in f["edges"]]
         np.testing.assert_allclose(sum(sent), total, rtol=1e-6)
 
+
+
+def test_a_leaf_grad_changes_only_when_accumulategrad_runs():
+    """x feeds two ops: the sum frame names the total, but x.grad is written by AccumulateGrad."""
+    x = torch.tensor(2., requires_grad=True)
+    w = torch.tensor(3., requires_grad=True)
+    y = x * w
+    z = y * x + y
+    widget = AutogradWidget(z, names={"x": x, "w": w, "y": y, "z": z})
+    widget.backward(retain_graph=True)
+    widget.backward(retain_graph=True)     # animate() put .grad back to None: 15 again, then 30
+    slot = "grad:" + widget._ids.leaf(x)
+    writes = [(f["kind"], f["set"][slot]) for f in widget.frames if slot in f["set"]]
+    assert [k for k, _ in writes if k not in ("start", "sync")] == ["acc"] * 3
+    assert [v for k, v in writes if k == "acc"] == [".grad 15.", ".grad 15.", ".grad 30."]
+    sums = [widget.caption(i) for i, f in enumerate(widget.frames) if f["kind"] == "sum" and "x fed" in
+            widget.caption(i)]
+    assert sums == ["x fed 2 ops, so the gradients coming back from them add up: 9 + 6 = 15."] * 3
 
 def _edges_of(w, frame):
     """The edge ids a node frame sent gradients along, in input order (None where nothing)."""

@@ -244,10 +244,12 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         got = [(c, i) for c, i in uses.get(key, []) if (c._seq, i) in sent]
         if len(got) > 1:
             terms = [sent[(c._seq, i)] for c, i in got]
+            # a leaf's slot is its .grad, which changes only when AccumulateGrad runs (next frame)
+            total = {} if is_leaf else {f"grad:{target}": _grad_slot(e.grad_in, False)}
             frames.append(_frame("backward", "sum", ["cap_sum", {
                 "name": name, "k": str(len(got)), "terms": " + ".join(short(t) for t in terms),
                 "total": short(e.grad_in)}], run=run, focus=[target],
-                edges=[ids.edge_in(c, i) for c, i in got], set={f"grad:{target}": _grad_slot(e.grad_in, is_leaf)}))
+                edges=[ids.edge_in(c, i) for c, i in got], set=total))
         if is_leaf:
             want = targets.get(leaf._seq)
             s = {f"grad:{target}": _grad_slot(e.grad_after, True), f"cls:{target}": "bwd",
