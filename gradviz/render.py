@@ -101,9 +101,11 @@ def find_renderer(renderer=None):
         path = shutil.which(SYSTEM)
         if path:
             return Renderer("system", path)
-        raise RendererNotFound("cannot draw the graph: GRADVIZ_RENDERER=system asks for Graphviz's "
-                               f"`dot`, which is not on PATH. {FIXES.replace(' and set GRADVIZ_RENDERER=system', '')}"
-                               " (or unset GRADVIZ_RENDERER to use graphviz-pure)")
+        asked, default = ((f"renderer={renderer!r}", "leave renderer= out") if renderer else
+                          (f"{ENV_VAR}={choice}", f"unset {ENV_VAR}"))
+        raise RendererNotFound(f"cannot draw the graph: {asked} asks for Graphviz's `dot`, which is not "
+                               "on PATH: install Graphviz (https://graphviz.org/download/), or "
+                               f"`pip install graphviz-pure` and {default} to use it (no system packages needed).")
     path = choice if os.sep in choice else shutil.which(choice)
     if _runnable(path):
         kind = "pure" if PURE in os.path.basename(path) else "custom"

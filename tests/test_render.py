@@ -90,8 +90,10 @@ def test_missing_renderer_names_both_fixes(monkeypatch, tmp_path):
         assert "pip install graphviz-pure" in str(err.value) and "install Graphviz" in str(err.value)
     with pytest.raises(R.RendererNotFound, match="GRADVIZ_RENDERER=system"):
         R.find_renderer()
+    with pytest.raises(R.RendererNotFound, match="renderer='system' asks for Graphviz's `dot`"):
+        R.find_renderer("system")               # the message names what the user wrote
     monkeypatch.setenv(R.ENV_VAR, "system")
-    with pytest.raises(R.RendererNotFound, match="pip install graphviz-pure"):
+    with pytest.raises(R.RendererNotFound, match="GRADVIZ_RENDERER=system asks .* unset GRADVIZ_RENDERER"):
         seed().svg()
 
 
