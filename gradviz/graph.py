@@ -410,7 +410,8 @@ def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, name
         roots = tuple(roots[0])
     for r in roots:
         if not isinstance(r, Tensor):
-            raise TypeError(f"build_graph() takes tensors, not {type(r).__name__}")
+            raise TypeError(f"a graph is drawn from tensors (the outputs, e.g. draw(o)), not from "
+                            f"{type(r).__name__} {r!r:.40}")
     if frame is None and namespace is None:
         frame = sys._getframe(1)
     found = _collect_names(roots, names, name, _namespaces(frame, namespace))
