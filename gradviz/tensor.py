@@ -59,6 +59,24 @@ class Size(tuple):
 
     __str__ = __repr__
 
+    # slicing, joining and repeating a shape gives a shape
+    def __getitem__(self, key):
+        item = super().__getitem__(key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to gradviz.Size")
+        return Size(tuple(self) + other)
+
+    def __radd__(self, other):
+        return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
     def numel(self):
         return math.prod(self)
 
@@ -101,7 +119,7 @@ def apply(op, inputs, arrays=None, **params):
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         result._vbox = inputs[0]._vbox
         result._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
-    if _GradMode.enabled:
+    if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
         needs = [t._requires_grad for t in inputs]
         if any(needs):
             _ag.record(op, inputs, arrays, needs, result, params)
@@ -265,9 +283,10 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        # PyTorch formats a 0-d tensor as its number: f"{loss}" shows 2.4377..., not tensor(...)
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        return object.__format__(self, spec)
 
     @property
     def data(self):
@@ -484,10 +503,15 @@ class Tensor:
         return builtins.bool(self._data.reshape(()).item())
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self.dtype.is_floating_point or self._data.size != 1:

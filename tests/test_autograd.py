@@ -317,6 +317,16 @@ def test_detach_shares_storage_and_cuts_the_graph():
     assert not x2.requires_grad
 
 
+def test_integer_and_bool_results_leave_the_graph():
+    # PyTorch: only floating-point outputs can carry a gradient, so x.long() has no grad_fn
+    x = torch.tensor([1.7, -2.3], requires_grad=True)
+    for y in (x.int(), x.long(), x.bool(), x.to(torch.int64)):
+        assert y.grad_fn is None and not y.requires_grad and y.is_leaf
+    assert repr(x.int()) == "tensor([ 1, -2], dtype=gradviz.int32)"
+    assert repr(x.long().float()) == "tensor([ 1., -2.])"
+    assert x.double().grad_fn is not None
+
+
 # --- autograd.grad, retain_grad, hooks ----------------------------------------------------------
 
 def test_autograd_grad_returns_without_accumulating():

@@ -42,3 +42,12 @@ def test_str_is_repr_and_format_of_0d():
     t = gradviz.tensor(2.5)
     assert str(t) == repr(t) == "tensor(2.5000)"
     assert f"{t:.1f}" == "2.5"
+
+
+def test_format_of_tensors_follows_pytorch():
+    loss = gradviz.tensor(2.4375, requires_grad=True) * 1
+    assert "{}".format(loss) == f"{loss}" == "2.4375"     # a 0-d tensor formats as its number
+    assert f"{gradviz.tensor(3)}" == "3" and f"{gradviz.tensor(True)}" == "True"
+    assert f"{gradviz.ones(2)}" == "tensor([1., 1.])"
+    with pytest.raises(TypeError, match="^unsupported format string passed to Tensor.__format__$"):
+        f"{gradviz.ones(2):.2f}"

@@ -142,6 +142,23 @@ def test_shapes():
         torch.ones(2, 3) @ torch.ones(2, 3)
 
 
+def test_size_slices_and_sums_are_sizes():
+    s = torch.Size([2, 3])
+    assert repr(s[1:]) == "gradviz.Size([3])" and s[0] == 2
+    assert repr(s + (4,)) == "gradviz.Size([2, 3, 4])" and repr((4,) + s) == "gradviz.Size([4, 2, 3])"
+    assert repr(s * 2) == "gradviz.Size([2, 3, 2, 3])"
+    assert repr(torch.ones(2, 3, 4).size()[::-1]) == "gradviz.Size([4, 3, 2])"
+    with pytest.raises(TypeError, match=r"^can only concatenate tuple \(not list\) to gradviz.Size$"):
+        s + [1]
+
+
+def test_python_numbers_from_tensors():
+    assert int(torch.tensor([2.7])) == 2 and float(torch.tensor(3)) == 3.0
+    for convert in (int, float):
+        with pytest.raises(ValueError, match="^only one element tensors can be converted to Python scalars$"):
+            convert(torch.ones(2))
+
+
 def test_indexing_values():
     x = torch.tensor([[1, 2, 3], [4, 5, 6]])
     assert x[0].tolist() == [1, 2, 3] and x[:, 1].tolist() == [2, 5] and x[1, -1].item() == 6
