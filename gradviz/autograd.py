@@ -445,8 +445,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
+    seeds = _make_grads(tensors, grads)  # shapes are checked first, as in PyTorch
     _check_outputs(tensors)
-    seeds = _make_grads(tensors, grads)
     roots = [edge(t)[0] for t in tensors]
     targets = None
     if inputs is not None:
@@ -465,11 +465,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                   "(create_graph=True, higher-order gradients)")
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    seeds = _make_grads(outputs, grads)
     _check_outputs(outputs)
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    seeds = _make_grads(outputs, grads)
     targets = [edge(t)[0] for t in inputs]
     captured = run_backward([edge(t)[0] for t in outputs], seeds, bool(retain_graph),
                             targets=set(targets), accumulate=False)

@@ -564,6 +564,8 @@ ERRORS = {
     "item": "torch.ones(3).item()",
     "non-leaf requires_grad": "y = torch.ones(2, requires_grad=True) * 2; y.requires_grad = False",
     "no graph": "torch.ones(2).sum().backward()",
+    "no graph, wrong shape": "torch.ones(2).backward(torch.ones(3))",
+    "grad, no graph, wrong shape": "torch.autograd.grad(torch.ones(2), torch.ones(2), torch.ones(3))",
     "no graph, no_grad": "x = torch.ones(2, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).sum()\n"
                          "y.backward()",
     "grad unused": "x = torch.ones(2, requires_grad=True); z = torch.ones(2, requires_grad=True); "
