@@ -430,6 +430,14 @@ def _as_tuple(x):
     return (x,) if isinstance(x, _Tensor) else tuple(x)
 
 
+def _grads_for(outputs, grads):
+    """One gradient per output (None: implicit); PyTorch zips, so extra gradients are ignored."""
+    grads = (None,) * len(outputs) if grads is None else _as_tuple(grads)
+    if len(grads) < len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return grads
+
+
 def _check_outputs(outputs):
     for i, out in enumerate(outputs):
         if not out._requires_grad:
@@ -442,10 +450,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise NotImplementedError("gradviz does not build graphs of the backward pass "
                                   "(create_graph=True, higher-order gradients)")
     tensors = _as_tuple(tensors)
-    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
-    seeds = _make_grads(tensors, grads)  # shapes are checked first, as in PyTorch
+    seeds = _make_grads(tensors, _grads_for(tensors, grad_tensors))  # types and shapes first, as in PyTorch
     _check_outputs(tensors)
     roots = [edge(t)[0] for t in tensors]
     targets = None
@@ -464,8 +469,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise NotImplementedError("gradviz does not build graphs of the backward pass "
                                   "(create_graph=True, higher-order gradients)")
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
-    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    seeds = _make_grads(outputs, grads)
+    seeds = _make_grads(outputs, _grads_for(outputs, grad_outputs))
     _check_outputs(outputs)
     for t in inputs:
         if not t._requires_grad:

@@ -72,6 +72,23 @@ def test_gradient_of_the_wrong_shape():
         (x * 2).backward(torch.ones(3))
 
 
+@pytest.mark.parametrize("gradient, error, message", [
+    ("abc", TypeError, "gradients can be either Tensors or None, but got str"),     # zipped: 'a' first
+    ([1.0, 1.0], TypeError, "gradients can be either Tensors or None, but got float"),
+    (3, TypeError, "'int' object is not iterable"),
+    ([], RuntimeError, "got 1 tensors and 0 gradients"),
+    ([None], RuntimeError, "grad can be implicitly created only for scalar outputs"),
+])
+def test_gradient_that_is_not_a_tensor(gradient, error, message):
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    for call in (lambda: y.backward(gradient), lambda: torch.autograd.grad(y, x, gradient)):
+        with raises(error, message):
+            call()
+    y.backward([torch.ones(2), torch.ones(2)])     # PyTorch zips: a gradient too many is ignored
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
 def test_in_place_on_a_leaf_that_requires_grad():
     x = torch.ones(2, requires_grad=True)
     msg = "a leaf Variable that requires grad is being used in an in-place operation."
