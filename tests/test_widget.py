@@ -219,6 +219,27 @@ def test_a_tensor_without_grad(comms):
     assert w.frames[0]["msg"][0] == "cap_no_grad"
 
 
+def test_a_tensor_made_under_no_grad_keeps_its_name(comms):
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad():
+        z = x * 2
+    w = animate(z)
+    assert w.root_name == "z" and w.caption(len(w.frames) - 1).startswith("z does not require grad")
+
+
+@pytest.mark.parametrize("gradient, says", [
+    (torch.ones(3), "Mismatch in shape: grad_output[0] has a shape of gradviz.Size([3])"),
+    ("abc", "gradients can be either Tensors or None, but got str"),
+])
+def test_a_gradient_the_engine_refuses_is_its_message(comms, gradient, says):
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    w = animate(y, gradient)
+    assert w.frames[-1]["kind"] == "error" and says in w.frames[-1]["error"]
+    assert w.derivation["leaves"][0]["chain"] == "0"      # no numbers made up for a refused seed
+    assert x.grad is None
+
+
 def test_animate_rejects_what_is_not_a_tensor():
     with pytest.raises(TypeError, match="not a list"):
         animate([1, 2])

@@ -140,6 +140,8 @@ class Lesson:
         self.name_of = {}                      # seq (leaf tensor seq, node seq, const tensor seq) -> name
         for t in self.leaves:
             self.name_of[t._seq] = by_seq.get(t._seq) or by_id.get(id(t))
+        if self.root.grad_fn is None and self.root._seq not in self.name_of:   # made under no_grad()...
+            self.name_of[self.root._seq] = by_seq.get(self.root._seq) or by_id.get(id(self.root))
         for node in self.nodes:
             out = node._out()
             self.name_of[node._seq] = by_seq.get(node._seq) or (by_id.get(id(out)) if out is not None else None)

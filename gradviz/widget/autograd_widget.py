@@ -279,11 +279,16 @@ def _same(a, b):
 
 
 def _seed(rec, root, gradient):
+    """The gradient the backward pass starts from, as the engine took it; None if it refused it."""
     if rec is not None and rec.runs and rec.runs[0].seeds:
         return rec.runs[0].seeds[0]
-    if gradient is not None:
-        return np.asarray(getattr(gradient, "_data", gradient), dtype=root._data.dtype)
-    return np.ones_like(root._data)
+    if gradient is None:
+        return np.ones_like(root._data)
+    try:
+        seed = np.asarray(getattr(gradient, "_data", gradient), dtype=root._data.dtype)
+    except (TypeError, ValueError):
+        return None                                            # the error frame says why
+    return seed if seed.shape == root._data.shape else None
 
 
 def _draw(root, view, names, caller, rec, rankdir):

@@ -129,6 +129,8 @@ def _param_text(v):
 
 def value_latex(a, limit=4):
     """A value as LaTeX: a number, or ``[1, 2]`` for a short vector; None for anything bigger."""
+    if a is None:
+        return None
     a = np.asarray(a)
     if a.size == 1 or (a.size and np.all(a == a.reshape(-1)[0])):
         return short(a.reshape(-1)[0])
@@ -214,8 +216,11 @@ def local_derivative(lesson, node, i):
 
 
 def chain_gradients(lesson, seed):
-    """∂root/∂leaf for every leaf: each path's product of local derivatives, summed over paths."""
-    buffers = {lesson.root.grad_fn: np.asarray(seed)} if lesson.nodes else {}
+    """∂root/∂leaf for every leaf: each path's product of local derivatives, summed over paths.
+
+    ``seed`` None (a ``gradient=`` the engine refused) gives no numbers: ``{}``.
+    """
+    buffers = {lesson.root.grad_fn: np.asarray(seed)} if lesson.nodes and seed is not None else {}
     result = {}
     for node in reversed(lesson.nodes):
         g = buffers.pop(node, None)
@@ -263,6 +268,8 @@ def _paths(lesson, leaf, limit):
 
 
 def _path_value(lesson, path, seed):
+    if seed is None:
+        return None
     g = np.asarray(seed)
     for node, i in path:
         g = _vjp(lesson, node, i, g)
