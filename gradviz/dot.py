@@ -232,7 +232,10 @@ def edge_statement(edge, src, view):
         pairs.append(("style", "dashed"))
     if view == "pytorch":
         pairs.append(("dir", "back"))   # arrows point the way next_functions (and backward) go
-    if edge.kind == "group" and edge.count > 1:
+    if edge.kind == "cut":      # values went along it, gradients never will
+        pairs += [("style", "dotted"), ("arrowhead", "tee"), ("label", quote(f"cut by {edge.cut}")),
+                  ("fontcolor", quote(PALETTE["muted"]))]
+    elif edge.kind == "group" and edge.count > 1:
         pairs.append(("label", quote(f"×{edge.count}")))
     elif edge.grad is not None and edge.kind != "output":  # an output edge's gradient is its value node's
         label = f'<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR>' \

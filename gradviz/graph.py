@@ -42,9 +42,10 @@ build after recording to lay out every gradient slot at its final size.  Graphs 
 
 Values of intermediate tensors nobody holds any more are recomputed from the op table (after an
 in-place update of a leaf, that shows today's leaf, not the one the forward pass saw).  A tensor
-that was detached or made under ``no_grad`` is a leaf without ``requires_grad``: it is drawn as
-data (``requires_grad`` false), and the history before the cut is not shown -- the core keeps no
-link back across ``detach()``.
+that was detached or made under ``no_grad`` is a leaf without ``requires_grad``, drawn as data;
+the core remembers (weakly) what it was cut from, so the dataflow view also draws that tensor and
+its history, joined to the data leaf by a ``cut`` edge labelled ``detach()`` or ``no_grad()``:
+the values flowed along it, gradients never will.
 
 ``Graph.to_dict()`` -- the JSON contract the widget reads (all strings may hold any character:
 escape them before putting them in HTML)::
@@ -174,6 +175,7 @@ class GraphEdge:
     value: str = None
     grad: str = None
     count: int = 1
+    cut: str = None           # kind "cut": how the graph was cut here, "detach()" or "no_grad()"
 
     def to_dict(self):
         d = dataclasses.asdict(self)
@@ -440,6 +442,12 @@ class _Recorded:
         self._keep = events  # ids stay valid while the recording is alive
 
 
+def cut_origins(t):
+    """``[(tensor, "detach()" | "no_grad()")]``: what ``t`` was cut from, if those are still alive."""
+    how, refs = getattr(t, "_cut", (None, ()))
+    return [(o, how) for o in (r() for r in refs) if o is not None]
+
+
 def _small(node):
     """The node's value for an edge label, when the tensor is small."""
     return node.value if node.shape is not None and math.prod(node.shape) <= SMALL else None
@@ -531,8 +539,25 @@ class _Builder:
     # -- walking ---------------------------------------------------------------------------------
 
     def reachable(self, roots):
-        """Every grad_fn behind ``roots``, in forward (creation) order, plus the AccumulateGrads."""
-        seen, stack, fns, accs = set(), [r._grad_fn for r in roots if r._grad_fn is not None], [], []
+        """Every grad_fn behind ``roots``, in forward (creation) order, plus the AccumulateGrads.
+
+        The dataflow view also walks back across cuts: a data tensor made by ``detach()`` or
+        under ``no_grad()`` brings in the tensors it was cut from (``self.cuts``).
+        """
+        self.cuts = []            # (data tensor, the tensor it was cut from, "detach()" | "no_grad()")
+        seen, stack, fns, accs = set(), [], [], []
+
+        def visit(t):
+            if t._grad_fn is not None:
+                stack.append(t._grad_fn)
+            elif self.view == "dataflow" and id(t) not in seen:
+                seen.add(id(t))
+                for origin, how in cut_origins(t):
+                    self.cuts.append((t, origin, how))
+                    visit(origin)
+
+        for r in roots:
+            visit(r)
         while stack:
             fn = stack.pop()
             if id(fn) in seen:
@@ -540,6 +565,9 @@ class _Builder:
             seen.add(id(fn))
             (accs if isinstance(fn, _ag.AccumulateGrad) else fns).append(fn)
             stack.extend(f for f, _ in fn.next_functions if f is not None)
+            for t in (getattr(fn, "_nograd_inputs", None) or {}).values():
+                if t is not None:
+                    visit(t)
         fns.sort(key=lambda f: f._seq)
         accs.sort(key=lambda f: f._seq)
         return fns, accs
@@ -611,6 +639,10 @@ class _Builder:
             out = self.output(fn, is_root=id(fn) in root_fns)
             self.edge(node, out, "output", shape=out.shape, value=_small(out), grad=out.flow)
             node.latex, node.dlatex = self.latex(fn, inputs, out, swapped)
+        for data, origin, how in self.cuts:
+            src = self.value_node.get(id(origin._grad_fn)) if origin._grad_fn is not None else self.tensor(origin)
+            if src is not None:
+                self.edge(src, self.tensor(data), "cut", shape=tuple(data.shape), cut=how)
 
     def pytorch(self, roots, fns, accs):
         for acc in accs:
@@ -810,8 +842,10 @@ def _summarize(graph, max_nodes):
         if key in edges:
             edges[key].count += 1
         else:
-            edges[key] = GraphEdge(id="", src=s, dst=d, kind="group" if (e.src not in kept or e.dst not in kept)
-                                   else e.kind, position=e.position, input=e.input, shape=e.shape)
+            kept_both = e.src in kept and e.dst in kept
+            edges[key] = GraphEdge(id="", src=s, dst=d, kind=e.kind if kept_both else "group",
+                                   position=e.position, input=e.input, shape=e.shape,
+                                   cut=e.cut if kept_both else None)
     rank = {n.id: k for k, n in enumerate(out_nodes)}
     out_edges = sorted(edges.values(), key=lambda e: (rank[e.dst], rank[e.src]))
     for k, e in enumerate(out_edges):

@@ -123,6 +123,9 @@ def apply(op, inputs, arrays=None, **params):
         needs = [t._requires_grad for t in inputs]
         if any(needs):
             _ag.record(op, inputs, arrays, needs, result, params)
+    elif not _GradMode.enabled and any(t._requires_grad for t in inputs):
+        # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
+        result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
     return result
 
 
@@ -526,6 +529,8 @@ class Tensor:
         """The same values and storage, cut off from the graph (no grad_fn, no grad)."""
         t = Tensor._wrap(self._data)
         t._vbox = self._vbox
+        if self._requires_grad:   # remembered weakly, for drawings: the graph was cut here
+            t._cut = ("detach()", (weakref.ref(self),))
         return t
 
     def detach_(self):

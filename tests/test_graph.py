@@ -178,6 +178,39 @@ def test_constants_from_parameters_and_detached_data():
     assert [(n.requires_grad, n.value) for n in leaves] == [(True, "[1., 1.]"), (False, "[2., 3.]"), (False, "[2., 2.]")]
 
 
+def test_detach_and_no_grad_are_drawn_as_cut_edges():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    with torch.no_grad():
+        n = x + 1
+    z = (d * x + n).sum()
+    g = build_graph(z)
+    cuts = [(g.node(e.src).label, g.node(e.dst).label, e.cut) for e in g.edges if e.kind == "cut"]
+    assert cuts == [("y", "d", "detach()"), ("x", "n", "no_grad()")]
+    # y's history is drawn (values flowed from it) but gradients have no way back through the cut
+    assert [n.grad_fn for n in g.nodes if n.kind == "op"] == ["MulBackward0", "MulBackward0", "AddBackward0",
+                                                               "SumBackward0"]
+    assert not any(e.kind == "cut" for e in build_graph(z, view="pytorch").edges)
+    dot = torch.draw(z).source
+    assert 'class="gv-edge gv-cut" style=dotted arrowhead=tee label="cut by detach()"' in dot
+
+
+def test_a_cut_keeps_nothing_alive():
+    import gc
+    import weakref
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    gone = weakref.ref(y)
+    del y
+    gc.collect()
+    assert gone() is None
+    g = build_graph((d * x).sum(), namespace=False)
+    assert not any(e.kind == "cut" for e in g.edges)
+    assert [n.grad_fn for n in g.nodes if n.kind == "op"] == ["MulBackward0", "SumBackward0"]
+
+
 def test_retain_grad_and_integer_dtype():
     x = torch.ones(2, requires_grad=True)
     h = x * 2
