@@ -22,7 +22,7 @@ from ._format import get_printoptions, printoptions, set_printoptions
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import device  # noqa: E402,F401
 from .tensor import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, Size,
-                     Tensor, _filled, _finish, _shape_args, apply, matmul, return_types, tensor)
+                     Tensor, _filled, _finish, _new_shape, _shape_args, apply, matmul, return_types, tensor)
 
 __version__ = "0.1.0"
 
@@ -43,28 +43,30 @@ def _new(array, dtype, requires_grad):
     return _finish(Tensor._wrap(array), requires_grad)
 
 
-def _size(args, size):
+def _size(args, size, fn):
     """The shape from ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
-    return _shape_args(args) if size is None else _shape_args((size,))
+    return _new_shape(args if size is None else (size,), fn)
 
 
 # --- creation -----------------------------------------------------------------------------------
 
 def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return _filled(_size(args, size), 1.0, dtype or get_default_dtype(), requires_grad)
+    return _filled(_size(args, size, "ones"), 1.0, dtype or get_default_dtype(), requires_grad)
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
-    return _filled(_size(args, size), 0.0, dtype or get_default_dtype(), requires_grad)
+    return _filled(_size(args, size, "zeros"), 0.0, dtype or get_default_dtype(), requires_grad)
 
 
-empty = zeros
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of the given shape, its values unset (gradviz fills it with zeros)."""
+    return _filled(_size(args, size, "empty"), 0.0, dtype or get_default_dtype(), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """``full((2, 3), 3)`` is int64 and ``full((2, 3), 3.)`` float32, as in PyTorch 2."""
-    return _filled(_shape_args((size,)), fill_value, dtype, requires_grad)
+    return _filled(_new_shape((size,), "full"), fill_value, dtype, requires_grad)
 
 
 def ones_like(t, dtype=None, requires_grad=False):
@@ -86,6 +88,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """``arange(5)`` is int64 ``[0, 1, 2, 3, 4]``; any float argument makes it float32."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     ints = _builtins.all(isinstance(v, (_builtins.int, _np.integer)) for v in (start, end, step))
     default = int64 if ints else get_default_dtype()
     n = _builtins.max(0, _math.ceil((end - start) / step))
@@ -166,13 +172,13 @@ def _random_dtype(dtype, kernel):
 def rand(*args, size=None, dtype=None, generator=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1): after ``manual_seed(s)``, the very numbers PyTorch gives."""
     dt = _random_dtype(dtype, "check_uniform_bounds")
-    return _new(_random.rand(_size(args, size), dt.np, generator), None, requires_grad)
+    return _new(_random.rand(_size(args, size, "rand"), dt.np, generator), None, requires_grad)
 
 
 def randn(*args, size=None, dtype=None, generator=None, device=None, requires_grad=False):
     """Standard normal samples: after ``manual_seed(s)``, the very numbers PyTorch gives."""
     dt = _random_dtype(dtype, "normal_kernel_cpu")
-    return _new(_random.randn(_size(args, size), dt.np, generator), None, requires_grad)
+    return _new(_random.randn(_size(args, size, "randn"), dt.np, generator), None, requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False, generator=None):

@@ -136,15 +136,7 @@ def as_array(value, dtype=None):
     elif isinstance(value, np.ndarray):
         a = value
     else:
-        if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(value)):
-            value = _untensor(value)
-        a = np.asarray(value)
-        if a.dtype == np.float64 and dtype is None:
-            a = a.astype(D.get_default_dtype().np)
-        elif a.dtype.kind in "iu" and dtype is None:
-            a = a.astype(np.int64)
-        elif a.dtype.kind not in "biuf":
-            raise TypeError(f"new(): invalid data type '{type(value).__name__}'")
+        a = _from_data(value, D.as_dtype(dtype))
     if dtype is not None:
         a = a.astype(D.as_dtype(dtype).np, copy=False)
     elif a.dtype not in D._BY_NP:
@@ -152,18 +144,93 @@ def as_array(value, dtype=None):
     return a
 
 
+def _from_data(value, dtype=None):
+    """Python data as ``torch.tensor`` reads it: the shape from the first element at each depth,
+    every other element checked against it, and the dtype promoted over all the numbers
+    (a Python float counts as the default dtype, an int as int64, numpy scalars as themselves)."""
+    sizes, first = [], value
+    while isinstance(first, _SEQUENCES):
+        sizes.append(len(first))
+        if not first:
+            break
+        first = first[0]
+    if isinstance(first, np.ndarray):  # arrays inside lists add their dimensions
+        sizes.extend(first.shape)
+    dtypes, misplaced = [], []
+    _check_nested(value, 0, sizes, dtypes, misplaced)
+    dt = dtypes[0] if dtypes else D.get_default_dtype()
+    for other in dtypes[1:]:
+        dt = D._promote(dt, other)
+    if misplaced:  # a list where a number belongs: [[1, 2], [3, [4]]]
+        name = type(misplaced[0]).__name__
+        raise TypeError(f"must be real number, not {name}" if dt.is_floating_point
+                        else f"'{name}' object cannot be interpreted as an integer")
+    if dt is D.int64 and any(type(v) is builtins.int and not -2 ** 63 <= v < 2 ** 63 for v in _flat([value])):
+        raise ValueError("Overflow when unpacking long long")
+    return np.array(_untensor(value), dtype=(dtype or dt).np)  # Python floats straight to dtype
+
+
+_SEQUENCES = (list, tuple, range)
+
+
+def _check_nested(v, dim, sizes, dtypes, misplaced):
+    if dim == len(sizes):  # a number
+        if isinstance(v, _SEQUENCES):
+            misplaced.append(v)
+        else:
+            dtypes.append(_scalar_dtype(v))
+        return
+    if isinstance(v, np.ndarray):
+        if v.shape != tuple(sizes[dim:]):
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(v)})")
+        dtypes.append(D.from_numpy_dtype(v.dtype))
+        return
+    if not isinstance(v, _SEQUENCES):
+        raise TypeError("not a sequence")
+    if len(v) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(v)})")
+    if dim + 1 == len(sizes):  # a row of numbers: one look per Python type, not per number
+        kinds = set(map(type, v))
+        if kinds <= _PY_NUMBERS.keys():
+            dtypes.extend(_PY_NUMBERS[k]() for k in kinds)
+            return
+    for x in v:
+        _check_nested(x, dim + 1, sizes, dtypes, misplaced)
+
+
+_PY_NUMBERS = {builtins.bool: lambda: D.bool, builtins.int: lambda: D.int64, builtins.float: D.get_default_dtype}
+
+
+def _scalar_dtype(v):
+    if isinstance(v, Tensor):
+        if v._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return v.dtype
+    if isinstance(v, (builtins.bool, np.bool_)):
+        return D.bool
+    if isinstance(v, np.generic):
+        return D.from_numpy_dtype(v.dtype)
+    if isinstance(v, builtins.int):
+        return D.int64
+    if isinstance(v, builtins.float):
+        return D.get_default_dtype()
+    if isinstance(v, (str, bytes, complex)):
+        raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")
+
+
 def _flat(v):
     for x in v:
-        if isinstance(x, (list, tuple)):
+        if isinstance(x, _SEQUENCES):
             yield from _flat(x)
         else:
             yield x
 
 
 def _untensor(v):
-    if isinstance(v, Tensor):
-        return v.item() if v.ndim == 0 else v.tolist()
-    if isinstance(v, (list, tuple)):
+    if isinstance(v, Tensor):  # one-element tensors inside a list are numbers
+        return v.item()
+    if isinstance(v, _SEQUENCES):
         return [_untensor(x) for x in v]
     return v
 
@@ -248,6 +315,29 @@ def _shape_args(args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     return tuple(int(a) for a in args)
+
+
+def _new_shape(args, fn):
+    """The shape of a new tensor from ``fn(2, 3)`` or ``fn((2, 3))``, refused as PyTorch refuses it."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    elif len(args) == 1 and not _is_int(args[0]):
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {type(args[0]).__name__}")
+    for i, a in enumerate(args, 1):
+        if not _is_int(a):
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i} with error "
+                            f'"type must be tuple of ints,but got {type(a).__name__}"')
+    shape = tuple(int(a) for a in args)
+    for d in shape:
+        if d < 0 and fn == "zeros":  # zeros has a check of its own
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(shape)}")
+    return shape
+
+
+def _is_int(a):
+    return isinstance(a, (builtins.int, np.integer)) or isinstance(a, Tensor) and not a.is_floating_point()
 
 
 # --- Tensor -------------------------------------------------------------------------------------
@@ -1452,12 +1542,23 @@ def _legacy_new(dtype, *args, **kwargs):
         data = args[0]
         if isinstance(data, Tensor):
             if data.dtype is not dtype:
-                raise TypeError(f"expected {dtype.legacy} (got {data.dtype.legacy})")
+                raise TypeError(f"expected {_options(dtype)} (got {_options(data.dtype)})")
             return data.detach()
         return Tensor._wrap(np.array(as_array(data), dtype=dtype.np))
-    if all(isinstance(a, (builtins.int, np.integer)) for a in _shape_args(args)):
-        return Tensor._wrap(np.zeros(_shape_args(args), dtype.np))
-    raise TypeError(f"new() received an invalid combination of arguments - got ({', '.join(type(a).__name__ for a in args)})")
+    if len(args) == 1 and isinstance(args[0], str):
+        raise TypeError("new(): invalid data type 'str'")
+    if len(args) == 1 and not _is_int(args[0]):
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    if not _is_int(args[0]):
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)}), but expected one of:")
+    return Tensor._wrap(np.zeros(_new_shape(args, "new"), dtype.np))
+
+
+def _options(dtype):
+    """How PyTorch's C++ prints a legacy constructor's expected type (c10::TensorOptions)."""
+    return (f"TensorOptions(dtype={_CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 class _LegacyMeta(type):

@@ -442,6 +442,11 @@ print(torch.autograd.Variable)
 print(torch.tensor(1.) + 1, 1 + torch.tensor(1.), torch.tensor(2) * 3)
 print(x > 2, (x > 2).sum(), (x > 2).float().mean(), x[x > 2])
 print(torch.tensor([1, 2, 3]).tolist(), torch.tensor([[1.5]]).tolist())
+print(torch.tensor(np.float64(2.5)), torch.tensor([np.float64(2.5)]), torch.tensor([np.float32(1.5), 2.0]))
+print(torch.tensor([np.int32(1), 2]), torch.tensor(np.int32(2)), torch.tensor([np.float16(1), 2]))
+print(torch.tensor([torch.tensor(1), 2.5]), torch.tensor([torch.tensor([1]), torch.tensor([2])]))
+print(torch.tensor([True, 2]), torch.tensor([True, 1.5]), torch.tensor(range(3)), torch.tensor([[1, 2], (3, 4)]))
+print(torch.tensor([np.array([1., 2.])]), torch.tensor([[1, 2]] * 2, dtype=torch.float64))
 w = torch.tensor([0.5], requires_grad=True)
 print(w.grad is None)
 for i in range(2):
@@ -592,6 +597,27 @@ ERRORS = {
     "rand int": "torch.rand(2, dtype=torch.int64)",
     "randint range": "torch.randint(5, 3, (2,))",
     "cuda": "torch.ones(2).cuda()",
+    "ragged list": "torch.tensor([[1, 2], [3]])",
+    "ragged list, longer": "torch.tensor([[1, 2], [3, 4, 5]], dtype=torch.float64)",
+    "number for a row": "torch.tensor([[1], 2])",
+    "list for a number": "torch.tensor([[1, 2], [3, [4]]])",
+    "list for a float": "torch.tensor([[1.5, 2], [3, [4]]])",
+    "None in a list": "torch.tensor([1, None])",
+    "int overflow": "torch.tensor([2 ** 63])",
+    "many-element tensors in a list": "torch.tensor([torch.tensor([1, 2]), torch.tensor([3, 4])])",
+    "legacy from a float": "torch.Tensor(3.5)",
+    "legacy from a str": "torch.FloatTensor('abc')",
+    "legacy float size": "torch.Tensor(2, 3.0)",
+    "legacy negative": "torch.Tensor(-1)",
+    "legacy other dtype": "torch.FloatTensor(torch.zeros(2, dtype=torch.long))",
+    "ones float size": "torch.ones(2, 3.0)",
+    "ones float": "torch.ones(2.5)",
+    "zeros negative": "torch.zeros(2, -1)",
+    "randn negative": "torch.randn(-3)",
+    "ones negative": "torch.ones(2, -1)",
+    "empty negative": "torch.empty(-1)",
+    "arange zero step": "torch.arange(0, 1, 0)",
+    "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
 }
 
