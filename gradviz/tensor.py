@@ -254,8 +254,30 @@ def _broadcast_error(a, b):
     return RuntimeError("shapes cannot be broadcast")
 
 
+def _is_operand(v):
+    """Tensors, numbers and arrays take part in arithmetic; ``x + "a"`` or ``x + [1]`` is a TypeError."""
+    return isinstance(v, (Tensor, builtins.int, builtins.float, np.ndarray, np.number, np.bool_))
+
+
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+             "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _check_sub(a, b):
+    """PyTorch refuses ``-`` on booleans (a mask is inverted with ``~``)."""
+    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, Tensor) and v.dtype is D.bool
+               for v in (a, b)]
+    if all(is_bool) and isinstance(a, Tensor) and isinstance(b, Tensor):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if any(is_bool):
+        raise RuntimeError(_BOOL_SUB)
+
+
 def _binary(key, a, b, float_result=False, **params):
     """``a <op> b`` with PyTorch's type promotion; Python numbers become constant inputs."""
+    if not _is_operand(b):
+        return NotImplemented
     if type(b) is Tensor and a._data.dtype == b._data.dtype and (a._data.dtype.kind == "f" or not float_result):
         try:  # the common case, two tensors of one dtype: nothing to promote
             return apply(OPS[key], (a, b), [a._data, b._data], **params)
@@ -294,6 +316,40 @@ def _rounding(key, t, **params):
     if not t.dtype.is_floating_point and key != "sign":
         return t.clone()
     return apply(OPS[key], (t,), **params)
+
+
+def _check_alpha(t, alpha):
+    if isinstance(alpha, builtins.float) and not t.dtype.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _rounded_division(t, other, fn):
+    """``//``, ``%`` and ``div(rounding_mode=...)``: PyTorch's promotion, no gradient recorded."""
+    if not _is_operand(other):
+        return NotImplemented
+    o = other if isinstance(other, Tensor) else Tensor._wrap(as_array(other)) if isinstance(other, np.ndarray) \
+        else _literal(other, D.result_type(t, other))
+    dt = D.result_type(t, o)
+    a, b = t._data.astype(dt.np, copy=False), o._data.astype(dt.np, copy=False)
+    if not dt.is_floating_point and (b == 0).any():
+        raise RuntimeError("ZeroDivisionError")   # integers have no inf to give
+    try:
+        with np.errstate(all="ignore"):
+            return Tensor._wrap(np.asarray(fn(a, b), dt.np))
+    except ValueError:
+        raise _broadcast_error(t.shape, o.shape) from None
+
+
+def _remainder(a, b):
+    """a mod b with the sign of b, as PyTorch computes it (fmod, then shift by b)."""
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((m < 0) != (b < 0)), m + b, m)
+
+
+def _trunc_divide(a, b):
+    if a.dtype.kind == "f":
+        return np.trunc(a / b)
+    return np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))
 
 
 def _unary(key, t, **params):
@@ -699,11 +755,15 @@ class Tensor:
         return _binary("add", self, other)
 
     def __sub__(self, other):
+        _check_sub(self, other)
         return _binary("sub", self, other)
 
     def __rsub__(self, other):
         if isinstance(other, Tensor):
             return _binary("sub", other, self)
+        if not _is_operand(other):
+            return NotImplemented
+        _check_sub(other, self)
         dt = D.result_type(self, other)
         arrays = None if self.dtype is dt else [self._data.astype(dt.np)]
         return apply(OPS["rsub"], (self,), arrays, c=other)
@@ -723,19 +783,29 @@ class Tensor:
         return self.reciprocal() * other
 
     def __floordiv__(self, other):
-        o = other._data if isinstance(other, Tensor) else other
-        return Tensor._wrap(np.floor_divide(self._data, o))
+        return _rounded_division(self, other, np.floor_divide)
+
+    def __rfloordiv__(self, other):
+        return _rounded_division(self, other, lambda a, b: np.floor_divide(b, a))
 
     def __mod__(self, other):
-        o = other._data if isinstance(other, Tensor) else other
-        return Tensor._wrap(np.asarray(np.mod(self._data, o)))
+        return _rounded_division(self, other, _remainder)
+
+    remainder = __mod__
+
+    def fmod(self, other):
+        """The remainder with the sign of self (C's fmod), where ``%`` takes the divisor's sign."""
+        return _rounded_division(self, other, np.fmod)
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
             return _binary("pow_tt", self, exponent)
-        if not self.dtype.is_floating_point and isinstance(exponent, float):
-            return apply(OPS["pow"], (self,), _floating(self), n=exponent)
-        return apply(OPS["pow"], (self,), n=exponent)
+        if not _is_operand(exponent):
+            return NotImplemented
+        dt = D.with_scalar(self.dtype, exponent)   # int ** 0.5 is float32, bool ** 2 is int64
+        if not dt.is_floating_point and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return apply(OPS["pow"], (self,), None if dt is self.dtype else [self._data.astype(dt.np)], n=exponent)
 
     def __rpow__(self, base):
         if isinstance(base, (builtins.int, np.integer)) and not isinstance(base, builtins.bool) \
@@ -744,6 +814,9 @@ class Tensor:
         return apply(OPS["rpow"], (self,), _floating(self), c=base)
 
     def __neg__(self):
+        if self.dtype is D.bool:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                               "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
         return apply(OPS["neg"], (self,))
 
     def __pos__(self):
@@ -760,9 +833,12 @@ class Tensor:
 
     def add(self, other, alpha=1):
         """self + alpha * other, one AddBackward0 node as in PyTorch."""
+        _check_alpha(self, alpha)
         return _binary("add", self, other) if alpha == 1 else _binary("add", self, other, alpha=alpha)
 
     def sub(self, other, alpha=1):
+        _check_sub(self, other)
+        _check_alpha(self, alpha)
         return _binary("sub", self, other) if alpha == 1 else _binary("sub", self, other, alpha=alpha)
 
     def mul(self, other):
@@ -770,10 +846,10 @@ class Tensor:
 
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None:
-            fn = np.floor_divide if rounding_mode == "floor" else (lambda a, b: np.trunc(a / b))
-            o = other._data if isinstance(other, Tensor) else other
-            return Tensor._wrap(np.asarray(fn(self._data, o)).astype(self._data.dtype))
+            return _rounded_division(self, other, np.floor_divide if rounding_mode == "floor" else _trunc_divide)
         return self / other
+
+    floor_divide = __floordiv__
 
     true_divide = divide = div
     multiply = mul
@@ -846,6 +922,8 @@ class Tensor:
     # -- comparisons: boolean tensors, never differentiable --------------------------------------
 
     def _compare(self, other, fn):
+        if not _is_operand(other):
+            return NotImplemented   # so x == None is False, as in PyTorch
         o = other._data if isinstance(other, Tensor) else other
         try:
             return Tensor._wrap(np.asarray(fn(self._data, o)))
@@ -877,6 +955,11 @@ class Tensor:
 
     def __or__(self, other):
         return self._compare(other, np.logical_or if self.dtype is D.bool else np.bitwise_or)
+
+    def __xor__(self, other):
+        return self._compare(other, np.logical_xor if self.dtype is D.bool else np.bitwise_xor)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self):
         return Tensor._wrap(np.asarray(~self._data))

@@ -442,6 +442,11 @@ print(torch.autograd.Variable)
 print(torch.tensor(1.) + 1, 1 + torch.tensor(1.), torch.tensor(2) * 3)
 print(x > 2, (x > 2).sum(), (x > 2).float().mean(), x[x > 2])
 print(torch.tensor([1, 2, 3]).tolist(), torch.tensor([[1.5]]).tolist())
+i = torch.tensor([1, 2, 3]); f = torch.tensor([1.5, -2.0]); m = torch.tensor([True, False])
+print(i == None, i != "a", i // 2.5, i % 2.5, f // 2, f % 2, -f % 2, f // 0, f % 0, torch.tensor(-5) // 2)
+print(torch.tensor(-5) % 3, torch.tensor(-5.) % 3, 7 // i, torch.remainder(i, 2), torch.fmod(torch.tensor(-5), 3))
+print(torch.floor_divide(i, 2), i.div(2, rounding_mode="floor"), (-i).div(2, rounding_mode="trunc"), f.div(4, rounding_mode="trunc"))
+print(m ** 2, m * 2, m + m, m & m, m | m, m ^ m, ~m, i & 1, i | 4, i ^ 1, i ** 0.5, i.add(1, alpha=2))
 print(torch.tensor(np.float64(2.5)), torch.tensor([np.float64(2.5)]), torch.tensor([np.float32(1.5), 2.0]))
 print(torch.tensor([np.int32(1), 2]), torch.tensor(np.int32(2)), torch.tensor([np.float16(1), 2]))
 print(torch.tensor([torch.tensor(1), 2.5]), torch.tensor([torch.tensor([1]), torch.tensor([2])]))
@@ -617,6 +622,19 @@ ERRORS = {
     "ones negative": "torch.ones(2, -1)",
     "empty negative": "torch.empty(-1)",
     "arange zero step": "torch.arange(0, 1, 0)",
+    "add a str": "torch.ones(2) + 'a'",
+    "add a list": "torch.ones(2) + [1, 1]",
+    "times None": "torch.ones(2) * None",
+    "less than a str": "torch.ones(2) < 'a'",
+    "bool minus int": "torch.tensor([1, 2]) - True",
+    "int minus bool": "True - torch.tensor([1, 2])",
+    "bool minus bool": "torch.tensor([True]) - torch.tensor([False])",
+    "bool sub": "torch.tensor([True]).sub(1)",
+    "bool neg": "-torch.tensor([True, False])",
+    "int // 0": "torch.tensor([1, 2]) // 0",
+    "int % 0": "torch.tensor([5]) % torch.tensor([0])",
+    "int ** -1": "torch.tensor([1, 2]) ** -1",
+    "int alpha": "torch.tensor([1, 2]).add(1, alpha=0.5)",
     "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
 }
