@@ -16,12 +16,12 @@ import sys as _sys
 import numpy as _np
 
 from . import _dtype, _random, autograd
-from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int32, int64,
+from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                      set_default_dtype, uint8)
 from ._format import get_printoptions, printoptions, set_printoptions
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import device  # noqa: E402,F401
-from .tensor import (BoolTensor, ByteTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, Size,
+from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, ShortTensor, FloatTensor, IntTensor, LongTensor, Size,
                      Tensor, _filled, _finish, _new_shape, _shape_args, apply, matmul, return_types, tensor)
 
 __version__ = "0.1.0"
@@ -31,6 +31,7 @@ double = float64
 half = float16
 long = int64
 int = int32              # noqa: A001 -- torch.int
+short = int16
 
 _D = _dtype
 contiguous_format, preserve_format = "contiguous_format", "preserve_format"   # memory formats

@@ -4,7 +4,7 @@ import builtins as _builtins
 
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int32", "int64", "uint8", "bool",
+__all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
            "get_default_dtype", "set_default_dtype", "result_type", "as_dtype"]
 
 
@@ -38,11 +38,13 @@ float16 = dtype("float16", np.float16, 2, "HalfTensor")
 float32 = dtype("float32", np.float32, 2, "FloatTensor")
 float64 = dtype("float64", np.float64, 2, "DoubleTensor")
 uint8 = dtype("uint8", np.uint8, 1, "ByteTensor")
+int8 = dtype("int8", np.int8, 1, "CharTensor")
+int16 = dtype("int16", np.int16, 1, "ShortTensor")
 int32 = dtype("int32", np.int32, 1, "IntTensor")
 int64 = dtype("int64", np.int64, 1, "LongTensor")
 bool = dtype("bool", np.bool_, 0, "BoolTensor")  # noqa: A001 -- torch.bool
 
-_ALL = (float16, float32, float64, uint8, int32, int64, bool)
+_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _BY_NP = {d.np: d for d in _ALL}
 _default = [float32]
 
@@ -78,8 +80,14 @@ def from_numpy_dtype(npd):
     try:
         return _BY_NP[np.dtype(npd)]
     except KeyError:
-        raise TypeError(f"can't convert np.ndarray of type {np.dtype(npd)}. The only supported "
-                        "types are: float64, float32, float16, int64, int32, uint8, and bool.") from None
+        raise TypeError(f"can't convert np.ndarray of type {_np_type_name(npd)}. The only supported "
+                        "types are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                        "uint64, uint32, uint16, uint8, and bool.") from None
+
+
+def _np_type_name(npd):
+    t = np.dtype(npd).type   # numpy.str_, numpy.object_... as PyTorch names them
+    return f"{t.__module__}.{t.__name__}"
 
 
 def _promote(a, b):

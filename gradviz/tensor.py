@@ -103,8 +103,10 @@ class return_types:
 
 # How PyTorch's C++ names element types in some messages (caffe2::TypeMeta).
 _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+              "int8": "signed char", "int16": "short int",
               "int32": "int", "int64": "long int", "bool": "bool"}
 _TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
+               "int8": "Char", "int16": "Short",
                "int32": "Int", "int64": "Long", "bool": "Bool"}
 
 
@@ -237,7 +239,7 @@ def _untensor(v):
 
 def _literal(value, dt):
     """A Python number used in an op, as a 0-d constant tensor (PyTorch's 'wrapped number')."""
-    t = Tensor._wrap(np.asarray(value, dtype=dt.np))
+    t = Tensor._wrap(np.asarray(value).astype(dt.np))   # wraps around as PyTorch does: int8 * 200
     t._literal = True
     return t
 
@@ -1665,5 +1667,7 @@ LongTensor = _legacy_class("LongTensor", D.int64)
 IntTensor = _legacy_class("IntTensor", D.int32)
 BoolTensor = _legacy_class("BoolTensor", D.bool)
 ByteTensor = _legacy_class("ByteTensor", D.uint8)
+CharTensor = _legacy_class("CharTensor", D.int8)
+ShortTensor = _legacy_class("ShortTensor", D.int16)
 
 _ag._Tensor = Tensor  # the engine wraps gradients in Tensors without importing this module

@@ -38,6 +38,10 @@ from gradviz import _random
     ("torch.ones(2).long()", "int64"),
     ("torch.ones(2).double()", "float64"),
     ("torch.ones(2).to(torch.int32)", "int32"),
+    ("torch.tensor([1, 2], dtype=torch.int16)", "int16"),
+    ("torch.CharTensor([1, 2])", "int8"),
+    ("torch.ShortTensor([1, 2])", "int16"),
+    ("torch.tensor([1], dtype=torch.int8) + torch.tensor([1], dtype=torch.uint8)", "int16"),
 ])
 def test_dtype_of_new_tensors(expr, dtype):
     assert eval(expr, {"torch": torch, "np": np}).dtype is getattr(torch, dtype)

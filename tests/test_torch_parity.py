@@ -446,6 +446,7 @@ i = torch.tensor([1, 2, 3]); f = torch.tensor([1.5, -2.0]); m = torch.tensor([Tr
 print(i == None, i != "a", i // 2.5, i % 2.5, f // 2, f % 2, -f % 2, f // 0, f % 0, torch.tensor(-5) // 2)
 print(torch.tensor(-5) % 3, torch.tensor(-5.) % 3, 7 // i, torch.remainder(i, 2), torch.fmod(torch.tensor(-5), 3))
 print(torch.floor_divide(i, 2), i.div(2, rounding_mode="floor"), (-i).div(2, rounding_mode="trunc"), f.div(4, rounding_mode="trunc"))
+print(torch.tensor([1, 2], dtype=torch.int8) * 200, torch.ShortTensor([1]).type(), torch.short, torch.int8)
 print(m ** 2, m * 2, m + m, m & m, m | m, m ^ m, ~m, i & 1, i | 4, i ^ 1, i ** 0.5, i.add(1, alpha=2))
 print(torch.tensor(np.float64(2.5)), torch.tensor([np.float64(2.5)]), torch.tensor([np.float32(1.5), 2.0]))
 print(torch.tensor([np.int32(1), 2]), torch.tensor(np.int32(2)), torch.tensor([np.float16(1), 2]))
@@ -634,6 +635,8 @@ ERRORS = {
     "int // 0": "torch.tensor([1, 2]) // 0",
     "int % 0": "torch.tensor([5]) % torch.tensor([0])",
     "int ** -1": "torch.tensor([1, 2]) ** -1",
+    "from_numpy of strings": "import numpy as np; torch.from_numpy(np.array(['a']))",
+    "int8 @ float": "torch.ones(2, 2, dtype=torch.int8) @ torch.ones(2, 2)",
     "int alpha": "torch.tensor([1, 2]).add(1, alpha=0.5)",
     "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
