@@ -1240,11 +1240,12 @@ class Tensor:
                                f"number of sizes provided ({len(shape)}) must be greater or equal to the "
                                f"number of dimensions in the tensor ({self.ndim})")
         old = (None,) * (len(shape) - self.ndim) + tuple(self.shape)
-        shape = tuple(s if d == -1 else d for d, s in zip(shape, old))
-        for i, (d, s) in enumerate(zip(shape, old)):
+        asked, shape = shape, tuple(s if d == -1 else d for d, s in zip(shape, old))
+        for i in reversed(range(len(shape))):          # PyTorch checks from the last dimension
+            d, s = shape[i], old[i]
             if s is not None and s != 1 and d != s:
                 raise RuntimeError(f"The expanded size of the tensor ({d}) must match the existing size ({s}) "
-                                   f"at non-singleton dimension {i}.  Target sizes: {list(shape)}.  "
+                                   f"at non-singleton dimension {i}.  Target sizes: {list(asked)}.  "
                                    f"Tensor sizes: {list(self.shape)}")
         return apply(OPS["expand"], (self,), shape=shape)
 

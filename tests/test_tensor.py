@@ -144,6 +144,11 @@ def test_shapes():
         torch.ones(2, 3) + torch.ones(4)
     with pytest.raises(RuntimeError, match=r"^mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)$"):
         torch.ones(2, 3) @ torch.ones(2, 3)
+    for size, dim in (((3, 3), 1), ((-1, 3), 1), ((4, 2, 3), 2)):   # checked from the last dimension
+        with pytest.raises(RuntimeError, match=rf"^The expanded size of the tensor \(3\) must match the existing "
+                                               rf"size \(2\) at non-singleton dimension {dim}.  Target sizes: "
+                                               rf"\[{', '.join(map(str, size))}\].  Tensor sizes: \[2, 2\]$"):
+            torch.ones(2, 2).expand(*size)
 
 
 def test_size_slices_and_sums_are_sizes():
