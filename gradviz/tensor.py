@@ -1667,6 +1667,20 @@ DoubleTensor = _legacy_class("DoubleTensor", D.float64)
 LongTensor = _legacy_class("LongTensor", D.int64)
 IntTensor = _legacy_class("IntTensor", D.int32)
 BoolTensor = _legacy_class("BoolTensor", D.bool)
+def _make_inplace(name):
+    def method(self, *args, **kwargs):
+        return _inplace(self, lambda t, *a: getattr(t, name)(*a, **kwargs), *args)
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``t.{name}_(...)``: ``t.{name}(...)`` written into t's own storage."
+    return method
+
+
+# The other in-place twins, each the out-of-place op written back into self (x.sqrt_() -> SqrtBackward0)
+for _name in ("abs sqrt rsqrt log log1p log2 log10 expm1 sin cos tan sinh cosh reciprocal square "
+              "floor ceil round trunc sign clamp_min clamp_max remainder fmod floor_divide").split():
+    setattr(Tensor, _name + "_", _make_inplace(_name))
+absolute_ = Tensor.abs_
+
 ByteTensor = _legacy_class("ByteTensor", D.uint8)
 CharTensor = _legacy_class("CharTensor", D.int8)
 ShortTensor = _legacy_class("ShortTensor", D.int16)

@@ -447,6 +447,8 @@ print(i == None, i != "a", i // 2.5, i % 2.5, f // 2, f % 2, -f % 2, f // 0, f %
 print(torch.tensor(-5) % 3, torch.tensor(-5.) % 3, 7 // i, torch.remainder(i, 2), torch.fmod(torch.tensor(-5), 3))
 print(torch.floor_divide(i, 2), i.div(2, rounding_mode="floor"), (-i).div(2, rounding_mode="trunc"), f.div(4, rounding_mode="trunc"))
 print(torch.tensor([1, 2], dtype=torch.int8) * 200, torch.ShortTensor([1]).type(), torch.short, torch.int8)
+t = torch.arange(6.); print(t.clamp_(1, 4), t.pow_(2), t.neg_(), t.abs_(), t.sqrt_(), t.floor_(), t.remainder_(3))
+s = torch.tensor([1., 4.], requires_grad=True) * 1; s.sqrt_(); s.sum().backward(); print(s)
 print(m ** 2, m * 2, m + m, m & m, m | m, m ^ m, ~m, i & 1, i | 4, i ^ 1, i ** 0.5, i.add(1, alpha=2))
 print(torch.tensor(np.float64(2.5)), torch.tensor([np.float64(2.5)]), torch.tensor([np.float32(1.5), 2.0]))
 print(torch.tensor([np.int32(1), 2]), torch.tensor(np.int32(2)), torch.tensor([np.float16(1), 2]))
@@ -637,6 +639,8 @@ ERRORS = {
     "int ** -1": "torch.tensor([1, 2]) ** -1",
     "from_numpy of strings": "import numpy as np; torch.from_numpy(np.array(['a']))",
     "int8 @ float": "torch.ones(2, 2, dtype=torch.int8) @ torch.ones(2, 2)",
+    "int sqrt_": "torch.tensor([4, 9]).sqrt_()",
+    "leaf abs_": "torch.ones(2, requires_grad=True).abs_()",
     "int alpha": "torch.tensor([1, 2]).add(1, alpha=0.5)",
     "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
