@@ -162,6 +162,11 @@ def _lesson_06(nb):
                                                                                  "    print(forward(X))"))]
     assert len(predictions) == 4
     assert [round(p) for p in predictions] == [0, 1, 1, 0], predictions
+    frozen = next(c for c in nb.cells if c.cell_type == "code" and "h.detach()" in c.source)
+    assert output_text(frozen) == "None None\ngradviz.Size([4, 1]) gradviz.Size([1])"   # only the last layer learns
+    drawing = next(c for c in nb.cells if c.cell_type == "code" and c.source == "gradviz.draw(loss)")
+    svg = "".join(o["data"].get("image/svg+xml", "") for o in drawing.outputs if "data" in o)
+    assert 'class="edge gv-edge gv-cut"' in svg and "cut by detach()" in svg
     assert errors(nb) == []
 
 
