@@ -19,8 +19,9 @@ from . import _dtype, _random, autograd
 from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                      set_default_dtype, uint8)
 from ._format import get_printoptions, printoptions, set_printoptions
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .tensor import device  # noqa: E402,F401
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                       set_grad_enabled)
+from .tensor import device, layout, strided  # noqa: E402,F401
 from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, ShortTensor, FloatTensor, IntTensor, LongTensor, Size,
                      Tensor, _filled, _finish, _new_shape, _shape_args, apply, matmul, return_types, tensor)
 
@@ -133,6 +134,13 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _new(a.astype(dt.np), None, requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    """``base ** linspace(start, end, steps)``: the exponents as linspace counts them, the power in double."""
+    dt = _D.as_dtype(dtype) or get_default_dtype()
+    exponents = linspace(start, end, steps, dtype=dt if dt.is_floating_point else float64)._data
+    return _new(_np.power(_builtins.float(base), exponents.astype(_np.float64)).astype(dt.np), None, requires_grad)
+
+
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _new(_np.eye(n, m, dtype=(_D.as_dtype(dtype) or get_default_dtype()).np), None, requires_grad)
 
@@ -242,7 +250,7 @@ _METHODS = ("add sub mul div true_divide floor_divide remainder fmod pow neg exp
             "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax "
             "max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
             "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
-            "eq ne lt le gt ge").split()
+            "eq ne lt le gt ge is_floating_point isfinite logical_not logical_and logical_or").split()
 for _name in _METHODS:
     globals()[_name] = _method(_name)
 
@@ -272,6 +280,17 @@ def cat(tensors, dim=0):
 
 
 concat = concatenate = cat
+
+
+def hstack(tensors):
+    """Join side by side: along dim 1, or dim 0 for vectors."""
+    tensors = list(tensors)
+    return cat(tensors, 0 if _builtins.all(t.ndim == 1 for t in tensors) else 1)
+
+
+def vstack(tensors):
+    """Join one below the other: vectors become rows first (an UnsqueezeBackward0 each)."""
+    return cat([t.unsqueeze(0) if t.ndim == 1 else t for t in tensors], 0)
 
 
 def stack(tensors, dim=0):

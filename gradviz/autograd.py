@@ -23,7 +23,7 @@ from ._broadcast import unbroadcast
 from .ops import Meta
 
 __all__ = ["Variable", "Function", "FunctionCtx", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
-           "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "set_detect_anomaly"]
+           "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "Node", "AccumulateGrad", "set_detect_anomaly"]
 
 _seq = itertools.count()        # creation order of nodes and tensors: the forward order
 _Tensor = None                  # gradviz.tensor.Tensor, set by that module (which imports this one)
@@ -34,6 +34,7 @@ _recorders = []                 # active gradviz.trace.record() contexts (empty:
 
 class _GradMode:
     enabled = True
+    inference = False
 
 
 def is_grad_enabled():
@@ -74,6 +75,26 @@ class enable_grad(_GradModeContext):
     """Re-enable graph recording inside a ``no_grad`` block."""
     __module__ = "gradviz.autograd.grad_mode"
     mode = True
+
+
+class inference_mode(_GradModeContext):
+    """Like ``no_grad`` (gradviz keeps no separate inference tensors)."""
+    __module__ = "gradviz.autograd.grad_mode"
+
+    def __init__(self, mode=True):
+        self.mode = not mode
+
+    def __enter__(self):
+        super().__enter__()
+        _GradMode.inference = not self.mode
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        _GradMode.inference = False
+
+
+def is_inference_mode_enabled():
+    return _GradMode.inference
 
 
 class set_grad_enabled(_GradModeContext):

@@ -49,6 +49,21 @@ class device:
         return hash((self.type, self.index))
 
 
+class layout:
+    """How a tensor's elements are laid out in memory; gradviz has PyTorch's default only."""
+
+    __module__ = "gradviz"
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "gradviz." + self.name
+
+
+strided = layout("strided")
+
+
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``gradviz.Size([2, 3])``."""
 
@@ -579,6 +594,20 @@ class Tensor:
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
+    def stride(self, dim=None):
+        """How many elements to step in storage to move one place along each dimension."""
+        strides = tuple(st // self._data.itemsize for st in self._data.strides)
+        return strides if dim is None else strides[_dims(dim, self.ndim)[0]]
+
+    def storage_offset(self):
+        """Where this tensor's first element lies in the storage it shares (a view's offset)."""
+        root = self._data
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        return (self.data_ptr() - root.__array_interface__["data"][0]) // self._data.itemsize
+
+    layout = property(lambda self: strided)
+
     def element_size(self):
         return self._data.itemsize
 
@@ -995,7 +1024,7 @@ class Tensor:
             t = t.to(D.int64)
         if dim is None or dim == ():
             return apply(OPS["sum"], (t,))
-        return apply(OPS["sum_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
+        return apply(OPS["sum_dim"], (t,), dim=_dims(dim, t.ndim) if t.ndim else (), keepdim=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None):
         t = self.to(dtype) if dtype is not None else self
@@ -1004,7 +1033,7 @@ class Tensor:
                                f"floating point or complex dtype. Got: {_TYPE_NAMES[t.dtype.name]}")
         if dim is None:
             return apply(OPS["mean"], (t,))
-        return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim), keepdim=keepdim)
+        return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim) if t.ndim else (), keepdim=keepdim)
 
     def log1p(self):
         return _unary("log1p", self)
@@ -1094,6 +1123,18 @@ class Tensor:
 
     def isinf(self):
         return Tensor._wrap(np.isinf(self._data))
+
+    def isfinite(self):
+        return Tensor._wrap(np.isfinite(self._data))
+
+    def logical_not(self):
+        return Tensor._wrap(np.logical_not(self._data))
+
+    def logical_and(self, other):
+        return self._compare(other, np.logical_and)
+
+    def logical_or(self, other):
+        return self._compare(other, np.logical_or)
 
     def nonzero(self, as_tuple=False):
         idx = np.nonzero(self._data)
@@ -1253,9 +1294,14 @@ class Tensor:
         return self.expand(other.shape)
 
     def permute(self, *dims):
-        dims = _dims(_shape_args(dims), self.ndim)
-        if sorted(dims) != list(range(self.ndim)):
-            raise RuntimeError("permute(): dims must be a permutation of the tensor's dimensions")
+        dims = _shape_args(dims)
+        if len(dims) != self.ndim:
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                               "length of the desired ordering of dimensions i.e. input.dim() = "
+                               f"{self.ndim} is not equal to len(dims) = {len(dims)}")
+        dims = _dims(dims, self.ndim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
         return apply(OPS["permute"], (self,), dims=dims)
 
     def transpose(self, dim0, dim1):
@@ -1305,6 +1351,7 @@ class Tensor:
         key = key if isinstance(key, tuple) else (key,)
         if any(_is_advanced(k) for k in key):
             np_key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
+            _check_masks(np_key, self.shape)
             try:
                 return apply(OPS["index"], (self,), key=np_key if len(np_key) > 1 else np_key[0])
             except IndexError as e:
@@ -1477,6 +1524,20 @@ def _viewable(a, shape):
 
 def _is_advanced(k):
     return isinstance(k, (Tensor, list, np.ndarray)) or isinstance(k, (builtins.bool, np.bool_))
+
+
+def _check_masks(key, shape):
+    """A boolean mask must have the shape of the dimensions it indexes (PyTorch's message)."""
+    dim = 0
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim:
+            for j, n in enumerate(k.shape):
+                if dim + j >= len(shape) or n != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(shape)} at index {dim + j}")
+            dim += k.ndim
+        elif k is not None and k is not Ellipsis:
+            dim += 1
 
 
 def _consumed_before(key, stop):
@@ -1679,7 +1740,7 @@ def _make_inplace(name):
 for _name in ("abs sqrt rsqrt log log1p log2 log10 expm1 sin cos tan sinh cosh reciprocal square "
               "floor ceil round trunc sign clamp_min clamp_max remainder fmod floor_divide").split():
     setattr(Tensor, _name + "_", _make_inplace(_name))
-absolute_ = Tensor.abs_
+Tensor.absolute_ = Tensor.abs_
 
 ByteTensor = _legacy_class("ByteTensor", D.uint8)
 CharTensor = _legacy_class("CharTensor", D.int8)

@@ -449,6 +449,13 @@ print(torch.floor_divide(i, 2), i.div(2, rounding_mode="floor"), (-i).div(2, rou
 print(torch.tensor([1, 2], dtype=torch.int8) * 200, torch.ShortTensor([1]).type(), torch.short, torch.int8)
 t = torch.arange(6.); print(t.clamp_(1, 4), t.pow_(2), t.neg_(), t.abs_(), t.sqrt_(), t.floor_(), t.remainder_(3))
 s = torch.tensor([1., 4.], requires_grad=True) * 1; s.sqrt_(); s.sum().backward(); print(s)
+with torch.inference_mode():
+    print((s * 2).requires_grad, torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+z = torch.arange(12.).view(3, 4); print(z.stride(), z.t().stride(1), z[1, 2:].storage_offset(), z.layout, torch.strided)
+print(torch.logspace(0, 2, 3), torch.logspace(-1, 1, 5), torch.logspace(0, 3, 4, base=2), torch.logspace(0, 1, 7, dtype=torch.float64))
+print(torch.hstack([s, s]), torch.vstack([s, s]), torch.hstack([torch.ones(2, 1), torch.zeros(2, 1)]))
+print(torch.tensor(3.).sum(0), torch.tensor(3., requires_grad=True).mean(-1), torch.isfinite(torch.tensor([1., float('inf')])))
+print(torch.is_floating_point(s), torch.logical_not(m), torch.logical_and(m, torch.tensor([True, True])))
 print(m ** 2, m * 2, m + m, m & m, m | m, m ^ m, ~m, i & 1, i | 4, i ^ 1, i ** 0.5, i.add(1, alpha=2))
 print(torch.tensor(np.float64(2.5)), torch.tensor([np.float64(2.5)]), torch.tensor([np.float32(1.5), 2.0]))
 print(torch.tensor([np.int32(1), 2]), torch.tensor(np.int32(2)), torch.tensor([np.float16(1), 2]))
@@ -641,6 +648,10 @@ ERRORS = {
     "int8 @ float": "torch.ones(2, 2, dtype=torch.int8) @ torch.ones(2, 2)",
     "int sqrt_": "torch.tensor([4, 9]).sqrt_()",
     "leaf abs_": "torch.ones(2, requires_grad=True).abs_()",
+    "permute too few": "torch.ones(2, 2).permute(0)",
+    "permute twice": "torch.ones(2, 2).permute(0, 0)",
+    "mask too long": "torch.ones(2, 2)[torch.tensor([True, False, True])]",
+    "mask in dim 1": "torch.ones(2, 3)[:, torch.tensor([True, False])]",
     "int alpha": "torch.tensor([1, 2]).add(1, alpha=0.5)",
     "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
