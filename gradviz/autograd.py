@@ -347,6 +347,8 @@ def _reaching(nodes, targets):
     return reach
 
 
+@no_grad()                   # as in PyTorch: hooks and custom backward()s record no graph
+@np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
 def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True):
     """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
 
@@ -632,6 +634,9 @@ class Variable(metaclass=_VariableMeta):
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         from .tensor import Tensor
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
         if data is None:
             return Tensor._wrap(np.zeros((0,), np.float32))
         if not isinstance(data, Tensor):

@@ -384,6 +384,24 @@ def _dims(dim, ndim):
     return tuple(out)
 
 
+class _EveryDim:
+    """The default of sum/mean: no ``dim`` given at all, which PyTorch records as another node
+    (SumBackward0) than an explicit ``dim=None`` or ``dim=()`` (SumBackward1)."""
+
+    def __repr__(self):
+        return "None"
+
+
+_EVERY_DIM = _EveryDim()
+
+
+def _reduced_dims(dim, ndim):
+    if dim is None or isinstance(dim, (tuple, list)) and not dim:
+        return tuple(range(ndim))
+    dims = _dims(dim, ndim)
+    return dims if ndim else ()
+
+
 def _shape_args(args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
@@ -1018,22 +1036,23 @@ class Tensor:
 
     # -- reductions ------------------------------------------------------------------------------
 
-    def sum(self, dim=None, keepdim=False, dtype=None):
+    def sum(self, dim=_EVERY_DIM, keepdim=False, dtype=None):
+        """The sum of all elements (SumBackward0), or along ``dim`` (SumBackward1; ``dim=None`` is every dim)."""
         t = self.to(dtype) if dtype is not None else self
         if not t.dtype.is_floating_point and t.dtype is not D.int64:
             t = t.to(D.int64)
-        if dim is None or dim == ():
+        if dim is _EVERY_DIM:
             return apply(OPS["sum"], (t,))
-        return apply(OPS["sum_dim"], (t,), dim=_dims(dim, t.ndim) if t.ndim else (), keepdim=keepdim)
+        return apply(OPS["sum_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim=False, dtype=None):
+    def mean(self, dim=_EVERY_DIM, keepdim=False, dtype=None):
         t = self.to(dtype) if dtype is not None else self
         if not t.dtype.is_floating_point:
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                                f"floating point or complex dtype. Got: {_TYPE_NAMES[t.dtype.name]}")
-        if dim is None:
+        if dim is _EVERY_DIM:
             return apply(OPS["mean"], (t,))
-        return apply(OPS["mean_dim"], (t,), dim=_dims(dim, t.ndim) if t.ndim else (), keepdim=keepdim)
+        return apply(OPS["mean_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
 
     def log1p(self):
         return _unary("log1p", self)
@@ -1229,6 +1248,8 @@ class Tensor:
         return matmul(self, vec)
 
     def dot(self, other):
+        if self.ndim != 1 or other.ndim != 1:
+            raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors")
         return matmul(self, other)
 
     # -- shapes ----------------------------------------------------------------------------------
@@ -1351,12 +1372,13 @@ class Tensor:
         key = key if isinstance(key, tuple) else (key,)
         if any(_is_advanced(k) for k in key):
             np_key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
-            _check_masks(np_key, self.shape)
+            _check_indices(np_key, self.shape)
             try:
                 return apply(OPS["index"], (self,), key=np_key if len(np_key) > 1 else np_key[0])
             except IndexError as e:
                 raise IndexError(str(e)) from None
         # basic indexing, one dimension at a time, as PyTorch records it
+        _check_indices(key, self.shape)
         out, dim = self, 0
         consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
         for k in key:
@@ -1526,10 +1548,23 @@ def _is_advanced(k):
     return isinstance(k, (Tensor, list, np.ndarray)) or isinstance(k, (builtins.bool, np.bool_))
 
 
-def _check_masks(key, shape):
-    """A boolean mask must have the shape of the dimensions it indexes (PyTorch's message)."""
-    dim = 0
+def _check_indices(key, shape):
+    """Refuse what PyTorch refuses, in its words: float indices, integers out of range (counted
+    among the index tensors), boolean masks of the wrong shape."""
+    dim = advanced = 0
     for k in key:
+        if isinstance(k, builtins.float):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got float)")
+        if isinstance(k, np.ndarray) and k.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if isinstance(k, (np.ndarray, list)) and np.asarray(k).dtype.kind in "iu" and dim < len(shape):
+            k, n = np.asarray(k), shape[dim]
+            bad = k[(k >= n) | (k < -n)]
+            if bad.size:
+                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {advanced} with size {n}")
+        if isinstance(k, (np.ndarray, list)):
+            advanced += 1
         if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim:
             for j, n in enumerate(k.shape):
                 if dim + j >= len(shape) or n != shape[dim + j]:
