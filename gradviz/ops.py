@@ -147,9 +147,19 @@ def _copy_slices(a, b, key):
     return out
 
 
+def _quiet(f):
+    """``f`` without numpy's warnings: PyTorch makes nan and inf silently (log(-1), 1/0, exp(1000))."""
+    def quietly(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return f(*args, **kwargs)
+    quietly.__name__, quietly.__doc__ = getattr(f, "__name__", "f"), f.__doc__
+    return quietly
+
+
 def _rounded(f):
     """``f`` computed in double and rounded once: float32 results then agree with PyTorch's
     (its vectorised exp, log, sin... are within an ulp of exact; numpy's float32 ones differ more)."""
+    @_quiet
     def in_double(a):
         return f(a.astype(np.float64)).astype(a.dtype) if a.dtype == np.float32 else f(a)
     in_double.__name__ = getattr(f, "__name__", "f")
@@ -189,13 +199,13 @@ op("rsub", "RsubBackward1", "−", lambda a, c: np.subtract(c, a, dtype=a.dtype)
 op("mul", "MulBackward0", "×", np.multiply,
    [lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], ["1", "0"],
    r"@0 \cdot @1", ["@1", "@0"])
-op("div", "DivBackward0", "÷", np.divide,
+op("div", "DivBackward0", "÷", _quiet(np.divide),
    [lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], ["1", "01"],
    r"\frac{@0}{@1}", [r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"], domain=(0.5, 3.0))
 op("neg", "NegBackward0", "−", np.negative,
    [lambda g, y, a: -g], [""],
    "-@0", ["-1"])
-op("reciprocal", "ReciprocalBackward0", "1/x", lambda a: np.reciprocal(a),
+op("reciprocal", "ReciprocalBackward0", "1/x", _quiet(np.reciprocal),
    [lambda g, y, a: -g * (y * y)], ["o"],
    r"\frac{1}{@0}", [r"-\frac{1}{@0^{2}}"], domain=(0.5, 3.0))
 
@@ -210,7 +220,7 @@ def _power(a, n):
     return special[n]() if n in special else _rounded(lambda t: np.power(t, n))(a)
 
 
-op("pow", "PowBackward0", "^@n", _power,
+op("pow", "PowBackward0", "^@n", _quiet(_power),
    [lambda g, y, a, n: g * (np.asarray(n, g.dtype) * _power(a, n - 1)) if n != 0 else 0 * g], ["0"],
    "@0^{@n}", ["@n @0^{@n - 1}"], domain=(0.5, 3.0), params={"n": 2})
 op("pow_tt", "PowBackward1", "^", lambda a, b: _rounded(lambda t: np.power(t, b))(a),
@@ -229,7 +239,7 @@ op("exp", "ExpBackward0", "exp", _exp,
 op("log", "LogBackward0", "log", _log,
    [lambda g, y, a: g / a], ["0"],
    r"\ln @0", [r"\frac{1}{@0}"], domain=(0.2, 3.0))
-op("sqrt", "SqrtBackward0", "√", np.sqrt,
+op("sqrt", "SqrtBackward0", "√", _quiet(np.sqrt),
    [lambda g, y, a: g / (2 * y)], ["o"],
    r"\sqrt{@0}", [r"\frac{1}{2\sqrt{@0}}"], domain=(0.2, 3.0))
 op("abs", "AbsBackward0", "abs", np.abs,
@@ -278,7 +288,7 @@ op("log1p", "Log1PBackward0", "log1p", _log1p,
 op("expm1", "Expm1Backward0", "expm1", _expm1,
    [lambda g, y, a: g * (y + 1)], ["o"],
    r"e^{@0} - 1", [r"e^{@0}"])
-op("rsqrt", "RsqrtBackward0", "1/√", lambda a: 1 / np.sqrt(a),
+op("rsqrt", "RsqrtBackward0", "1/√", _quiet(lambda a: 1 / np.sqrt(a)),
    [lambda g, y, a: -0.5 * g * y * y * y], ["o"],
    r"\frac{1}{\sqrt{@0}}", [r"-\frac{1}{2 @0^{3/2}}"], domain=(0.2, 3.0))
 op("tan", "TanBackward0", "tan", _tan,

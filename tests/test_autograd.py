@@ -387,6 +387,28 @@ def test_hooks_see_and_replace_the_gradient():
         torch.ones(2).register_hook(print)
 
 
+def test_backward_runs_without_grad_mode_as_in_pytorch():
+    """Hooks and custom backward()s run under no_grad: what they compute records no graph."""
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            seen.append(("backward", torch.is_grad_enabled(), (2 * a * g).grad_fn))
+            return 2 * a * g
+
+    seen = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: seen.append(("hook", torch.is_grad_enabled(), None)))
+    Square.apply(x).sum().backward()
+    assert seen == [("backward", False, None), ("hook", False, None)]
+    assert torch.is_grad_enabled() and x.grad.tolist() == [2.0, 4.0] and x.grad.grad_fn is None
+
+
 # --- Variable and grad_fn structure -------------------------------------------------------------
 
 def test_variable_is_a_tensor():

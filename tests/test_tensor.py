@@ -284,3 +284,16 @@ def test_views_follow_strides_as_in_pytorch():
     assert x.contiguous() is x and x.t().contiguous().is_contiguous()
     with pytest.raises(RuntimeError, match="^view size is not compatible with input tensor's size and stride"):
         x.t().view(-1)
+
+
+def test_nan_and_inf_come_silently_as_in_pytorch():
+    import warnings
+    x = torch.tensor([-1.0, 0.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as log:
+        y = torch.log(x) + torch.sqrt(x) + x / 0 + torch.exp(x * 1000) + x ** -1
+        y.sum().backward()
+    assert [str(w.message) for w in log] == []
+    assert str(torch.log(x).detach()) == "tensor([nan, -inf, 0.])"
+    assert str(x.grad) == "tensor([nan, nan, inf])"
+    with pytest.warns(RuntimeWarning):      # numpy code of the user's own still warns
+        np.log(np.array(-1.0))
