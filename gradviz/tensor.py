@@ -1125,6 +1125,15 @@ class Tensor:
     def argsort(self, dim=-1, descending=False):
         return self.sort(dim, descending).indices
 
+    def select(self, dim, index):
+        """The slice at ``index`` along ``dim``, that dimension removed (what ``x[i]`` does for dim 0)."""
+        d = _dims(dim, self.ndim)[0]
+        n = self.shape[d]
+        if not -n <= index < n:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} "
+                             f"at dimension {d}")
+        return apply(OPS["select"], (self,), dim=d, index=index % n)
+
     def narrow(self, dim, start, length):
         d = _dims(dim, self.ndim)[0]
         return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))
@@ -1499,6 +1508,9 @@ class Tensor:
 
     def new_ones(self, *size, dtype=None, requires_grad=False):
         return _filled(_shape_args(size), 1, dtype or self.dtype, requires_grad)
+
+    def new_empty(self, *size, dtype=None, requires_grad=False):
+        return _filled(_shape_args(size), 0, dtype or self.dtype, requires_grad)
 
     def new_zeros(self, *size, dtype=None, requires_grad=False):
         return _filled(_shape_args(size), 0, dtype or self.dtype, requires_grad)

@@ -458,6 +458,7 @@ print(torch.tensor(3.).sum(0), torch.tensor(3., requires_grad=True).mean(-1), to
 print(torch.is_floating_point(s), torch.logical_not(m), torch.logical_and(m, torch.tensor([True, True])))
 k = torch.ones(2, 2, requires_grad=True)
 print(k.sum(dim=None), k.mean(dim=None), k.sum(()), k.mean(dim=()), k.sum(None, keepdim=True), k.sum(), k.mean())
+print(k.select(0, 1), torch.select(k, 1, -1), k.new_empty(2).shape)
 print(m ** 2, m * 2, m + m, m & m, m | m, m ^ m, ~m, i & 1, i | 4, i ^ 1, i ** 0.5, i.add(1, alpha=2))
 print(torch.tensor(np.float64(2.5)), torch.tensor([np.float64(2.5)]), torch.tensor([np.float32(1.5), 2.0]))
 print(torch.tensor([np.int32(1), 2]), torch.tensor(np.int32(2)), torch.tensor([np.float16(1), 2]))
@@ -660,6 +661,7 @@ ERRORS = {
     "float index": "torch.ones(3)[1.5]",
     "dot of matrices": "torch.dot(torch.ones(2, 2), torch.ones(2, 2))",
     "volatile": "torch.autograd.Variable(torch.ones(1), volatile=True)",
+    "select out of range": "torch.ones(2, 3).select(1, 3)",
     "int alpha": "torch.tensor([1, 2]).add(1, alpha=0.5)",
     "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
