@@ -370,3 +370,12 @@ class cuda:
     @staticmethod
     def device_count():
         return 0
+
+
+# The public API: every name above that does not start with "_", but for modules other than
+# autograd and for names that would hide Python's own (float, int, max, sum...) after
+# ``from gradviz import *``.  The lazy names of __getattr__ (draw, animate, trace, gradcheck...)
+# are public too but stay out: a star import must not load the drawing layer, nor fail without it.
+__all__ = sorted(n for n, v in globals().items()
+                 if not n.startswith("_") and not hasattr(_builtins, n)
+                 and (not isinstance(v, type(_math)) or n == "autograd"))

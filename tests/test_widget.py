@@ -291,6 +291,15 @@ def test_lazy_names_on_the_package():
     assert gradviz.animate is animate and gradviz.AutogradWidget is AutogradWidget
 
 
+def test_star_import_is_light_and_hides_no_builtin():
+    code = ("import sys; from gradviz import *; import gradviz; "
+            "assert {'tensor', 'no_grad', 'Variable', 'autograd'} <= set(gradviz.__all__); "
+            "assert int(2.5) == 2 and max([1, 2]) == 2 and float is type(1.0); "
+            "bad = [m for m in ('anywidget', 'ipywidgets', 'graphviz') if m in sys.modules]; assert not bad, bad")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_state_round_trips_through_json(seed):
     w, _, _ = seed
     state = w.state()
