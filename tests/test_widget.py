@@ -278,13 +278,18 @@ def test_display_bundle_carries_a_self_contained_fallback(seed):
     assert '<svg' in html.split('<script type="application/json"')[0]     # the graph, even without scripts
 
 
-def test_importing_gradviz_loads_no_widget_library():
-    code = ("import sys, gradviz; import gradviz as torch; x = torch.ones(2, requires_grad=True); "
-            "(x * 2).sum().backward(); "
-            "bad = [m for m in ('anywidget', 'ipywidgets', 'graphviz', 'latex2mathml', 'traitlets') if m in sys.modules]; "
-            "print(bad); assert not bad")
+WIDGET_LIBRARIES = "('anywidget', 'ipywidgets', 'graphviz', 'latex2mathml', 'traitlets')"
+
+
+def run_fresh(code):
+    """Run ``code`` in a fresh interpreter, then fail if it loaded any widget or drawing library."""
+    code += f"; import sys; bad = [m for m in {WIDGET_LIBRARIES} if m in sys.modules]; assert not bad, bad"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_importing_gradviz_loads_no_widget_library():
+    run_fresh("import gradviz as torch; x = torch.ones(2, requires_grad=True); (x * 2).sum().backward()")
 
 
 def test_lazy_names_on_the_package():
@@ -292,12 +297,9 @@ def test_lazy_names_on_the_package():
 
 
 def test_star_import_is_light_and_hides_no_builtin():
-    code = ("import sys; from gradviz import *; import gradviz; "
-            "assert {'tensor', 'no_grad', 'Variable', 'autograd'} <= set(gradviz.__all__); "
-            "assert int(2.5) == 2 and max([1, 2]) == 2 and float is type(1.0); "
-            "bad = [m for m in ('anywidget', 'ipywidgets', 'graphviz') if m in sys.modules]; assert not bad, bad")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
+    run_fresh("from gradviz import *; import gradviz; "
+              "assert {'tensor', 'no_grad', 'Variable', 'autograd'} <= set(gradviz.__all__); "
+              "assert int(2.5) == 2 and max([1, 2]) == 2 and float is type(1.0)")
 
 
 def test_state_round_trips_through_json(seed):
