@@ -14,16 +14,27 @@
   });
   window.gradvizDeck = deck;   // for the browser tests and the console
 
-  // A widget is laid out at full size, then scaled (transform) to fit: its box is given the
-  // scaled height so that nothing below it moves. Below MIN_SCALE it would be unreadable: it stays
-  // at MIN_SCALE and its box scrolls. Only the slide on screen can be measured.
-  var MIN_SCALE = 0.5;
+  // A widget's picture and derivation first get what the slide has left below the controls and
+  // the caption (--gv-graph-max): a tall graph then scrolls inside its own box, which follows the
+  // step being shown, and stays large enough to read from the back of the room. What still does
+  // not fit is scaled (transform) to fit: its box is given the scaled height so that nothing below
+  // it moves. Below MIN_SCALE it would be unreadable: it stays at MIN_SCALE and its box scrolls.
+  // Only the slide on screen can be measured.
+  var MIN_SCALE = 0.5, MIN_GRAPH = 240;
   function fit(box) {
     var host = box.shadowRoot && box.shadowRoot.querySelector(".gv-host");
     var slide = box.closest("section");
     if (!host || !slide || !slide.classList.contains("present") || !host.offsetHeight) return;
     var top = (box.getBoundingClientRect().top - slide.getBoundingClientRect().top) / deck.getScale();
     var room = HEIGHT - top - 16;
+    var main = host.querySelector(".gv-main");
+    if (main) {
+      host.style.transform = "";
+      host.style.width = "100%";
+      host.style.removeProperty("--gv-graph-max");
+      var rest = host.offsetHeight - main.offsetHeight;
+      host.style.setProperty("--gv-graph-max", Math.max(MIN_GRAPH, room - rest) + "px");
+    }
     var scale = 1;
     host.style.boxSizing = "border-box";
     host.style.transformOrigin = "0 0";

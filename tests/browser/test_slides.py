@@ -168,12 +168,21 @@ def test_a_tall_widget_scrolls_inside_its_slide(open_deck, artifacts):
     go_to(page, ".gv-fit", nth=1)                 # the network's training step: a tall graph
     widget = shown_widget(page)
     box = present(page).locator(".gv-fit")
-    scale, scrolls = box.evaluate("b => [+b.dataset.scale, b.scrollHeight > b.clientHeight + 1]")
-    assert scale == 0.5 and scrolls                # as small as is readable, then it scrolls
+    scale, scrolls = box.evaluate("""b => { const g = b.shadowRoot.querySelector('.gv-graph');
+        return [+b.dataset.scale, g.scrollHeight > g.clientHeight + 1]; }""")
+    assert scale > 0.9 and scrolls                 # full size: the picture scrolls inside its own box
     slide = present(page).bounding_box()
     b = box.bounding_box()
     assert b["y"] + b["height"] <= slide["y"] + 800 * page.evaluate("() => window.gradvizDeck.getScale()") + 2
     assert visible_nodes(widget) >= 8
+    page.screenshot(path=str(artifacts / "slides-mlp-widget-start.png"))
     widget.locator('[data-gv="to-backward"]').click()
     assert "Backward" in widget.locator('[data-gv="phase"]').inner_text()
+    for _ in range(3):
+        widget.locator('[data-gv="step"]').click()
+    page.wait_for_timeout(800)                     # the box scrolls smoothly to the step
+    in_view = widget.evaluate("""w => { const g = w.querySelector('.gv-graph').getBoundingClientRect();
+        const f = [...w.querySelectorAll('.gv-focus')].map(e => e.getBoundingClientRect());
+        return f.length > 0 && f.every(r => r.top >= g.top - 1 && r.bottom <= g.bottom + 1); }""")
+    assert in_view                                  # the node the caption talks about is on screen
     page.screenshot(path=str(artifacts / "slides-mlp-widget.png"))

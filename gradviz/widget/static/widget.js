@@ -496,6 +496,28 @@ function render({ model, el }) {
     phaseLabel.dataset.phase = f.phase;
     caption.dataset.phase = f.phase;
     current = k;
+    follow(f, stepwise);
+  }
+
+  /** Keep the step in sight: when the picture is taller (or wider) than its box, scroll the box,
+   *  never the page, so that the nodes this step is about are in view. */
+  function follow(f, smooth) {
+    if (graphBox.scrollHeight <= graphBox.clientHeight + 1 && graphBox.scrollWidth <= graphBox.clientWidth + 1) return;
+    const els = [...(f.focus || []), ...(f.lit || [])].map((id) => index.nodes.get(id)).filter(Boolean);
+    if (!els.length) return;
+    const view = graphBox.getBoundingClientRect();
+    let top = Infinity, bottom = -Infinity, left = Infinity, right = -Infinity;
+    for (const el of els) {
+      const r = el.getBoundingClientRect();
+      top = Math.min(top, r.top); bottom = Math.max(bottom, r.bottom);
+      left = Math.min(left, r.left); right = Math.max(right, r.right);
+    }
+    if (top >= view.top && bottom <= view.bottom && left >= view.left && right <= view.right) return;
+    graphBox.scrollTo({
+      top: graphBox.scrollTop + (top + bottom - view.top - view.bottom) / 2,
+      left: graphBox.scrollLeft + (left + right - view.left - view.right) / 2,
+      behavior: smooth ? "smooth" : "auto",
+    });
   }
 
   // --- moving ---
