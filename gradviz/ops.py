@@ -567,5 +567,10 @@ OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"
 OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False)
 OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias")
 OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1})
+# split/chunk and unbind: PyTorch makes one node with several outputs; gradviz one node per piece
+# (same name, same maths as slicing), so each piece prints as PyTorch prints it.
+OPS["split"] = OPS["slice"].renamed("SplitBackward0", key="split")
+OPS["split_sizes"] = OPS["slice"].renamed("SplitWithSizesBackward0", key="split_sizes")
+OPS["unbind"] = OPS["select"].renamed("UnbindBackward0", key="unbind")
 OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0})

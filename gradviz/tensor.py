@@ -1134,6 +1134,41 @@ class Tensor:
                              f"at dimension {d}")
         return apply(OPS["select"], (self,), dim=d, index=index % n)
 
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces along ``dim``: of ``split_size`` each (the last may be shorter), or of the sizes listed."""
+        d = _dims(dim, self.ndim)[0]
+        n = self.shape[d]
+        if isinstance(split_size_or_sections, (list, tuple)):
+            sizes, op = list(split_size_or_sections), OPS["split_sizes"]
+            if sum(sizes) != n or any(k < 0 for k in sizes):
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                                   f"size at dimension {d}), but got split_sizes={sizes}")
+        else:
+            step, op = int(split_size_or_sections), OPS["split"]
+            if step < 0 or (step == 0 and n != 0):
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+            sizes = [min(step, n - start) for start in range(0, n, step)] if step else [0]
+        pieces, start = [], 0
+        for k in sizes:
+            pieces.append(apply(op, (self,), dim=d, s=slice(start, start + k, 1)))
+            start += k
+        return tuple(pieces)
+
+    def chunk(self, chunks, dim=0):
+        """At most ``chunks`` pieces of equal size along ``dim`` (the last may be shorter)."""
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        d = _dims(dim, self.ndim)[0]
+        n = self.shape[d]
+        if n == 0:
+            return self.split([0] * chunks, d)
+        return self.split(-(-n // chunks), d)
+
+    def unbind(self, dim=0):
+        """Every slice along ``dim``, that dimension removed: ``x.unbind(0)`` is ``(x[0], x[1], ...)``."""
+        d = _dims(dim, self.ndim)[0]
+        return tuple(apply(OPS["unbind"], (self,), dim=d, index=i) for i in range(self.shape[d]))
+
     def narrow(self, dim, start, length):
         d = _dims(dim, self.ndim)[0]
         return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))

@@ -524,6 +524,15 @@ print(w)
 l = (w * 2 - 4) ** 2
 l.backward()
 print(w.grad.data[0], w.grad.item(), l.data[0], l.item())
+s = torch.arange(10.).reshape(5, 2).requires_grad_()
+print(s.split(2), torch.split(s, [1, 4]), s.chunk(2, dim=1), s.chunk(3), torch.chunk(torch.ones(5), 4))
+print(s.unbind(1), torch.unbind(s))
+a, b = s.chunk(2, 1); (a * 2 + b).sum().backward(); print(s.grad)
+print(torch.tensor([]).chunk(2), torch.ones(3).split(5))
+s.split([1, 2])
+s.split(0)
+s.chunk(0)
+s.unbind(2)
 """
 
 
