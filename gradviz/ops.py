@@ -567,6 +567,11 @@ OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"
 OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False)
 OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias")
 OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1})
+# the in-place forms of the view ops (x.t_()...): the same maths, PyTorch's names for them
+OPS["t_"] = OPS["transpose"].renamed("TBackward1", key="t_", params={"d0": 0, "d1": 1})
+OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpose_")
+OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_")
+OPS["squeeze_"] = OPS["squeeze"].renamed("SqueezeBackward3", key="squeeze_")
 # split/chunk and unbind: PyTorch makes one node with several outputs; gradviz one node per piece
 # (same name, same maths as slicing), so each piece prints as PyTorch prints it.
 OPS["split"] = OPS["slice"].renamed("SplitBackward0", key="split")

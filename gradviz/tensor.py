@@ -1399,6 +1399,26 @@ class Tensor:
     def unsqueeze(self, dim):
         return apply(OPS["unsqueeze"], (self,), dim=_dims(dim, self.ndim + 1)[0])
 
+    # the in-place forms change the shape, not the numbers: self becomes the view
+    def t_(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return _restride(self, "t_", d0=0, d1=self.ndim - 1 if self.ndim else 0)
+
+    def transpose_(self, dim0, dim1):
+        d0, d1 = _dims((dim0, dim1), self.ndim)
+        return _restride(self, "transpose_", d0=d0, d1=d1)
+
+    def unsqueeze_(self, dim):
+        return _restride(self, "unsqueeze_", dim=_dims(dim, self.ndim + 1)[0])
+
+    def squeeze_(self, dim=None):
+        if dim is None:
+            return _restride(self, "squeeze_")
+        d = _dims(dim, self.ndim)[0] if self.ndim else None
+        # SqueezeBackward4, the node x.squeeze_(dim) makes in PyTorch
+        return _restride(self, "squeeze_mm", dim=d if d is not None and self.shape[d] == 1 else ())
+
     # -- indexing --------------------------------------------------------------------------------
 
     def __getitem__(self, key):
@@ -1679,6 +1699,17 @@ def _inplace(self, fn, *args):
         node._out = weakref.ref(self)
         if node._saved and node._saved[-1] is not None:  # it saved its output: that is self now
             node._saved[-1] = (self._data, self._vbox, self._vbox[0], None)
+    return self
+
+
+def _restride(self, key, **params):
+    """``x.t_()``, ``x.transpose_()``, ``x.(un)squeeze_()``: x itself becomes the view (same
+    storage, new shape) and, when it has a history, the view's node continues it."""
+    _check_leaf(self)
+    view = apply(OPS[key], (self,), **params)
+    self._data = view._data
+    if view._grad_fn is not None:
+        self._grad_fn, view._grad_fn._out = view._grad_fn, weakref.ref(self)
     return self
 
 

@@ -37,9 +37,9 @@ KINDS = {
     "reshape": "view reshape_copy reshape_alias",
     "expand": "expand",
     "permute": "permute",
-    "transpose": "transpose t",
-    "unsqueeze": "unsqueeze",
-    "squeeze": "squeeze squeeze_dim squeeze_mm",
+    "transpose": "transpose t t_ transpose_",
+    "unsqueeze": "unsqueeze unsqueeze_",
+    "squeeze": "squeeze squeeze_dim squeeze_mm squeeze_",
     "select": "select unbind",
     "slice": "slice split split_sizes",
     "index": "index",
@@ -191,10 +191,10 @@ def op_case(draw, op):
         dims = tuple(draw(st.permutations(list(range(len(shape))))))
         return [draw(arrays(shape, lo, hi))], {"dims": dims}
     if kind == "transpose":
-        shape = draw(shapes(min_dims=2, max_dims=2)) if op.key == "t" else draw(shapes(min_dims=1))
+        shape = draw(shapes(min_dims=2, max_dims=2)) if op.key in ("t", "t_") else draw(shapes(min_dims=1))
         d0 = draw(st.integers(0, len(shape) - 1))
         d1 = draw(st.integers(0, len(shape) - 1))
-        return [draw(arrays(shape, lo, hi))], {"d0": 0, "d1": 1} if op.key == "t" else {"d0": d0, "d1": d1}
+        return [draw(arrays(shape, lo, hi))], {"d0": 0, "d1": 1} if op.key in ("t", "t_") else {"d0": d0, "d1": d1}
     if kind == "unsqueeze":
         shape = draw(shapes())
         return [draw(arrays(shape, lo, hi))], {"dim": draw(st.integers(0, len(shape)))}
@@ -203,7 +203,7 @@ def op_case(draw, op):
         d = draw(st.integers(0, len(shape) - 1))
         shape[d] = 1
         a = draw(arrays(tuple(shape), lo, hi))
-        return [a], ({} if op.key == "squeeze" else {"dim": d})
+        return [a], ({} if op.key in ("squeeze", "squeeze_") else {"dim": d})
     if kind == "select":
         shape = draw(shapes(min_dims=1))
         dim = draw(st.integers(0, len(shape) - 1))

@@ -533,6 +533,13 @@ s.split([1, 2])
 s.split(0)
 s.chunk(0)
 s.unbind(2)
+v = torch.ones(2, 3, requires_grad=True); u = v * 2; print(u.t_(), u.shape)
+u2 = v * 1; print(u2.transpose_(0, 1).grad_fn.name(), u2.unsqueeze_(0).grad_fn.name(), u2.squeeze_().grad_fn.name(), u2.shape)
+(u.sum() + (u2 * u2).sum()).backward(); print(v.grad)
+v.t_()
+w = torch.arange(6.).reshape(2, 3); print(w.t_(), w.is_contiguous())
+q = torch.ones(2, 1, 3, requires_grad=True) * 1; print(q.squeeze_(1).grad_fn.name(), q.squeeze_(0).grad_fn.name(), q.shape)
+torch.ones(2, 2, 2).t_()
 """
 
 
