@@ -377,7 +377,7 @@ def _collect_names(roots, names, name, spaces):
     """id(tensor) -> name: explicit names first, then the namespaces' variables."""
     from .tensor import Tensor
 
-    found = {}
+    found, modules = {}, []
     if name is not None and roots:
         found[id(roots[0])] = str(name)
     for key, value in (names or {}).items():
@@ -385,11 +385,34 @@ def _collect_names(roots, names, name, spaces):
             key, value = value, key
         if isinstance(value, Tensor):
             found.setdefault(id(value), str(key))
+        else:
+            modules.append((str(key), value))
     for space in spaces:
         for key, value in list(space.items()):
-            if isinstance(value, Tensor) and isinstance(key, str) and not key.startswith("_"):
+            if not isinstance(key, str) or key.startswith("_"):
+                continue
+            if isinstance(value, Tensor):
                 found.setdefault(id(value), key)
+            else:
+                modules.append((key, value))
+    # a model's parameters by their dotted names (model.0.weight), after plain variables
+    for key, value in modules:
+        for pname, p in _named_parameters(value):
+            found.setdefault(id(p), f"{key}.{pname}")
     return found
+
+
+def _named_parameters(obj):
+    """``obj.named_parameters()`` of an ``nn.Module`` (or anything shaped like one), else nothing."""
+    from .tensor import Tensor
+
+    method = getattr(type(obj), "named_parameters", None)
+    if not callable(method) or isinstance(obj, type):
+        return []
+    try:
+        return [(n, p) for n, p in method(obj) if isinstance(n, str) and isinstance(p, Tensor)]
+    except Exception:  # someone else's object: no names from it, no error in a drawing
+        return []
 
 
 # --- building -----------------------------------------------------------------------------------

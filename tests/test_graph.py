@@ -99,6 +99,28 @@ def test_names_from_the_caller_explicit_names_and_name():
     assert [n.name for n in build_graph(h, namespace={"inp": x}).nodes if n.name] == ["inp"]
 
 
+class TinyModel:
+    """Shaped like an nn.Module, as far as naming goes."""
+
+    def __init__(self):
+        self.weight = torch.ones(2, requires_grad=True)
+        self.bias = torch.zeros(1, requires_grad=True)
+
+    def named_parameters(self):
+        return iter([("weight", self.weight), ("bias", self.bias)])
+
+
+def test_a_models_parameters_are_named_by_their_dotted_names():
+    model = TinyModel()
+    x = torch.tensor([1.0, 2.0])
+    out = (model.weight * x).sum() + model.bias
+    g = build_graph(out)
+    assert [n.label for n in g.nodes if n.kind == "leaf"] == ["model.weight", "model.bias", "x"]
+    w = model.weight  # noqa: F841 -- a variable of its own wins
+    assert "w" in [n.label for n in build_graph(out).nodes]
+    assert "lin.bias" in [n.label for n in build_graph(out, names={"lin": model}, namespace=False).nodes]
+
+
 def test_names_are_found_from_one_frame_up_and_inside_comprehensions():
     def helper(t):  # what the widget does: build for its caller
         import sys
