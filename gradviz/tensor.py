@@ -800,8 +800,10 @@ class Tensor:
     def __add__(self, other):
         return _binary("add", self, other)
 
+    # An array on the left (array + tensor): PyTorch takes part only in / and ==; for + - * @
+    # Python then says the operation is unsupported, and so does gradviz.
     def __radd__(self, other):
-        return _binary("add", self, other)
+        return NotImplemented if type(other) is np.ndarray else _binary("add", self, other)
 
     def __sub__(self, other):
         _check_sub(self, other)
@@ -810,7 +812,7 @@ class Tensor:
     def __rsub__(self, other):
         if isinstance(other, Tensor):
             return _binary("sub", other, self)
-        if not _is_operand(other):
+        if not _is_operand(other) or type(other) is np.ndarray:
             return NotImplemented
         _check_sub(other, self)
         dt = D.result_type(self, other)
@@ -821,7 +823,7 @@ class Tensor:
         return _binary("mul", self, other)
 
     def __rmul__(self, other):
-        return _binary("mul", self, other)
+        return NotImplemented if type(other) is np.ndarray else _binary("mul", self, other)
 
     def __truediv__(self, other):
         return _binary("div", self, other, float_result=True)
@@ -878,7 +880,7 @@ class Tensor:
         return matmul(self, other)
 
     def __rmatmul__(self, other):
-        return matmul(tensor(other), self)
+        return NotImplemented   # defined so that numpy defers: [1, 2] @ t and array @ t are TypeErrors
 
     def add(self, other, alpha=1):
         """self + alpha * other, one AddBackward0 node as in PyTorch."""

@@ -540,6 +540,12 @@ v.t_()
 w = torch.arange(6.).reshape(2, 3); print(w.t_(), w.is_contiguous())
 q = torch.ones(2, 1, 3, requires_grad=True) * 1; print(q.squeeze_(1).grad_fn.name(), q.squeeze_(0).grad_fn.name(), q.shape)
 torch.ones(2, 2, 2).t_()
+print(np.ones(2) / torch.ones(2), np.ones(2) == torch.ones(2), np.float64(2) * torch.ones(2), torch.ones(2) + np.ones(2))
+np.ones(2) + torch.ones(2)
+np.ones(2) * torch.ones(2)
+np.ones(2) - torch.ones(2)
+np.ones(2) @ torch.ones(2)
+[1.0, 2.0] @ torch.ones(2)
 """
 
 
