@@ -325,6 +325,9 @@ def where(condition, input=None, other=None):
 from . import ops  # noqa: E402
 from .tensor import _TYPE_NAMES, _dims, _literal  # noqa: E402
 from .autograd import Variable  # noqa: E402,F401
+# Loaded with the package, as PyTorch loads them: ``import torch.nn`` must find the very module
+# ``torch.nn`` names (a lazy import would let the shim's ``torch.nn`` become a second copy).
+from . import nn, optim  # noqa: E402
 
 
 def __getattr__(name):

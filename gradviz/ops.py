@@ -5,7 +5,7 @@ gradient ``g = ∂L/∂y`` arriving from above, ``vjps[i](g, y, x_0, x_1, ..., *
 ``g · ∂y/∂x_i`` -- the gradient sent down to input ``i``, before broadcasting is undone
 (the engine calls :func:`gradviz._broadcast.unbroadcast`, never the op).
 
-``uses[i]`` says which values the rule for input ``i`` reads: ``"0"``/``"1"`` for inputs,
+``uses[i]`` says which values the rule for input ``i`` reads: ``"0"``, ``"1"``, ``"2"`` for inputs,
 ``"o"`` for the output.  The engine saves exactly those (only for inputs that need a grad),
 so freeing them after ``backward()`` behaves like PyTorch's saved tensors.  A value that is
 not saved reaches the rule as a :class:`Meta` carrying only its ``shape`` and ``dtype``.
@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from ._random import _fma
 from ._reduce import torch_sum
 
 __all__ = ["Op", "Meta", "OPS", "op"]
@@ -179,12 +180,18 @@ def _sigmoid(a):
 
 def _add(a, b, alpha=1):
     """a + αb (α = 1 unless ``a.add(b, alpha=...)``)"""
-    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha, dtype=b.dtype))
+    if alpha == 1:
+        return np.add(a, b)
+    if a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
+        # PyTorch's kernel is one fused multiply-add, b·α + a rounded once: what makes
+        # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit
+        return _fma(b, a.dtype.type(alpha), a, a.dtype)
+    return np.add(a, np.multiply(b, alpha, dtype=b.dtype))
 
 
 def _sub(a, b, alpha=1):
     """a − αb"""
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha, dtype=b.dtype))
+    return np.subtract(a, b) if alpha == 1 else _add(a, b, -alpha)
 
 
 op("add", "AddBackward0", "+", _add,
@@ -457,6 +464,11 @@ op("bmm", "BmmBackward0", "@", np.matmul,
    [lambda g, y, a, b: g @ np.swapaxes(b, -1, -2), lambda g, y, a, b: np.swapaxes(a, -1, -2) @ g],
    ["1", "0"], "@0 @1", ["@1^{T}", "@0^{T}"])
 
+op("addmm", "AddmmBackward0", "addmm", lambda c, a, b: np.matmul(a, b) + c,  # nn.Linear: bias + x Wᵀ
+   [lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
+    lambda g, y, c, a, b: g @ b.T, lambda g, y, c, a, b: a.T @ g], ["", "2", "1"],
+   "@0 + @1 @2", ["1", "@2^{T}", "@1^{T}"])
+
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
     m = np.max(a, axis=dim, keepdims=True)
@@ -471,6 +483,29 @@ op("logsumexp", "LogsumexpBackward0", "logΣexp", _logsumexp,
 op("cumsum", "CumsumBackward0", "cumsum", lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype),
    [lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], [""],
    r"\sum_{j \le i} @0_j", [r"\mathbb{1}[j \le i]"], params={"dim": 0})
+
+# --- losses -------------------------------------------------------------------------------------
+
+def _mse_loss(a, b, reduction="mean"):
+    """ℓ = mean((a − b)²) (or their sum, or each one for reduction='none')"""
+    d = a - b
+    sq = d * d
+    if reduction == "none":
+        return sq
+    return torch_sum(sq) / sq.size if reduction == "mean" else torch_sum(sq)
+
+
+def _mse_vjp(g, a, b, reduction):
+    """(2/n)(a − b)·g, multiplied in the order of PyTorch's kernel: the factor first, then g"""
+    norm = a.dtype.type(2.0 / a.size if reduction == "mean" else 2.0)
+    return norm * (a - b) * g
+
+
+op("mse_loss", "MseLossBackward0", "MSE", _mse_loss,
+   [lambda g, y, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
+    lambda g, y, a, b, reduction="mean": _mse_vjp(g, b, a, reduction)], ["01", "01"],
+   r"\frac{1}{n}\sum (@0 - @1)^{2}", [r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
+   params={"reduction": "mean"})
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 

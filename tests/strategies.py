@@ -33,7 +33,8 @@ KINDS = {
     "moments": "var std",
     "steps": "round floor ceil trunc sign",
     "diag": "diagonal diag_embed",
-    "matmul": "mm mv dot bmm",
+    "matmul": "mm mv dot bmm addmm",
+    "loss": "mse_loss",
     "reshape": "view reshape_copy reshape_alias",
     "expand": "expand",
     "permute": "permute",
@@ -172,9 +173,16 @@ def op_case(draw, op):
         return [a], params
     if kind == "matmul":
         m, k, n, b = (draw(st.integers(1, 4)) for _ in range(4))
+        if op.key == "addmm":  # the bias: a row (as nn.Linear passes it), a column, or a full matrix
+            bias = draw(st.sampled_from([(n,), (1, n), (m, 1), (m, n), ()]))
+            return [draw(arrays(s, lo, hi)) for s in (bias, (m, k), (k, n))], params
         shape_a, shape_b = {"mm": ((m, k), (k, n)), "mv": ((m, k), (k,)), "dot": ((k,), (k,)),
                             "bmm": ((b, m, k), (b, k, n))}[op.key]
         return [draw(arrays(shape_a, lo, hi)), draw(arrays(shape_b, lo, hi))], params
+    if kind == "loss":  # same shapes: nn.functional broadcasts the two before the op sees them
+        shape = draw(shapes())
+        reduction = draw(st.sampled_from(["mean", "sum", "none"]))
+        return [draw(arrays(shape, lo, hi)), draw(arrays(shape, lo, hi))], {"reduction": reduction}
     if kind == "reshape":
         shape = draw(shapes())
         a = draw(arrays(shape, lo, hi))

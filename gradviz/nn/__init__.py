@@ -1,0 +1,19 @@
+"""``torch.nn``: Parameter, Module and the layers and losses a first network needs.
+
+>>> import gradviz as torch
+>>> from gradviz import nn
+>>> _ = torch.manual_seed(0)
+>>> model = nn.Linear(3, 1)
+>>> loss = nn.MSELoss()(model(torch.ones(4, 3)), torch.zeros(4, 1))
+>>> loss.grad_fn.name()
+'MseLossBackward0'
+"""
+
+from . import functional, init
+from .layers import Flatten, Identity, Linear, LogSoftmax, ReLU, Sequential, Sigmoid, Softmax, Tanh
+from .loss import L1Loss, MSELoss
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
+           "LogSoftmax", "Sequential", "MSELoss", "L1Loss", "functional", "init"]

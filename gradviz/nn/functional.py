@@ -1,0 +1,119 @@
+"""``torch.nn.functional``: layers and losses as plain functions, recording the nodes PyTorch records."""
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from ..ops import OPS
+from ..tensor import _TYPE_NAMES, _broadcast_error, apply
+
+__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss"]
+
+
+def linear(input, weight, bias=None):
+    """y = x Wᵀ + b, as PyTorch runs it: one ``addmm`` (AddmmBackward0) for a batch of rows;
+    other shapes are viewed as rows first and the result viewed back (ViewBackward0)."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if weight.ndim != 2:
+        out = input.matmul(weight.t())
+        return out if bias is None else out + bias
+    wt = weight.t()                                      # TBackward0: the layer stores W as (out, in)
+    rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
+    if input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+                           f"{wt.shape[0]}x{wt.shape[1]})")
+    if bias is None:
+        if input.ndim <= 2:
+            return input.matmul(wt)                      # MmBackward0 (and the vector's (un)squeeze)
+        out = input.reshape(rows, input.shape[-1]).matmul(wt)
+        return apply(OPS["reshape_copy"], (out,), shape=input.shape[:-1] + (wt.shape[1],))
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_TYPE_NAMES[input.dtype.name]} and {_TYPE_NAMES[weight.dtype.name]}")
+    if input.ndim == 2:
+        return apply(OPS["addmm"], (bias, input, wt))
+    if not input.is_contiguous():                        # PyTorch's fallback: a product, then bias added in place
+        return input.matmul(wt).add_(bias)
+    out = apply(OPS["addmm"], (bias, input.reshape(rows, input.shape[-1]), wt))
+    return out.view(*input.shape[:-1], wt.shape[1])
+
+
+# --- activations --------------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else input.relu()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                  "Change the call to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """e^{x_i} / Σ_j e^{x_j} along ``dim`` (SoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x_i − log Σ_j e^{x_j} along ``dim`` (LogSoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return input.log_softmax(dim, dtype=dtype)
+
+
+# --- losses -------------------------------------------------------------------------------------
+
+def _reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_sizes(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
+                      f"({input.size()}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _broadcast(input, target):
+    """Both expanded to one shape (ExpandBackward0 only where a shape changes), as broadcast_tensors does."""
+    try:
+        shape = tuple(np.broadcast_shapes(input.shape, target.shape))
+    except ValueError:
+        raise _broadcast_error(input.shape, target.shape) from None
+    return tuple(t if t.shape == shape else t.expand(*shape) for t in (input, target))
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """mean((input − target)²): one MseLossBackward0 node, its gradient 2(input − target)/n."""
+    _check_sizes(input, target)
+    _reduction(reduction)
+    a, b = _broadcast(input, target)
+    if a.dtype is not b.dtype:
+        dt = _dtype.result_type(a, b)
+        a, b = a.to(dt), b.to(dt)
+    return apply(OPS["mse_loss"], (a, b), reduction=reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """mean(|input − target|): composed in PyTorch too (SubBackward0, AbsBackward0, MeanBackward0)."""
+    _check_sizes(input, target)
+    _reduction(reduction)
+    a, b = _broadcast(input, target)
+    loss = (a - b).abs()
+    return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
+

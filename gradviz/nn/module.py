@@ -1,0 +1,324 @@
+"""Module: the base class of layers and models -- parameters found by attribute assignment, printed as PyTorch prints them."""
+
+from collections import OrderedDict
+
+from ..autograd import no_grad
+from ..tensor import Tensor
+from .parameter import Parameter
+
+__all__ = ["Module"]
+
+
+def _typename(obj):
+    """``torch.typename``: 'torch.FloatTensor' for a tensor, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _addindent(text, spaces):
+    """Indent every line but the first: how a child's repr nests inside its parent's."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+class _IncompatibleKeys(tuple):
+    """What ``load_state_dict`` returns: the keys it missed and the keys it did not expect."""
+
+    def __new__(cls, missing_keys, unexpected_keys):
+        self = super().__new__(cls, (missing_keys, unexpected_keys))
+        self.missing_keys, self.unexpected_keys = missing_keys, unexpected_keys
+        return self
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
+    __str__ = __repr__
+
+
+class Module:
+    """A model or a layer: ``forward`` says what it computes, and every Parameter (or Module)
+    assigned as an attribute in ``__init__`` is registered, so ``parameters()`` finds it.
+
+    >>> import gradviz as torch
+    >>> class Net(torch.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = torch.nn.Parameter(torch.ones(2))
+    ...     def forward(self, x):
+    ...         return (self.w * x).sum()
+    >>> Net()(torch.tensor([1., 2.]))
+    tensor(3., grad_fn=<SumBackward0>)
+    """
+
+    __module__ = "gradviz.nn.modules.module"
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'" if kwargs else
+                            f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        # object.__setattr__: our own __setattr__ looks these dictionaries up
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_modules", {})
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # -- registration by attribute assignment ----------------------------------------------------
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name):
+        for where in (self.__dict__, self._parameters, self._buffers, self._modules):
+            where.pop(name, None)
+
+    def __getattr__(self, name):
+        # only called when normal lookup fails: the registered things live in the dictionaries
+        d = self.__dict__
+        for kind in ("_parameters", "_buffers", "_modules"):
+            if kind in d and name in d[kind]:
+                return d[kind][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for kind in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(kind, ()):
+                del self.__dict__[kind][name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor the module keeps (and saves in ``state_dict``) but does not train."""
+        self._forget(name)
+        self._buffers[name] = tensor
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # -- walking the tree ------------------------------------------------------------------------
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """This module and every module below it, depth first, with dotted names ('' for itself)."""
+        memo = set() if memo is None else memo
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def _named(self, kind, prefix, recurse, remove_duplicate):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, kind).items():
+                if value is None or (remove_duplicate and value in seen):
+                    continue
+                seen.add(value)
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, parameter)`` pairs: this module's own first, then each child's, depth first."""
+        return self._named("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        """Every parameter to train (a generator, as in PyTorch: ``list(model.parameters())``)."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def apply(self, fn):
+        """Call ``fn`` on every child (recursively), then on this module; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- modes and gradients ---------------------------------------------------------------------
+
+    def train(self, mode=True):
+        """Training mode (the default); it only matters to layers like dropout and batch norm."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Forget the gradients of the last backward: ``.grad`` becomes None (PyTorch 2's default)."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    # -- moving and saving -----------------------------------------------------------------------
+
+    def to(self, *args, **kwargs):
+        """``model.to(device)`` is the model itself (CPU only); a floating dtype converts every parameter."""
+        from .. import _dtype
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _dtype.dtype):
+                dtype = a
+        if dtype is not None:
+            if not dtype.is_floating_point:
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got "
+                                f"desired dtype={dtype}")
+            for t in list(self.parameters()) + list(self.buffers()):
+                if t.dtype.is_floating_point:
+                    t.data = t.data.to(dtype)
+        device = kwargs.get("device", next((a for a in args if not isinstance(a, _dtype.dtype)), None))
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise AssertionError("Torch not compiled with CUDA enabled")
+        return self
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        from .. import _dtype
+        return self.to(_dtype.float32)
+
+    def double(self):
+        from .. import _dtype
+        return self.to(_dtype.float64)
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Every parameter and buffer by dotted name, detached (``keep_vars=True`` keeps them)."""
+        out = OrderedDict() if destination is None else destination
+        for kind in ("_parameters", "_buffers"):
+            for name, t in self._named(kind, prefix, True, True):
+                out[name] = t if keep_vars else t.detach()
+        return out
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy the values of ``state_dict`` into this module's parameters and buffers."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                parts.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(parts))
+        with no_grad():
+            for k, t in own.items():
+                if k in state_dict:
+                    t.copy_(state_dict[k])
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing --------------------------------------------------------------------------------
+
+    def extra_repr(self):
+        """What goes inside the parentheses, e.g. ``in_features=3, out_features=2, bias=True``."""
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        # PyTorch's layout: the extra repr, then one "(name): child" line per child, indented
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _addindent(repr(module), 2) for name, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                body = extra_lines[0]
+            else:
+                body = "\n  " + "\n  ".join(lines) + "\n"
+        return self._get_name() + "(" + body + ")"
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules) | set(self._buffers))
