@@ -406,6 +406,63 @@ for step in range(3):
             p.grad.zero_()
     print(step, loss)
 print(W2.t())
+""",    """nn, optim = torch.nn, torch.optim
+torch.manual_seed(0)
+X = torch.randn(20, 3)
+y = X @ torch.tensor([[2.0], [-3.4], [1.5]]) + 4.2 + 0.01 * torch.randn(20, 1)
+model = nn.Linear(3, 1)
+print(model, model.weight, model.bias, list(model.parameters()), sep="\\n")
+loss_fn = nn.MSELoss()
+optimizer = optim.SGD(model.parameters(), lr=0.05)
+print(optimizer)
+for epoch in range(5):
+    optimizer.zero_grad()
+    pred = model(X)
+    loss = loss_fn(pred, y)
+    loss.backward()
+    print(epoch, loss, model.weight.grad, model.bias.grad)
+    optimizer.step()
+print(model.weight, model.bias, pred[:2], sep="\\n")
+print(pred.grad_fn, pred.grad_fn.next_functions, pred.grad_fn.next_functions[2][0].next_functions)
+print(loss.grad_fn, loss.grad_fn.next_functions)
+optimizer.zero_grad()
+print(model.weight.grad, model.state_dict())
+""",
+    """nn, F = torch.nn, torch.nn.functional
+torch.manual_seed(42)
+X = torch.randn(32, 2)
+Y = (X[:, :1] * X[:, 1:] > 0).float()
+model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
+print(model)
+print([n for n, _ in model.named_parameters()], sum(p.numel() for p in model.parameters()))
+opt = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9, weight_decay=1e-3, nesterov=True)
+for step in range(6):
+    opt.zero_grad()
+    out = model(X)
+    loss = F.mse_loss(out, Y)
+    loss.backward()
+    opt.step()
+    print(step, loss)
+print(model[4].weight.grad, model[4].bias, out[:3], sep="\\n")
+print(out.grad_fn, out.grad_fn.next_functions[0][0], opt.state[model[4].bias])
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 3)
+        self.fc2 = nn.Linear(3, 2, bias=False)
+        self.scale = nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x))) * self.scale
+
+net = Net()
+print(net, [(n, tuple(p.shape)) for n, p in net.named_parameters()])
+y = net(torch.randn(5, 4))
+y.sum().backward()
+print(y, net.fc2.weight.grad, net.scale.grad)
+net.zero_grad()
+print(net.fc2.weight.grad, net(torch.randn(4)), net(torch.randn(2, 3, 4)).grad_fn)
 """,
 ]
 
@@ -546,6 +603,29 @@ np.ones(2) * torch.ones(2)
 np.ones(2) - torch.ones(2)
 np.ones(2) @ torch.ones(2)
 [1.0, 2.0] @ torch.ones(2)
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(3)
+print(nn.Linear(3, 2), nn.Linear(3, 2, bias=False), nn.ReLU(), nn.ReLU(inplace=True), nn.Sigmoid(), nn.Tanh())
+print(nn.MSELoss(), nn.MSELoss(reduction='sum'), nn.L1Loss(), nn.Softmax(dim=1), nn.LogSoftmax(dim=0), nn.Identity(), nn.Flatten())
+print(nn.Sequential(), nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.ReLU(), nn.Linear(3, 1))))
+print(nn.Parameter(torch.ones(2, 2)), nn.Parameter(torch.zeros(3), requires_grad=False), nn.Parameter())
+p = nn.Parameter(torch.tensor([1.0, 2.0])); print(p * 2, p.is_leaf, p.grad_fn, type(p), type(p.data), type(p.detach()), f"{nn.Parameter(torch.tensor(2.))}")
+lin = nn.Linear(2, 2); print(list(lin.parameters()), list(lin.named_parameters()), lin.state_dict())
+s = nn.Sequential(lin, nn.Tanh(), nn.Linear(2, 1)); print(s[0], s[-1], len(s), s[1:], list(s.children()), [n for n, _ in s.named_modules()])
+print(s.training, s.eval().training, s[0].training, s.train() is s, s.requires_grad_(False)[2].weight.requires_grad)
+print(type(lin), type(s), type(nn.MSELoss()), type(torch.optim.SGD(lin.parameters())), torch.optim.SGD, nn.Module)
+print(torch.optim.SGD([lin.weight], lr=0.1, momentum=0.9), torch.optim.SGD([{'params': [lin.weight]}, {'params': [lin.bias], 'lr': 1.0}], lr=0.1))
+a = torch.randn(3, 2, requires_grad=True); b = torch.randn(3, 2)
+for r in ['mean', 'sum', 'none']: l = F.mse_loss(a, b, reduction=r); l.sum().backward(); print(l, l.grad_fn.next_functions, a.grad); a.grad = None
+l = F.mse_loss(b, a); print(l, l.grad_fn.next_functions); l = nn.L1Loss()(a, b); l.backward(); print(l, a.grad, l.grad_fn.next_functions)
+print(F.relu(a), F.sigmoid(a), F.tanh(a), F.softmax(a, dim=1), F.log_softmax(a, dim=0), F.softmax(a), F.linear(a, torch.ones(4, 2)))
+x = torch.randn(2, 3, 4, requires_grad=True); o = nn.Linear(4, 5)(x); o.sum().backward(); print(o.grad_fn, o.grad_fn.next_functions, x.grad)
+v = torch.randn(4, requires_grad=True); o = nn.Linear(4, 2)(v); print(o, o.grad_fn.next_functions[0][0].next_functions)
+o = nn.Linear(4, 2, bias=False)(x); print(o.grad_fn, o.grad_fn.next_functions[0][0].next_functions)
+w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)
+for i in range(3): opt.zero_grad(); (w * w * w).sum().backward(); opt.step(); print(w, w.grad, opt.state[w])
+print(opt.state_dict()); opt.zero_grad(set_to_none=False); print(w.grad)
+w2 = nn.Parameter(torch.tensor([0.5])); opt2 = torch.optim.SGD([w2], lr=0.3, maximize=True); (w2 ** 2).sum().backward(); opt2.step(); print(w2)
+print(nn.init.xavier_uniform_(torch.empty(2, 3)), nn.init.kaiming_normal_(torch.empty(3, 2)), nn.init.zeros_(torch.empty(2)), nn.init.calculate_gain('relu'))
 """
 
 
@@ -687,6 +767,39 @@ ERRORS = {
     "int alpha": "torch.tensor([1, 2]).add(1, alpha=0.5)",
     "arange wrong sign": "torch.arange(5, 0)",
     "non-leaf grad": "x = torch.ones(2, requires_grad=True); y = x * 2; y.sum().backward(); y.grad",
+    "Linear, wrong width": "torch.nn.Linear(3, 2)(torch.ones(4, 5))",
+    "Linear, wrong vector": "torch.nn.Linear(3, 2)(torch.ones(5))",
+    "Linear, wrong 3-D": "torch.nn.Linear(3, 2)(torch.ones(2, 4, 5))",
+    "Linear no bias, wrong width": "torch.nn.Linear(3, 2, bias=False)(torch.ones(4, 5))",
+    "Linear, double input": "torch.nn.Linear(3, 2)(torch.ones(4, 3, dtype=torch.float64))",
+    "Linear, 0-d input": "torch.nn.Linear(3, 2)(torch.tensor(1.))",
+    "Linear, int input": "torch.nn.Linear(3, 2)(torch.ones(4, 3, dtype=torch.int64))",
+    "SGD lr": "torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=-1)",
+    "SGD momentum": "torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1, momentum=-0.5)",
+    "SGD weight_decay": "torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1, weight_decay=-1)",
+    "SGD nesterov": "torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1, nesterov=True)",
+    "SGD empty": "torch.optim.SGD([], lr=0.1)",
+    "SGD of a module": "torch.optim.SGD(torch.nn.Linear(1, 1), lr=0.1)",
+    "SGD of a tensor": "torch.optim.SGD(torch.ones(2, requires_grad=True), lr=0.1)",
+    "SGD of a non-leaf": "torch.optim.SGD([torch.ones(2, requires_grad=True) * 2], lr=0.1)",
+    "SGD of a number": "torch.optim.SGD([1.0], lr=0.1)",
+    "SGD of a set": "torch.optim.SGD([{'params': {torch.nn.Parameter(torch.ones(1))}}], lr=0.1)",
+    "SGD duplicate": "p = torch.nn.Parameter(torch.ones(1)); torch.optim.SGD([p, p], lr=0.1)",
+    "SGD two groups": "p = torch.nn.Parameter(torch.ones(1)); torch.optim.SGD([{'params': [p]}, {'params': [p]}])",
+    "MSELoss reduction": "torch.nn.MSELoss(reduction='avg')(torch.ones(2), torch.ones(2))",
+    "mse_loss broadcast": "torch.nn.functional.mse_loss(torch.ones(3, 2), torch.ones(4))",
+    "mse_loss target size": "torch.nn.functional.mse_loss(torch.ones(3, 2), torch.ones(3, 1))",
+    "softmax without dim": "torch.nn.functional.softmax(torch.ones(2, 3))",
+    "Module forward": "torch.nn.Module()(torch.ones(1))",
+    "Module attribute": "torch.nn.Linear(1, 1).nothing",
+    "Module assign tensor": "m = torch.nn.Linear(1, 1); m.weight = torch.ones(1, 1)",
+    "Module before init": "class M(torch.nn.Module):\n    def __init__(self):\n        self.w = torch.nn.Parameter(torch.ones(1))\nM()",
+    "Module init args": "torch.nn.Module(3)",
+    "Module train mode": "torch.nn.Linear(1, 1).train('yes')",
+    "Sequential index": "torch.nn.Sequential(torch.nn.ReLU())[3]",
+    "Parameter of ints": "torch.nn.Parameter(torch.tensor([1, 2]))",
+    "init of a vector": "torch.nn.init.xavier_uniform_(torch.empty(3))",
+    "load_state_dict": "torch.nn.Linear(1, 1).load_state_dict({'weight': torch.ones(1, 1)})",
 }
 
 
