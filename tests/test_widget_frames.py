@@ -253,3 +253,14 @@ def test_random_graphs_every_highlight_is_drawn(case):
                 assert ident in edges, slot
         for ident in nodes:
             assert f'id="gv-{ident}"' in w.svg
+
+
+def test_a_broadcast_input_is_not_said_to_be_multiplied():
+    """What goes back to a broadcast input is a sum over its copies: the caption gives the rule."""
+    x = torch.ones(2, 1, requires_grad=True)
+    b = torch.ones(3, requires_grad=True)
+    o = (x * b).sum()
+    w = AutogradWidget(o, names={"x": x, "b": b, "o": o})
+    (mul,) = [w.caption(i) for i, f in enumerate(w.frames) if f["kind"] == "node" and "MulBackward0" in w.caption(i)]
+    assert mul == ("MulBackward0 gets ∂o/∂a = [[1, 1, 1], [1, 1, 1]], applies its rule (b) and sends [[3], [3]] "
+                   "to x; applies its rule (x) and sends [2, 2, 2] to b.")

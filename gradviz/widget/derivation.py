@@ -12,6 +12,7 @@ cleaned to a whitelist of MathML tags, so nothing a user writes can run in the p
 
 import html
 import inspect
+import math
 import re
 from html.parser import HTMLParser
 
@@ -205,8 +206,14 @@ def _vjp(lesson, node, i, g):
 
 
 def local_derivative(lesson, node, i):
-    """∂(output)/∂(input i) as numbers, when the op works element by element (else None)."""
-    if node.op.key in ("mm", "mv", "bmm"):
+    """∂(output)/∂(input i) as numbers, when the op works element by element (else None).
+
+    Not for matrix products, nor for an input that was broadcast to a bigger output: what goes
+    back to it is a sum over the copies, not a product a caption could call "multiplies by".
+    """
+    if node.op.key in ("mm", "mv", "bmm", "addmm"):
+        return None
+    if math.prod(node._metas[i][0]) < math.prod(np.shape(lesson.output(node))):
         return None
     try:
         ones = np.ones_like(lesson.output(node))
