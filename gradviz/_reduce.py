@@ -36,7 +36,7 @@ def _cascade(rows):
     power = max(4, (math.ceil(math.log2(size)) if size > 1 else 0) // _LEVELS)
     step, mask = 1 << power, (1 << power) - 1
     if size < step:  # one level used, from 0: the other three hold zeros (adding one turns -0 into 0)
-        return np.cumsum(rows, axis=0, dtype=rows.dtype)[-1] + rows.dtype.type(0)
+        return np.add.accumulate(rows, axis=0, dtype=rows.dtype)[-1] + rows.dtype.type(0)
     acc = np.zeros((_LEVELS,) + rows.shape[1:], rows.dtype)
     i = 0
     while i + step <= size:
@@ -54,7 +54,7 @@ def _cascade(rows):
 
 def _running_sum(start, rows):
     """``start + rows[0] + rows[1] + ...``, left to right, rounding after every addition."""
-    return np.cumsum(np.concatenate((start[None], rows)), axis=0, dtype=rows.dtype)[-1]
+    return np.add.accumulate(np.concatenate((start[None], rows)), axis=0, dtype=rows.dtype)[-1]
 
 
 def _row_sum(items):
@@ -80,7 +80,7 @@ def _inner(x):
     blocks = x[:, :vectors * lanes].reshape(rows, vectors, lanes).transpose(1, 2, 0)
     per_lane = _row_sum(blocks)                    # (lanes, rows)
     if vectors * lanes == n:                       # no leftovers: the lanes, added from 0
-        return np.cumsum(per_lane, axis=0, dtype=x.dtype)[-1] + x.dtype.type(0)
+        return np.add.accumulate(per_lane, axis=0, dtype=x.dtype)[-1] + x.dtype.type(0)
     total = _running_sum(np.zeros(rows, x.dtype), x[:, vectors * lanes:].T)   # the leftovers first
     return _running_sum(total, per_lane)                                       # then the lanes
 
@@ -118,5 +118,5 @@ def torch_sum(a, axis=None, keepdims=False):
         slices = c.reshape(before, reduced, rest // before)
         result = _outer(slices[0]) if before == 1 else np.stack([_outer(s) for s in slices])
     else:
-        return np.sum(a, axis=axis, keepdims=keepdims)
+        return np.add.reduce(a, axis=axes, keepdims=keepdims)
     return result.reshape(out_shape)

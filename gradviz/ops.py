@@ -14,6 +14,7 @@ In ``latex``, ``dlatex`` and ``symbol``, ``@0``/``@1`` stand for the inputs, ``@
 output and ``@name`` for a parameter; the graph and the hand derivation fill them in.
 """
 
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -23,6 +24,13 @@ from ._random import _fma
 from ._reduce import torch_sum
 
 __all__ = ["Op", "Meta", "OPS", "op"]
+
+# PyTorch makes nan and inf silently. Ops that make them from ordinary inputs (log(-1), 1/0) run
+# under np.errstate (_quiet below), and so does every backward pass; overflow can come from any
+# op (a training run that diverges), so numpy's RuntimeWarnings raised inside gradviz's own
+# modules are also filtered out here, at no cost per op. (A `warnings.catch_warnings()` block
+# around `import gradviz` drops that filter again when it ends; pytest's collection is one.)
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz\.")
 
 
 @dataclass(frozen=True)

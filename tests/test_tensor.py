@@ -297,3 +297,27 @@ def test_nan_and_inf_come_silently_as_in_pytorch():
     assert str(x.grad) == "tensor([nan, nan, inf])"
     with pytest.warns(RuntimeWarning):      # numpy code of the user's own still warns
         np.log(np.array(-1.0))
+
+
+def test_a_diverging_training_run_warns_nothing():
+    """lr too big: the numbers overflow to inf and nan, silently as in PyTorch (a fresh
+    interpreter, as in a notebook: pytest's own warning filters do not hide anything here)."""
+    import subprocess
+    import sys
+    code = """if True:
+        import gradviz as torch
+        X = torch.tensor([[0., 0.], [0., 1.], [1., 0.], [1., 1.]]); Y = torch.tensor([[0.], [1.], [1.], [0.]])
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=3.0)
+        W = torch.randn(2, 2, requires_grad=True)
+        for step in range(300):
+            loss = torch.nn.MSELoss()(model(X), Y) + ((W * 1e10) @ W).sum()
+            opt.zero_grad(); W.grad = None; loss.backward(); opt.step()
+            with torch.no_grad():
+                W -= 10 * W.grad
+        print(loss)
+    """
+    out = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "tensor(nan, grad_fn=<AddBackward0>)", out.stderr
+    assert "Warning" not in out.stderr, out.stderr
