@@ -167,6 +167,14 @@ def _lesson_06(nb):
     drawing = next(c for c in nb.cells if c.cell_type == "code" and c.source == "gradviz.draw(loss)")
     svg = "".join(o["data"].get("image/svg+xml", "") for o in drawing.outputs if "data" in o)
     assert 'class="edge gv-edge gv-cut"' in svg and "cut by detach()" in svg
+    model = next(c for c in nb.cells if c.cell_type == "code" and c.source.endswith("\nmodel"))
+    assert output_text(model).startswith("Sequential(\n  (0): Linear(in_features=2, out_features=4, bias=True)")
+    with_nn = next(c for c in nb.cells if c.cell_type == "code" and "optimizer.step()" in c.source)
+    assert output_text(with_nn) == ("step   0   loss 0.2924\nstep 100   loss 0.1746\nstep 200   loss 0.0089\n"
+                                    "step 300   loss 0.0003\ntensor([[0.],\n        [1.],\n        [1.],\n        [0.]])")
+    drawn = next(c for c in nb.cells if c.cell_type == "code" and c.source == "gradviz.draw(loss_fn(model(X), Y))")
+    svg = "".join(o["data"].get("image/svg+xml", "") for o in drawn.outputs if "data" in o)
+    assert "AddmmBackward0" in svg and "TBackward0" in svg and "model.0.weight" in svg
     assert errors(nb) == []
 
 
