@@ -1748,6 +1748,9 @@ def matmul(a, b):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} "
                                f"and {b.shape[0]}x{b.shape[1]})")
         return apply(OPS["mm"], (a, b))
+    if b.ndim <= 2:   # a batch of rows times one matrix (or vector): folded into one mm (mv), as PyTorch does
+        out = matmul(a.reshape(-1, a.shape[-1]), b)
+        return apply(OPS["reshape_copy"], (out,), shape=a.shape[:-1] + b.shape[1:])
     try:
         return apply(OPS["bmm"], (a, b))
     except ValueError as e:
