@@ -248,7 +248,7 @@ _METHODS = ("add sub mul div true_divide floor_divide remainder fmod pow neg exp
             "log1p expm1 rsqrt tan sinh cosh log2 log10 maximum minimum logsumexp cumsum masked_fill flip "
             "tril triu gather index_select select sort argsort narrow split chunk unbind bmm isnan isinf nonzero any all "
             "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax "
-            "max min amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
+            "max min median amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
             "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
             "eq ne lt le gt ge is_floating_point isfinite logical_not logical_and logical_or").split()
 for _name in _METHODS:

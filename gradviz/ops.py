@@ -108,12 +108,27 @@ def _evenly(g, x, y, dim=None, keepdim=False):
     return mask * (gg / mask.sum(axis=dim, keepdims=True))
 
 
-def _first_extreme(g, x, dim, keepdim, arg):
-    """max/min along dim: the gradient goes to the element that ``indices`` points at."""
-    idx = arg(x, axis=dim, keepdims=True)
-    out = np.zeros(x.shape, dtype=g.dtype)
+def _to_index(g, shape, idx, dim, keepdim):
+    """A pick along ``dim``: the gradient goes where ``idx`` (dims kept) points, 0 elsewhere."""
+    out = np.zeros(shape, dtype=g.dtype)
     np.put_along_axis(out, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
     return out
+
+
+def _first_extreme(g, x, dim, keepdim, arg):
+    """max/min along dim: the gradient goes to the element that ``indices`` points at."""
+    return _to_index(g, x.shape, arg(x, axis=dim, keepdims=True), dim, keepdim)
+
+
+def _median_index(a, dim):
+    """Where the lower median sits along ``dim``, dims kept (a stable sort: the middle of equals)."""
+    return np.take(np.argsort(a, axis=dim, kind="stable"), [(a.shape[dim] - 1) // 2], axis=dim)
+
+
+def _median_dim(a, dim, keepdim=False):
+    """the lower median along dim"""
+    m = np.take_along_axis(a, _median_index(a, dim), dim)
+    return m if keepdim else np.squeeze(m, dim)
 
 
 def _diag_scatter(g, shape, offset):
@@ -355,6 +370,12 @@ op("amax", "MaxBackward1", "max", lambda a, dim=None, keepdim=False: np.max(a, a
 op("amin", "MinBackward1", "min", lambda a, dim=None, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
    [lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], ["0o"],
    r"\min @0", [r"\mathbb{1}[@0 = \min @0]"])
+op("median", "MedianBackward0", "median", lambda a: np.sort(a, axis=None)[(a.size - 1) // 2],
+   [lambda g, y, a: _evenly(g, a, y)], ["0o"],            # ties share the gradient, as for max
+   r"\operatorname{median} @0", [r"\mathbb{1}[@0 = \operatorname{median} @0]"])
+op("median_dim", "MedianBackward1", "median", _median_dim,
+   [lambda g, y, a, dim, keepdim=False: _to_index(g, a.shape, _median_index(a, dim), dim, keepdim)], ["0"],
+   r"\operatorname{median} @0", [r"\mathbb{1}[@0 = \operatorname{median} @0]"], params={"dim": 0})
 op("max_dim", "MaxBackward0", "max", lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], ["0"],
    r"\max @0", [r"\mathbb{1}[@0 = \max @0]"], params={"dim": 0})

@@ -16,7 +16,7 @@ from . import _dtype as D
 from . import autograd as _ag
 from ._format import tensor_repr
 from .autograd import _GradMode
-from .ops import OPS, _sorted
+from .ops import OPS, _median_index, _sorted
 
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_array", "return_types"]
 
@@ -113,6 +113,7 @@ class return_types:
     """``torch.return_types``: the named pairs that ``max(dim)`` and ``min(dim)`` return."""
     max = type("max", (_ReturnType,), {"_name": "max", "__module__": "gradviz.return_types"})
     sort = type("sort", (_ReturnType,), {"_name": "sort", "__module__": "gradviz.return_types"})
+    median = type("median", (_ReturnType,), {"_name": "median", "__module__": "gradviz.return_types"})
     min = type("min", (_ReturnType,), {"_name": "min", "__module__": "gradviz.return_types"})
 
 
@@ -1271,6 +1272,17 @@ class Tensor:
 
     def min(self, dim=None, keepdim=False):
         return self._extreme("min", dim, keepdim)
+
+    def median(self, dim=None, keepdim=False):
+        """The lower of the two middle values (no averaging): overall, or along ``dim`` with where it is."""
+        if dim is None:
+            if self._data.size == 0:        # no middle value: nan, as PyTorch says
+                return Tensor._wrap(np.asarray(np.nan, self._data.dtype))
+            return apply(OPS["median"], (self,))
+        d = _dims(dim, self.ndim)[0]
+        values = apply(OPS["median_dim"], (self,), dim=d, keepdim=keepdim)
+        idx = _median_index(self._data, d)
+        return return_types.median(values, Tensor._wrap((idx if keepdim else np.squeeze(idx, d)).astype(np.int64)))
 
     def amax(self, dim=None, keepdim=False):
         return self.max() if dim is None else self.max(dim, keepdim).values

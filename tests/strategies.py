@@ -20,9 +20,9 @@ KINDS = {
     "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias "
              "log1p expm1 rsqrt tan sinh cosh log2 log10",
     "binary": "add sub mul div pow_tt maximum minimum",
-    "reduce_all": "sum mean amax amin prod",
+    "reduce_all": "sum mean amax amin prod median",
     "norm": "norm",
-    "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim logsumexp",
+    "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim logsumexp median_dim",
     "softmax": "softmax log_softmax cumsum",
     "masked_fill": "masked_fill",
     "flip": "flip",
@@ -100,10 +100,10 @@ def op_case(draw, op):
             a, b = np.asarray(np.round(a * 4) / 4), np.asarray(np.round(b * 4) / 4)
         return [a, b], params
     if kind == "reduce_all":
-        return [draw(arrays(draw(shapes()), lo, hi, distinct=op.key in ("amax", "amin")))], params
+        return [draw(arrays(draw(shapes()), lo, hi, distinct=op.key in ("amax", "amin", "median")))], params
     if kind == "reduce_dim":
         shape = draw(shapes(min_dims=1))
-        a = draw(arrays(shape, lo, hi, distinct=op.key in ("max_dim", "min_dim")))
+        a = draw(arrays(shape, lo, hi, distinct=op.key in ("max_dim", "min_dim", "median_dim")))
         dim = draw(st.integers(0, len(shape) - 1))
         keepdim = draw(st.booleans())
         if op.key in ("sum_dim", "mean_dim"):

@@ -65,6 +65,8 @@ REFERENCE = {
     "sum": lambda a: math.fsum(a.ravel().tolist()),
     "mean": lambda a: math.fsum(a.ravel().tolist()) / a.size,
     "amax": lambda a: max(a.ravel().tolist()),
+    "median": lambda a: sorted(a.ravel().tolist())[(a.size - 1) // 2],
+    "median_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, lambda v: sorted(v)[(len(v) - 1) // 2]),
     "amin": lambda a: min(a.ravel().tolist()),
     "norm": lambda a, p=2, dim=None, keepdim=False: (
         np.abs(a).max(axis=dim, keepdims=keepdim) if p == np.inf
