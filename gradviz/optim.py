@@ -12,6 +12,7 @@ import warnings
 from collections import defaultdict
 
 from .autograd import enable_grad, no_grad
+from .nn.module import forget_grads
 from .tensor import Tensor
 
 __all__ = ["Optimizer", "SGD"]
@@ -89,14 +90,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Forget the last gradients before the next backward: ``.grad`` becomes None (PyTorch 2's default)."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        p.grad.requires_grad_(False)
-                        p.grad.zero_()
+        forget_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure=None):
         raise NotImplementedError

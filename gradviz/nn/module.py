@@ -6,7 +6,19 @@ from ..autograd import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter
 
-__all__ = ["Module"]
+__all__ = ["Module", "forget_grads"]
+
+
+def forget_grads(params, set_to_none=True):
+    """What ``zero_grad()`` does, for a model and for an optimizer: each ``.grad`` becomes None
+    (PyTorch 2's default), or is filled with zeros in place with ``set_to_none=False``."""
+    for p in params:
+        if p.grad is not None:
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.requires_grad_(False)
+                p.grad.zero_()
 
 
 def _typename(obj):
@@ -231,13 +243,7 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Forget the gradients of the last backward: ``.grad`` becomes None (PyTorch 2's default)."""
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        forget_grads(self.parameters(), set_to_none)
 
     # -- moving and saving -----------------------------------------------------------------------
 
