@@ -25,11 +25,8 @@ def linear(input, weight, bias=None):
     if input.shape[-1] != weight.shape[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{wt.shape[0]}x{wt.shape[1]})")
-    if bias is None:
-        if input.ndim <= 2:
-            return input.matmul(wt)                      # MmBackward0 (and the vector's (un)squeeze)
-        out = input.reshape(rows, input.shape[-1]).matmul(wt)
-        return apply(OPS["reshape_copy"], (out,), shape=input.shape[:-1] + (wt.shape[1],))
+    if bias is None:     # MmBackward0 (a vector: its (un)squeeze; a batch: folded into rows and back)
+        return input.matmul(wt)
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                            f"{_TYPE_NAMES[input.dtype.name]} and {_TYPE_NAMES[weight.dtype.name]}")
