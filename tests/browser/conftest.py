@@ -10,6 +10,7 @@ Fixtures (use them from any test under ``tests/browser/``):
 ``page``             a new tab whose console errors and page errors are collected in
                      ``page.gv_errors`` (a list of strings; assert it is empty).
 ``lab_page``         a tab that may reach the ``jupyterlab`` server and nothing else.
+``notebook7``, ``notebook7_page``  the same for Jupyter Notebook 7 (skipped without the ``notebook`` package).
 ``offline_page``     the same as ``page``, with every request that is not ``file:``, ``data:``, ``blob:`` or
                      ``about:`` aborted and listed in ``page.gv_blocked``.
 ``jupyterlab``       a JupyterLab 4 server started for the session on ``127.0.0.1`` (a free port, a
@@ -143,14 +144,16 @@ def free_port():
 
 
 class Lab:
-    """A running JupyterLab: where it is, what it serves, and how a test drives it."""
+    """A running JupyterLab (or Notebook 7: the same front end, one notebook a page): where it is,
+    what it serves, and how a test drives it."""
 
-    def __init__(self, port, token, root_dir, proc, log):
+    def __init__(self, port, token, root_dir, proc, log, pages="lab/tree"):
         self.port, self.token, self.root_dir, self.proc, self.log = port, token, Path(root_dir), proc, log
         self.base = f"http://127.0.0.1:{port}"
+        self.pages = pages
 
     def url(self, path=""):
-        return f"{self.base}/lab/tree/{path}?token={self.token}"
+        return f"{self.base}/{self.pages}/{path}?token={self.token}"
 
     def copy_notebook(self, path, name=None):
         """Put a copy of ``path`` in the server's root dir; returns its name there."""
@@ -209,14 +212,15 @@ class Lab:
         page.wait_for_selector(f'body[data-jp-theme-light="{light}"]', state="attached", timeout=20000)
 
 
-@pytest.fixture(scope="session")
-def jupyterlab():
+def _serve(app, app_args, pages):
+    """Start ``jupyter <app>`` for the session on 127.0.0.1 (a free port, a known token, no browser,
+    nothing that asks the network); yield its :class:`Lab`, then stop it and remove its dirs."""
     why = _why_no_browser()
     if why:
         pytest.skip(why)
-    root_dir = Path(tempfile.mkdtemp(prefix="gv-lab-root-"))
-    settings = Path(tempfile.mkdtemp(prefix="gv-lab-settings-"))
-    runtime = Path(tempfile.mkdtemp(prefix="gv-lab-runtime-"))
+    root_dir = Path(tempfile.mkdtemp(prefix=f"gv-{app}-root-"))
+    settings = Path(tempfile.mkdtemp(prefix=f"gv-{app}-settings-"))
+    runtime = Path(tempfile.mkdtemp(prefix=f"gv-{app}-runtime-"))
     (settings / "@jupyterlab" / "apputils-extension").mkdir(parents=True)
     # no "would you like to get news?" toast, no update checks: nothing asks the network
     (settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings").write_text(
@@ -226,15 +230,13 @@ def jupyterlab():
                JUPYTER_RUNTIME_DIR=str(runtime), JUPYTER_CONFIG_DIR=str(runtime / "config"))
     log = open(runtime / "server.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.open_browser=False",
+        [sys.executable, "-m", "jupyter", app, "--no-browser", "--ServerApp.open_browser=False",
          "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}",
-         f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={runtime / 'workspaces'}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.extension_manager=readonly"]
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}"]
+        + [arg.format(settings=settings, runtime=runtime) for arg in app_args]
         + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
         cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
-    lab = Lab(port, token, root_dir, proc, runtime / "server.log")
+    lab = Lab(port, token, root_dir, proc, runtime / "server.log", pages)
     deadline = time.time() + 90
     while True:
         try:
@@ -245,7 +247,7 @@ def jupyterlab():
             pass
         if proc.poll() is not None or time.time() > deadline:
             proc.kill()
-            pytest.fail("JupyterLab did not start:\n" + lab.log.read_text()[-3000:])
+            pytest.fail(f"jupyter {app} did not start:\n" + lab.log.read_text()[-3000:])
         time.sleep(0.3)
     try:
         yield lab
@@ -260,19 +262,49 @@ def jupyterlab():
             shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.fixture
-def lab_page(browser_context, jupyterlab):
-    """A tab for the live JupyterLab: only 127.0.0.1 (and local schemes) may be reached."""
+@pytest.fixture(scope="session")
+def jupyterlab():
+    yield from _serve("lab", [
+        "--LabApp.user_settings_dir={settings}", "--LabApp.workspaces_dir={runtime}/workspaces",
+        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True", "--LabApp.extension_manager=readonly"], "lab/tree")
+
+
+@pytest.fixture(scope="session")
+def notebook7():
+    """Jupyter Notebook 7 (the ``notebook`` package), served like ``jupyterlab``; skipped without it."""
+    pytest.importorskip("notebook", minversion="7", reason="Notebook 7 is not installed (pip install notebook)")
+    yield from _serve("notebook", [
+        "--JupyterNotebookApp.workspaces_dir={runtime}/workspaces",
+        "--JupyterNotebookApp.expose_app_in_browser=True"], "notebooks")
+
+
+def _server_page(browser_context, server):
     p = _watch(browser_context.new_page())
     p.gv_blocked = []
 
     def gate(route):
         url = route.request.url
-        if url.startswith(LOCAL_SCHEMES) or url.startswith(jupyterlab.base):
+        if url.startswith(LOCAL_SCHEMES) or url.startswith(server.base):
             return route.continue_()
         p.gv_blocked.append(url)
         return route.abort()
 
     p.route("**/*", gate)
+    return p
+
+
+@pytest.fixture
+def lab_page(browser_context, jupyterlab):
+    """A tab for the live JupyterLab: only 127.0.0.1 (and local schemes) may be reached."""
+    p = _server_page(browser_context, jupyterlab)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def notebook7_page(browser_context, notebook7):
+    """A tab for the live Notebook 7 server, gated like ``lab_page``."""
+    p = _server_page(browser_context, notebook7)
     yield p
     p.close()
