@@ -111,8 +111,14 @@ def test_expected_with_several_leaves_by_name():
 
 def test_check():
     assert check(np.array([10., 10.]), np.array([10., 10.])) == {"ok": True, "diff": ""}
-    assert check(np.array([20., 20.]), np.array([10., 10.])) == {"ok": False, "diff": "[10., 10.]"}
+    assert check(np.array([12., 10.]), np.array([10., 10.])) == {"ok": False, "diff": "[2., 0.]"}
     assert check(None, np.array([1.0])) == {"ok": None, "diff": ""}
+    # whole multiples are accumulation (two backward() calls; zero_()), not a wrong gradient
+    assert check(np.array([20., 20.]), np.array([10., 10.])) == {"ok": False, "diff": "[10., 10.]", "times": 2}
+    assert check(np.array([0., 0.]), np.array([10., 10.]))["times"] == 0
+    assert "times" not in check(np.array([15., 15.]), np.array([10., 10.]))
+    assert "times" not in check(np.array([1., 1.]), np.array([0., 0.]))
+    assert "times" not in check(np.array([np.nan, 1.]), np.array([1., 1.]))
 
 
 def test_widget_checks_against_the_instructors_closed_form():

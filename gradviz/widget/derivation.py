@@ -318,13 +318,25 @@ def expected_gradients(lesson, expected):
 
 
 def check(grad, want):
-    """How the engine's ``.grad`` compares with the hand result: ``{"ok": bool, "diff": text}``."""
+    """How the engine's ``.grad`` compares with the hand result: ``{"ok": bool, "diff": text}``.
+
+    A ``.grad`` that is a whole multiple of the hand result (0 after ``zero_()``, 2x after two
+    ``backward()`` calls) is not an error but accumulation: ``"times"`` says how many.
+
+    >>> check(np.array([20., 20.]), np.array([10., 10.]))
+    {'ok': False, 'diff': '[10., 10.]', 'times': 2}
+    """
     if grad is None:
         return {"ok": None, "diff": ""}
     grad = np.asarray(grad, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     ok = bool(np.allclose(grad, want, rtol=1e-4, atol=1e-6))
-    return {"ok": ok, "diff": "" if ok else num(grad - want)}
+    out = {"ok": ok, "diff": "" if ok else num(grad - want)}
+    if not ok and np.any(want != 0) and np.all(np.isfinite(grad)) and np.all(np.isfinite(want)):
+        k = round(float(np.sum(grad * want) / np.sum(want * want)))
+        if 0 <= k <= 1000 and np.allclose(grad, k * want, rtol=1e-4, atol=1e-6):
+            out["times"] = k
+    return out
 
 
 # --- the derivation as data -------------------------------------------------------------------

@@ -92,9 +92,13 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     assert grad_text(widget) == ".grad [10., 10.]"
     n = press_and_wait(widget, "backward", n)
     assert grad_text(widget) == ".grad [20., 20.]"
-    assert "✗" in widget.locator('[data-gv="check-x"]').inner_text()
+    check = widget.locator('[data-gv="check-x"]')
+    assert check.inner_text() == ("engine: x.grad = [20., 20.] Σ = 2 × the chain rule: "
+                                  "2 backward() calls added up in .grad")        # accumulation, not an error
+    assert "gv-acc" in check.get_attribute("class")
     n = press_and_wait(widget, "zero", n)
     assert grad_text(widget) == ".grad [0., 0.]"
+    assert "zero_() cleared it" in check.inner_text()
     assert caption(widget) == "x.grad.zero_(): [20, 20] → [0, 0]."
     widget.locator('[data-gv="retain"]').uncheck()
     n = press_and_wait(widget, "backward", n)

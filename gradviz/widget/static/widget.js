@@ -415,7 +415,7 @@ function render({ model, el }) {
     if (!el || !v) return;
     const s = S();
     el.textContent = "";
-    el.classList.remove("gv-ok", "gv-bad", "gv-none");
+    el.classList.remove("gv-ok", "gv-bad", "gv-acc", "gv-none");
     if (v.grad === "None" || v.grad === undefined) {
       el.classList.add("gv-none");
       el.append(h("span", { text: fmt(s, "grad_none", { leaf }) }));
@@ -424,6 +424,10 @@ function render({ model, el }) {
       if (v.ok === true) {
         el.classList.add("gv-ok");
         el.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✓ " }), h("span", { text: s.agrees || "" }));
+      } else if (v.ok === false && v.times !== undefined) {   // accumulation, not an error
+        el.classList.add("gv-acc");
+        el.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " Σ " }),
+                  h("span", { text: v.times === 0 ? s.zeroed || "" : fmt(s, "accumulated", { k: v.times }) }));
       } else if (v.ok === false) {
         el.classList.add("gv-bad");
         el.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✗ " }), h("span", { text: fmt(s, "differs", { diff: v.diff }) }));
