@@ -245,7 +245,7 @@ def _method(name):
 
 
 _METHODS = ("add sub mul div true_divide floor_divide remainder fmod pow neg exp log sqrt abs sin cos tanh sigmoid relu clamp clip "
-            "log1p expm1 rsqrt tan sinh cosh log2 log10 maximum minimum logsumexp cumsum masked_fill flip "
+            "log1p expm1 rsqrt tan atan asin acos arctan arcsin arccos sinh cosh log2 log10 maximum minimum logsumexp cumsum masked_fill flip "
             "tril triu gather index_select select sort argsort narrow split chunk unbind bmm isnan isinf nonzero any all "
             "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax "
             "max min median amax amin argmax argmin mm mv dot reshape flatten transpose t permute "

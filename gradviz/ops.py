@@ -324,6 +324,17 @@ op("rsqrt", "RsqrtBackward0", "1/√", _quiet(lambda a: 1 / np.sqrt(a)),
 op("tan", "TanBackward0", "tan", _tan,
    [lambda g, y, a: g * (1 + y * y)], ["o"],
    r"\tan @0", [r"1 + \tan^{2} @0"], domain=(-1.2, 1.2))
+_atan, _asin, _acos = (_rounded(f) for f in (np.arctan, np.arcsin, np.arccos))
+
+op("atan", "AtanBackward0", "atan", _atan,
+   [lambda g, y, a: g / (a * a + 1)], ["0"],
+   r"\arctan @0", [r"\frac{1}{1 + @0^{2}}"])
+op("asin", "AsinBackward0", "asin", _asin,
+   [lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], ["0"],
+   r"\arcsin @0", [r"\frac{1}{\sqrt{1 - @0^{2}}}"], domain=(-0.9, 0.9))
+op("acos", "AcosBackward0", "acos", _acos,
+   [lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], ["0"],
+   r"\arccos @0", [r"-\frac{1}{\sqrt{1 - @0^{2}}}"], domain=(-0.9, 0.9))
 op("sinh", "SinhBackward0", "sinh", _sinh,
    [lambda g, y, a: g * _cosh(a)], ["0"],
    r"\sinh @0", [r"\cosh @0"])

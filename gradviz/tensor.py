@@ -1069,6 +1069,17 @@ class Tensor:
     def tan(self):
         return _unary("tan", self)
 
+    def atan(self):
+        return _unary("atan", self)
+
+    def asin(self):
+        return _unary("asin", self)
+
+    def acos(self):
+        return _unary("acos", self)
+
+    arctan, arcsin, arccos = atan, asin, acos
+
     def sinh(self):
         return _unary("sinh", self)
 
@@ -1867,7 +1878,7 @@ def _make_inplace(name):
 
 
 # The other in-place twins, each the out-of-place op written back into self (x.sqrt_() -> SqrtBackward0)
-for _name in ("abs sqrt rsqrt log log1p log2 log10 expm1 sin cos tan sinh cosh reciprocal square "
+for _name in ("abs sqrt rsqrt log log1p log2 log10 expm1 sin cos tan atan asin acos sinh cosh reciprocal square "
               "floor ceil round trunc sign clamp_min clamp_max remainder fmod floor_divide").split():
     setattr(Tensor, _name + "_", _make_inplace(_name))
 Tensor.absolute_ = Tensor.abs_

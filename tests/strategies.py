@@ -18,7 +18,7 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 # Which shapes and parameters each op takes; every key of gradviz.ops.OPS must appear here.
 KINDS = {
     "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias "
-             "log1p expm1 rsqrt tan sinh cosh log2 log10",
+             "log1p expm1 rsqrt tan atan asin acos sinh cosh log2 log10",
     "binary": "add sub mul div pow_tt maximum minimum",
     "reduce_all": "sum mean amax amin prod median",
     "norm": "norm",
