@@ -86,11 +86,11 @@ class inference_mode(_GradModeContext):
 
     def __enter__(self):
         super().__enter__()
-        _GradMode.inference = not self.mode
+        self.prev_inference, _GradMode.inference = _GradMode.inference, not self.mode
 
     def __exit__(self, *exc):
         super().__exit__(*exc)
-        _GradMode.inference = False
+        _GradMode.inference = self.prev_inference
 
 
 def is_inference_mode_enabled():

@@ -506,8 +506,8 @@ print(torch.floor_divide(i, 2), i.div(2, rounding_mode="floor"), (-i).div(2, rou
 print(torch.tensor([1, 2], dtype=torch.int8) * 200, torch.ShortTensor([1]).type(), torch.short, torch.int8)
 t = torch.arange(6.); print(t.clamp_(1, 4), t.pow_(2), t.neg_(), t.abs_(), t.sqrt_(), t.floor_(), t.remainder_(3))
 s = torch.tensor([1., 4.], requires_grad=True) * 1; s.sqrt_(); s.sum().backward(); print(s)
-with torch.inference_mode():
-    print((s * 2).requires_grad, torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+with torch.inference_mode(): print((s * 2).requires_grad, torch.is_inference_mode_enabled(), torch.is_grad_enabled())
+im1, im2 = torch.inference_mode(), torch.inference_mode(False); im1.__enter__(); im2.__enter__(); im2.__exit__(None, None, None); print(torch.is_inference_mode_enabled()); im1.__exit__(None, None, None); print(torch.is_inference_mode_enabled())
 z = torch.arange(12.).view(3, 4); print(z.stride(), z.t().stride(1), z[1, 2:].storage_offset(), z.layout, torch.strided)
 print(torch.logspace(0, 2, 3), torch.logspace(-1, 1, 5), torch.logspace(0, 3, 4, base=2), torch.logspace(0, 1, 7, dtype=torch.float64))
 print(torch.hstack([s, s]), torch.vstack([s, s]), torch.hstack([torch.ones(2, 1), torch.zeros(2, 1)]))
