@@ -524,10 +524,7 @@ print(torch.tensor([True, 2]), torch.tensor([True, 1.5]), torch.tensor(range(3))
 print(torch.tensor([np.array([1., 2.])]), torch.tensor([[1, 2]] * 2, dtype=torch.float64))
 w = torch.tensor([0.5], requires_grad=True)
 print(w.grad is None)
-for i in range(2):
-    loss = (w * 3 - 1) ** 2
-    loss.backward()
-    print(i, w.grad, loss)
+for i in range(2): loss = (w * 3 - 1) ** 2; loss.backward(); print(i, w.grad, loss)
 print(w.data.numpy(), w.grad.numpy())
 print(torch.exp(torch.tensor(1.)), torch.log(torch.tensor(10.)), torch.tensor(2.).pow(10))
 print(torch.ones(2, 3).numel(), torch.ones(2, 3).element_size(), torch.ones(2, dtype=torch.float64).element_size())
