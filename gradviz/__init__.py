@@ -11,7 +11,6 @@ The drawing and widget layers (``gradviz.draw``, ``gradviz.animate``) load only 
 
 import builtins as _builtins
 import math as _math
-import sys as _sys
 
 import numpy as _np
 
@@ -325,6 +324,9 @@ def where(condition, input=None, other=None):
 from . import ops  # noqa: E402
 from .tensor import _TYPE_NAMES, _dims, _literal  # noqa: E402
 from .autograd import Variable  # noqa: E402,F401
+# Imported here, not lazily: loading the submodule first binds ``gradviz.gradcheck`` to the module,
+# and this import then binds the name to the function for good (later imports find the module loaded).
+from .gradcheck import gradcheck  # noqa: E402
 # Loaded with the package, as PyTorch loads them: ``import torch.nn`` must find the very module
 # ``torch.nn`` names (a lazy import would let the shim's ``torch.nn`` become a second copy).
 from . import nn, optim  # noqa: E402
@@ -340,27 +342,7 @@ def __getattr__(name):
         return getattr(importlib.import_module(__name__ + ".widget"), name)
     if name == "trace":
         return importlib.import_module(__name__ + ".trace")
-    if name == "gradcheck":
-        from .gradcheck import gradcheck
-        return gradcheck
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
-
-
-class _Package(type(_math)):
-    """gradviz itself, as a module whose PyTorch functions no submodule can hide.
-
-    Loading a submodule sets an attribute of the package: ``gradviz.dot``, the graph-to-DOT module
-    the drawing layer loads, would replace ``gradviz.dot()`` (``torch.dot``) in the middle of a lesson.
-    """
-
-    def __setattr__(self, name, value):
-        if name in _FUNCTIONS_NAMED_LIKE_MODULES and isinstance(value, type(_math)):
-            return  # the submodule stays reachable as sys.modules["gradviz." + name]
-        super().__setattr__(name, value)
-
-
-_FUNCTIONS_NAMED_LIKE_MODULES = {"dot", "gradcheck"}
-_sys.modules[__name__].__class__ = _Package
 
 
 class cuda:
@@ -377,7 +359,7 @@ class cuda:
 
 # The public API: every name above that does not start with "_", but for modules other than
 # autograd and for names that would hide Python's own (float, int, max, sum...) after
-# ``from gradviz import *``.  The lazy names of __getattr__ (draw, animate, trace, gradcheck...)
+# ``from gradviz import *``.  The lazy names of __getattr__ (draw, animate, trace...)
 # are public too but stay out: a star import must not load the drawing layer, nor fail without it.
 __all__ = sorted(n for n, v in globals().items()
                  if not n.startswith("_") and not hasattr(_builtins, n)

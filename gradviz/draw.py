@@ -49,7 +49,7 @@ import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .dot import to_dot
+from .dot_text import to_dot
 from .graph import MAX_NODES, Graph, build_graph
 from .render import TIMEOUT, RenderError, RendererNotFound, render
 
