@@ -14,14 +14,14 @@ import html
 import inspect
 import math
 import re
-from html.parser import HTMLParser
 
 import numpy as np
 
 from .._broadcast import unbroadcast
 from ._lesson import latex_name, num, short
+from .sanitize import sanitize_mathml
 
-__all__ = ["mathml", "sanitize_mathml", "build_derivation", "chain_gradients", "expected_gradients",
+__all__ = ["mathml", "build_derivation", "chain_gradients", "expected_gradients",
            "check"]
 
 MAX_PATHS = 4          # paths written out per leaf (the sum always covers all of them)
@@ -31,75 +31,6 @@ MAX_LEAVES = 8
 
 
 # --- LaTeX -> safe MathML ---------------------------------------------------------------------
-
-_TAGS = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot", "msub",
-         "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd", "mstyle",
-         "mpadded", "mphantom", "menclose", "mmultiscripts", "mprescripts", "none", "semantics",
-         "merror", "mlabeledtr"}
-_ATTRS = {"display", "mathvariant", "stretchy", "fence", "form", "separator", "lspace", "rspace",
-          "accent", "accentunder", "columnalign", "rowspacing", "columnspacing", "width", "height",
-          "depth", "displaystyle", "scriptlevel", "notation", "linethickness", "minsize", "maxsize",
-          "movablelimits", "largeop", "symmetric", "columnlines", "rowlines", "frame", "align",
-          "rowalign", "mathsize", "class"}
-
-
-class _Cleaner(HTMLParser):
-    """Keeps whitelisted MathML tags and attributes; everything else becomes escaped text."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=False)
-        self.out, self.open = [], []
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in _TAGS:
-            return
-        kept = []
-        for k, v in attrs:
-            if k in _ATTRS and v is not None:      # (no xmlns: HTML puts <math> in MathML's namespace)
-                kept.append(f' {k}="{html.escape(v, quote=True)}"')
-        self.out.append(f"<{tag}{''.join(kept)}>")
-        self.open.append(tag)
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag in _TAGS:
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag):
-        if tag in self.open:
-            while self.open:
-                t = self.open.pop()
-                self.out.append(f"</{t}>")
-                if t == tag:
-                    break
-
-    def handle_data(self, data):
-        self.out.append(html.escape(data, quote=False))
-
-    def handle_charref(self, name):
-        if re.fullmatch(r"x[0-9a-fA-F]+|[0-9]+", name):
-            self.out.append(f"&#{name};")
-
-    def handle_entityref(self, name):
-        self.out.append(html.escape(html.unescape(f"&{name};"), quote=False))
-
-    def result(self):
-        self.close()
-        while self.open:
-            self.out.append(f"</{self.open.pop()}>")
-        return "".join(self.out)
-
-
-def sanitize_mathml(markup):
-    """Only MathML survives: other tags are dropped (their text kept, escaped), no event handlers.
-
-    >>> sanitize_mathml('<math><mtext><script>alert(1)</script></mtext></math>')
-    '<math><mtext>alert(1)</mtext></math>'
-    """
-    cleaner = _Cleaner()
-    cleaner.feed(markup)
-    return cleaner.result()
-
 
 def mathml(latex, display=False):
     """``{"latex": ..., "mathml": ...}`` for one formula (MathML cleaned; on a LaTeX error, the text)."""
