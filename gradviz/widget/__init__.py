@@ -10,8 +10,19 @@
 same animation as one self-contained HTML page or fragment, for slides and static sites.
 """
 
-from .autograd_widget import AutogradWidget, animate
-from .standalone import save_html, standalone_html, standalone_html_from_state, widget_state
+# the libraries of the `widget` extra; without them, say how to get them (not a bare ModuleNotFoundError)
+_EXTRAS = {"anywidget", "ipywidgets", "traitlets", "graphviz", "graphviz_pure", "latex2mathml"}
+
+try:
+    from .autograd_widget import AutogradWidget, animate
+    from .standalone import save_html, standalone_html, standalone_html_from_state, widget_state
+except ModuleNotFoundError as e:
+    missing = (e.name or "").split(".")[0]
+    if missing not in _EXTRAS:
+        raise
+    raise ModuleNotFoundError(f"cannot animate the graph: the widget needs the module {missing!r}, which is not "
+                              'installed. Install gradviz\'s widget extras: pip install "gradviz[widget]"',
+                              name=missing) from None
 
 __all__ = ["AutogradWidget", "animate", "standalone_html", "standalone_html_from_state", "save_html",
            "widget_state"]
