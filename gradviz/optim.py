@@ -1,4 +1,9 @@
-"""``torch.optim``: Optimizer and SGD, each step computed exactly as PyTorch computes it.
+"""``torch.optim``: Optimizer, SGD, Adam, AdamW, RMSprop and Adagrad, each step computed exactly as PyTorch computes it.
+
+PyTorch runs these on CPU one parameter at a time (its ``foreach`` kernels are for GPUs), with
+in-place kernels whose float arithmetic is copied below step by step (``_lerp_``, ``_addcmul_``...):
+a fused multiply-add where PyTorch's compiled kernel has one, Python floats where it computes in
+Python (the bias corrections), and the scalar rounded to the tensor's dtype where the kernel does so.
 
 >>> import gradviz as torch
 >>> w = torch.nn.Parameter(torch.tensor([1.0]))
@@ -11,11 +16,14 @@ tensor([0.7000], requires_grad=True)
 import warnings
 from collections import defaultdict
 
+import numpy as np
+
+from ._random import _fma
 from .autograd import enable_grad, no_grad
 from .nn.module import forget_grads
 from .tensor import Tensor
 
-__all__ = ["Optimizer", "SGD"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
 
 
 class _RequiredParameter:
@@ -95,6 +103,20 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    def _step(self, closure):
+        """Run ``closure`` (with gradients on) for its loss, then update each parameter that has a
+        gradient, under no_grad (``_update`` is each optimizer's own rule)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
+        return loss
+
     def state_dict(self):
         """The options and state, parameters named by their position (as PyTorch saves them)."""
         index, groups = {}, []
@@ -168,3 +190,235 @@ class SGD(Optimizer):
                         g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
                     p.add_(g, alpha=-lr)
         return loss
+
+
+# --- PyTorch's in-place CPU kernels, float by float ------------------------------------------------
+# Each takes and returns numpy arrays; ``_write`` stores the result into a tensor as an in-place op
+# does (same storage, version counter up). Scalars are rounded to the tensor's dtype first, as the
+# kernels do (``value.to<scalar_t>()``).
+
+def _write(t, array):
+    t._data[...] = array
+    t._vbox[0] += 1
+
+
+def _sqrt(a):
+    return np.sqrt(a)
+
+
+def _lerp(a, end, weight):
+    """a + w·(end − a): one fused multiply-add from whichever end is nearer (PyTorch's lerp kernel)."""
+    w = a.dtype.type(weight)
+    if abs(weight) < 0.5:
+        return _fma(end - a, w, a, a.dtype)
+    return _fma(end - a, w - 1, end, a.dtype)
+
+
+def _addcmul(a, t1, t2, value):
+    """a + value·t1·t2 as the kernel computes it: (value·t1) times t2 plus a, rounded once."""
+    v = a.dtype.type(value)
+    return _fma(t2, v * t1, a, a.dtype) if value != 1 else _fma(t2, t1, a, a.dtype)
+
+
+def _addcdiv(a, t1, t2, value):
+    """a + value·t1/t2: (value·t1) / t2, then added (a division cannot be fused)."""
+    return a + (a.dtype.type(value) * t1) / t2
+
+
+def _step_state(state):
+    """The step counter: a float32 tensor in PyTorch's state, incremented in place."""
+    step = state["step"]
+    _write(step, step._data + 1)
+    return float(step._data)
+
+
+def _grad(p, maximize, weight_decay):
+    """The gradient to step along: negated to maximize, plus wd·p (one fused multiply-add)."""
+    g = p.grad._data
+    g = -g if maximize else g
+    if weight_decay != 0:
+        g = _fma(p._data, g.dtype.type(weight_decay), g, g.dtype)
+    return g
+
+
+def _zeros_like(p, value=0):
+    return Tensor._wrap(np.full_like(p._data, value))
+
+
+def _check(value, what, low=0.0):
+    if not low <= value:
+        raise ValueError(f"Invalid {what}: {value}")
+
+
+class Adam(Optimizer):
+    """Adam: steps along a running mean of the gradients (m), scaled by the root of a running mean
+    of their squares (v), both corrected for starting at zero:
+    p ← p − lr · m̂ / (√v̂ + eps), m̂ = m / (1 − β₁ᵗ), v̂ = v / (1 − β₂ᵗ).
+
+    >>> import gradviz as torch
+    >>> w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    >>> opt = torch.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step(); w
+    Parameter containing:
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
+    __module__ = "gradviz.optim.adam"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(lr, "learning rate")
+        _check(eps, "epsilon value")
+        for i in (0, 1):
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+        _check(weight_decay, "weight_decay value")
+        if not (isinstance(betas[0], float) and isinstance(betas[1], float)):
+            raise ValueError("betas must be either both floats or both Tensors")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One Adam step for every parameter that has a gradient."""
+        return self._step(closure)
+
+    def _update(self, p, group):
+        state = self.state[p]
+        if not state:
+            state["step"] = Tensor._wrap(np.array(0.0, np.float32))
+            state["exp_avg"], state["exp_avg_sq"] = _zeros_like(p), _zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = _zeros_like(p)
+        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        step = _step_state(state)
+        decoupled = group["decoupled_weight_decay"]
+        if decoupled and wd != 0:                          # AdamW: p ← p·(1 − lr·wd) first
+            _write(p, p._data * p._data.dtype.type(1 - lr * wd))
+        g = _grad(p, group["maximize"], 0 if decoupled else wd)
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        _write(m, _lerp(m._data, g, 1 - beta1))
+        _write(v, _addcmul(v._data * v._data.dtype.type(beta2), g, g, 1 - beta2))
+        bias_correction1 = 1 - beta1 ** step              # Python floats, as PyTorch computes them
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
+        if group["amsgrad"]:
+            vmax = state["max_exp_avg_sq"]
+            _write(vmax, np.maximum(vmax._data, v._data))
+            v = vmax
+        dt = v._data.dtype.type
+        denom = _sqrt(v._data) / dt(bias_correction2_sqrt) + dt(eps)
+        _write(p, _addcdiv(p._data, m._data, denom, -step_size))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: the parameters shrink by lr·weight_decay each step,
+    apart from the gradient's running means (default weight_decay=0.01)."""
+
+    __module__ = "gradviz.optim.adamw"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+
+class RMSprop(Optimizer):
+    """RMSprop: each parameter's step is its gradient divided by the root of a running mean of the
+    gradient's squares, v ← α·v + (1 − α)·g², p ← p − lr · g / (√v + eps)
+    (``centered=True`` subtracts the squared running mean of g from v; ``momentum`` as in SGD)."""
+
+    __module__ = "gradviz.optim.rmsprop"
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(lr, "learning rate")
+        _check(eps, "epsilon value")
+        _check(momentum, "momentum value")
+        _check(weight_decay, "weight_decay value")
+        _check(alpha, "alpha value")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                    "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """One RMSprop step for every parameter that has a gradient."""
+        return self._step(closure)
+
+    def _update(self, p, group):
+        state = self.state[p]
+        if not state:
+            state["step"] = Tensor._wrap(np.array(0.0, np.float32))
+            state["square_avg"] = _zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = _zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = _zeros_like(p)
+        lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
+        _step_state(state)
+        g = _grad(p, group["maximize"], group["weight_decay"])
+        sq = state["square_avg"]
+        dt = sq._data.dtype.type
+        _write(sq, _addcmul(sq._data * dt(alpha), g, g, 1 - alpha))
+        if group["centered"]:
+            ga = state["grad_avg"]
+            _write(ga, _lerp(ga._data, g, 1 - alpha))
+            avg = _sqrt(_addcmul(sq._data, ga._data, ga._data, -1))
+        else:
+            avg = _sqrt(sq._data)
+        avg = avg + dt(eps)
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            _write(buf, _addcdiv(buf._data * dt(momentum), g, avg, 1))
+            _write(p, _fma(buf._data, dt(-lr), p._data, p._data.dtype))
+        else:
+            _write(p, _addcdiv(p._data, g, avg, -lr))
+
+
+class Adagrad(Optimizer):
+    """Adagrad: each parameter's step is its gradient divided by the root of the sum of all its
+    squared gradients so far, s ← s + g², p ← p − lr · g / (√s + eps)."""
+
+    __module__ = "gradviz.optim.adagrad"
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _check(lr, "learning rate")
+        _check(lr_decay, "lr_decay value")
+        _check(weight_decay, "weight_decay value")
+        _check(initial_accumulator_value, "initial_accumulator_value value")
+        _check(eps, "epsilon value")
+        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+                    "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+                    "maximize": maximize, "differentiable": differentiable, "fused": fused}
+        super().__init__(params, defaults)
+        for group in self.param_groups:     # Adagrad's state exists from the start
+            for p in group["params"]:
+                self.state[p]["step"] = Tensor._wrap(np.array(0.0, np.float32))
+                self.state[p]["sum"] = _zeros_like(p, initial_accumulator_value)
+
+    def step(self, closure=None):
+        """One Adagrad step for every parameter that has a gradient."""
+        return self._step(closure)
+
+    def _update(self, p, group):
+        state = self.state[p]
+        step = _step_state(state)
+        g = _grad(p, group["maximize"], group["weight_decay"])
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        s = state["sum"]
+        _write(s, _addcmul(s._data, g, g, 1))
+        std = _sqrt(s._data) + s._data.dtype.type(group["eps"])
+        _write(p, _addcdiv(p._data, g, std, -clr))
