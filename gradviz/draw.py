@@ -49,11 +49,12 @@ import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from . import _check
 from .dot_text import to_dot
-from .graph import MAX_NODES, Graph, build_graph
+from .graph import MAX_NODES, VIEWS, Graph, build_graph
 from .render import TIMEOUT, RenderError, RendererNotFound, render
 
-__all__ = ["draw", "Drawing", "decorate_svg", "CSS", "Graph", "build_graph", "SLOTS"]
+__all__ = ["draw", "Drawing", "decorate_svg", "CSS", "Graph", "build_graph", "SLOTS", "RANKDIRS"]
 
 CSS = (Path(__file__).parent / "static" / "graph.css").read_text(encoding="utf-8")
 
@@ -64,6 +65,7 @@ _S, _XL = f"{{{SVG_NS}}}", f"{{{XLINK_NS}}}"
 _SHAPES = {_S + t for t in ("path", "polygon", "ellipse", "polyline", "rect", "circle")}
 
 SLOTS = ("name", "meta", "val", "grad", "sym", "fn", "title")
+RANKDIRS = ("TB", "LR", "BT", "RL")     # Graphviz's directions: top to bottom, left to right...
 _SLOT_CLASS = {s: "gv-" + s for s in SLOTS}
 
 
@@ -77,6 +79,20 @@ def draw(*roots, view="dataflow", names=None, name=None, frame=None, namespace=N
     adds the gradients of its last backward pass.  Graphs with more than ``max_nodes`` nodes are
     summarized.  ``renderer``: ``"pure"`` (graphviz-pure, the default) or ``"system"`` (dot).
     """
+    if not roots:
+        raise TypeError("draw() takes the tensor(s) whose graph to draw, e.g. draw(o)")
+    for r in roots[0] if len(roots) == 1 and isinstance(roots[0], (list, tuple)) else roots:
+        _check.root("draw", r)
+    _check.one_of("draw", "view", view, VIEWS)
+    _check.names("draw", names)
+    _check.text("draw", "name", name)
+    _check.text("draw", "title", title)
+    _check.text("draw", "renderer", renderer)
+    _check.one_of("draw", "rankdir", rankdir, RANKDIRS)
+    if max_nodes is not None:
+        _check.whole_number("draw", "max_nodes", max_nodes, low=1)
+    _check.positive_number("draw", "timeout", timeout)
+    _check.recording("draw", recording)
     if frame is None and namespace is None:
         frame = sys._getframe(1)
     graph = build_graph(*roots, view=view, names=names, name=name, frame=frame, namespace=namespace,

@@ -99,6 +99,7 @@ import weakref
 
 import numpy as np
 
+from . import _check
 from . import autograd as _ag
 from ._dtype import _BY_NP
 from ._format import format_array, printoptions, tensor_repr
@@ -427,16 +428,12 @@ def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, name
     :func:`gradviz.trace.record` result (or its ``events``) whose last backward pass fills each
     node's ``flow`` and each edge's ``grad``.
     """
-    from .tensor import Tensor
-
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
         roots = tuple(roots[0])
     for r in roots:
-        if not isinstance(r, Tensor):
-            raise TypeError(f"a graph is drawn from tensors (the outputs, e.g. draw(o)), not from "
-                            f"{type(r).__name__} {r!r:.40}")
+        _check.root("build_graph", r)
     if frame is None and namespace is None:
         frame = sys._getframe(1)
     found = _collect_names(roots, names, name, _namespaces(frame, namespace))

@@ -13,8 +13,9 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from .. import trace
-from ..tensor import Tensor
+from .. import _check, trace
+from ..draw import RANKDIRS
+from ..graph import VIEWS
 from . import frames as F
 from .derivation import build_derivation, targets
 from .i18n import LANGS, render, strings
@@ -58,8 +59,18 @@ class AutogradWidget(anywidget.AnyWidget):
     def __init__(self, root, gradient=None, *, names=None, backward=True, recording=None, derivation=None,
                  expected=None, view="dataflow", rankdir="TB", lang="en", presenter=False, speed=1.0,
                  _frame=None, **kwargs):
-        if not isinstance(root, Tensor):
-            raise TypeError(f"AutogradWidget() shows a tensor's graph, not a {type(root).__name__}")
+        func = "animate" if _frame is not None else "AutogradWidget"
+        _check.keywords(func, kwargs, _OPTIONS + _TRAIT_OPTIONS)
+        _check.root(func, root)
+        names, derivation = _check.names(func, names), _check.steps(func, derivation)
+        expected = _check.expected(func, expected)
+        _check.one_of(func, "view", view, VIEWS)
+        _check.one_of(func, "rankdir", rankdir, RANKDIRS)
+        _check.one_of(func, "lang", lang, LANGS)
+        backward, presenter = _check.boolean(func, "backward", backward), _check.boolean(func, "presenter", presenter)
+        speed = _check.positive_number(func, "speed", speed)
+        _check.recording(func, recording)
+        start = kwargs.pop("frame", 0)
         self._root, self._gradient, self._expected = root, gradient, expected
         self._runs = 0
         caller = _frame if _frame is not None else sys._getframe(1)
@@ -83,10 +94,8 @@ class AutogradWidget(anywidget.AnyWidget):
         try:
             frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
             frames += F.forward_frames(lesson, self._ids)
-            if rec is not None:
+            if rec is not None:   # (without grad, the start frame already says there is no backward pass)
                 frames += self._run_frames(rec, error, gradient_given=gradient is not None)
-            elif backward and not root.requires_grad:
-                frames.append(F.note_frame(lesson, "cap_no_grad"))
         except Exception as exc:  # a bug of ours must not become a traceback in a student's cell
             frames = [F.note_frame(lesson, "cap_start")]
             problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
@@ -96,7 +105,8 @@ class AutogradWidget(anywidget.AnyWidget):
             deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
         self._shown = self._after_runs(rec, self._before) if rec is not None else dict(self._before)
         # everything is known before the comm opens: the front end gets it in one message
-        super().__init__(svg=drawing.get("svg", ""), graph=drawing.get("graph", {}), frames=frames, frame=0,
+        _check.whole_number(func, "frame", start, 0, len(frames) - 1, f"the widget has {len(frames)} steps")
+        super().__init__(svg=drawing.get("svg", ""), graph=drawing.get("graph", {}), frames=frames, frame=start,
                          derivation=deriv, lang=lang, strings=strings(lang), presenter=presenter,
                          speed=speed, error=problem, root_name=lesson.root_name, **kwargs)
         self.on_msg(self._on_msg)
@@ -197,14 +207,30 @@ class AutogradWidget(anywidget.AnyWidget):
 
     # -- reading it ------------------------------------------------------------------------------
 
+    @t.validate("frame")
+    def _valid_frame(self, proposal):
+        try:
+            return _check.whole_number(None, "AutogradWidget.frame", proposal["value"], 0,
+                                       max(0, len(self.frames) - 1), f"the widget has {len(self.frames)} steps")
+        except (TypeError, ValueError) as exc:
+            raise t.TraitError(str(exc)) from None
+
+    @t.validate("speed")
+    def _valid_speed(self, proposal):
+        try:
+            return _check.positive_number(None, "AutogradWidget.speed", proposal["value"])
+        except (TypeError, ValueError) as exc:
+            raise t.TraitError(str(exc)) from None
+
     @t.observe("lang")
     def _lang_changed(self, change):
         self.strings = strings(change["new"])
 
     def caption(self, i=None):
         """The words shown at step ``i`` (default: the current step), in the widget's language."""
-        f = self.frames[self.frame if i is None else i]
-        return render(self.lang, f["msg"])
+        i = self.frame if i is None else _check.whole_number(
+            "caption", "i", i, 0, len(self.frames) - 1, f"the widget has {len(self.frames)} steps")
+        return render(self.lang, self.frames[i]["msg"])
 
     def state(self):
         """The synced traits as plain data: everything a saved page needs to play."""
@@ -214,6 +240,15 @@ class AutogradWidget(anywidget.AnyWidget):
     def save_html(self, path, **options):
         """Write one self-contained HTML file (no network) that plays this widget: see :func:`standalone_html`."""
         from .standalone import standalone_html
+        _check.keywords("save_html", options, _SAVE_OPTIONS)
+        if "lang" in options:
+            _check.one_of("save_html", "lang", options["lang"], LANGS)
+        if options.get("presenter") is not None:
+            _check.boolean("save_html", "presenter", options["presenter"])
+        if options.get("frame") is not None:
+            _check.whole_number("save_html", "frame", options["frame"], 0, len(self.frames) - 1,
+                                f"the widget has {len(self.frames)} steps")
+        _check.text("save_html", "title", options.get("title"))
         Path(path).write_text(standalone_html(self, full_page=True, **options), encoding="utf-8")
         return path
 
@@ -246,6 +281,13 @@ def animate(root, gradient=None, **options):
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+# What animate() and AutogradWidget() take: their own options, and the traits one may start with.
+_OPTIONS = ("gradient", "names", "backward", "recording", "derivation", "expected", "view", "rankdir", "lang",
+            "presenter", "speed")
+_TRAIT_OPTIONS = ("frame", "playing", "retain_graph", "live", "layout", "tooltip", "tabbable")
+_SAVE_OPTIONS = ("title", "lang", "presenter", "frame", "include_script", "static_fallback", "element_id")
+
 
 def _names(names):
     return dict(names or {})
