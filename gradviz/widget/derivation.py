@@ -244,8 +244,18 @@ def expected_gradients(lesson, expected):
             value = fn
         if hasattr(value, "_data"):
             value = value._data
-        out[leaf._seq] = (latex, np.broadcast_to(np.asarray(value, dtype=np.float64), leaf.shape))
+        try:
+            value = np.broadcast_to(np.asarray(value, dtype=np.float64), leaf.shape)
+        except (TypeError, ValueError):   # said here, not as numpy's error nine frames deeper
+            raise ValueError(f"expected[{name!r}] gives {_what(value)}, but {name} has shape {tuple(leaf.shape)}: "
+                             f"the gradient needs one number, or one per element of {name}") from None
+        out[leaf._seq] = (latex, value)
     return out
+
+
+def _what(value):
+    shape = np.shape(value) if not isinstance(value, str) else None
+    return f"shape {shape}" if shape is not None else f"{type(value).__name__} {value!r:.40}"
 
 
 def check(grad, want):

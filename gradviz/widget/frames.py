@@ -179,7 +179,8 @@ def start_frame(lesson, ids, grads, targets):
     for node in lesson.nodes:           # names the widget made up, so captions can point at them
         if node._seq in lesson.auto and ids.value(node) != ids.op(node):
             s[f"name:{ids.value(node)}"] = lesson.name(node)
-    key = "cap_start" if lesson.nodes else "cap_no_grad"
+    # a leaf that requires grad has no ops, but backward() on it still runs (it fills its .grad)
+    key = "cap_start" if lesson.nodes else "cap_leaf" if lesson.root.requires_grad else "cap_no_grad"
     return _frame("start", "start", [key, {"root": lesson.root_name}], set=s,
                   focus=[ids.leaf(t) for t in lesson.leaves])
 
