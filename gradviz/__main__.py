@@ -8,14 +8,25 @@ __all__ = ["main"]
 
 
 def _slides(args):
-    from .slides import write_slides
+    from .slides import SlidesError, write_slides
     notebook = Path(args.notebook)
-    if not notebook.is_file():
-        sys.exit(f"gradviz slides: no such notebook: {notebook}")
-    print(f"{'running and converting' if args.execute else 'converting'} {notebook} ...", file=sys.stderr)
-    out = write_slides(notebook, args.output, execute=args.execute, timeout=args.timeout)
+    try:
+        out = write_slides(notebook, args.output, execute=args.execute, timeout=args.timeout,
+                           progress=lambda line: print(line, file=sys.stderr))
+    except SlidesError as e:   # one line that says what to do; a traceback would bury it
+        sys.exit(f"gradviz slides: {e}")
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB): open it in a browser, no network needed",
           file=sys.stderr)
+
+
+def _seconds(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of seconds above 0, not {text!r}")
+    return value
 
 
 def parser():
@@ -33,7 +44,7 @@ def parser():
                    help="where to write the deck (default: NOTEBOOK with .slides.html, beside it)")
     s.add_argument("--no-execute", dest="execute", action="store_false",
                    help="use the outputs already saved in the notebook instead of running it")
-    s.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
+    s.add_argument("--timeout", type=_seconds, default=300, metavar="SECONDS",
                    help="longest time one cell may run (default: %(default)s)")
     s.set_defaults(run=_slides)
     return p

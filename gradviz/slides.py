@@ -18,10 +18,13 @@ area gvmath0000x and `$not math$`
 
 import copy
 import html
+import json
+import os
 import re
 from pathlib import Path
 
-__all__ = ["execute_notebook", "deck_html", "write_slides", "latex_to_tokens"]
+__all__ = ["SlidesError", "read_notebook", "check_output", "execute_notebook", "deck_html", "write_slides",
+           "latex_to_tokens"]
 
 STATIC = Path(__file__).with_name("slides_static")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -30,18 +33,111 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 # --- running the lesson -------------------------------------------------------------------------
 
+class SlidesError(Exception):
+    """Why no deck was written, in one line for the command line (no traceback is needed to act on it)."""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def read_notebook(path):
+    """The notebook at ``path`` (nbformat 4), or :class:`SlidesError` saying what the file is instead."""
+    import nbformat
+
+    path = Path(path)
+    if path.is_dir():
+        raise SlidesError(f"{path} is a folder, not a notebook (.ipynb)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SlidesError(f"no such notebook: {path}") from None
+    except UnicodeDecodeError:
+        raise SlidesError(f"{path} is not a notebook: it is not UTF-8 text") from None
+    except OSError as e:
+        raise SlidesError(f"cannot read {path}: {e.strerror or e}") from None
+    if not text.strip():
+        raise SlidesError(f"{path} is empty: a notebook is the JSON file Jupyter saves (.ipynb)")
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise SlidesError(f"{path} is not a notebook: it is not JSON ({e.msg}, line {e.lineno} column {e.colno})") from None
+    if not isinstance(data, dict) or "nbformat" not in data:
+        raise SlidesError(f"{path} is JSON but not a Jupyter notebook (it has no 'nbformat' and 'cells')")
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as e:  # nbformat and jsonschema raise many kinds, with long messages
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise SlidesError(f"{path} is not a valid Jupyter notebook: {first}") from None
+    return nb
+
+
+def check_output(output):
+    """Make sure the deck can be written to ``output`` (before a lesson runs for minutes)."""
+    output = Path(output)
+    if output.is_dir():
+        raise SlidesError(f"cannot write the deck to {output}: it is a folder (give a file name, "
+                          f"e.g. -o {output / 'lecture.html'})")
+    folder = output.parent
+    if not folder.is_dir():
+        raise SlidesError(f"cannot write the deck to {output}: the folder {folder} does not exist")
+    existed = output.exists()
+    try:
+        with open(output, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise SlidesError(f"cannot write the deck to {output}: {e.strerror or e}") from None
+    if not existed:
+        os.remove(output)
+
+
+def _cell_text(nb, index):
+    lines = [ln.strip() for ln in nb.cells[index].source.splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    return first if len(first) <= 40 else first[:37] + "..."
+
+
 def execute_notebook(nb, cwd, timeout=300):
     """Run every cell of ``nb`` (in place) in a fresh kernel started in ``cwd``; returns ``nb``.
 
     The widgets' synced state is kept in ``nb.metadata.widgets``: it is all a widget needs to be
-    replayed without a kernel. Cells tagged ``raises-exception`` may fail; any other error stops.
+    replayed without a kernel. Cells tagged ``raises-exception`` may fail; any other error stops
+    the run with a :class:`SlidesError` naming the cell.
     """
     import nbclient
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
-    client = nbclient.NotebookClient(nb, timeout=timeout, store_widget_state=True,
+    at = [None]
+
+    def started(cell, cell_index, **_):
+        at[0] = cell_index
+
+    client = nbclient.NotebookClient(nb, timeout=timeout, store_widget_state=True, on_cell_start=started,
                                      resources={"metadata": {"path": str(cwd)}})
-    client.execute()
+    try:
+        client.execute()
+    except CellExecutionError as e:
+        where = _where(nb, at[0])
+        evalue = _ANSI.sub("", e.evalue or "").strip().replace("\n", " ")
+        raise SlidesError(f"{where} raised {_ANSI.sub('', e.ename)}{': ' + evalue if evalue else ''}. If the error "
+                          "is part of the lesson, give that cell the tag raises-exception; or pass "
+                          "--no-execute to use the outputs saved in the notebook") from None
+    except CellTimeoutError:
+        raise SlidesError(f"{_where(nb, at[0])} ran longer than {timeout} s (--timeout SECONDS allows more)") from None
+    except DeadKernelError:
+        raise SlidesError(f"the kernel died while running {_where(nb, at[0])}") from None
+    except NoSuchKernel as e:
+        raise SlidesError(f"the notebook asks for the kernel {e.args[0] if e.args else '?'!r}, which is not "
+                          "installed here (`jupyter kernelspec list` shows those that are); or pass "
+                          "--no-execute to use the outputs saved in the notebook") from None
     return nb
+
+
+def _where(nb, index):
+    if index is None:
+        return "the notebook"
+    return f"cell {index + 1} ({_cell_text(nb, index)!r})"
 
 
 # --- LaTeX -> MathML ----------------------------------------------------------------------------
@@ -181,18 +277,25 @@ def deck_html(nb, title=None):
     return mathml_for_tokens(page, found)
 
 
-def write_slides(notebook, output=None, execute=True, timeout=300):
+def write_slides(notebook, output=None, execute=True, timeout=300, progress=None):
     """Run ``notebook`` (unless ``execute=False``) and write its deck; returns the deck's path.
 
     The kernel starts in the notebook's folder, as when a student opens it in JupyterLab. The
-    default output is the notebook's name with ``.slides.html``, beside it.
+    default output is the notebook's name with ``.slides.html``, beside it. The notebook is read
+    and the output checked before anything runs; what goes wrong is a :class:`SlidesError`.
+    ``progress`` (a function of one string) hears what is being done, once the checks passed.
     """
-    import nbformat
-
     notebook = Path(notebook)
-    nb = nbformat.read(notebook, as_version=4)
+    output = Path(output) if output else notebook.with_suffix(".slides.html")
+    nb = read_notebook(notebook)
+    check_output(output)
+    if progress is not None:
+        progress(f"{'running and converting' if execute else 'converting'} {notebook} ...")
     if execute:
         execute_notebook(nb, notebook.parent.resolve(), timeout=timeout)
-    output = Path(output) if output else notebook.with_suffix(".slides.html")
-    output.write_text(deck_html(nb), encoding="utf-8")
+    page = deck_html(nb)
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise SlidesError(f"cannot write the deck to {output}: {e.strerror or e}") from None
     return output

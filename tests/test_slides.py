@@ -220,3 +220,96 @@ def test_no_execute_uses_the_saved_outputs(tmp_path):
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "lesson.slides.html").read_text(encoding="utf-8")   # the default name, beside it
     assert "tensor([10., 10.])" in html and page_of(html).hosts == 1
+
+
+# --- what the command line says when something is wrong: one line, exit code 1 --------------------
+
+BROKEN = [
+    ("notes.ipynb", b"just some text\n", "is not a notebook: it is not JSON"),
+    ("bad.ipynb", b'{"cells": [', "is not a notebook: it is not JSON"),
+    ("empty.ipynb", b"", "is empty"),
+    ("blank.ipynb", b"  \n", "is empty"),
+    ("other.ipynb", b'{"name": "not a notebook"}', "is JSON but not a Jupyter notebook"),
+    ("list.ipynb", b"[1, 2, 3]", "is JSON but not a Jupyter notebook"),
+    ("latin1.ipynb", "{\"caf\xe9\": 1}".encode("latin-1"), "not UTF-8 text"),
+    ("invalid.ipynb", b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "poem"}]}',
+     "is not a valid Jupyter notebook"),
+]
+
+
+def _one_line_error(r, *words):
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1, r
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("gradviz slides: ") and "Traceback" not in r.stderr and "\x1b[" not in r.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+@pytest.mark.parametrize("name, content, says", BROKEN, ids=[b[0] for b in BROKEN])
+def test_a_file_that_is_not_a_notebook_is_one_line(tmp_path, name, content, says):
+    path = tmp_path / name
+    path.write_bytes(content)
+    r = gradviz_cli("slides", str(path), "-o", str(tmp_path / "deck.html"))
+    _one_line_error(r, str(path), says)
+    assert not (tmp_path / "deck.html").exists()
+
+
+def test_a_folder_is_not_a_notebook(tmp_path):
+    _one_line_error(gradviz_cli("slides", str(tmp_path)), "is a folder")
+
+
+@pytest.mark.parametrize("where, says", [
+    ("missing/deck.html", "the folder {tmp}/missing does not exist"),
+    ("afile.txt/deck.html", "the folder {tmp}/afile.txt does not exist"),
+    ("", "is a folder"),
+])
+def test_the_output_is_checked_before_anything_runs(tmp_path, where, says):
+    (tmp_path / "afile.txt").write_text("x")
+    ran = tmp_path / "ran.txt"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"open({str(ran)!r}, 'w').write('ran')")])
+    nbformat.write(nb, tmp_path / "lesson.ipynb")
+    r = gradviz_cli("slides", str(tmp_path / "lesson.ipynb"), "-o", str(tmp_path / where))
+    _one_line_error(r, says.format(tmp=tmp_path))
+    assert not ran.exists()                      # no kernel was started
+
+
+def test_an_unwritable_output_is_one_line(tmp_path):
+    from gradviz.slides import SlidesError, check_output
+    with pytest.raises(SlidesError, match="cannot write the deck to /proc/deck.html"):
+        check_output("/proc/deck.html")           # not writable, even for root
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon"])
+def test_a_bad_timeout_is_refused_by_the_parser(value):
+    r = gradviz_cli("slides", "notebooks/01_variables_and_gradients.ipynb", "--timeout", value)
+    assert r.returncode == 2 and "--timeout" in r.stderr and "above 0" in r.stderr
+
+
+def test_a_raising_cell_is_named_with_what_to_do(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A lesson"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("print('some output')\nraise ValueError('\\x1b[31mcoloured\\x1b[0m oops')"),
+        nbformat.v4.new_code_cell("1 / 0"),
+    ])
+    nbformat.write(nb, tmp_path / "lesson.ipynb")
+    r = gradviz_cli("slides", str(tmp_path / "lesson.ipynb"), "-o", str(tmp_path / "deck.html"))
+    # the kernel may log a warning of its own on stderr; ours is the last line, and the only one of ours
+    ours = [ln for ln in r.stderr.splitlines() if ln.startswith("gradviz slides:")]
+    assert r.returncode == 1 and len(ours) == 1, r.stderr
+    assert "Traceback" not in r.stderr and "\x1b[" not in r.stderr and r.stderr.count("\n") <= 4
+    line = ours[0]
+    for w in ("cell 3", "print('some output')", "raised ValueError: coloured oops", "raises-exception",
+              "--no-execute"):
+        assert w in line, (w, line)
+    assert not (tmp_path / "deck.html").exists()
+
+
+def test_a_tagged_raising_cell_is_fine(tmp_path):
+    cell = nbformat.v4.new_code_cell("1 / 0")
+    cell.metadata["tags"] = ["raises-exception"]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "lesson.ipynb")
+    r = gradviz_cli("slides", str(tmp_path / "lesson.ipynb"))
+    assert r.returncode == 0, r.stderr
+    assert "ZeroDivisionError" in (tmp_path / "lesson.slides.html").read_text(encoding="utf-8")
