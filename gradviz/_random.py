@@ -23,7 +23,7 @@ import struct
 import numpy as np
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm"]
+           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "bernoulli"]
 
 _DEFAULT_SEED = 67280421310721   # what PyTorch's default generator starts from
 _N = 624                         # words of mt19937 state
@@ -331,3 +331,12 @@ def randperm(n, generator=None):
             p[i], p[i + k] = p[i + k], p[i]
         perm = np.array(p, np.int64)
     return perm
+
+
+# --- bernoulli ----------------------------------------------------------------------------------
+
+def bernoulli(shape, p, np_dtype, generator=None):
+    """1 with probability ``p``, else 0: one double uniform (53 bits) per element, 1 where it is
+    below ``p`` -- what ``bernoulli_(p)`` draws on CPU, so dropout masks after ``manual_seed`` agree."""
+    u = _uniform01(math.prod(shape), np.float64, _gen(generator))
+    return (u < p).astype(np_dtype).reshape(shape)

@@ -659,6 +659,33 @@ x = torch.randn(2, 3, 4, requires_grad=True); o = nn.Linear(4, 5)(x); o.sum().ba
 v = torch.randn(4, requires_grad=True); o = nn.Linear(4, 2)(v); print(o, o.grad_fn.next_functions[0][0].next_functions)
 o = nn.Linear(4, 2, bias=False)(x); print(o.grad_fn, o.grad_fn.next_functions[0][0].next_functions)
 """,
+    'dropout': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(5)
+x = torch.ones(4, 5, requires_grad=True); d = nn.Dropout(0.3); y = d(x); print(d, y, y.grad_fn, y.grad_fn.next_functions)
+y.sum().backward(); print(x.grad)
+print(F.dropout(x, 0.5), F.dropout(x, 0.25, training=False) is x, F.dropout(x, 0.0) is x, F.dropout(x, 1.0), F.dropout(x.double(), 0.6))
+d.eval(); print(d(x) is x, d.training); d.train(); print(d(torch.arange(8.)), nn.Dropout(p=0.2, inplace=True))
+g = torch.arange(6.) * 1; print(F.dropout(g, 0.5, inplace=True), g); print(nn.Dropout(0.1)(torch.ones(40)))
+nn.Dropout(1.5)
+F.dropout(x, -0.1)
+""",
+    'ModuleList': """
+nn = torch.nn; torch.manual_seed(6)
+ml = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)]); print(ml, len(ml), ml[0], ml[-1], ml[1:], type(ml))
+print(nn.ModuleList(), nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU()]), [n for n, _ in ml.named_parameters()])
+ml.append(nn.Tanh()); ml.extend([nn.ReLU()]); ml.insert(0, nn.Sigmoid()); print(ml, ml.pop(1), len(ml))
+del ml[0]; print(ml, list(ml.state_dict()))
+ml[0] = nn.Identity(); print(ml + nn.ModuleList([nn.ReLU()]))
+class M(nn.Module):
+    def __init__(self):
+        super().__init__(); self.layers = nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 1)])
+    def forward(self, x):
+        for l in self.layers: x = l(x)
+        return x
+print(M(), M()(torch.ones(2, 3)), sum(p.numel() for p in M().parameters()))
+ml[7]
+ml.extend(3)
+""",
     'SGD steps and init': """
 nn = torch.nn; torch.manual_seed(4)
 w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)
@@ -671,13 +698,20 @@ print(nn.init.xavier_uniform_(torch.empty(2, 3)), nn.init.kaiming_normal_(torch.
 
 
 def run_lines(L, code):
-    """Each line on its own, an error printed and the next line run (as a notebook would).
+    """Each line (with the indented lines under it) on its own, an error printed and the next line
+    run, as a notebook would.
 
     Lines are compiled outside the ``try``: a line that parses in neither library is a broken
     test, not an agreement."""
     scope = {"torch": L, "Variable": L.autograd.Variable, "np": np, "math": math}
     buf = io.StringIO()
-    lines = [compile(line, "<line>", "exec") for line in code.strip().split("\n")]
+    statements = []
+    for line in code.strip().split("\n"):   # an indented line continues the statement above it
+        if line[:1].isspace() and statements:
+            statements[-1] += "\n" + line
+        else:
+            statements.append(line)
+    lines = [compile(statement, "<line>", "exec") for statement in statements]
     with contextlib.redirect_stdout(buf), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for line in lines:

@@ -10,10 +10,11 @@
 """
 
 from . import functional, init
-from .layers import Flatten, Identity, Linear, LogSoftmax, ReLU, Sequential, Sigmoid, Softmax, Tanh
+from .layers import (Dropout, Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid,
+                     Softmax, Tanh)
 from .loss import L1Loss, MSELoss
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "Sequential", "MSELoss", "L1Loss", "functional", "init"]
+           "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "L1Loss", "functional", "init"]

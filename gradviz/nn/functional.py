@@ -4,11 +4,11 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _random
 from ..ops import OPS
-from ..tensor import _TYPE_NAMES, _broadcast_error, apply
+from ..tensor import _TYPE_NAMES, Tensor, _broadcast_error, apply
 
-__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "mse_loss", "l1_loss"]
+__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "mse_loss", "l1_loss"]
 
 
 def linear(input, weight, bias=None):
@@ -70,6 +70,26 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
     return input.log_softmax(dim, dtype=dtype)
+
+
+# --- dropout ------------------------------------------------------------------------------------
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by 1/(1 − p), so the expected
+    value is unchanged; PyTorch's CPU recipe: a bernoulli(1 − p) mask, divided by 1 − p, times the
+    input (MulBackward0). Not training: the input itself."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    dt = input._data.dtype
+    if p == 1:
+        noise = np.zeros((), dt)
+    else:
+        noise = _random.bernoulli(input.shape, 1 - p, dt)
+        noise /= dt.type(1 - p)
+    noise = Tensor._wrap(noise)
+    return input.mul_(noise) if inplace else input * noise
 
 
 # --- losses -------------------------------------------------------------------------------------

@@ -1,18 +1,20 @@
 """The layers: Linear, the activations, Sequential -- each a Module printing as PyTorch's does."""
 
 import math
-from collections import OrderedDict
-from itertools import islice
 import operator
+from collections import OrderedDict
+from collections.abc import Iterable
+from itertools import islice
 
 from .. import _dtype
 from ..tensor import _filled
 from . import functional as F
 from . import init
-from .module import Module
+from .module import Module, _addindent
 from .parameter import Parameter
 
-__all__ = ["Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Sequential"]
+__all__ = ["Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout",
+           "Sequential", "ModuleList"]
 
 
 class Linear(Module):
@@ -140,6 +142,33 @@ class LogSoftmax(Softmax):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
+# --- dropout ------------------------------------------------------------------------------------
+
+class Dropout(Module):
+    """While training, zeroes each element with probability ``p`` and scales the others by
+    1/(1 − p); in ``eval()`` mode it passes the input through. The masks after ``manual_seed`` are PyTorch's.
+
+    >>> import gradviz as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch.nn.Dropout(0.5)(torch.ones(6))
+    tensor([0., 0., 2., 0., 0., 0.])
+    """
+
+    __module__ = "gradviz.nn.modules.dropout"
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
 # --- containers ---------------------------------------------------------------------------------
 
 class Sequential(Module):
@@ -193,3 +222,97 @@ class Sequential(Module):
         for module in self:
             input = module(input)
         return input
+
+
+class ModuleList(Module):
+    """A Python list of modules whose parameters the model can find (a plain list would hide them).
+
+    >>> import gradviz as torch
+    >>> torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)] + [torch.nn.ReLU()])
+    ModuleList(
+      (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)
+      (3): ReLU()
+    )
+    """
+
+    __module__ = "gradviz.nn.modules.container"
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self += modules
+
+    def _index(self, idx):
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return self.__class__(list(self._modules.values())[idx])
+        return self._modules[self._index(idx)]
+
+    def __setitem__(self, idx, module):
+        setattr(self, self._index(idx), module)
+
+    def __delitem__(self, idx):
+        if isinstance(idx, slice):
+            for k in range(len(self._modules))[idx]:
+                delattr(self, str(k))
+        else:
+            delattr(self, self._index(idx))
+        modules = list(self._modules.values())     # renumber from 0
+        self._modules.clear()
+        self._modules.update((str(i), m) for i, m in enumerate(modules))
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        combined = ModuleList()
+        for i, module in enumerate(list(self) + list(other)):
+            combined.add_module(str(i), module)
+        return combined
+
+    def insert(self, index, module):
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def extend(self, modules):
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+        offset = len(self)
+        for i, module in enumerate(modules):
+            self.add_module(str(offset + i), module)
+        return self
+
+    def __repr__(self):
+        # PyTorch's: runs of equal children print once, as "(0-2): 3 x Linear(...)"
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []                      # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"

@@ -94,7 +94,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -104,7 +104,7 @@ class Module:
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -119,9 +119,11 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
-        for where in (self.__dict__, self._parameters, self._buffers, self._modules):
-            where.pop(name, None)
+    def _forget(self, name, keep=None):
+        """Remove ``name`` from wherever it was registered but ``keep`` (replaced there, it keeps its place)."""
+        for kind in ("__dict__", "_parameters", "_buffers", "_modules"):
+            if kind != keep:
+                getattr(self, kind).pop(name, None)
 
     def __getattr__(self, name):
         # only called when normal lookup fails: the registered things live in the dictionaries
