@@ -173,8 +173,8 @@ def op_label(node, view):
     if view == "pytorch":
         return _table([_cell(f"{p}-fn", _font(node.label, size=13), tip, align="CENTER")])
     fn = node.grad_fn + (f"\n{params}" if params else "")
-    return _table([_cell(f"{p}-sym", _font(node.label, size=18, bold=True), tip, align="CENTER"),
-                   _cell(f"{p}-fn", _font(fn, size=9, color=PALETTE["muted"]), tip, align="CENTER")])
+    return _table([_cell(f"{p}-sym", _font(node.label, size=16, bold=True), tip, align="CENTER"),
+                   _cell(f"{p}-fn", _font(fn, size=11, color=PALETTE["muted"]), tip, align="CENTER")])
 
 
 def simple_label(node, size=13, tooltip=None):
