@@ -99,6 +99,11 @@ const ICONS = {
   pause: "M3 2h4v12H3zM9 2h4v12H9z",
   step: "M11 2h2v12h-2zM3 2v12l7-6z",
   backward: "M12 2h2v12h-2zM1 2v12l5-6zM6 2v12l5-6z",
+  zoomIn: "M7 2h2v5h5v2H9v5H7V9H2V7h5z",
+  zoomOut: "M2 7h12v2H2z",
+  fit: "M1 1h5v2H3v3H1zM10 1h5v5h-2V3h-3zM1 10h2v3h3v2H1zM13 10h2v5h-5v-2h3zM6 6h4v4H6z",
+  full: "M1 1h5v2H3v3H1zM10 1h5v5h-2V3h-3zM1 10h2v3h3v2H1zM13 10h2v5h-5v-2h3z",
+  key: "M1 2h4v3H1zM7 3h8v1H7zM1 7h4v3H1zM7 8h8v1H7zM1 12h4v3H1zM7 13h8v1H7z",
 };
 
 function setIcon(button, name) {
@@ -135,7 +140,7 @@ function valueAt(e, k) {
 /** Parse the drawing into the graph box; index nodes, edges and text slots; make ids unique. */
 function mountSvg(box, svgText, uid) {
   box.textContent = "";
-  const index = { nodes: new Map(), edges: new Map(), slots: new Map(), svg: null, natural: null };
+  const index = { nodes: new Map(), edges: new Map(), slots: new Map(), svg: null, natural: null, minFont: 14 };
   if (!svgText) return index;
   const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
   const svg = doc.documentElement;
@@ -145,11 +150,17 @@ function mountSvg(box, svgText, uid) {
     for (const a of [...el.attributes]) if (/^on/i.test(a.name)) el.removeAttribute(a.name);
   }
   const node = document.importNode(svg, true);
-  const px = (v) => { const m = /^([\d.]+)(pt|px)?$/.exec(v || ""); return m ? +m[1] * (m[2] === "pt" ? 4 / 3 : 1) : 0; };
-  index.natural = { w: px(node.getAttribute("width")), h: px(node.getAttribute("height")) };
+  // sizes in the SVG's own units (Graphviz: points): zoom is screen px per unit, so a text's
+  // size on screen is its font-size times the zoom (times any transform around the widget)
+  const px = (v) => { const m = /^([\d.]+)(pt|px)?$/.exec(v || ""); return m ? +m[1] : 0; };
+  const vb = (node.getAttribute("viewBox") || "").trim().split(/[\s,]+/).map(Number);
+  index.natural = vb.length === 4 && vb[2] > 0 && vb[3] > 0 ? { w: vb[2], h: vb[3] }
+    : { w: px(node.getAttribute("width")), h: px(node.getAttribute("height")) };
+  index.minFont = Infinity;
+  for (const t of node.querySelectorAll("text[font-size]")) index.minFont = Math.min(index.minFont, +t.getAttribute("font-size") || Infinity);
+  if (!Number.isFinite(index.minFont)) index.minFont = 14;
   node.removeAttribute("width");
   node.removeAttribute("height");
-  if (index.natural.w && index.natural.h) node.style.aspectRatio = `${index.natural.w} / ${index.natural.h}`;
   node.setAttribute("class", ((node.getAttribute("class") || "") + " gv-svg").trim());
   node.setAttribute("role", "img");
   box.append(node);
@@ -203,15 +214,36 @@ function followScheme(root, svg) {
   if (svg) svg.classList.toggle("gv-dark", dark);
 }
 
-// --- the widget ------------------------------------------------------------------------------------
+/** An arrowhead at an edge's input end, pointing there: the way a gradient goes in backward.
+ *  Made the first time the edge carries a gradient (Graphviz drew the path input -> op). */
+function reverseHead(edge) {
+  let head = edge.querySelector(":scope > .gv-back-head");
+  if (head) return head;
+  const path = edge.querySelector("path.gv-stroke");
+  if (!path || typeof path.getTotalLength !== "function") return null;
+  const len = path.getTotalLength();
+  if (!len) return null;
+  const p0 = path.getPointAtLength(0), p1 = path.getPointAtLength(Math.min(len, 6));
+  let dx = p0.x - p1.x, dy = p0.y - p1.y;
+  const d = Math.hypot(dx, dy) || 1;
+  dx /= d; dy /= d;
+  const L = 10, W = 4.2, bx = p0.x - dx * L, by = p0.y - dy * L;
+  head = document.createElementNS(edge.namespaceURI, "polygon");
+  head.setAttribute("points", `${p0.x},${p0.y} ${bx - dy * W},${by + dx * W} ${bx + dy * W},${by - dx * W}`);
+  head.setAttribute("class", "gv-back-head");
+  edge.append(head);
+  return head;
+}
 
-function render({ model, el }) {
-  const uid = `gvw${++uidCounter}${Math.random().toString(36).slice(2, 7)}`;
-  const S = () => model.get("strings") || {};
-  const root = h("div", { class: "gv-widget", tabindex: "0", role: "group" });
-  el.append(root);
+// --- the widget, in parts -----------------------------------------------------------------------
+//
+// render() builds four parts and wires them: the controls (transport, scrubber, speed), the
+// picture (the SVG with zoom, pan, fullscreen and the key), the derivation panel (chain rule,
+// factors in step, the check) and the player (which step is shown, playing, keys).  Each part
+// gets `ctx` ({model, S, uid, root}) and returns its elements and the functions the others call.
 
-  // controls, found by name (data-gv), never by position
+/** Transport buttons, scrubber with the phase track, phase, step count, speed. */
+function createControls(ctx) {
   const btn = (name, icon) => {
     const el = h("button", { type: "button", class: "gv-btn", "data-gv": name });
     setIcon(el, icon);
@@ -226,124 +258,32 @@ function render({ model, el }) {
   };
   const scrub = h("input", { type: "range", class: "gv-scrub", "data-gv": "scrub", min: "0", max: "0", step: "1", value: "0" });
   const count = h("span", { class: "gv-count", "data-gv": "count", "aria-hidden": "true" });
-  const phaseLabel = h("span", { class: "gv-phase", "data-gv": "phase" });
+  const phase = h("span", { class: "gv-phase", "data-gv": "phase" });
   const speed = h("select", { class: "gv-speed", "data-gv": "speed" });
   for (const s of SPEEDS) speed.append(h("option", { value: String(s), text: `${s}×` }));
   const track = h("div", { class: "gv-track", "data-gv": "track", "aria-hidden": "true" });
-  const bar = h("div", { class: "gv-bar" },
+  const el = h("div", { class: "gv-bar" },
     h("div", { class: "gv-transport" }, b.toForward, b.back, b.play, b.step, b.toBackward),
     h("div", { class: "gv-scrubwrap" }, scrub, track),
-    h("div", { class: "gv-meta" }, phaseLabel, count, speed));
-
-  const graphBox = h("div", { class: "gv-graph", "data-gv": "graph" });
-  const fatal = h("div", { class: "gv-fatal", role: "alert", "data-gv": "fatal", hidden: true });
-  const deriv = h("aside", { class: "gv-deriv", "data-gv": "derivation" });
-  const main = h("div", { class: "gv-main" }, h("div", { class: "gv-graphcol" }, fatal, graphBox), deriv);
-
-  const caption = h("div", { class: "gv-caption", role: "status", "aria-live": "polite", "aria-atomic": "true", "data-gv": "caption" });
-  const capWrap = h("div", { class: "gv-capwrap" }, caption);
-
-  const backwardBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "backward" });
-  const retain = h("input", { type: "checkbox", "data-gv": "retain" });
-  const retainLabel = h("label", { class: "gv-retain" }, retain, h("code", {}, ""));
-  const zeroBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "zero" });
-  const keys = h("span", { class: "gv-keys" });
-  const live = h("div", { class: "gv-live", "data-gv": "live" }, backwardBtn, retainLabel, zeroBtn);
-  const foot = h("div", { class: "gv-foot" }, live, keys);
-
-  root.append(bar, capWrap, main, foot);
-
-  // --- state ---
-  let frames = [];
-  let slots = new Map();
-  let index = mountSvg(graphBox, "", uid);
-  let shown = new Map();           // slot -> value currently in the picture
-  let lit = [];                    // elements highlighted by the current frame
-  let current = -1;
-  let timer = null;
-  let checkEls = new Map();        // leaf name -> check element in the derivation
-  let leafEls = new Map();
-  let seeds = [];                  // indices of backward() seed frames
-  let forwardStart = 0;
-  let busy = false;
-
-  const n = () => frames.length;
+    h("div", { class: "gv-meta" }, phase, count, speed));
 
   function labels() {
-    const s = S();
-    root.setAttribute("aria-label", fmt(s, "widget_label", { root: model.get("root_name") }));
-    root.lang = model.get("lang") || "en";
-    const set = (el, key) => { el.setAttribute("aria-label", s[key] || key); el.title = s[key] || key; };
+    const s = ctx.S();
+    const set = (e, key) => { e.setAttribute("aria-label", s[key] || key); e.title = s[key] || key; };
     set(b.toForward, "to_forward"); set(b.back, "step_back"); set(b.step, "step_forward");
     set(b.toBackward, "to_backward"); set(scrub, "scrubber"); set(speed, "speed");
-    set(b.play, model.get("playing") ? "pause" : "play");
-    graphBox.setAttribute("aria-label", s.graph_label || "");
-    caption.setAttribute("aria-label", s.caption_label || "");
-    backwardBtn.textContent = s.backward_btn || "backward()";
-    backwardBtn.title = fmt(s, "backward_title", { root: model.get("root_name") });
-    retainLabel.querySelector("code").textContent = s.retain_graph || "retain_graph=True";
-    zeroBtn.textContent = s.zero_btn || "zero_()";
-    zeroBtn.title = s.zero_title || "";
-    keys.textContent = s.keys_help || "";
   }
 
-  function layoutFlags() {
-    root.classList.toggle("gv-presenter", !!model.get("presenter"));
-    live.hidden = !model.get("live");
-    retain.checked = !!model.get("retain_graph");
-    const sp = model.get("speed") || 1;
+  function setSpeed(sp) {
     speed.value = String(SPEEDS.reduce((a, c) => (Math.abs(c - sp) < Math.abs(a - sp) ? c : a), SPEEDS[0]));
   }
 
-  function showFatal() {
-    const err = model.get("error");
-    const s = S();
-    fatal.hidden = !err;
-    fatal.textContent = err ? fmt(s, "cannot_render", { reason: err }) : "";
-  }
-
-  /** The picture as large as its natural size allows, no taller than most of the window. */
-  function sizeSvg() {
-    const nat = index.natural;
-    if (!index.svg || !nat || !nat.w || !nat.h) return;
-    const maxH = (typeof innerHeight === "number" && innerHeight > 200 ? innerHeight : 900) * (model.get("presenter") ? 0.7 : 0.8);
-    const big = nat.w * (model.get("presenter") ? 1.4 : 1);
-    // fit the window's height, but never below about half the natural size: a tall graph scrolls
-    index.svg.style.width = `${Math.round(Math.min(big, Math.max((maxH * nat.w) / nat.h, nat.w * 0.55)))}px`;
-  }
-
-  function loadSvg() {
-    index = mountSvg(graphBox, model.get("svg"), uid);
-    followScheme(root, index.svg);
-    sizeSvg();
-    shown = new Map();
-    lit = [];
-    current = -1;
-  }
-
-  function loadFrames() {
-    frames = model.get("frames") || [];
-    slots = indexSlots(frames);
-    seeds = [];
-    forwardStart = 0;
-    frames.forEach((f, k) => {
-      if (f.kind === "seed") seeds.push(k);
-    });
-    const fw = frames.findIndex((f) => f.phase === "forward");
-    forwardStart = fw < 0 ? 0 : fw;
-    scrub.max = String(Math.max(0, n() - 1));
-    buildTrack();
-    busy = false;
-    clearTimeout(busyTimer);
-    backwardBtn.disabled = zeroBtn.disabled = false;
-  }
-
-  function buildTrack() {
+  function setFrames(frames) {
+    scrub.max = String(Math.max(0, frames.length - 1));
     track.textContent = "";
-    if (!n()) return;
     let start = 0;
-    for (let k = 1; k <= n(); k++) {
-      if (k === n() || frames[k].phase !== frames[start].phase) {
+    for (let k = 1; k <= frames.length; k++) {
+      if (k === frames.length || frames[k].phase !== frames[start].phase) {
         const seg = h("span", { class: `gv-seg gv-seg-${frames[start].phase}` });
         seg.style.flexGrow = String(k - start);
         track.append(seg);
@@ -352,7 +292,246 @@ function render({ model, el }) {
     }
   }
 
-  // --- derivation panel ---
+  function show(f, k, n, captionText) {
+    const s = ctx.S();
+    scrub.value = String(k);
+    count.textContent = fmt(s, "step_of", { i: k + 1, n });
+    scrub.setAttribute("aria-valuetext", `${count.textContent}: ${captionText}`);
+    const key = { forward: "forward_pass", backward: "backward_pass", start: "start" }[f.phase];
+    phase.textContent = key ? s[key] + (f.phase === "backward" && f.run !== null && f.run !== undefined ? ` #${f.run + 1}` : "") : "";
+    phase.dataset.phase = f.phase;
+  }
+
+  function showPlaying(on) {
+    const s = ctx.S();
+    setIcon(b.play, on ? "pause" : "play");
+    b.play.setAttribute("aria-label", on ? s.pause || "Pause" : s.play || "Play");
+    b.play.title = b.play.getAttribute("aria-label");
+    b.play.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+
+  return { el, b, scrub, speed, labels, setSpeed, setFrames, show, showPlaying };
+}
+
+// the legend: [swatch kind, string key, English words]
+const LEGEND = [
+  ["leaf", "key_leaf", "leaf tensor (requires_grad)"],
+  ["const", "key_const", "constant or data: no gradient"],
+  ["root", "key_root", "output (where backward starts)"],
+  ["op", "key_op", "op, named by its grad_fn"],
+  ["shape", "key_shape", "shape of the tensor"],
+  ["focus", "key_focus", "the node this step is about"],
+  ["lit", "key_lit", "the nodes it uses"],
+  ["fwd", "key_fwd", "forward: values flow along the arrows"],
+  ["bwd", "key_bwd", "backward: the gradient flows back"],
+];
+
+function swatch(kind) {
+  const shapes = {
+    leaf: '<rect class="gv-k-leaf" x="2" y="3" width="26" height="14" rx="4"/>',
+    const: '<rect class="gv-k-const" x="2" y="3" width="26" height="14" rx="4"/>',
+    root: '<rect class="gv-k-root" x="2" y="3" width="26" height="14" rx="4"/>',
+    op: '<ellipse class="gv-k-op" cx="15" cy="10" rx="13" ry="7"/>',
+    shape: '<text class="gv-k-text" x="15" y="14" text-anchor="middle">[2]</text>',
+    focus: '<rect class="gv-k-focus" x="2" y="3" width="26" height="14" rx="4"/>',
+    lit: '<rect class="gv-k-lit" x="2" y="3" width="26" height="14" rx="4"/>',
+    fwd: '<path class="gv-k-fwd" d="M2 10h20"/><path class="gv-k-fwdh" d="M28 10l-7-4v8z"/>',
+    bwd: '<path class="gv-k-bwd" d="M8 10h20"/><path class="gv-k-bwdh" d="M2 10l7-4v8z"/>',
+  };
+  const span = h("span", { class: "gv-k-swatch", "aria-hidden": "true" });
+  span.innerHTML = `<svg viewBox="0 0 30 20" width="30" height="20">${shapes[kind]}</svg>`;
+  return span;
+}
+
+/** The graph: the SVG in a box that zooms (ctrl/pinch + wheel, +/−, fit), pans (drag, scroll),
+ *  goes fullscreen, keeps the step in view, and lights a frame's nodes and edges. */
+function createPicture(ctx) {
+  const { model, uid } = ctx;
+  const tool = (name, icon) => {
+    const el = h("button", { type: "button", class: "gv-btn gv-tool", "data-gv": name });
+    setIcon(el, icon);
+    return el;
+  };
+  const t = { out: tool("zoom-out", "zoomOut"), in: tool("zoom-in", "zoomIn"), fit: tool("fit", "fit"),
+              full: tool("fullscreen", "full"), key: tool("key", "key") };
+  t.key.setAttribute("aria-expanded", "false");
+  const box = h("div", { class: "gv-graph", "data-gv": "graph" });
+  const fatal = h("div", { class: "gv-fatal", role: "alert", "data-gv": "fatal", hidden: true });
+  const legend = h("div", { class: "gv-legend", "data-gv": "legend", hidden: true });
+  const tools = h("div", { class: "gv-tools" }, t.out, t.in, t.fit, t.full, t.key);
+  const el = h("div", { class: "gv-graphcol" }, fatal, box, tools, legend);
+
+  let index = mountSvg(box, "", uid);
+  let zoom = 1;
+  let userZoom = false;            // after +/−/fit/wheel the zoom stays the user's, else it follows the box
+  let lit = [];
+
+  const presenter = () => !!model.get("presenter");
+  /** Screen px per CSS px around the widget (a slide deck scales its slides). */
+  function outer() {
+    const r = box.getBoundingClientRect();
+    return box.offsetWidth ? r.width / box.offsetWidth : 1;
+  }
+  function fitZoom() {
+    const nat = index.natural;
+    if (!nat || !nat.w || !box.clientWidth) return 1;
+    return Math.max(0.05, Math.min((box.clientWidth - 6) / nat.w, (box.clientHeight - 6) / nat.h));
+  }
+  /** The zoom at which the smallest text is as large as the widget promises (11 px, 15 presenting). */
+  function readableZoom() {
+    return (presenter() ? 15.2 : 11.2) / (index.minFont * (outer() || 1));
+  }
+  /** The default: the whole graph if it is readable so, else readable (the box then pans). */
+  function defaultZoom() {
+    const r = readableZoom();
+    return Math.max(r, Math.min(fitZoom(), r * 1.7));
+  }
+
+  function setZoom(z, anchor) {
+    const nat = index.natural;
+    if (!index.svg || !nat || !nat.w) return;
+    z = Math.max(Math.min(fitZoom(), readableZoom()) * 0.5, Math.min(readableZoom() * 5, z));
+    const o = outer() || 1;
+    const r = box.getBoundingClientRect();
+    const ax = anchor ? (anchor.x - r.left) / o : box.clientWidth / 2;
+    const ay = anchor ? (anchor.y - r.top) / o : box.clientHeight / 2;
+    const cx = (box.scrollLeft + ax - pad(box.clientWidth, nat.w * zoom)) / zoom;
+    const cy = (box.scrollTop + ay - pad(box.clientHeight, nat.h * zoom)) / zoom;
+    zoom = z;
+    index.svg.style.width = `${Math.round(nat.w * z)}px`;
+    index.svg.style.height = `${Math.round(nat.h * z)}px`;
+    box.scrollLeft = cx * z + pad(box.clientWidth, nat.w * z) - ax;
+    box.scrollTop = cy * z + pad(box.clientHeight, nat.h * z) - ay;
+    el.dataset.zoom = z.toFixed(3);
+  }
+  const pad = (room, size) => Math.max(0, (room - size) / 2);   // a small picture sits centred
+
+  function relayout() {
+    if (!userZoom) setZoom(defaultZoom());
+  }
+
+  function load(svgText) {
+    index = mountSvg(box, svgText, uid);
+    lit = [];
+    userZoom = false;
+    followScheme(ctx.root, index.svg);
+    relayout();
+  }
+
+  function light(f) {
+    for (const e of lit) e.classList.remove("gv-focus", "gv-lit", "gv-lit-edge", "gv-lit-fwd");
+    lit = [];
+    const mark = (id, cls, map) => {
+      const e = map.get(id);
+      if (e) { e.classList.add(cls); lit.push(e); }
+    };
+    for (const id of f.lit || []) mark(id, "gv-lit", index.nodes);
+    for (const id of f.focus || []) mark(id, "gv-focus", index.nodes);
+    // one class per phase on the edges themselves: nothing above them changes, so no big restyle
+    const back = f.phase !== "forward" && !(index.svg && index.svg.classList.contains("gv-pytorch"));
+    for (const id of f.edges || []) {
+      mark(id, f.phase === "forward" ? "gv-lit-fwd" : "gv-lit-edge", index.edges);
+      if (back && index.edges.get(id)) reverseHead(index.edges.get(id));
+    }
+  }
+
+  /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view. */
+  function follow(f, smooth) {
+    if (box.scrollHeight <= box.clientHeight + 1 && box.scrollWidth <= box.clientWidth + 1) return;
+    const els = [...(f.focus || []), ...(f.lit || [])].map((id) => index.nodes.get(id)).filter(Boolean);
+    for (const id of f.edges || []) if (index.edges.get(id)) els.push(index.edges.get(id));
+    if (!els.length) return;
+    const view = box.getBoundingClientRect();
+    let top = Infinity, bottom = -Infinity, left = Infinity, right = -Infinity;
+    for (const e of els) {
+      const r = e.getBoundingClientRect();
+      top = Math.min(top, r.top); bottom = Math.max(bottom, r.bottom);
+      left = Math.min(left, r.left); right = Math.max(right, r.right);
+    }
+    if (top >= view.top && bottom <= view.bottom && left >= view.left && right <= view.right) return;
+    const o = outer() || 1;
+    box.scrollTo({
+      top: box.scrollTop + (top + bottom - view.top - view.bottom) / 2 / o,
+      left: box.scrollLeft + (left + right - view.left - view.right) / 2 / o,
+      behavior: smooth && !reduceMotion() ? "smooth" : "auto",
+    });
+  }
+
+  // zoom: buttons, ctrl + wheel (a trackpad's pinch arrives as one); pan: drag with the mouse
+  const byUser = (z, anchor) => { userZoom = true; setZoom(z, anchor); ctx.refollow(); };
+  t.in.addEventListener("click", () => byUser(zoom * 1.25));
+  t.out.addEventListener("click", () => byUser(zoom / 1.25));
+  t.fit.addEventListener("click", () => { userZoom = true; setZoom(fitZoom()); });
+  box.addEventListener("wheel", (ev) => {
+    if (!ev.ctrlKey && !ev.metaKey) return;        // a plain wheel scrolls, as everywhere
+    ev.preventDefault();
+    userZoom = true;
+    setZoom(zoom * Math.exp(-ev.deltaY * 0.0025), { x: ev.clientX, y: ev.clientY });
+  }, { passive: false });
+  let drag = null;
+  box.addEventListener("pointerdown", (ev) => {
+    ctx.root.focus({ preventScroll: true });        // a click on the picture gives the widget the keyboard
+    if (ev.pointerType !== "mouse" || ev.button !== 0) return;
+    drag = { x: ev.clientX, y: ev.clientY, left: box.scrollLeft, top: box.scrollTop, id: ev.pointerId, moved: false };
+  });
+  box.addEventListener("pointermove", (ev) => {
+    if (!drag || ev.pointerId !== drag.id) return;
+    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    if (!drag.moved) { drag.moved = true; box.setPointerCapture(ev.pointerId); box.classList.add("gv-panning"); }
+    const o = outer() || 1;
+    box.scrollLeft = drag.left - dx / o;
+    box.scrollTop = drag.top - dy / o;
+  });
+  const endDrag = () => { drag = null; box.classList.remove("gv-panning"); };
+  box.addEventListener("pointerup", endDrag);
+  box.addEventListener("pointercancel", endDrag);
+
+  t.full.addEventListener("click", () => {
+    const doc = ctx.root.ownerDocument;
+    if (doc.fullscreenElement) doc.exitFullscreen();
+    else if (ctx.root.requestFullscreen) ctx.root.requestFullscreen().catch(() => {});
+  });
+  t.key.addEventListener("click", () => {
+    legend.hidden = !legend.hidden;
+    t.key.setAttribute("aria-expanded", legend.hidden ? "false" : "true");
+  });
+
+  function labels() {
+    const s = ctx.S();
+    const set = (e, key, en) => { e.setAttribute("aria-label", s[key] || en); e.title = s[key] || en; };
+    set(t.in, "zoom_in", "Zoom in (Ctrl + wheel)"); set(t.out, "zoom_out", "Zoom out");
+    set(t.fit, "zoom_fit", "Fit the whole graph"); set(t.full, "fullscreen", "Fullscreen");
+    set(t.key, "key_title", "Key: what the marks mean");
+    box.setAttribute("aria-label", s.graph_label || "");
+    legend.textContent = "";
+    for (const [kind, key, en] of LEGEND) {
+      legend.append(h("div", { class: "gv-k-row" }, swatch(kind), h("span", { text: s[key] || en })));
+    }
+  }
+
+  function showFatal(text) {
+    fatal.hidden = !text;
+    fatal.textContent = text || "";
+  }
+
+  return {
+    el, box, load, light, follow, relayout, labels, showFatal,
+    index: () => index, natural: () => index.natural, zoom: () => zoom,
+    slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id) },
+  };
+}
+
+/** The chain rule by hand: instructor steps, forward definitions, per leaf its paths (factors
+ *  that light up in step, and jump there when clicked), the running product, and the check. */
+function createDerivationPanel(ctx) {
+  const el = h("aside", { class: "gv-deriv", "data-gv": "derivation" });
+  const soFar = h("div", { class: "gv-sofar", "data-gv": "so-far", hidden: true });
+  let checkEls = new Map(), leafEls = new Map(), factorEls = new Map();
+  let factorFrames = new Map();     // "leaf:path:k" -> frames applying that factor
+  let shownChecks = new Map();       // leaf -> check value shown
+  let litFactors = [];
+
   function mathEl(m, cls = "gv-math") {
     const d = h("div", { class: cls });
     if (m && m.mathml) d.innerHTML = m.mathml;     // MathML cleaned to a whitelist in Python
@@ -360,23 +539,36 @@ function render({ model, el }) {
     return d;
   }
 
-  function buildDerivation() {
-    const s = S();
-    const d = model.get("derivation") || {};
-    deriv.textContent = "";
-    checkEls = new Map();
-    leafEls = new Map();
-    deriv.append(h("h3", { class: "gv-dtitle", text: s.derivation_title || "" }));
+  function factorRow(leaf, i, p) {
+    const row = h("div", { class: "gv-math gv-factors" });
+    p.factors.forEach((fa, k) => {
+      if (k) row.append(h("span", { class: "gv-dot", "aria-hidden": "true", text: "·" }));
+      const key = `${leaf.leaf}:${i}:${k}`;
+      const chip = h("button", { type: "button", class: "gv-factor", "data-gv-factor": key, title: fa.value || "" });
+      if (fa.mathml) chip.innerHTML = fa.mathml; else chip.textContent = fa.latex || "";
+      chip.addEventListener("click", () => jumpTo(key));
+      factorEls.set(key, chip);
+      row.append(chip);
+    });
+    return row;
+  }
+
+  function build() {
+    const s = ctx.S();
+    const d = ctx.model.get("derivation") || {};
+    el.textContent = "";
+    checkEls = new Map(); leafEls = new Map(); factorEls = new Map(); litFactors = [];
+    el.append(h("h3", { class: "gv-dtitle", text: s.derivation_title || "" }));
     if (d.custom && d.custom.length) {
       const sec = h("div", { class: "gv-custom" }, h("h4", { text: s.instructor_title || "" }));
       for (const m of d.custom) sec.append(mathEl(m, "gv-math gv-display"));
-      deriv.append(sec);
+      el.append(sec);
     }
     if (d.defs && d.defs.length) {
       const sec = h("details", { class: "gv-defs", open: true }, h("summary", { text: s.forward_defs || "" }));
       for (const m of d.defs) sec.append(mathEl(m));
       if (d.defs_more) sec.append(h("div", { class: "gv-more", text: fmt(s, "lines_more", { n: d.defs_more }) }));
-      deriv.append(sec);
+      el.append(sec);
     }
     for (const leaf of d.leaves || []) {
       const sec = h("div", { class: "gv-dleaf", "data-leaf": leaf.leaf });
@@ -385,9 +577,11 @@ function render({ model, el }) {
         const grid = h("div", { class: "gv-stages" });
         if (many) grid.append(h("div", { class: "gv-pathno", text: fmt(s, "path_n", { k: i + 1 }) }));
         (p.stages || []).forEach((m, j) => {
+          const body = j === 0 && Array.isArray(p.factors) && p.factors.length ? factorRow(leaf, i, p) : mathEl(m);
           grid.append(j === 0 ? mathEl(leaf.lhs, "gv-math gv-lhs") : h("span", {}),
-            h("span", { class: "gv-eq", text: "=" }), mathEl(m));
+            h("span", { class: "gv-eq", text: "=" }), body);
         });
+        if (p.term && many) grid.append(h("span", {}), h("span", { class: "gv-eq", text: "→" }), mathEl(p.term, "gv-math gv-term"));
         sec.append(grid);
       });
       if (leaf.count > (leaf.paths || []).length) {
@@ -402,47 +596,214 @@ function render({ model, el }) {
       sec.append(result, check);
       checkEls.set(leaf.leaf, check);
       leafEls.set(leaf.leaf, sec);
-      deriv.append(sec);
+      el.append(sec);
     }
-    if (d.leaves_more) deriv.append(h("div", { class: "gv-more", text: `… +${d.leaves_more}` }));
-    if (d.error) deriv.append(h("div", { class: "gv-more", text: fmt(s, "no_derivation", { reason: d.error }) }));
-    // re-apply the check slots
-    for (const [slot, v] of shown) if (slot.startsWith("check:")) applyCheck(slot.slice(6), v, false);
+    if (d.leaves_more) el.append(h("div", { class: "gv-more", text: `… +${d.leaves_more}` }));
+    if (d.error) el.append(h("div", { class: "gv-more", text: fmt(s, "no_derivation", { reason: d.error }) }));
+    for (const [leaf, v] of shownChecks) applyCheck(leaf, v, false);
+  }
+
+  function indexFrames(frames) {
+    factorFrames = new Map();
+    frames.forEach((f, k) => {
+      for (const key of (f.chain && f.chain.factors) || []) {
+        const name = Array.isArray(key) ? key.join(":") : String(key);
+        if (!factorFrames.has(name)) factorFrames.set(name, []);
+        factorFrames.get(name).push(k);
+      }
+    });
+  }
+
+  /** A click on a factor: the frame of the backward() call shown now that applies it. */
+  function jumpTo(key) {
+    const at = factorFrames.get(key);
+    if (!at || !at.length) return;
+    const frames = ctx.model.get("frames") || [];
+    const now = frames[ctx.current()];
+    const run = now && now.run;
+    const same = at.find((k) => frames[k].run === run);
+    ctx.go(same === undefined ? at[0] : same);
   }
 
   function applyCheck(leaf, v, animate) {
-    const el = checkEls.get(leaf);
-    if (!el || !v) return;
-    const s = S();
-    el.textContent = "";
-    el.classList.remove("gv-ok", "gv-bad", "gv-acc", "gv-none");
+    if (v === undefined) shownChecks.delete(leaf); else shownChecks.set(leaf, v);
+    const e = checkEls.get(leaf);
+    if (!e) return;
+    const s = ctx.S();
+    e.textContent = "";
+    e.classList.remove("gv-ok", "gv-bad", "gv-acc", "gv-none");
+    if (!v) return;
     if (v.grad === "None" || v.grad === undefined) {
-      el.classList.add("gv-none");
-      el.append(h("span", { text: fmt(s, "grad_none", { leaf }) }));
+      e.classList.add("gv-none");
+      e.append(h("span", { text: fmt(s, "grad_none", { leaf }) }));
     } else {
-      el.append(h("span", { class: "gv-engine", text: fmt(s, "engine_grad", { leaf, value: v.grad }) }));
+      e.append(h("span", { class: "gv-engine", text: fmt(s, "engine_grad", { leaf, value: v.grad }) }));
       if (v.ok === true) {
-        el.classList.add("gv-ok");
-        el.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✓ " }), h("span", { text: s.agrees || "" }));
+        e.classList.add("gv-ok");
+        e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✓ " }), h("span", { text: s.agrees || "" }));
       } else if (v.ok === false && v.times !== undefined) {   // accumulation, not an error
-        el.classList.add("gv-acc");
-        el.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " Σ " }),
-                  h("span", { text: v.times === 0 ? s.zeroed || "" : fmt(s, "accumulated", { k: v.times }) }));
+        e.classList.add("gv-acc");
+        e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " Σ " }),
+                 h("span", { text: v.times === 0 ? s.zeroed || "" : fmt(s, "accumulated", { k: v.times }) }));
       } else if (v.ok === false) {
-        el.classList.add("gv-bad");
-        el.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✗ " }), h("span", { text: fmt(s, "differs", { diff: v.diff }) }));
+        e.classList.add("gv-bad");
+        e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✗ " }), h("span", { text: fmt(s, "differs", { diff: v.diff }) }));
       }
     }
-    if (animate) fadeIn(el);
+    if (animate) fadeIn(e);
   }
 
-  // --- drawing one step ---
+  /** Scroll the panel (never the page) so that `target` is in view. */
+  function reveal(target) {
+    if (!target || el.scrollHeight <= el.clientHeight + 1) return;
+    const o = el.offsetHeight ? el.getBoundingClientRect().height / el.offsetHeight : 1;
+    const view = el.getBoundingClientRect(), r = target.getBoundingClientRect();
+    if (r.top >= view.top && r.bottom <= view.bottom) return;
+    const want = el.scrollTop + (r.bottom - view.bottom) / (o || 1) + 6;
+    el.scrollTop = r.height > view.height ? el.scrollTop + (r.top - view.top) / (o || 1) - 4 : want;
+  }
+
+  /** Step k: light this frame's factors, show the product so far, keep the latest check in view. */
+  function show(f, lastCheck) {
+    for (const e of litFactors) e.classList.remove("gv-factor-now");
+    litFactors = [];
+    const chain = f.chain || {};
+    for (const key of chain.factors || []) {
+      const e = factorEls.get(Array.isArray(key) ? key.join(":") : String(key));
+      if (e) { e.classList.add("gv-factor-now"); litFactors.push(e); }
+    }
+    soFar.textContent = "";
+    const items = chain.so_far || [];
+    soFar.hidden = !items.length;
+    if (items.length) {
+      soFar.append(h("span", { class: "gv-sofar-label", text: ctx.S().so_far || "so far" }));
+      for (const it of items) {
+        const m = mathEl(it, "gv-math gv-sofar-math");
+        if (it.value !== undefined && !(it.mathml || it.latex || "").includes(it.value)) m.append(h("span", { class: "gv-sofar-val", text: ` = ${it.value}` }));
+        soFar.append(m);
+      }
+    }
+    for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
+    if (litFactors.length) reveal(litFactors[0]);
+    else if (lastCheck && checkEls.get(lastCheck)) reveal(checkEls.get(lastCheck));
+  }
+
+  return { el, soFar, build, indexFrames, applyCheck, show };
+}
+
+// --- render: the parts wired together --------------------------------------------------------------
+
+function render({ model, el }) {
+  const uid = `gvw${++uidCounter}${Math.random().toString(36).slice(2, 7)}`;
+  const root = h("div", { class: "gv-widget", tabindex: "0", role: "group" });
+  el.append(root);
+  const ctx = { model, uid, root, S: () => model.get("strings") || {} };
+
+  const controls = createControls(ctx);
+  const picture = createPicture(ctx);
+  const panel = createDerivationPanel(ctx);
+
+  const caption = h("div", { class: "gv-caption", role: "status", "aria-live": "polite", "aria-atomic": "true", "data-gv": "caption" });
+  const backwardBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "backward" });
+  const retain = h("input", { type: "checkbox", "data-gv": "retain" });
+  const retainLabel = h("label", { class: "gv-retain" }, retain, h("code", {}, ""));
+  const zeroBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "zero" });
+  const keys = h("span", { class: "gv-keys" });
+  const live = h("div", { class: "gv-live", "data-gv": "live" }, backwardBtn, retainLabel, zeroBtn);
+  const talk = h("div", { class: "gv-talk" }, h("div", { class: "gv-capwrap" }, caption), panel.soFar,
+    h("div", { class: "gv-foot" }, live, keys));
+  const side = h("div", { class: "gv-side" }, talk, panel.el);
+  const main = h("div", { class: "gv-main", "data-layout": "side" }, picture.el, side);
+  root.append(controls.el, main);
+
+  // --- the player: which step is shown ---
+  let frames = [], slots = new Map(), shown = new Map(), checkSlots = [];
+  let current = -1, timer = null, seeds = [], forwardStart = 0, busy = false, busyTimer = null;
+  const n = () => frames.length;
+  ctx.current = () => current;
+  ctx.go = (k) => { setPlaying(false); go(k); };
+  ctx.refollow = () => { if (current >= 0 && frames[current]) picture.follow(frames[current], false); };
+
+  function labels() {
+    const s = ctx.S();
+    root.setAttribute("aria-label", fmt(s, "widget_label", { root: model.get("root_name") }));
+    root.lang = model.get("lang") || "en";
+    controls.labels();
+    controls.showPlaying(!!model.get("playing"));
+    picture.labels();
+    caption.setAttribute("aria-label", s.caption_label || "");
+    backwardBtn.textContent = s.backward_btn || "backward()";
+    backwardBtn.title = fmt(s, "backward_title", { root: model.get("root_name") });
+    retainLabel.querySelector("code").textContent = s.retain_graph || "retain_graph=True";
+    zeroBtn.textContent = s.zero_btn || "zero_()";
+    zeroBtn.title = s.zero_title || "";
+    keys.textContent = s.keys_help || "";
+  }
+
+  function layoutFlags() {
+    root.classList.toggle("gv-presenter", !!model.get("presenter"));
+    live.hidden = !model.get("live");
+    retain.checked = !!model.get("retain_graph");
+    controls.setSpeed(model.get("speed") || 1);
+  }
+
+  function showFatal() {
+    const err = model.get("error");
+    picture.showFatal(err ? fmt(ctx.S(), "cannot_render", { reason: err }) : "");
+  }
+
+  /** Side by side (graph | caption and derivation) or stacked (graph above them): whichever
+   *  shows the graph larger in this widget's box.  A wide graph (rankdir LR) stacks. */
+  function chooseLayout() {
+    const nat = picture.natural();
+    const W = main.clientWidth, H = main.clientHeight;
+    if (!nat || !nat.w || !W || !H) return;
+    const sideW = Math.min(520, Math.max(300, W * 0.36));
+    const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
+    const stackH = Math.min(H * 0.62, Math.max(H * 0.4, nat.h * sideZoom * 1.5 + 12));
+    const stackZoom = Math.min(W / nat.w, stackH / nat.h);
+    const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";
+    main.dataset.layout = layout;
+    main.style.setProperty("--gv-side-w", `${Math.round(sideW)}px`);
+    const fitH = Math.ceil(nat.h * Math.min(stackZoom, W / nat.w)) + 8;
+    main.style.setProperty("--gv-graph-h", `${Math.round(Math.min(H * 0.62, Math.max(H * 0.38, fitH)))}px`);
+  }
+
+  function relayout() {
+    chooseLayout();
+    picture.relayout();
+    ctx.refollow();
+  }
+
+  function loadSvg() {
+    picture.load(model.get("svg"));
+    shown = new Map();
+    current = -1;
+    chooseLayout();
+    picture.relayout();
+  }
+
+  function loadFrames() {
+    frames = model.get("frames") || [];
+    slots = indexSlots(frames);
+    checkSlots = [...slots.keys()].filter((k) => k.startsWith("check:"));
+    seeds = [];
+    frames.forEach((f, k) => { if (f.kind === "seed") seeds.push(k); });
+    const fw = frames.findIndex((f) => f.phase === "forward");
+    forwardStart = fw < 0 ? 0 : fw;
+    controls.setFrames(frames);
+    panel.indexFrames(frames);
+    busy = false;
+    clearTimeout(busyTimer);
+    backwardBtn.disabled = zeroBtn.disabled = false;
+  }
+
   function applySlot(slot, v, animate) {
     const colon = slot.indexOf(":");
     const kind = slot.slice(0, colon), id = slot.slice(colon + 1);
-    if (kind === "check") return applyCheck(id, v, animate);
+    if (kind === "check") return panel.applyCheck(id, v || undefined, animate);
     if (kind === "cls") {
-      const g = index.nodes.get(id);
+      const g = picture.slots.node(id);
       if (!g) return;
       const was = g.getAttribute("data-gv-state");
       if (v) g.setAttribute("data-gv-state", v); else g.removeAttribute("data-gv-state");
@@ -452,16 +813,25 @@ function render({ model, el }) {
     const key = kind === "val" ? `${id}-val` : kind === "grad" ? `${id}-grad` : kind === "edge" ? `${id}-grad`
       : kind === "name" ? `${id}-name` : null;
     if (!key) return;
-    const holder = setSlotText(index, key, v);
+    const holder = picture.slots.set(key, v);
     if (holder && kind === "name") holder.classList.add("gv-autoname");
     if (holder && animate && v) fadeIn(holder);
   }
 
-  function draw(k, { animate = false } = {}) {
-    if (!n()) {
-      caption.textContent = "";
-      return;
+  /** The leaf whose check was set last at or before step k (its ✓ is kept in view). */
+  function lastCheckAt(k) {
+    let best = -1, leaf = null;
+    for (const slot of checkSlots) {
+      const e = slots.get(slot);
+      for (let i = e.at.length - 1; i >= 0; i--) {
+        if (e.at[i] <= k) { if (e.at[i] > best) { best = e.at[i]; leaf = slot.slice(6); } break; }
+      }
     }
+    return leaf;
+  }
+
+  function draw(k, { animate = false } = {}) {
+    if (!n()) { caption.textContent = ""; return; }
     k = Math.max(0, Math.min(n() - 1, k | 0));
     const stepwise = animate && current >= 0 && k === current + 1;
     for (const [slot, e] of slots) {
@@ -472,59 +842,22 @@ function render({ model, el }) {
       shown.set(slot, v);
       applySlot(slot, v === undefined ? "" : v, stepwise);
     }
-    for (const el of lit) el.classList.remove("gv-focus", "gv-lit", "gv-lit-edge", "gv-lit-fwd");
-    lit = [];
     const f = frames[k];
-    const mark = (id, cls, map) => {
-      const el = map.get(id);
-      if (el) { el.classList.add(cls); lit.push(el); }
-    };
-    for (const id of f.lit || []) mark(id, "gv-lit", index.nodes);
-    for (const id of f.focus || []) mark(id, "gv-focus", index.nodes);
-    // one class per phase on the edges themselves: nothing above them changes, so no big restyle
-    for (const id of f.edges || []) mark(id, f.phase === "forward" ? "gv-lit-fwd" : "gv-lit-edge", index.edges);
+    picture.light(f);
     if (root.dataset.phase !== f.phase) root.dataset.phase = f.phase;
-    for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
-    const s = S();
+    const s = ctx.S();
     caption.textContent = renderMsg(s, f.msg);
     if (stepwise) fadeIn(caption);
     // the engine's error is the caption itself, marked as an error (read out at once)
     caption.classList.toggle("gv-caption-error", !!f.error);
     caption.setAttribute("aria-live", f.error ? "assertive" : "polite");
-    scrub.value = String(k);
-    const i = k + 1;
-    count.textContent = fmt(s, "step_of", { i, n: n() });
-    scrub.setAttribute("aria-valuetext", `${fmt(s, "step_of", { i, n: n() })}: ${caption.textContent}`);
-    const phaseKey = f.phase === "forward" ? "forward_pass" : f.phase === "backward" ? "backward_pass" : f.phase === "start" ? "start" : null;
-    phaseLabel.textContent = phaseKey ? s[phaseKey] + (f.phase === "backward" && f.run !== null && f.run !== undefined ? ` #${f.run + 1}` : "") : "";
-    phaseLabel.dataset.phase = f.phase;
     caption.dataset.phase = f.phase;
+    controls.show(f, k, n(), caption.textContent);
+    panel.show(f, lastCheckAt(k));
     current = k;
-    follow(f, stepwise);
+    picture.follow(f, stepwise);
   }
 
-  /** Keep the step in sight: when the picture is taller (or wider) than its box, scroll the box,
-   *  never the page, so that the nodes this step is about are in view. */
-  function follow(f, smooth) {
-    if (graphBox.scrollHeight <= graphBox.clientHeight + 1 && graphBox.scrollWidth <= graphBox.clientWidth + 1) return;
-    const els = [...(f.focus || []), ...(f.lit || [])].map((id) => index.nodes.get(id)).filter(Boolean);
-    if (!els.length) return;
-    const view = graphBox.getBoundingClientRect();
-    let top = Infinity, bottom = -Infinity, left = Infinity, right = -Infinity;
-    for (const el of els) {
-      const r = el.getBoundingClientRect();
-      top = Math.min(top, r.top); bottom = Math.max(bottom, r.bottom);
-      left = Math.min(left, r.left); right = Math.max(right, r.right);
-    }
-    if (top >= view.top && bottom <= view.bottom && left >= view.left && right <= view.right) return;
-    graphBox.scrollTo({
-      top: graphBox.scrollTop + (top + bottom - view.top - view.bottom) / 2,
-      left: graphBox.scrollLeft + (left + right - view.left - view.right) / 2,
-      behavior: smooth ? "smooth" : "auto",
-    });
-  }
-
-  // --- moving ---
   function go(k, opts = {}) {
     k = Math.max(0, Math.min(n() - 1, k | 0));
     if (k !== model.get("frame")) {
@@ -545,11 +878,7 @@ function render({ model, el }) {
     clearTimeout(timer);
     timer = null;
     const on = !!model.get("playing");
-    const s = S();
-    setIcon(b.play, on ? "pause" : "play");
-    b.play.setAttribute("aria-label", on ? s.pause || "Pause" : s.play || "Play");
-    b.play.title = b.play.getAttribute("aria-label");
-    b.play.setAttribute("aria-pressed", on ? "true" : "false");
+    controls.showPlaying(on);
     if (!on) return;
     const delay = 1000 / Math.max(0.1, model.get("speed") || 1);
     timer = setTimeout(() => {
@@ -571,15 +900,15 @@ function render({ model, el }) {
     go(next === undefined ? seeds[0] : next);
   }
 
+  const b = controls.b;
   b.toForward.addEventListener("click", () => { setPlaying(false); go(forwardStart); });
   b.back.addEventListener("click", () => { setPlaying(false); go(current - 1); });
   b.step.addEventListener("click", () => { setPlaying(false); go(current + 1, { animate: true }); });
   b.play.addEventListener("click", togglePlay);
   b.toBackward.addEventListener("click", () => { setPlaying(false); jumpBackward(); });
-  scrub.addEventListener("input", () => { setPlaying(false); go(+scrub.value); });
-  speed.addEventListener("change", () => { model.set("speed", +speed.value); model.save_changes(); schedule(); });
+  controls.scrub.addEventListener("input", () => { setPlaying(false); go(+controls.scrub.value); });
+  controls.speed.addEventListener("change", () => { model.set("speed", +controls.speed.value); model.save_changes(); schedule(); });
   retain.addEventListener("change", () => { model.set("retain_graph", retain.checked); model.save_changes(); });
-  let busyTimer = null;
   function ask(msg) {             // one command at a time; the answer is new frames
     if (busy) return;
     busy = true;
@@ -603,20 +932,19 @@ function render({ model, el }) {
     }[ev.key];
     if (act) { ev.preventDefault(); ev.stopPropagation(); act(); }
   });
-  // a click on the picture gives the widget the keyboard
-  graphBox.addEventListener("mousedown", () => root.focus({ preventScroll: true }));
 
   // --- model changes ---
+  const redraw = () => draw(current < 0 ? model.get("frame") : current);
   const handlers = {
     "change:svg": () => { loadSvg(); draw(model.get("frame")); },
     "change:frames": () => { loadFrames(); shown = new Map(); draw(model.get("frame")); },
     "change:frame": () => { const k = model.get("frame"); if (k !== current) draw(k, { animate: k === current + 1 }); },
     "change:playing": () => schedule(),
     "change:speed": () => { layoutFlags(); schedule(); },
-    "change:derivation": () => buildDerivation(),
-    "change:lang": () => { labels(); buildDerivation(); draw(current < 0 ? model.get("frame") : current); },
-    "change:strings": () => { labels(); buildDerivation(); shown.clear(); draw(current < 0 ? model.get("frame") : current); },
-    "change:presenter": () => { layoutFlags(); sizeSvg(); },
+    "change:derivation": () => { panel.build(); redraw(); },
+    "change:lang": () => { labels(); panel.build(); redraw(); },
+    "change:strings": () => { labels(); panel.build(); shown.clear(); redraw(); },
+    "change:presenter": () => { layoutFlags(); relayout(); },
     "change:retain_graph": () => layoutFlags(),
     "change:live": () => layoutFlags(),
     "change:error": () => showFatal(),
@@ -624,10 +952,16 @@ function render({ model, el }) {
   };
   for (const [ev, fn] of Object.entries(handlers)) model.on(ev, fn);
   const scheme = typeof matchMedia === "function" ? matchMedia("(prefers-color-scheme: dark)") : null;
-  const onScheme = () => followScheme(root, index.svg);
-  const onResize = () => sizeSvg();
-  if (typeof addEventListener === "function") addEventListener("resize", onResize);
+  const onScheme = () => followScheme(root, picture.index().svg);
   if (scheme && scheme.addEventListener) scheme.addEventListener("change", onScheme);
+  // the box changes size with the window, the notebook's width, fullscreen and the slide deck
+  let pending = false;
+  const resized = typeof ResizeObserver === "function" ? new ResizeObserver(() => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; relayout(); });
+  }) : null;
+  if (resized) resized.observe(root);
 
   try {
     labels();
@@ -635,12 +969,11 @@ function render({ model, el }) {
     showFatal();
     loadSvg();
     loadFrames();
-    buildDerivation();
+    panel.build();
     draw(model.get("frame") || 0);
     schedule();
   } catch (err) {
-    fatal.hidden = false;
-    fatal.textContent = fmt(S(), "cannot_render", { reason: String(err && err.message || err) });
+    picture.showFatal(fmt(ctx.S(), "cannot_render", { reason: String(err && err.message || err) }));
   }
   root.dataset.gvReady = "1";
 
@@ -649,7 +982,7 @@ function render({ model, el }) {
     clearTimeout(busyTimer);
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (scheme && scheme.removeEventListener) scheme.removeEventListener("change", onScheme);
-    if (typeof removeEventListener === "function") removeEventListener("resize", onResize);
+    if (resized) resized.disconnect();
   };
 }
 
