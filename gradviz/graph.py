@@ -355,117 +355,48 @@ def _param_str(v):
     return format_number(v)
 
 
-# --- names --------------------------------------------------------------------------------------
-
-def _namespaces(frame, namespace):
-    if namespace is False:
-        return []
-    if namespace is not None:
-        return list(namespace) if isinstance(namespace, (list, tuple)) else [namespace]
-    spaces = []
-    while frame is not None:
-        spaces.append(frame.f_locals)
-        # inside a comprehension or lambda, the names a student sees are one frame further out
-        if not frame.f_code.co_name.startswith("<") or frame.f_code.co_name == "<module>":
-            break
-        frame = frame.f_back
-    if frame is not None:
-        spaces.append(frame.f_globals)
-    return spaces
-
-
-def _collect_names(roots, names, name, spaces):
-    """id(tensor) -> name: explicit names first, then the namespaces' variables."""
-    from .tensor import Tensor
-
-    found, modules = {}, []
-    if name is not None and roots:
-        found[id(roots[0])] = str(name)
-    for key, value in (names or {}).items():
-        if isinstance(key, Tensor):
-            key, value = value, key
-        if isinstance(value, Tensor):
-            found.setdefault(id(value), str(key))
-        else:
-            modules.append((str(key), value))
-    for space in spaces:
-        for key, value in list(space.items()):
-            if not isinstance(key, str) or key.startswith("_"):
-                continue
-            if isinstance(value, Tensor):
-                found.setdefault(id(value), key)
-            else:
-                modules.append((key, value))
-    # a model's parameters by their dotted names (model.0.weight), after plain variables
-    for key, value in modules:
-        for pname, p in _named_parameters(value):
-            found.setdefault(id(p), f"{key}.{pname}")
-    return found
-
-
-def _named_parameters(obj):
-    """``obj.named_parameters()`` of an ``nn.Module`` (or anything shaped like one), else nothing."""
-    from .tensor import Tensor
-
-    method = getattr(type(obj), "named_parameters", None)
-    if not callable(method) or isinstance(obj, type):
-        return []
-    try:
-        return [(n, p) for n, p in method(obj) if isinstance(n, str) and isinstance(p, Tensor)]
-    except Exception:  # someone else's object: no names from it, no error in a drawing
-        return []
-
-
 # --- building -----------------------------------------------------------------------------------
 
 def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, namespace=None,
-                recording=None):
-    """The computation graph behind ``roots`` (tensors), as plain nodes and edges.
+                recording=None, trace=None):
+    """The computation graph behind ``roots`` (gradviz tensors or real ``torch.Tensor``s).
 
     ``view``: ``"dataflow"`` or ``"pytorch"``.  ``name``: the first root's name; ``names``:
     ``{"w": w, ...}``; otherwise names are looked up in ``frame`` (default: the caller's) or in
     ``namespace`` (a mapping or a list of them; ``False`` for none).  ``recording``: a
-    :func:`gradviz.trace.record` result (or its ``events``) whose last backward pass fills each
-    node's ``flow`` and each edge's ``grad``.
+    :func:`gradviz.trace.record` result whose last backward pass fills each node's ``flow`` and
+    each edge's ``grad``.  ``trace``: a :class:`gradviz.trace.Trace` already made (then ``roots``
+    may be empty).
     """
+    from .trace import trace_of
+
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
-    if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
-        roots = tuple(roots[0])
-    for r in roots:
-        _check.root("build_graph", r)
-    if frame is None and namespace is None:
-        frame = sys._getframe(1)
-    found = _collect_names(roots, names, name, _namespaces(frame, namespace))
-    del frame
-    builder = _Builder(view, found, _Recorded(recording))
-    return builder.build(roots)
+    if trace is None:
+        if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
+            roots = tuple(roots[0])
+        for r in roots:
+            _check.root("build_graph", r)
+        if frame is None and namespace is None:
+            frame = sys._getframe(1)
+        trace = trace_of(*roots, names=names, name=name, frame=frame, namespace=namespace,
+                         recording=recording, cuts=view == "dataflow")
+        del frame
+    return _Builder(view, trace).build()
 
 
 class _Recorded:
-    """The last backward pass of a recording: node -> grad_in and grads_out, leaf -> grad_in."""
+    """The last backward pass of a trace: step -> grad_in and grads_out, leaf -> grad_in."""
 
-    def __init__(self, recording):
+    def __init__(self, trace):
         self.node_in, self.node_out, self.leaf_in = {}, {}, {}
-        events = getattr(recording, "events", recording) or []
-        if not events:
+        if not trace.runs:
             return
-        last = max(e.run for e in events)
-        for e in events:
-            if e.run != last:
-                continue
-            if e.name == "AccumulateGrad":
-                if e.variable is not None:
-                    self.leaf_in[id(e.variable)] = e.grad_in
-            else:
+        for e in trace.runs[-1].events:
+            if e.variable is not None:
+                self.leaf_in[id(e.variable)] = e.grad_in
+            elif e.node is not None:
                 self.node_in[id(e.node)], self.node_out[id(e.node)] = e.grad_in, e.grads_out
-        self._keep = events  # ids stay valid while the recording is alive
-
-
-def cut_origins(t):
-    """``[(tensor, "detach()" | "no_grad()")]``: what ``t`` was cut from, if those are still alive."""
-    how, refs = getattr(t, "_cut", (None, ()))
-    return [(o, how) for o in (r() for r in refs) if o is not None]
 
 
 def _small(node):
@@ -473,16 +404,25 @@ def _small(node):
     return node.value if node.shape is not None and math.prod(node.shape) <= SMALL else None
 
 
+_NODE_TYPES = {}
+
+
+def _node_type(name):
+    """A stand-in class named like the node, so a repr reads ``grad_fn=<MulBackward0>``."""
+    if name not in _NODE_TYPES:
+        _NODE_TYPES[name] = type(name, (), {})
+    return _NODE_TYPES[name]()
+
+
 class _Builder:
-    def __init__(self, view, names, recorded):
-        self.view, self.names, self.rec = view, names, recorded
+    def __init__(self, view, trace):
+        self.view, self.trace, self.rec = view, trace, _Recorded(trace)
         self.nodes, self.edges = [], []
-        self.tensor_node = {}     # id(tensor) -> GraphNode
-        self.fn_node = {}         # id(grad_fn) -> op GraphNode
-        self.value_node = {}      # id(grad_fn) -> GraphNode showing its output
-        self.acc_node = {}        # id(AccumulateGrad) -> GraphNode
-        self.values = {}          # id(grad_fn) -> output array (live, saved or recomputed)
-        self.refs = []            # (obj, node): for Graph.id_of
+        self.value_node = {}      # id(Value) -> GraphNode (leaves, data, outputs)
+        self.fn_node = {}         # id(Step) -> op GraphNode
+        self.out_node = {}        # id(Step) -> GraphNode showing its output
+        self.acc_node = {}        # id(leaf Value) -> AccumulateGrad GraphNode
+        self.refs = []            # (engine object, node): for Graph.id_of
 
     # -- nodes -----------------------------------------------------------------------------------
 
@@ -494,221 +434,185 @@ class _Builder:
     def edge(self, src, dst, kind, **fields):
         self.edges.append(GraphEdge(id="", src=src, dst=dst, kind=kind, **fields))
 
-    def tensor(self, t):
-        """The node for a leaf tensor (shared by every use) or a literal constant (one per use)."""
-        node = self.tensor_node.get(id(t))
-        if node is not None and not t._literal:
+    def tensor(self, v):
+        """The node for a leaf or data tensor (shared by every use) or a literal constant (one per use)."""
+        node = self.value_node.get(id(v))
+        if node is not None and not v.literal:
             return node
-        a = t._data
-        name = None if t._literal else self.names.get(id(t))
-        grad = t._grad._data if t._grad is not None else None
-        flow = self.rec.leaf_in.get(id(t))
+        a = v.data
+        name = None if v.literal or v.auto else v.name
+        flow = self.rec.leaf_in.get(id(v))
         node = self.add(
-            (t._seq, 0, len(self.nodes)),
-            kind="const" if t._literal else "leaf",
-            label=format_number(a[()]) if t._literal and a.ndim == 0 else (name or ""),
-            name=name, seq=t._seq, shape=tuple(a.shape), dtype=_dtype_name(a.dtype),
-            value=format_value(a), grad=format_value(grad), flow=format_value(flow),
-            is_leaf=t._grad_fn is None, requires_grad=t._requires_grad,
-            retains_grad=t._retains_grad, repr=_repr(a, None, t._requires_grad))
-        self.tensor_node[id(t)] = node
-        self.refs.append((t, node))
+            v.order[:2] + (len(self.nodes),),
+            kind="const" if v.literal else "leaf",
+            label=format_number(a[()]) if v.literal and a is not None and a.ndim == 0 else (name or ""),
+            name=name, seq=v.seq, shape=tuple(v.shape), dtype=_dtype_name(v.dtype),
+            value=format_value(a), grad=format_value(v.grad), flow=format_value(flow),
+            is_leaf=v.is_leaf, requires_grad=v.requires_grad,
+            retains_grad=v.retains_grad, repr=_repr(a, None, v.requires_grad))
+        self.value_node[id(v)] = node
+        t = v.tensor()
+        if t is not None:
+            self.refs.append((t, node))
         return node
 
-    def param(self, fn, key, position):
-        v = fn._params[key]
-        return self.add((fn._seq, -1, position), kind="const", label=format_number(v),
+    def unknown(self, step, i):
+        """A constant input nothing is known of (a torch scalar that was not saved)."""
+        inp = step.inputs[i]
+        return self.add((step.seq, -1, i), kind="const", label="?", shape=tuple(inp.shape),
+                        dtype=_dtype_name(inp.dtype) if inp.dtype is not None else None)
+
+    def param(self, step, key, position):
+        v = step.params[key]
+        return self.add((step.seq, -1, position), kind="const", label=format_number(v),
                         value=format_number(v), shape=(), dtype=None, params={"param": key})
 
-    def op(self, fn):
-        op = fn.op
-        params = {k: _param_str(v) for k, v in (fn._params or {}).items()}
-        symbol = op.symbol
-        operand = OPERAND_PARAMS.get(op.key)
+    def op(self, step):
+        params = {k: _param_str(v) for k, v in (step.params or {}).items()}
+        symbol = step.symbol
+        operand = OPERAND_PARAMS.get(step.key)
         if self.view == "dataflow" and operand:
             symbol = operand[2]
         for k, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
             symbol = symbol.replace("@" + k, v)
-        label = symbol if self.view == "dataflow" else fn.name()
-        node = self.add((fn._seq, 0, 0), kind="op", label=label, seq=fn._seq, grad_fn=fn.name(),
-                        op=op.key, symbol=symbol, params=params, is_leaf=False, requires_grad=True,
-                        shape=tuple(fn._out_meta[0]), dtype=_dtype_name(fn._out_meta[1]))
-        self.fn_node[id(fn)] = node
-        self.refs.append((fn, node))
+        label = symbol if self.view == "dataflow" else step.name
+        node = self.add((step.seq, 0, 0), kind="op", label=label, seq=step.seq, grad_fn=step.name,
+                        op=step.key, symbol=symbol, params=params, is_leaf=False, requires_grad=True,
+                        shape=tuple(step.out.shape), dtype=_dtype_name(step.out.dtype))
+        self.fn_node[id(step)] = node
+        fn = step.fn() if step.fn is not None else None
+        if fn is not None:
+            self.refs.append((fn, node))
         return node
 
-    def output(self, fn, is_root=False):
-        """The node showing what ``fn`` produced (its tensor may be gone: value recomputed)."""
-        out = fn._out()
-        data = self.values.get(id(fn))
-        name = self.names.get(id(out)) if out is not None else None
-        grad = out._grad._data if out is not None and out._grad is not None else None
+    def output(self, step, is_root=False):
+        """The node showing what ``step`` produced (its tensor may be gone: value replayed)."""
+        v = step.out
+        data = v.data
+        name = None if v.auto else v.name
         node = self.add(
-            (fn._seq, 1, 0), kind="value", label=name or "", name=name,
-            seq=out._seq if out is not None else None, fn_seq=fn._seq,
-            shape=tuple(fn._out_meta[0]), dtype=_dtype_name(fn._out_meta[1]),
-            value=format_value(data), grad=format_value(grad),
-            flow=format_value(self.rec.node_in.get(id(fn))), is_leaf=False, requires_grad=True,
-            retains_grad=bool(out is not None and out._retains_grad), is_root=is_root,
-            grad_fn=fn.name(), repr=_repr(data, fn, True))
-        self.value_node[id(fn)] = node
-        if out is not None:
-            self.refs.append((out, node))
+            (step.seq, 1, 0), kind="value", label=name or "", name=name,
+            seq=v.seq, fn_seq=step.seq,
+            shape=tuple(v.shape), dtype=_dtype_name(v.dtype),
+            value=format_value(data), grad=format_value(v.grad),
+            flow=format_value(self.rec.node_in.get(id(step))), is_leaf=False, requires_grad=True,
+            retains_grad=v.retains_grad, is_root=is_root,
+            grad_fn=step.name, repr=_repr(data, _node_type(step.name), True))
+        self.out_node[id(step)] = node
+        self.value_node[id(v)] = node
+        t = v.tensor()
+        if t is not None:
+            self.refs.append((t, node))
         return node
 
-    # -- walking ---------------------------------------------------------------------------------
+    # -- the two views ---------------------------------------------------------------------------
 
-    def reachable(self, roots):
-        """Every grad_fn behind ``roots``, in forward (creation) order, plus the AccumulateGrads.
+    def source(self, step, i):
+        """The node feeding input ``i`` of ``step`` in the dataflow view."""
+        inp = step.inputs[i]
+        if inp.kind == "op":
+            return self.out_node[id(inp.src)]
+        if inp.src is None:
+            return self.unknown(step, i)
+        node = self.tensor(inp.src)
+        if inp.kind == "leaf":
+            fn = step.fn() if step.fn is not None else None
+            acc = _accumulate_grad(fn, i)
+            if acc is not None:
+                self.refs.append((acc, node))
+        return node
 
-        The dataflow view also walks back across cuts: a data tensor made by ``detach()`` or
-        under ``no_grad()`` brings in the tensors it was cut from (``self.cuts``).
-        """
-        self.cuts = []            # (data tensor, the tensor it was cut from, "detach()" | "no_grad()")
-        seen, stack, fns, accs = set(), [], [], []
-
-        def visit(t):
-            if t._grad_fn is not None:
-                stack.append(t._grad_fn)
-            elif self.view == "dataflow" and id(t) not in seen:
-                seen.add(id(t))
-                for origin, how in cut_origins(t):
-                    self.cuts.append((t, origin, how))
-                    visit(origin)
-
+    def dataflow(self, steps):
+        roots = self.trace.roots
+        root_steps = set()
         for r in roots:
-            visit(r)
-        while stack:
-            fn = stack.pop()
-            if id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            (accs if isinstance(fn, _ag.AccumulateGrad) else fns).append(fn)
-            stack.extend(f for f, _ in fn.next_functions if f is not None)
-            for t in (getattr(fn, "_nograd_inputs", None) or {}).values():
-                if t is not None:
-                    visit(t)
-        fns.sort(key=lambda f: f._seq)
-        accs.sort(key=lambda f: f._seq)
-        return fns, accs
-
-    def compute_values(self, fns):
-        """Each op's output: the live tensor's, else the saved one, else recomputed forward."""
-        for fn in fns:
-            out = fn._out()
-            if out is not None:
-                self.values[id(fn)] = out._data
-                continue
-            saved = fn._saved[-1] if fn._saved else None
-            if saved is not None:
-                self.values[id(fn)] = saved[0]
-                continue
-            arrays = []
-            for i, (nxt, _) in enumerate(fn.next_functions):
-                if nxt is None:
-                    a = fn._nograd_inputs[i]._data
-                elif isinstance(nxt, _ag.AccumulateGrad):
-                    a = nxt.variable._data
-                else:
-                    a = self.values.get(id(nxt))
-                if a is None:
-                    break
-                arrays.append(np.asarray(a).astype(fn._metas[i][1], copy=False))
-            else:
-                try:
-                    with np.errstate(all="ignore"):
-                        self.values[id(fn)] = np.asarray(fn.op.forward(*arrays, **fn._params))
-                except Exception:  # a value we cannot rebuild is shown as unknown, not an error
-                    pass
-
-    def source(self, fn, i, nxt):
-        """The node feeding input ``i`` of ``fn`` in the dataflow view."""
-        if nxt is None:
-            return self.tensor(fn._nograd_inputs[i])
-        if isinstance(nxt, _ag.AccumulateGrad):
-            node = self.tensor(nxt.variable)
-            self.refs.append((nxt, node))
-            return node
-        return self.value_node[id(nxt)]
-
-    def dataflow(self, roots, fns):
-        for r in roots:
-            if r._grad_fn is None:
+            s = self.trace.step_of(r)
+            if s is None:
                 self.tensor(r).is_root = True
-        root_fns = {id(r._grad_fn) for r in roots if r._grad_fn is not None}
-        for fn in fns:
-            grads_out = self.rec.node_out.get(id(fn)) or ()
+            else:
+                root_steps.add(id(s))
+        for step in steps:
+            grads_out = self.rec.node_out.get(id(step)) or ()
             inputs = []
-            for i, (nxt, _) in enumerate(fn.next_functions):
-                src = self.source(fn, i, nxt)
+            for i, inp in enumerate(step.inputs):
+                src = self.source(step, i)
                 g = grads_out[i] if i < len(grads_out) else None
-                inputs.append((src, i, fn._metas[i][0], g))
-            operand = OPERAND_PARAMS.get(fn.op.key)
-            if operand:
+                inputs.append((src, i, inp.shape, g))
+            operand = OPERAND_PARAMS.get(step.key)
+            if operand and operand[0] in step.params:
                 pos = operand[1]
-                inputs.insert(pos, (self.param(fn, operand[0], pos), None, (), None))
+                inputs.insert(pos, (self.param(step, operand[0], pos), None, (), None))
             # a coefficient is written first (5 * u, 3 y²), whichever side Python had it on
-            swapped = (fn.op.key in COEFFICIENT_FIRST and len(inputs) == 2
+            swapped = (step.key in COEFFICIENT_FIRST and len(inputs) == 2
                        and inputs[1][0].kind == "const" and inputs[0][0].kind != "const")
             if swapped:
                 inputs.reverse()
-            node = self.op(fn)
+            node = self.op(step)
             for position, (src, i, shape, g) in enumerate(inputs):
                 self.edge(src, node, "input", position=position, input=i, shape=tuple(shape),
                           value=_small(src), grad=format_value(g))
-            out = self.output(fn, is_root=id(fn) in root_fns)
+            out = self.output(step, is_root=id(step) in root_steps)
             self.edge(node, out, "output", shape=out.shape, value=_small(out), grad=out.flow)
-            node.latex, node.dlatex = self.latex(fn, inputs, out, swapped)
-        for data, origin, how in self.cuts:
-            src = self.value_node.get(id(origin._grad_fn)) if origin._grad_fn is not None else self.tensor(origin)
+            node.latex, node.dlatex = self.latex(step, inputs, out, swapped)
+        for data, origin, how in self.trace.cuts:
+            step = self.trace.step_of(origin)
+            src = self.out_node.get(id(step)) if step is not None else self.tensor(origin)
             if src is not None:
                 self.edge(src, self.tensor(data), "cut", shape=tuple(data.shape), cut=how)
 
-    def pytorch(self, roots, fns, accs):
-        for acc in accs:
-            leaf = self.tensor(acc.variable)
-            node = self.add((acc._seq, 0.5, 0), kind="accumulate", label="AccumulateGrad",
-                            seq=acc._seq, grad_fn="AccumulateGrad", shape=leaf.shape, dtype=leaf.dtype,
+    def pytorch(self, steps):
+        leaves = {}
+        for step in steps:
+            for i, inp in enumerate(step.inputs):
+                if inp.kind == "leaf" and id(inp.src) not in leaves:
+                    fn = step.fn() if step.fn is not None else None
+                    leaves[id(inp.src)] = (inp.src, _accumulate_grad(fn, i))
+        for v, acc in sorted(leaves.values(), key=lambda pair: pair[0].order):
+            leaf = self.tensor(v)
+            node = self.add(v.order[:1] + (0.5, 0), kind="accumulate", label="AccumulateGrad",
+                            seq=v.seq, grad_fn="AccumulateGrad", shape=leaf.shape, dtype=leaf.dtype,
                             requires_grad=True, flow=leaf.flow)
-            self.acc_node[id(acc)] = node
-            self.refs.append((acc, node))
+            self.acc_node[id(v)] = node
+            if acc is not None:
+                self.refs.append((acc, node))
             self.edge(leaf, node, "accumulate", shape=leaf.shape, grad=leaf.flow)
-        for fn in fns:
-            node = self.op(fn)
-            grads_out = self.rec.node_out.get(id(fn)) or ()
+        for step in steps:
+            node = self.op(step)
+            grads_out = self.rec.node_out.get(id(step)) or ()
             node.next = []
-            for i, (nxt, _) in enumerate(fn.next_functions):
-                if nxt is None:
+            for i, inp in enumerate(step.inputs):
+                if inp.kind == "const":
                     node.next.append(None)
                     continue
-                src = self.acc_node[id(nxt)] if isinstance(nxt, _ag.AccumulateGrad) else self.fn_node[id(nxt)]
+                src = self.acc_node[id(inp.src)] if inp.kind == "leaf" else self.fn_node[id(inp.src)]
                 node.next.append(src)
                 g = grads_out[i] if i < len(grads_out) else None
-                self.edge(src, node, "next", position=i, input=i, shape=tuple(fn._metas[i][0]),
+                self.edge(src, node, "next", position=i, input=i, shape=tuple(inp.shape),
                           grad=format_value(g))
-            node.flow = format_value(self.rec.node_in.get(id(fn)))
+            node.flow = format_value(self.rec.node_in.get(id(step)))
         done = set()
-        for r in roots:
-            if r._grad_fn is None:
+        for r in self.trace.roots:
+            step = self.trace.step_of(r)
+            if step is None:
                 self.tensor(r).is_root = True
-            elif id(r._grad_fn) not in done:
-                done.add(id(r._grad_fn))
-                fn = r._grad_fn
-                out = self.output(fn, is_root=True)
-                self.edge(self.fn_node[id(fn)], out, "root", shape=out.shape, grad=out.flow)
+            elif id(step) not in done:
+                done.add(id(step))
+                out = self.output(step, is_root=True)
+                self.edge(self.fn_node[id(step)], out, "root", shape=out.shape, grad=out.flow)
 
-    def latex(self, fn, inputs, out, swapped=False):
+    def latex(self, step, inputs, out, swapped=False):
         """The op's forward expression and local derivatives, with its inputs' names filled in."""
-        op, subs = fn.op, {}
-        prec = _PRECEDENCE.get(op.key, 4)
+        subs = {}
+        prec = _PRECEDENCE.get(step.key, 4)
+        n = len(step.inputs)
         for src, i, _, _ in inputs:
             if i is None:
                 subs["@" + src.params["param"]] = src.label
             else:
-                base = op.key in ("pow", "pow_tt") and i == 0
-                braced = f"{{@{i}}}" in op.latex    # \frac{@0}{@1}, e^{@0}: already delimited
-                subs[f"@{i}"] = self.operand_latex(src, i, len(fn.next_functions), 0 if braced else prec, base)
-        for k, v in fn._params.items():
+                base = step.key in ("pow", "pow_tt") and i == 0
+                braced = f"{{@{i}}}" in step.latex    # \frac{@0}{@1}, e^{@0}: already delimited
+                subs[f"@{i}"] = self.operand_latex(src, i, n, 0 if braced else prec, base)
+        for k, v in step.params.items():
             subs.setdefault("@" + k, _param_str(v))
         subs["@y"] = latex_name(out.name) if out.name else "y"
         forward = dict(subs)
@@ -723,8 +627,8 @@ class _Builder:
                     text = rf"\left({text}\right)"   # the base of a power
                 return text + m.group(2)
             return re.sub(r"(@\d+|@[A-Za-z_]+)(\^?)", one, s)
-        out._expr, out._prec = fill(op.latex, forward), prec
-        dlatex = [fill(op.dlatex[min(i, len(op.dlatex) - 1)], subs) for i in range(len(fn.next_functions))]
+        out._expr, out._prec = fill(step.latex, forward), prec
+        dlatex = [fill(step.dlatex[min(i, len(step.dlatex) - 1)], subs) for i in range(n)] if step.dlatex else None
         return out._expr, dlatex
 
     @staticmethod
@@ -741,13 +645,12 @@ class _Builder:
 
     # -- finishing -------------------------------------------------------------------------------
 
-    def build(self, roots):
-        fns, accs = self.reachable(roots)
-        self.compute_values(fns)
+    def build(self):
+        steps = self.trace.steps if self.view == "dataflow" else [s for s in self.trace.steps if not s.cut_only]
         if self.view == "dataflow":
-            self.dataflow(roots, fns)
+            self.dataflow(steps)
         else:
-            self.pytorch(roots, fns, accs)
+            self.pytorch(steps)
         # Forward order from the core's sequence numbers, renumbered: n0, n1, ... every run.
         self.nodes.sort(key=lambda n: n.order)
         for k, node in enumerate(self.nodes):
@@ -772,15 +675,25 @@ class _Builder:
         accumulate_ids = {n.seq: n.id for n in self.nodes if n.kind == "accumulate"}
         refs = {}
         for obj, node in self.refs:
-            refs.setdefault(id(obj), (weakref.ref(obj), node.id))
+            try:
+                refs.setdefault(id(obj), (weakref.ref(obj), node.id))
+            except TypeError:  # an object that cannot be weakly referenced is not looked up
+                pass
         root_ids = []
-        for r in roots:
-            fn = r._grad_fn
-            rid = self.value_node[id(fn)].id if fn is not None else self.tensor_node[id(r)].id
+        for r in self.trace.roots:
+            rid = self.value_node[id(r)].id
             if rid not in root_ids:
                 root_ids.append(rid)
         return Graph(self.view, self.nodes, self.edges, root_ids, op_ids, value_ids, tensor_ids,
                      accumulate_ids, refs)
+
+
+def _accumulate_grad(fn, i):
+    """The AccumulateGrad object at ``fn.next_functions[i]`` (either engine), for ``Graph.id_of``."""
+    try:
+        return fn.next_functions[i][0] if fn is not None else None
+    except Exception:  # a freed or foreign node: nothing to look up by
+        return None
 
 
 # --- summarizing big graphs ---------------------------------------------------------------------

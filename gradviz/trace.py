@@ -1,4 +1,9 @@
-"""Record what the engine really did in a backward pass, as plain data for the widget.
+"""What happened, as plain data: the ops in forward order, their values and names, the backward events.
+
+One small model, read by the graph, the captions, the derivation and the frames, so that gradviz's
+engine and PyTorch's are drawn by the same code.  Two adapters fill it: gradviz's (here:
+:func:`record` around ``backward()`` and :func:`trace_of`) and PyTorch's
+(:mod:`gradviz._torch_trace`, used only when a ``torch.Tensor`` is handed over).
 
 >>> import gradviz as torch
 >>> from gradviz.trace import record
@@ -8,18 +13,38 @@
 ...     o.backward()
 >>> [e.name for e in rec.events]
 ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+>>> t = trace_of(o, names={"x": x, "o": o}, recording=rec)
+>>> [(s.name, s.out.name) for s in t.steps], [v.name for v in t.leaves]
+([('MulBackward0', 'a'), ('SumBackward0', 'o')], ['x'])
 
 Recording costs nothing when no ``record()`` is active: the engine checks one list.
+
+The model:
+
+* :class:`Value` -- one tensor: a leaf, a constant fed to an op, or an op's output.
+* :class:`Step` -- one op (a ``grad_fn`` node): its PyTorch name, its op-table entry when the
+  hand derivation knows it, its inputs (:class:`Input`, one per ``next_functions`` entry) and its
+  output :class:`Value`.
+* :class:`Run` -- one ``backward()`` call: the seed, ``retain_graph``, the engine's error, and its
+  :class:`Event` list in the order the engine ran the nodes.
+* :class:`Trace` -- all of it, for one root.
 """
 
+import sys
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import autograd
+from .naming import auto_name, collect_names, is_tensor
 
-__all__ = ["record", "Recording", "BackwardEvent", "forward_nodes"]
+__all__ = ["record", "Recording", "BackwardEvent", "forward_nodes", "Trace", "Step", "Value", "Input",
+           "Run", "Event", "trace_of", "replay", "no_derivation_latex", "describe_error", "array_of",
+           "steps_reached", "make_adapter"]
 
+
+# --- recording gradviz's engine -----------------------------------------------------------------
 
 @dataclass
 class BackwardEvent:
@@ -43,8 +68,8 @@ class BackwardEvent:
 
 
 @dataclass
-class Run:
-    """One ``backward()`` call: its roots, seed gradients and ``retain_graph``."""
+class _EngineRun:
+    """One ``backward()`` call as the engine saw it: its roots, seed gradients and ``retain_graph``."""
     roots: list
     seeds: list
     retain_graph: bool
@@ -66,7 +91,7 @@ class Recording:
 
     # called by the engine
     def _begin(self, roots, seeds, retain_graph):
-        self.runs.append(Run(list(roots), [np.array(s, copy=True) for s in seeds], retain_graph))
+        self.runs.append(_EngineRun(list(roots), [np.array(s, copy=True) for s in seeds], retain_graph))
 
     def _end(self):
         pass
@@ -105,3 +130,465 @@ def forward_nodes(*roots):
         seen.add(node)
         stack.extend(fn for fn, _ in node.next_functions if fn is not None)
     return sorted((n for n in seen if n.op is not None), key=lambda n: n._seq)
+
+
+# --- the engine-neutral model -------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Value:
+    """One tensor of the graph: a leaf, a constant an op read, or an op's output."""
+
+    seq: int = None              # the tensor's own creation number (None: gone, or not known)
+    shape: tuple = ()
+    dtype: object = None         # a numpy dtype
+    data: np.ndarray = None      # its numbers (None: not known)
+    name: str = None
+    auto: bool = False           # the name was made up (the picture shows none; captions use it)
+    requires_grad: bool = False
+    is_leaf: bool = True
+    retains_grad: bool = False
+    literal: bool = False        # a Python number wrapped for one op: the 1 in x + 1
+    grad: np.ndarray = None      # its .grad when traced
+    order: tuple = ()            # where it sorts among the steps (forward order)
+    ref: object = field(default=None, repr=False)   # the engine's tensor (leaves) or a weakref (outputs)
+
+    def tensor(self):
+        """The engine's tensor, if it is still alive."""
+        return self.ref() if isinstance(self.ref, weakref.ref) else self.ref
+
+
+@dataclass(eq=False)
+class Input:
+    """Input ``i`` of a step: what ``next_functions[i]`` leads to, and the array the op read."""
+
+    kind: str                    # "op" (another step), "leaf" (AccumulateGrad), "const" (no gradient)
+    src: object                  # the Step, the leaf Value, or the constant's Value (None: unknown)
+    shape: tuple = ()
+    dtype: object = None
+    data: np.ndarray = None
+
+
+@dataclass(eq=False)
+class Step:
+    """One op of the forward pass (one ``grad_fn`` node) and its output."""
+
+    seq: int                     # the engine's sequence number: forward order
+    name: str                    # PyTorch's node name: "MulBackward0"
+    op: object                   # the op-table entry whose rules the hand derivation may use, or None
+    key: str = None              # op-table key ("mul"), for drawing hints; None for unknown nodes
+    symbol: str = ""
+    latex: str = ""              # the forward expression (@0, @1, @y, @param)
+    dlatex: tuple = ()           # the local derivative per input
+    params: dict = field(default_factory=dict)
+    inputs: list = field(default_factory=list)
+    out: Value = None
+    cut_only: bool = False       # reached only across a detach()/no_grad() cut (drawn, not animated)
+    fn: object = field(default=None, repr=False)    # a weakref to the engine's node
+    user: bool = False           # a custom autograd.Function: its code is the user's, never re-run
+
+    @property
+    def derivable(self):
+        """Whether the op table's rules can write this step's derivative by hand."""
+        return self.op is not None
+
+
+@dataclass
+class Event:
+    """One step of a backward pass, engine-neutral: a step ran, or a leaf's ``.grad`` was accumulated."""
+
+    run: int
+    step: int
+    name: str                    # "MulBackward0" or "AccumulateGrad"
+    seq: int                     # the step's seq, or the leaf's
+    node: Step = None            # the step that ran (None for AccumulateGrad)
+    variable: Value = None       # the leaf (AccumulateGrad)
+    grad_in: np.ndarray = None
+    grads_out: tuple = ()
+    grad_before: np.ndarray = None
+    grad_after: np.ndarray = None
+
+
+@dataclass
+class Run:
+    """One ``backward()`` call: seed, ``retain_graph``, the error it ended with, its events."""
+
+    seed: np.ndarray
+    retain_graph: bool
+    events: list = field(default_factory=list)
+    error: str = None
+
+
+@dataclass(eq=False)
+class Trace:
+    """What happened behind one or more roots (see the module docstring)."""
+
+    roots: list                  # Values (an op's output or a leaf)
+    steps: list                  # Step, forward order (including cut-only history)
+    leaves: list                 # Values that require grad, creation order
+    values: list                 # every Value drawn (leaves, constants, outputs)
+    cuts: list = field(default_factory=list)        # (data Value, origin Value, "detach()" | "no_grad()")
+    runs: list = field(default_factory=list)
+    engine: str = "gradviz"
+    adapter: object = field(default=None, repr=False)
+
+    @property
+    def root(self):
+        return self.roots[0]
+
+    @property
+    def root_step(self):
+        """The step that made the first root (None for a leaf)."""
+        return self._made_by.get(id(self.roots[0])) if self.roots else None
+
+    def __post_init__(self):
+        self._made_by = {id(s.out): s for s in self.steps}
+
+    def step_of(self, value):
+        return self._made_by.get(id(value))
+
+    def step_for(self, fn):
+        """The step of an engine node (a ``grad_fn``), or None."""
+        return next((s for s in self.steps if s.fn is not None and s.fn() is fn), None)
+
+    def value_for(self, t):
+        """The value of an engine tensor (a leaf, a constant, a live output), or None."""
+        return next((v for v in self.values if v.tensor() is t), None)
+
+    def recorded(self, step):
+        """The first run's event for ``step`` (what the engine really computed), or None."""
+        for run in self.runs:
+            for e in run.events:
+                if e.node is step:
+                    return e
+        return None
+
+
+def no_derivation_latex(name, n):
+    r"""The formula of a node the op table does not know: ``\operatorname{Name}(@0, @1)``."""
+    label = name.replace("_", r"\_")
+    args = ", ".join(f"@{i}" for i in range(n))
+    return rf"\operatorname{{{label}}}({args})", tuple(rf"\partial\,\operatorname{{{label}}}" for _ in range(max(n, 1)))
+
+
+def replay(step):
+    """The output of ``step`` computed again from its inputs by the op table's forward rule.
+
+    The one place values are replayed: intermediate tensors are often gone by the time a graph is
+    drawn (``y = 5 * (x + 1) ** 2`` keeps no ``x + 1``).  Never for a user's own Function (its
+    code runs only when the user runs it); None when an input is unknown or the rule fails.
+    """
+    if step.op is None or step.user or any(i.data is None for i in step.inputs):
+        return None
+    arrays = [np.asarray(i.data).astype(i.dtype, copy=False) if i.dtype is not None else np.asarray(i.data)
+              for i in step.inputs]
+    try:
+        with np.errstate(all="ignore"):      # the forward pass already warned, if at all
+            return np.asarray(step.op.forward(*arrays, **step.params))
+    except Exception:  # a value we cannot rebuild is shown as unknown, not an error
+        return None
+
+
+def name_values(trace, found):
+    """Names for the trace's values: ``found`` (id(tensor) -> name) first, then made-up letters.
+
+    The one place tensors are named.  Leaves and op outputs without a name get a short letter that
+    is not taken (marked ``auto``: the picture leaves them unnamed, captions use them); the root's
+    output is ``out`` when free.
+    """
+    for v in trace.values:
+        t = v.tensor()
+        if t is not None and not v.literal and v.name is None:
+            v.name = found.get(id(t))
+    taken = {v.name for v in trace.values if v.name}
+    letters = auto_name(taken)
+    for v in trace.leaves:
+        if v.name is None:
+            v.name, v.auto = next(letters), True
+    root_out = trace.roots[0] if trace.roots else None
+    for s in trace.steps:
+        if s.cut_only or s.out.name is not None:
+            continue
+        if s.out is root_out and "out" not in taken:
+            s.out.name = "out"
+        else:
+            s.out.name = next(letters)
+        s.out.auto = True
+
+
+# --- gradviz's adapter --------------------------------------------------------------------------
+
+def _is_user_function(fn):
+    return type(fn).__module__ == "gradviz.autograd.function"
+
+
+def _cut_origins(t):
+    """``[(tensor, "detach()" | "no_grad()")]``: what ``t`` was cut from, if those are still alive."""
+    how, refs = getattr(t, "_cut", (None, ()))
+    return [(o, how) for o in (r() for r in refs) if o is not None]
+
+
+class GradvizAdapter:
+    """Builds a :class:`Trace` from gradviz tensors, and turns engine recordings into its runs."""
+
+    engine = "gradviz"
+
+    def __init__(self, roots, found, cuts=True):
+        self.roots = list(roots)
+        self.by_tensor, self.by_fn, self.values = {}, {}, []
+        fns, grad_fns = self._reachable(roots, cuts)
+        steps = [self._step(fn, id(fn) not in grad_fns) for fn in fns]
+        root_values = [self.by_fn[id(r._grad_fn)].out if r._grad_fn is not None else self._value(r)
+                       for r in roots]
+        leaves = sorted({id(v): v for v in self.values if v.requires_grad and v.is_leaf
+                         and any(i.kind == "leaf" and i.src is v for s in steps if not s.cut_only
+                                 for i in s.inputs)}.values(), key=lambda v: v.seq)
+        for r, v in zip(roots, root_values):
+            if r._grad_fn is None and r._requires_grad and v not in leaves:
+                leaves = [v]
+        cuts_ = [(self._value(d), self._origin(o), how) for d, o, how in self.cuts]
+        self.trace = Trace(root_values, steps, leaves, self.values, cuts_, engine="gradviz", adapter=self)
+        name_values(self.trace, found)
+
+    # walking
+    def _reachable(self, roots, cuts):
+        """Every grad_fn behind ``roots`` in forward order; with ``cuts``, also across detach()."""
+        self.cuts = []
+        seen, stack, fns, grad_fns = set(), [], [], set()
+
+        def visit(t):
+            if t._grad_fn is not None:
+                stack.append(t._grad_fn)
+            elif cuts and id(t) not in seen:
+                seen.add(id(t))
+                for origin, how in _cut_origins(t):
+                    self.cuts.append((t, origin, how))
+                    visit(origin)
+
+        # first the gradient graph alone (what backward() can reach), then the cut history
+        gstack, gseen = [r._grad_fn for r in roots if r._grad_fn is not None], set()
+        while gstack:
+            fn = gstack.pop()
+            if id(fn) in gseen:
+                continue
+            gseen.add(id(fn))
+            if not isinstance(fn, autograd.AccumulateGrad):
+                grad_fns.add(id(fn))
+            gstack.extend(f for f, _ in fn.next_functions if f is not None)
+        for r in roots:
+            visit(r)
+        while stack:
+            fn = stack.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            if not isinstance(fn, autograd.AccumulateGrad):
+                fns.append(fn)
+            stack.extend(f for f, _ in fn.next_functions if f is not None)
+            for t in (getattr(fn, "_nograd_inputs", None) or {}).values():
+                if t is not None:
+                    visit(t)
+        fns.sort(key=lambda f: f._seq)
+        return fns, grad_fns
+
+    def _value(self, t):
+        """The Value of a leaf, data or constant tensor (one per literal use, shared otherwise)."""
+        v = self.by_tensor.get(id(t))
+        if v is not None and not t._literal:
+            return v
+        v = Value(seq=t._seq, shape=tuple(t._data.shape), dtype=t._data.dtype, data=t._data,
+                  requires_grad=t._requires_grad, is_leaf=t._grad_fn is None, retains_grad=t._retains_grad,
+                  literal=t._literal, grad=None if t._grad is None else t._grad._data,
+                  order=(t._seq, 0, len(self.values)), ref=t)
+        self.by_tensor[id(t)] = v
+        self.values.append(v)
+        return v
+
+    def _origin(self, t):
+        return self.by_fn[id(t._grad_fn)].out if t._grad_fn is not None else self._value(t)
+
+    def _step(self, fn, cut_only):
+        op, user = fn.op, _is_user_function(fn)
+        inputs = []
+        for i, (nxt, _) in enumerate(fn.next_functions):
+            shape, dtype = fn._metas[i]
+            if nxt is None:
+                t = fn._nograd_inputs.get(i)
+                src = self._value(t) if t is not None else None
+                inputs.append(Input("const", src, tuple(shape), dtype, None if src is None else src.data))
+            elif isinstance(nxt, autograd.AccumulateGrad):
+                src = self._value(nxt.variable)
+                inputs.append(Input("leaf", src, tuple(shape), dtype, src.data))
+            else:
+                src = self.by_fn[id(nxt)]
+                inputs.append(Input("op", src, tuple(shape), dtype, src.out.data))
+        out_t = fn._out()
+        shape, dtype = fn._out_meta
+        out = Value(seq=out_t._seq if out_t is not None else None, shape=tuple(shape), dtype=dtype,
+                    requires_grad=True, is_leaf=False,
+                    retains_grad=bool(out_t is not None and out_t._retains_grad),
+                    grad=None if out_t is None or out_t._grad is None else out_t._grad._data,
+                    order=(fn._seq, 1, 0), ref=weakref.ref(out_t) if out_t is not None else None)
+        step = Step(seq=fn._seq, name=fn.name(), op=None if user else op, key=op.key, symbol=op.symbol,
+                    latex=op.latex, dlatex=op.dlatex, params=dict(fn._params or {}), inputs=inputs, out=out,
+                    cut_only=cut_only, fn=weakref.ref(fn), user=user)
+        if out_t is not None:
+            out.data = out_t._data
+        elif fn._saved and fn._saved[-1] is not None:
+            out.data = fn._saved[-1][0]
+        else:
+            out.data = replay(step)
+        self.by_fn[id(fn)] = step
+        self.values.append(out)
+        return step
+
+    # backward runs
+    def add_recording(self, rec, error=None):
+        """Append the runs of a :func:`record` recording to the trace (the last one gets ``error``)."""
+        runs, events = [], getattr(rec, "events", rec) or []
+        for r in getattr(rec, "runs", None) or [None] * (1 + max((e.run for e in events), default=-1)):
+            runs.append(Run(r.seeds[0] if r is not None and r.seeds else np.ones(()),
+                            r.retain_graph if r is not None else False))
+        for e in events:
+            if e.run >= len(runs):
+                continue
+            if e.name == "AccumulateGrad":
+                leaf = self.by_tensor.get(id(e.variable))
+                if leaf is None:
+                    continue
+                runs[e.run].events.append(Event(e.run, e.step, e.name, leaf.seq, variable=leaf,
+                                                grad_in=e.grad_in, grad_before=e.grad_before,
+                                                grad_after=e.grad_after))
+            else:
+                step = self.by_fn.get(id(e.node))
+                if step is None:
+                    continue
+                runs[e.run].events.append(Event(e.run, e.step, e.name, step.seq, node=step,
+                                                grad_in=e.grad_in, grads_out=e.grads_out))
+        if runs and error:
+            runs[-1].error = error
+        self.trace.runs.extend(runs)
+        return runs
+
+
+    # the engine, for the widget's live buttons
+    def backward(self, gradient, retain_graph):
+        """Run ``root.backward()`` for real inside :func:`record`: the new runs and the error (or None)."""
+        error = None
+        with record() as rec:
+            try:
+                self.roots[0].backward(gradient, retain_graph=retain_graph)
+            except Exception as exc:  # the engine's own message is the lesson: keep it, show it
+                error = describe_error(exc)
+        return self.add_recording(rec, error), error
+
+    def grads(self):
+        """Each leaf's ``.grad`` tensor and a copy of its numbers, to put back later: ``{seq: (...)}``."""
+        out = {}
+        for v in self.trace.leaves:
+            t = v.tensor()
+            g = t._grad
+            out[v.seq] = (t, g, None if g is None else g._data.copy(), None if g is None else g._vbox[0])
+        return out
+
+    def grad_arrays(self):
+        return {seq: data for seq, (_, _, data, _) in self.grads().items()}
+
+    @staticmethod
+    def restore(saved):
+        """Put every ``.grad`` back: the same tensor objects, with their old numbers."""
+        for leaf, grad, data, version in saved.values():
+            if grad is not None:
+                grad._data[...] = data
+                grad._vbox[0] = version
+            leaf._grad = grad
+
+    def zero_grads(self):
+        """``.grad.zero_()`` on every leaf that has a ``.grad`` (the widget's zero_() button)."""
+        for v in self.trace.leaves:
+            if v.tensor().grad is not None:
+                v.tensor().grad.zero_()
+
+    def refresh(self):
+        """Read each leaf's ``.grad`` again (after a backward pass) into the trace."""
+        for v in self.trace.leaves:
+            g = v.tensor()._grad
+            v.grad = None if g is None else g._data.copy()
+
+    def seed(self, gradient):
+        """The gradient a backward pass would start from; None if the engine would refuse it."""
+        data = self.roots[0]._data
+        if gradient is None:
+            return np.ones_like(data)
+        try:
+            seed = np.asarray(getattr(gradient, "_data", gradient), dtype=data.dtype)
+        except (TypeError, ValueError):
+            return None                                            # the error frame says why
+        return seed if seed.shape == data.shape else None
+
+
+def describe_error(exc):
+    """An error's message for the widget, naming the user's own code when it raised there.
+
+    The engine's messages (a freed graph, a shape mismatch) are the lesson and stay as they are;
+    an error raised in a custom Function, a hook or any other code of the user's is said as
+    "your Cube.backward raised ValueError: ..." so nobody takes it for gradviz's.
+    """
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is not None and not _library_file(last.tb_frame.f_code.co_filename):
+        code = last.tb_frame.f_code
+        where = getattr(code, "co_qualname", code.co_name)
+        return f"your {where} raised {type(exc).__name__}: {exc}"
+    return str(exc)
+
+
+def _library_file(path):
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.abspath(path)
+    if path.startswith(here + os.sep):
+        return True
+    torch = sys.modules.get("torch")
+    base = os.path.dirname(getattr(torch, "__file__", "") or "") if torch is not None else ""
+    return bool(base) and path.startswith(base + os.sep)
+
+
+def trace_of(*roots, names=None, name=None, frame=None, namespace=None, recording=None, cuts=True):
+    """The :class:`Trace` behind ``roots``: gradviz tensors, or real ``torch.Tensor``s.
+
+    Names come from ``name=`` (the first root), ``names={"w": w}``, then the variables of
+    ``frame`` or ``namespace`` (see :func:`gradviz.naming.collect_names`).  ``recording`` (a
+    :func:`record` result) becomes the trace's runs.
+    """
+    if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
+        roots = tuple(roots[0])
+    adapter = make_adapter(roots, names=names, name=name, frame=frame, namespace=namespace, cuts=cuts)
+    if recording is not None:
+        adapter.add_recording(recording)
+    return adapter.trace
+
+
+def make_adapter(roots, names=None, name=None, frame=None, namespace=None, cuts=True):
+    """The adapter for the roots' engine (gradviz's, or PyTorch's when handed torch tensors)."""
+    found = collect_names(roots, names, name, frame, namespace)
+    if roots and all(is_tensor(r) == "torch" for r in roots):
+        from ._torch_trace import TorchAdapter     # torch is imported only when it is handed over
+        return TorchAdapter(roots, found, cuts=cuts)
+    return GradvizAdapter(roots, found, cuts=cuts)
+
+
+def steps_reached(trace):
+    """The steps a backward pass can run (not cut-only history), forward order."""
+    return [s for s in trace.steps if not s.cut_only]
+
+
+def array_of(x):
+    """A gradviz or torch tensor (or anything array-like) as a numpy array."""
+    data = getattr(x, "_data", None)
+    if data is not None and is_tensor(x) == "gradviz":
+        return data
+    if is_tensor(x) == "torch":
+        return x.detach().cpu().numpy()
+    return x

@@ -45,7 +45,7 @@ def test_the_chain_rule_agrees_with_the_engine(lesson):
     chain = chain_gradients(lesson_, seed)
     root.backward(gradient)
     for leaf in lesson_.leaves:
-        np.testing.assert_allclose(chain[leaf._seq], leaf.grad._data, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(chain[leaf.seq], leaf.tensor().grad._data, rtol=1e-5, atol=1e-6)
 
 
 def test_paths_sum_to_the_result_when_a_leaf_is_reached_many_ways():
@@ -69,7 +69,7 @@ def test_random_graphs_by_hand_equal_the_engine(case):
     chain = chain_gradients(lesson, np.ones_like(root._data))
     root.backward()
     for leaf in lesson.leaves:
-        np.testing.assert_allclose(chain[leaf._seq], leaf.grad._data, rtol=2e-5, atol=1e-5)
+        np.testing.assert_allclose(chain[leaf.seq], leaf.tensor().grad._data, rtol=2e-5, atol=1e-5)
     d = build_derivation(lesson, np.ones_like(root._data))
     for entry in d["leaves"]:
         for path in entry["paths"]:
@@ -81,13 +81,13 @@ def test_fill_puts_names_then_numbers():
     x = torch.tensor([3.0], requires_grad=True)
     y = x ** 3
     lesson = Lesson(y.sum(), {"x": x, "y": y})
-    node = y.grad_fn
+    node = lesson.trace.step_for(y.grad_fn)
     assert fill(node.op.dlatex[0], lesson, node, False) == "3 x^{3 - 1}"
     assert fill(node.op.dlatex[0], lesson, node, True) == r"3 \cdot 3^{3 - 1}"
     z = torch.tensor(-2.0, requires_grad=True)
     w = z.exp()
     lz = Lesson(w, {"z": z, "w": w})
-    assert fill("e^{@0}", lz, w.grad_fn, True) == r"e^{\left(-2\right)}"
+    assert fill("e^{@0}", lz, lz.trace.step_for(w.grad_fn), True) == r"e^{\left(-2\right)}"
 
 
 def test_expected_closed_forms():

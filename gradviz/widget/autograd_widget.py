@@ -13,11 +13,13 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from .. import _check, trace
+from .. import _check
 from ..draw import RANKDIRS
 from ..graph import VIEWS
+from ..trace import make_adapter
 from . import frames as F
-from .derivation import build_derivation, targets
+from .derivation import UserCodeError, build_derivation, targets
+from .drawing import draw
 from .i18n import LANGS, render, strings
 from ._lesson import Lesson
 
@@ -74,28 +76,37 @@ class AutogradWidget(anywidget.AnyWidget):
         self._root, self._gradient, self._expected = root, gradient, expected
         self._runs = 0
         caller = _frame if _frame is not None else sys._getframe(1)
-        before = _grads(root)
-        rec, error = None, None
+        # one trace, read by the picture, the captions, the derivation and the frames
+        self._engine = make_adapter([root], names=names, frame=caller, cuts=view == "dataflow")
+        del caller
+        trace = self._engine.trace
+        before = self._engine.grads()
+        runs, error = [], None
         if recording is not None:
-            rec = recording
+            runs = self._engine.add_recording(recording)
         elif backward and root.requires_grad:
-            rec, error = self._record(retain_graph=True)
-        drawing = _draw(root, view, names, caller, rec, rankdir)   # drawn with the gradients in place
+            runs, error = self._engine.backward(gradient, retain_graph=True)
+        self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
+        drawing = draw(trace, view, rankdir)
         self._graph = drawing.get("graph_obj")
-        self._restored = rec is not None and recording is None
+        self._restored = recording is None and backward and root.requires_grad
         if self._restored:
-            _restore(before)
-        lesson = Lesson(root, drawing.get("names") or _names(names))
+            self._engine.restore(before)
+        lesson = Lesson(trace)
         self._lesson, self._ids = lesson, drawing.get("ids") or F.Ids()
-        seed = _seed(rec, root, gradient)
-        self._targets = targets(lesson, seed, expected)      # a wrong expected= name raises here
-        self._before = _grad_arrays(before)
+        seed = runs[0].seed if runs else self._engine.seed(gradient)
         problem = drawing.get("error", "")
+        try:
+            self._targets = targets(lesson, seed, expected)      # a wrong expected= name raises here
+        except UserCodeError as exc:  # the instructor's own closed form failed: say so, keep the chain rule
+            self._targets, problem = targets(lesson, seed), problem or str(exc)
+        self._before = {seq: data for seq, (_, _, data, _) in before.items()}
         try:
             frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
             frames += F.forward_frames(lesson, self._ids)
-            if rec is not None:   # (without grad, the start frame already says there is no backward pass)
-                frames += self._run_frames(rec, error, gradient_given=gradient is not None)
+            if recording is not None or (backward and root.requires_grad):
+                # (without grad, the start frame already says there is no backward pass)
+                frames += self._run_frames(runs, error, gradient_given=gradient is not None)
         except Exception as exc:  # a bug of ours must not become a traceback in a student's cell
             frames = [F.note_frame(lesson, "cap_start")]
             problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
@@ -103,7 +114,11 @@ class AutogradWidget(anywidget.AnyWidget):
             deriv = build_derivation(lesson, seed, derivation, expected)
         except Exception as exc:  # a derivation that cannot be written must not hide the graph
             deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
-        self._shown = self._after_runs(rec, self._before) if rec is not None else dict(self._before)
+        self._shown = dict(self._before)
+        for run in runs:
+            for e in run.events:
+                if e.variable is not None:
+                    self._shown[e.variable.seq] = e.grad_after
         # everything is known before the comm opens: the front end gets it in one message
         _check.whole_number(func, "frame", start, 0, len(frames) - 1, f"the widget has {len(frames)} steps")
         super().__init__(svg=drawing.get("svg", ""), graph=drawing.get("graph", {}), frames=frames, frame=start,
@@ -113,40 +128,17 @@ class AutogradWidget(anywidget.AnyWidget):
 
     # -- running the engine ----------------------------------------------------------------------
 
-    def _record(self, retain_graph):
-        """Run ``root.backward()`` inside ``trace.record()``; returns the recording and any error."""
-        error = None
-        with trace.record() as rec:
-            try:
-                self._root.backward(self._gradient, retain_graph=retain_graph)
-            except Exception as exc:  # the engine's own message is the lesson: keep it, show it
-                error = str(exc)
-        return rec, error
-
-    def _run_frames(self, rec, error, gradient_given):
+    def _run_frames(self, runs, error, gradient_given):
         frames = []
-        runs = rec.runs or []
-        by_run = {}
-        for e in rec.events:
-            by_run.setdefault(e.run, []).append(e)
         for r, run in enumerate(runs):
             self._runs += 1
-            last = r == len(runs) - 1
-            frames += F.backward_frames(self._lesson, self._ids, self._runs - 1, by_run.get(r, []),
-                                        run.seeds[0] if run.seeds else np.ones(()), run.retain_graph,
-                                        gradient_given, self._targets, self._runs,
-                                        error=error if last else None)
+            frames += F.backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
+                                        run.retain_graph, gradient_given, self._targets, self._runs,
+                                        error=run.error)
         if not runs and error:
             self._runs += 1
             frames.append(F.error_frame(self._lesson, self._runs - 1, self._runs, error))
         return frames
-
-    def _after_runs(self, rec, shown):
-        shown = dict(shown)
-        for e in rec.events:
-            if e.name == "AccumulateGrad" and e.variable is not None:
-                shown[e.variable._seq] = e.grad_after
-        return shown
 
     def backward(self, retain_graph=None):
         """Run ``root.backward()`` for real (what the button does) and append its frames.
@@ -156,20 +148,18 @@ class AutogradWidget(anywidget.AnyWidget):
         """
         retain = self.retain_graph if retain_graph is None else bool(retain_graph)
         new = self._sync_frame()
-        rec, error = self._record(retain)
-        new += self._run_frames(rec, error, self._gradient is not None)
-        self._shown = _grad_arrays(_grads(self._root, self._lesson.leaves))
+        runs, error = self._engine.backward(self._gradient, retain)
+        new += self._run_frames(runs, error, self._gradient is not None)
+        self._shown = self._engine.grad_arrays()
         self._append(new)
 
     def zero_grad(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad`` (what the zero_() button does)."""
         new = self._sync_frame()
-        before = _grad_arrays(_grads(self._root, self._lesson.leaves))
-        for leaf in self._lesson.leaves:
-            if leaf.grad is not None:
-                leaf.grad.zero_()
-        new.append(F.zero_frame(self._lesson, self._ids, before, self._targets))
-        self._shown = _grad_arrays(_grads(self._root, self._lesson.leaves))
+        before = self._engine.grad_arrays()
+        self._engine.zero_grads()
+        self._shown = self._engine.grad_arrays()
+        new.append(F.zero_frame(self._lesson, self._ids, before, self._targets, self._shown))
         self._append(new)
 
     def _sync_frame(self):
@@ -178,8 +168,8 @@ class AutogradWidget(anywidget.AnyWidget):
         The first time, that is usually animate() itself, which put every ``.grad`` back after
         recording its pass; the caption says so.
         """
-        now = _grad_arrays(_grads(self._root, self._lesson.leaves))
-        changed = [t for t in self._lesson.leaves if not _same(now.get(t._seq), self._shown.get(t._seq))]
+        now = self._engine.grad_arrays()
+        changed = [t for t in self._lesson.leaves if not _same(now.get(t.seq), self._shown.get(t.seq))]
         restored = self._restored and all(_same(now.get(k), v) for k, v in self._before.items())
         self._restored = False
         if not changed:
@@ -289,51 +279,7 @@ _TRAIT_OPTIONS = ("frame", "playing", "retain_graph", "live", "layout", "tooltip
 _SAVE_OPTIONS = ("title", "lang", "presenter", "frame", "include_script", "static_fallback", "element_id")
 
 
-def _names(names):
-    return dict(names or {})
-
-
-def _grads(root, leaves=None):
-    """Each leaf's ``.grad`` tensor and a copy of its numbers, to put back later."""
-    if leaves is None:
-        leaves = Lesson(root).leaves if root.grad_fn is not None or root.requires_grad else []
-    return {t._seq: (t, t._grad, None if t._grad is None else t._grad._data.copy(),
-                     None if t._grad is None else t._grad._vbox[0]) for t in leaves}
-
-
-def _grad_arrays(saved):
-    return {seq: data for seq, (_, _, data, _) in saved.items()}
-
-
-def _restore(saved):
-    """Put every ``.grad`` back: the same tensor objects, with their old numbers."""
-    for leaf, grad, data, version in saved.values():
-        if grad is not None:
-            grad._data[...] = data
-            grad._vbox[0] = version
-        leaf._grad = grad
-
-
 def _same(a, b):
     if a is None or b is None:
         return a is None and b is None
     return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
-
-
-def _seed(rec, root, gradient):
-    """The gradient the backward pass starts from, as the engine took it; None if it refused it."""
-    if rec is not None and rec.runs and rec.runs[0].seeds:
-        return rec.runs[0].seeds[0]
-    if gradient is None:
-        return np.ones_like(root._data)
-    try:
-        seed = np.asarray(getattr(gradient, "_data", gradient), dtype=root._data.dtype)
-    except (TypeError, ValueError):
-        return None                                            # the error frame says why
-    return seed if seed.shape == root._data.shape else None
-
-
-def _draw(root, view, names, caller, rec, rankdir):
-    """The graph and its SVG, or the reason they could not be made (shown in the widget)."""
-    from .drawing import draw
-    return draw(root, view=view, names=names, frame=caller, recording=rec, rankdir=rankdir)

@@ -18,11 +18,12 @@ import re
 import numpy as np
 
 from .._broadcast import unbroadcast
+from ..trace import array_of
 from ._lesson import latex_name, num, short
 from .sanitize import sanitize_mathml
 
 __all__ = ["mathml", "build_derivation", "chain_gradients", "expected_gradients",
-           "check"]
+           "check", "UserCodeError"]
 
 MAX_PATHS = 4          # paths written out per leaf (the sum always covers all of them)
 MAX_FACTORS = 10       # factors written out per path before "⋯"
@@ -74,7 +75,7 @@ def value_latex(a, limit=4):
 def fill(template, lesson, node, numeric):
     """``template`` with ``@0``/``@1``/``@y``/``@param`` replaced by names, or by values."""
     kinds = lesson.kinds(node)
-    params = node._params or {}
+    params = node.params
 
     def sub(m):
         key = m.group(1)
@@ -84,7 +85,7 @@ def fill(template, lesson, node, numeric):
                 return "?"
             kind, thing = kinds[i]
             text = None
-            if numeric or kind == "const" and (thing is None or lesson.name_of.get(thing._seq) is None):
+            if numeric or kind == "const" and (thing is None or thing.name is None):
                 text = value_latex(lesson.inputs(node)[i])      # None: too big to write, keep the name
             if text is None:
                 text = latex_name(lesson.input_text(kind, thing) or "?")
@@ -122,18 +123,34 @@ def _partial(top, bottom):
 # --- the numbers: the chain rule done by hand -------------------------------------------------
 
 def _vjp(lesson, node, i, g):
-    """What the chain rule sends from ``node`` to its input ``i`` when ``g`` arrives."""
-    op, params = node.op, node._params or {}
+    """What the chain rule sends from ``node`` to its input ``i`` when ``g`` arrives.
+
+    A step the op table cannot differentiate (a custom Function, a node gradviz does not know)
+    gives what the engine really sent when ``g`` is what it received, else None: its code is
+    never run again here.
+    """
+    op, params = node.op, node.params
     args = lesson.inputs(node)
+    if op is None or any(a is None for a in args):
+        return _recorded_vjp(lesson, node, i, g)
     rule = op.vjp(i)
     with np.errstate(all="ignore"):         # nan and inf are shown as they are, like the engine's
         gi = rule(g, lesson.output(node), *args, i=i, **params) if op.variadic else \
             rule(g, lesson.output(node), *args, **params)
     gi = np.asarray(gi)
-    shape, dtype = node._metas[i]
+    shape, dtype = node.inputs[i].shape, node.inputs[i].dtype
     if gi.shape != shape:
         gi = unbroadcast(gi, shape)
     return gi.astype(dtype, copy=False)
+
+
+def _recorded_vjp(lesson, node, i, g):
+    e = lesson.trace.recorded(node)
+    if e is None or i >= len(e.grads_out) or e.grads_out[i] is None or np.shape(g) != np.shape(e.grad_in):
+        return None
+    if not np.allclose(np.asarray(g, np.float64), np.asarray(e.grad_in, np.float64), rtol=1e-5, atol=1e-8):
+        return None
+    return e.grads_out[i]
 
 
 def local_derivative(lesson, node, i):
@@ -142,9 +159,9 @@ def local_derivative(lesson, node, i):
     Not for matrix products, nor for an input that was broadcast to a bigger output: what goes
     back to it is a sum over the copies, not a product a caption could call "multiplies by".
     """
-    if node.op.key in ("mm", "mv", "bmm", "addmm"):
+    if node.op is None or node.key in ("mm", "mv", "bmm", "addmm"):
         return None
-    if math.prod(node._metas[i][0]) < math.prod(np.shape(lesson.output(node))):
+    if math.prod(node.inputs[i].shape) < math.prod(np.shape(lesson.output(node))):
         return None
     try:
         ones = np.ones_like(lesson.output(node))
@@ -158,21 +175,24 @@ def chain_gradients(lesson, seed):
 
     ``seed`` None (a ``gradient=`` the engine refused) gives no numbers: ``{}``.
     """
-    buffers = {lesson.root.grad_fn: np.asarray(seed)} if lesson.nodes and seed is not None else {}
-    result = {}
+    buffers = {lesson.root_step: np.asarray(seed)} if lesson.nodes and seed is not None else {}
+    result, unknown = {}, set()      # unknown: no hand rule on the way, and nothing recorded to reuse
     for node in reversed(lesson.nodes):
         g = buffers.pop(node, None)
-        if g is None:
+        if g is None and node not in unknown:
             continue
         for i, (kind, thing) in enumerate(lesson.kinds(node)):
             if kind == "const":
                 continue
-            gi = _vjp(lesson, node, i, g)
-            if kind == "leaf":
-                result[thing._seq] = result[thing._seq] + gi if thing._seq in result else gi
+            gi = None if node in unknown else _vjp(lesson, node, i, g)
+            key = thing.seq if kind == "leaf" else thing
+            if gi is None:
+                unknown.add(key)
+            elif kind == "leaf":
+                result[key] = result[key] + gi if key in result else gi
             else:
-                buffers[thing] = buffers[thing] + gi if thing in buffers else gi
-    return result
+                buffers[key] = buffers[key] + gi if key in buffers else gi
+    return {k: v for k, v in result.items() if k not in unknown}
 
 
 def _paths(lesson, leaf, limit):
@@ -199,7 +219,7 @@ def _paths(lesson, leaf, limit):
             if len(out) >= limit:
                 return
 
-    root = lesson.root.grad_fn
+    root = lesson.root_step
     if root is not None and counts.get(root):
         walk(root, [])
     return out, counts.get(root, 0) if root is not None else 0
@@ -211,12 +231,18 @@ def _path_value(lesson, path, seed):
     g = np.asarray(seed)
     for node, i in path:
         g = _vjp(lesson, node, i, g)
+        if g is None:
+            return None
     return g
 
 
 def _input_name(lesson, node, i):
     kind, thing = lesson.kinds(node)[i]
     return latex_name(lesson.input_text(kind, thing))
+
+
+class UserCodeError(Exception):
+    """An error raised by the user's own code (an ``expected=`` closed form), shown in the widget."""
 
 
 def expected_gradients(lesson, expected):
@@ -226,7 +252,7 @@ def expected_gradients(lesson, expected):
     leaves it names as numpy arrays (``lambda x: 5 * (x + 1)``; one parameter gets this leaf).
     """
     out = {}
-    by_name = {lesson.name_of[t._seq]: t for t in lesson.leaves}
+    by_name = {t.name: t for t in lesson.leaves}
     for name, spec in (expected or {}).items():
         leaf = by_name.get(name)
         if leaf is None:
@@ -236,20 +262,22 @@ def expected_gradients(lesson, expected):
             else (None, spec)
         if callable(fn):
             params = list(inspect.signature(fn).parameters)
-            if all(p in by_name for p in params) and params:
-                value = fn(*(np.array(by_name[p]._data, copy=True) for p in params))
-            else:
-                value = fn(np.array(leaf._data, copy=True))
+            try:
+                if all(p in by_name for p in params) and params:
+                    value = fn(*(np.array(by_name[p].data, copy=True) for p in params))
+                else:
+                    value = fn(np.array(leaf.data, copy=True))
+            except Exception as exc:  # the instructor's code, not gradviz's: say whose error it is
+                raise UserCodeError(f"expected={{{name!r}: ...}} raised {type(exc).__name__}: {exc}") from exc
         else:
             value = fn
-        if hasattr(value, "_data"):
-            value = value._data
+        value = array_of(value)
         try:
             value = np.broadcast_to(np.asarray(value, dtype=np.float64), leaf.shape)
         except (TypeError, ValueError):   # said here, not as numpy's error nine frames deeper
             raise ValueError(f"expected[{name!r}] gives {_what(value)}, but {name} has shape {tuple(leaf.shape)}: "
                              f"the gradient needs one number, or one per element of {name}") from None
-        out[leaf._seq] = (latex, value)
+        out[leaf.seq] = (latex, value)
     return out
 
 
@@ -287,7 +315,7 @@ def build_derivation(lesson, seed, steps=None, expected=None):
     custom = [mathml(s, display=True) for s in (steps or [])]
     defs = []
     for node in lesson.nodes[:MAX_DEFS]:
-        defs.append(mathml(f"{latex_name(lesson.name(node))} = {fill(node.op.latex, lesson, node, False)}"))
+        defs.append(mathml(f"{latex_name(lesson.name(node))} = {fill(node.latex, lesson, node, False)}"))
     chain = chain_gradients(lesson, seed) if lesson.nodes else {}
     closed = expected_gradients(lesson, expected)
     root = latex_name(lesson.root_name)
@@ -300,15 +328,15 @@ def build_derivation(lesson, seed, steps=None, expected=None):
             shown = path if len(path) <= MAX_FACTORS else path[:MAX_FACTORS - 1]
             dots = [r"\cdots"] if len(shown) < len(path) else []
             sym = [_partial(latex_name(lesson.name(n)), _input_name(lesson, n, i)) for n, i in shown]
-            loc = [_factor(fill(n.op.dlatex[min(i, len(n.op.dlatex) - 1)], lesson, n, False)) for n, i in shown]
-            val = [_factor(fill(n.op.dlatex[min(i, len(n.op.dlatex) - 1)], lesson, n, True)) for n, i in shown]
+            loc = [_factor(fill(n.dlatex[min(i, len(n.dlatex) - 1)], lesson, n, False)) for n, i in shown]
+            val = [_factor(fill(n.dlatex[min(i, len(n.dlatex) - 1)], lesson, n, True)) for n, i in shown]
             value = _path_value(lesson, path, seed)
             stages = [r" \cdot ".join(sym + dots), r" \cdot ".join(loc + dots), r" \cdot ".join(val + dots)]
             if value_latex(value) is not None:
                 stages.append(value_latex(value))
             stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
             lines.append({"stages": [mathml(st) for st in stages], "value": num(value)})
-        want = chain.get(leaf._seq)
+        want = chain.get(leaf.seq)
         entry = {
             "leaf": lesson.name(leaf),
             "lhs": mathml(_partial(root, name)),
@@ -320,8 +348,8 @@ def build_derivation(lesson, seed, steps=None, expected=None):
             entry["sum"] = mathml(_partial(root, name) + " = " + " + ".join(
                 [_term(value_latex(_path_value(lesson, p, seed)) or r"\square") for p in paths]
                 + ([r"\dots"] if count > len(paths) else [])) + " = " + (value_latex(want) or r"\square"))
-        if leaf._seq in closed:
-            latex, value = closed[leaf._seq]
+        if leaf.seq in closed:
+            latex, value = closed[leaf.seq]
             entry["closed"] = num(value)
             if latex:
                 shown = value_latex(value)
@@ -342,8 +370,8 @@ def targets(lesson, seed, expected=None):
     closed = expected_gradients(lesson, expected)
     out = {}
     for leaf in lesson.leaves:
-        if leaf._seq in closed:
-            out[leaf._seq] = closed[leaf._seq][1]
-        elif leaf._seq in chain:
-            out[leaf._seq] = chain[leaf._seq]
+        if leaf.seq in closed:
+            out[leaf.seq] = closed[leaf.seq][1]
+        elif leaf.seq in chain:
+            out[leaf.seq] = chain[leaf.seq]
     return out

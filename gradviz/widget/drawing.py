@@ -9,7 +9,7 @@ import re
 
 from .frames import Ids
 
-__all__ = ["draw", "ids_from_graph", "names_from_graph", "clean_svg", "slim"]
+__all__ = ["draw", "ids_from_graph", "clean_svg", "slim"]
 
 NODE_KEYS = ("id", "kind", "label", "name", "seq", "fn_seq", "value", "grad_fn")
 EDGE_KEYS = ("id", "src", "dst", "kind", "input")
@@ -20,17 +20,16 @@ EDGE_KEYS = ("id", "src", "dst", "kind", "input")
 EDGE_LABELS_MAX = 80
 
 
-def draw(root, view="dataflow", names=None, frame=None, recording=None, rankdir="TB"):
-    """``{"svg", "graph", "graph_obj", "ids", "names", "error"}`` for ``root``'s graph."""
+def draw(trace, view="dataflow", rankdir="TB"):
+    """``{"svg", "graph", "graph_obj", "ids", "error"}`` for a :class:`gradviz.trace.Trace`'s graph."""
     from ..graph import build_graph
 
-    out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "names": {}, "error": ""}
+    out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "error": ""}
     try:
-        graph = build_graph(root, view=view, names=names, frame=frame, recording=recording)
+        graph = build_graph(view=view, trace=trace)
     except Exception as exc:  # shown in the widget, never as a traceback
         out["error"] = f"the graph could not be built ({type(exc).__name__}: {exc})"
         return out
-    out["names"] = names_from_graph(graph.to_dict())
     try:
         from ..draw import Drawing
         from ..render import RenderTimeout
@@ -91,19 +90,6 @@ def slim(g):
     out["nodes"] = [{k: n.get(k) for k in NODE_KEYS} for n in g.get("nodes", [])]
     out["edges"] = [{k: e.get(k) for k in EDGE_KEYS} for e in g.get("edges", [])]
     return out
-
-
-def names_from_graph(g):
-    """``{seq: name}`` for the named tensors of a graph dict (leaf/const tensor seq, op seq)."""
-    names = {}
-    for n in g.get("nodes", []):
-        if not n.get("name"):
-            continue
-        if n.get("fn_seq") is not None:
-            names[n["fn_seq"]] = n["name"]
-        elif n.get("seq") is not None and n["kind"] in ("leaf", "const", "value"):
-            names[n["seq"]] = n["name"]
-    return names
 
 
 def ids_from_graph(g):

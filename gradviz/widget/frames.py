@@ -50,22 +50,22 @@ class Ids:
         self._edge_out = edge_out or {}  # node seq -> id of the edge op -> output value
 
     def op(self, node):
-        return self._op.get(node._seq, f"op{node._seq}")
+        return self._op.get(node.seq, f"op{node.seq}")
 
     def value(self, node):
-        return self._value.get(node._seq) or self.op(node)
+        return self._value.get(node.seq) or self.op(node)
 
     def leaf(self, t):
-        return self._leaf.get(t._seq, f"leaf{t._seq}")
+        return self._leaf.get(t.seq, f"leaf{t.seq}")
 
     def const(self, node, i):
-        return self._const.get((node._seq, i))
+        return self._const.get((node.seq, i))
 
     def edge_in(self, node, i):
-        return self._edge_in.get((node._seq, i))
+        return self._edge_in.get((node.seq, i))
 
     def edge_out(self, node):
-        return self._edge_out.get(node._seq)
+        return self._edge_out.get(node.seq)
 
     def input(self, lesson, node, i):
         kind, thing = lesson.kinds(node)[i]
@@ -140,7 +140,7 @@ def expr_text(template, names, params):
 
 def _val_slot(value):
     from ..graph import format_value
-    return format_value(np.asarray(value))
+    return "?" if value is None else format_value(np.asarray(value))
 
 
 def _grad_slot(value, leaf):
@@ -171,13 +171,13 @@ def start_frame(lesson, ids, grads, targets):
     for e in ids.all_edges():
         s[f"edge:{e}"] = ""
     for t in lesson.leaves:
-        s[f"val:{ids.leaf(t)}"] = _val_slot(t._data)
+        s[f"val:{ids.leaf(t)}"] = _val_slot(t.data)
         s[f"cls:{ids.leaf(t)}"] = ""
-        g = grads.get(t._seq)
+        g = grads.get(t.seq)
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
-        s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t._seq), t, lesson)
+        s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t.seq), t, lesson)
     for node in lesson.nodes:           # names the widget made up, so captions can point at them
-        if node._seq in lesson.auto and ids.value(node) != ids.op(node):
+        if node.out.auto and ids.value(node) != ids.op(node):
             s[f"name:{ids.value(node)}"] = lesson.name(node)
     # a leaf that requires grad has no ops, but backward() on it still runs (it fills its .grad)
     key = "cap_start" if lesson.nodes else "cap_leaf" if lesson.root.requires_grad else "cap_no_grad"
@@ -197,18 +197,18 @@ def forward_frames(lesson, ids):
     for k, node in enumerate(lesson.nodes, 1):
         kinds = lesson.kinds(node)
         names = [lesson.input_text(kind, thing) or "?" for kind, thing in kinds]
-        expr = expr_text(node.op.latex, names, node._params or {})
+        expr = expr_text(node.latex, names, node.params)
         inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
         edges = [ids.edge_in(node, i) for i in range(len(kinds))]
-        shown = [f"{names[i]} = {short(a)}" if kinds[i][0] != "const" or lesson.name_of.get(
-            getattr(kinds[i][1], "_seq", None)) else names[i] for i, a in enumerate(lesson.inputs(node))]
+        shown = [f"{names[i]} = {short(a)}" if kinds[i][0] != "const" or getattr(
+            kinds[i][1], "name", None) else names[i] for i, a in enumerate(lesson.inputs(node))]
         frames.append(_frame("forward", "fwd_in", ["cap_fwd_in", {
-            "k": str(k), "n": str(n), "node": node.name(), "expr": expr,
+            "k": str(k), "n": str(n), "node": node.name, "expr": expr,
             "inputs": ", ".join(shown)}],
             focus=[ids.op(node)], lit=inputs, edges=edges, set={f"cls:{ids.op(node)}": "fwd"}))
         out = ids.value(node)
         frames.append(_frame("forward", "fwd_out", ["cap_fwd_out", {
-            "out": lesson.name(node), "expr": expr, "value": short(lesson.output(node)), "node": node.name()}],
+            "out": lesson.name(node), "expr": expr, "value": short(lesson.output(node)), "node": node.name}],
             focus=[out], lit=[ids.op(node)], edges=[ids.edge_out(node)],
             set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"}))
     return frames
@@ -217,7 +217,7 @@ def forward_frames(lesson, ids):
 def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given, targets, run_number,
                     error=None):
     """The frames of one recorded ``backward()`` call, from its events in the engine's order."""
-    root = lesson.root.grad_fn
+    root = lesson.root_step
     rname = lesson.root_name
     reset = {f"edge:{e}": "" for e in ids.all_edges()}
     for node in lesson.nodes:
@@ -239,12 +239,12 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         is_leaf = e.name == "AccumulateGrad"
         if is_leaf:
             leaf = e.variable
-            key, target, name = leaf._seq, ids.leaf(leaf), lesson.name(leaf)
+            key, target, name = id(leaf), ids.leaf(leaf), lesson.name(leaf)
         else:
-            key, target, name = node._seq, ids.value(node), lesson.name(node)
-        got = [(c, i) for c, i in uses.get(key, []) if (c._seq, i) in sent]
+            key, target, name = id(node), ids.value(node), lesson.name(node)
+        got = [(c, i) for c, i in uses.get(key, []) if (c.seq, i) in sent]
         if len(got) > 1:
-            terms = [sent[(c._seq, i)] for c, i in got]
+            terms = [sent[(c.seq, i)] for c, i in got]
             # a leaf's slot is its .grad, which changes only when AccumulateGrad runs (next frame)
             total = {} if is_leaf else {f"grad:{target}": _grad_slot(e.grad_in, False)}
             frames.append(_frame("backward", "sum", ["cap_sum", {
@@ -252,7 +252,7 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                 "total": short(e.grad_in)}], run=run, focus=[target],
                 edges=[ids.edge_in(c, i) for c, i in got], set=total))
         if is_leaf:
-            want = targets.get(leaf._seq)
+            want = targets.get(leaf.seq)
             s = {f"grad:{target}": _grad_slot(e.grad_after, True), f"cls:{target}": "bwd",
                  f"check:{name}": _check_slot(e.grad_after, want, leaf, lesson)}
             if e.grad_before is None:
@@ -270,10 +270,10 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             kind, thing = kinds[i]
             inp = lesson.input_text(kind, thing) or "?"
             if gi is None:
-                if not (kind == "const" and (thing is None or thing._literal)):
+                if not (kind == "const" and (thing is None or thing.literal)):
                     sends.append(["cap_send_none", {"inp": inp}])
                 continue
-            sent[(node._seq, i)] = gi
+            sent[(node.seq, i)] = gi
             edge = ids.edge_in(node, i)
             edges.append(edge)
             lit.append(ids.input(lesson, node, i))
@@ -283,19 +283,19 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             if local is not None:
                 sends.append(["cap_send", {"out": name, "inp": inp, "local": short(local), "grad": short(gi)}])
             else:
-                sends.append(["cap_send_vjp", {"rule": expr_text(node.op.dlatex[min(i, len(node.op.dlatex) - 1)],
+                sends.append(["cap_send_vjp", {"rule": expr_text(node.dlatex[min(i, len(node.dlatex) - 1)],
                                                                  [lesson.input_text(*k) or "?" for k in kinds],
-                                                                 node._params or {}),
+                                                                 node.params),
                                                "inp": inp, "grad": short(gi)}])
         frames.append(_frame("backward", "node", ["cap_node", {
-            "node": node.name(), "root": rname, "out": name, "gin": short(e.grad_in),
+            "node": node.name, "root": rname, "out": name, "gin": short(e.grad_in),
             "sends": {"join": sends}}], run=run, focus=[ids.op(node)], lit=[target] + lit, edges=edges,
             set=s, event=event_data(e)))
     if error is not None:
         frames.append(error_frame(lesson, run, run_number, error))
     else:
-        final = {e.variable._seq: e.grad_after for e in events if e.name == "AccumulateGrad"}
-        grads = [f"{lesson.name(t)}.grad = {short(final[t._seq])}" for t in lesson.leaves if t._seq in final]
+        final = {e.variable.seq: e.grad_after for e in events if e.name == "AccumulateGrad"}
+        grads = [f"{lesson.name(t)}.grad = {short(final[t.seq])}" for t in lesson.leaves if t.seq in final]
         frames.append(_frame("backward", "done", ["cap_done", {"run": str(run_number),
                                                                 "grads": ", ".join(grads) or "–"}],
                              run=run, focus=[ids.leaf(t) for t in lesson.leaves]))
@@ -312,19 +312,19 @@ def note_frame(lesson, key):
     return _frame("note", "note", [key, {"root": lesson.root_name}])
 
 
-def zero_frame(lesson, ids, before, targets):
+def zero_frame(lesson, ids, before, targets, after=None):
     """``.grad.zero_()`` on every leaf: one frame, the before and after of each."""
     parts, s = [], {}
     for t in lesson.leaves:
         name = lesson.name(t)
-        b = before.get(t._seq)
+        b = before.get(t.seq)
         if b is None:
             parts.append(["cap_zero_none", {"leaf": name}])
             continue
-        after = t.grad._data if t.grad is not None else None
-        parts.append(["cap_zero", {"leaf": name, "before": short(b), "after": short(after)}])
-        s[f"grad:{ids.leaf(t)}"] = _grad_slot(after, True)
-        s[f"check:{name}"] = _check_slot(after, targets.get(t._seq), t, lesson)
+        after_ = (after or {}).get(t.seq)
+        parts.append(["cap_zero", {"leaf": name, "before": short(b), "after": short(after_)}])
+        s[f"grad:{ids.leaf(t)}"] = _grad_slot(after_, True)
+        s[f"check:{name}"] = _check_slot(after_, targets.get(t.seq), t, lesson)
     f = _frame("zero", "zero", ["cap_list", {"items": {"join": parts}}],
                focus=[ids.leaf(t) for t in lesson.leaves], set=s)
     return f
@@ -334,10 +334,10 @@ def sync_frame(lesson, ids, changed, now, targets, restored=False):
     """``.grad`` changed outside the widget (a notebook cell ran backward or zero_): show it as it is."""
     parts, s = [], {}
     for t in changed:
-        name, g = lesson.name(t), now.get(t._seq)
+        name, g = lesson.name(t), now.get(t.seq)
         parts.append(["cap_sync_item", {"leaf": name, "value": short(g) if g is not None else "None"}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
-        s[f"check:{name}"] = _check_slot(g, targets.get(t._seq), t, lesson)
+        s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson)
     key = "cap_restored" if restored else "cap_sync"
     return _frame("note", "sync", [key, {"items": {"join": parts}, "root": lesson.root_name}],
                   focus=[ids.leaf(t) for t in changed], set=s)

@@ -1,0 +1,103 @@
+"""Names for tensors: the caller's variables, a model's dotted parameter names, and made-up letters.
+
+Works for gradviz tensors and real ``torch.Tensor``s alike, without importing torch: a torch
+tensor is recognised only when torch is already imported (someone handed one over).
+
+>>> import gradviz as torch
+>>> x = torch.ones(2)
+>>> found = collect_names([x], None, None, None, {"x": x, "_hidden": x})
+>>> found[id(x)]
+'x'
+"""
+
+import sys
+
+__all__ = ["is_tensor", "collect_names", "auto_name", "namespaces"]
+
+AUTO = "abcdfghkmpqrstuvwz"     # letters for unnamed tensors (no e, i, j, l, n, o, x, y: they mean things)
+
+
+def is_tensor(obj):
+    """``"gradviz"``, ``"torch"`` or None: whose tensor ``obj`` is (torch is never imported here)."""
+    from .tensor import Tensor
+    if isinstance(obj, Tensor):
+        return "gradviz"
+    torch = sys.modules.get("torch")
+    if torch is not None and type(obj).__module__.startswith("torch"):
+        try:
+            if isinstance(obj, torch.Tensor):
+                return "torch"
+        except Exception:  # a half-imported torch: not a tensor we can read
+            return None
+    return None
+
+
+def namespaces(frame, namespace):
+    """The mappings to look names up in: ``namespace`` if given, else the frame's locals and globals."""
+    if namespace is False:
+        return []
+    if namespace is not None:
+        return list(namespace) if isinstance(namespace, (list, tuple)) else [namespace]
+    spaces = []
+    while frame is not None:
+        spaces.append(frame.f_locals)
+        # inside a comprehension or lambda, the names a student sees are one frame further out
+        if not frame.f_code.co_name.startswith("<") or frame.f_code.co_name == "<module>":
+            break
+        frame = frame.f_back
+    if frame is not None:
+        spaces.append(frame.f_globals)
+    return spaces
+
+
+def collect_names(roots, names, name, frame, namespace):
+    """id(tensor) -> name: ``name`` for the first root, ``names``, then the namespaces' variables.
+
+    Names starting with ``_`` are skipped; a model's parameters get their dotted names
+    (``model.0.weight``) after the plain variables.  Only tensors still alive can be named.
+    """
+    found, modules = {}, []
+    if name is not None and roots:
+        found[id(roots[0])] = str(name)
+    for key, value in (names or {}).items():
+        if is_tensor(key):
+            key, value = value, key
+        if is_tensor(value):
+            found.setdefault(id(value), str(key))
+        else:
+            modules.append((str(key), value))
+    for space in namespaces(frame, namespace):
+        for key, value in list(space.items()):
+            if not isinstance(key, str) or key.startswith("_"):
+                continue
+            if is_tensor(value):
+                found.setdefault(id(value), key)
+            else:
+                modules.append((key, value))
+    for key, value in modules:
+        for pname, p in named_parameters(value):
+            found.setdefault(id(p), f"{key}.{pname}")
+    return found
+
+
+def named_parameters(obj):
+    """``obj.named_parameters()`` of an ``nn.Module`` (gradviz's or torch's), else nothing."""
+    method = getattr(type(obj), "named_parameters", None)
+    if not callable(method) or isinstance(obj, type):
+        return []
+    try:
+        return [(n, p) for n, p in method(obj) if isinstance(n, str) and is_tensor(p)]
+    except Exception:  # someone else's object: no names from it, no error in a drawing
+        return []
+
+
+def auto_name(taken):
+    """Short names not in ``taken``: the letters of :data:`AUTO`, then ``v1``, ``v2``, ..."""
+    for c in AUTO:
+        if c not in taken:
+            yield c
+    k = 1
+    while True:
+        if f"v{k}" not in taken:
+            yield f"v{k}"
+        k += 1
