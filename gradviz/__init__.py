@@ -14,7 +14,7 @@ import math as _math
 
 import numpy as _np
 
-from . import _dtype, _random, autograd
+from . import _dtype, _random, autograd, ops
 from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                      set_default_dtype, uint8)
 from ._format import get_printoptions, printoptions, set_printoptions
@@ -22,7 +22,8 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inferenc
                        set_grad_enabled)
 from .tensor import device, layout, strided  # noqa: E402,F401
 from .tensor import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, ShortTensor, FloatTensor, IntTensor, LongTensor, Size,
-                     Tensor, _filled, _finish, _new_shape, _shape_args, apply, matmul, return_types, tensor)
+                     Tensor, _filled, _finish, _new_shape, _shape_args, apply, matmul, return_types, tensor,
+                     where)
 
 __version__ = "0.1.0"
 
@@ -243,15 +244,18 @@ def _method(name):
     return fn
 
 
-_METHODS = ("add sub mul div true_divide floor_divide remainder fmod pow neg exp log sqrt abs sin cos tanh sigmoid relu clamp clip "
-            "log1p expm1 rsqrt tan atan asin acos arctan arcsin arccos sinh cosh log2 log10 maximum minimum logsumexp cumsum masked_fill flip "
-            "tril triu gather index_select select sort argsort narrow split chunk unbind bmm isnan isinf nonzero any all "
-            "round floor ceil trunc sign diag sum mean std var prod softmax log_softmax "
-            "max min median amax amin argmax argmin mm mv dot reshape flatten transpose t permute "
-            "squeeze unsqueeze norm reciprocal square detach clone numel allclose equal isclose "
-            "eq ne lt le gt ge is_floating_point isfinite logical_not logical_and logical_or").split()
-for _name in _METHODS:
-    globals()[_name] = _method(_name)
+def _functions():
+    """``gradviz.exp(x)`` for ``x.exp()``: every op the table marks as a function, and the methods
+    below, which are not table entries (composites, comparisons, and what records no gradient)."""
+    names = [n for op in ops.OPS.values() if op.function is True for n in (op.method, *op.aliases)]
+    return names + ("true_divide floor_divide remainder fmod amax amin argmax argmin argsort chunk flatten "
+                    "square isnan isinf isfinite nonzero any all detach numel allclose equal isclose "
+                    "eq ne lt le gt ge is_floating_point logical_not logical_and logical_or").split()
+
+
+for _name in _functions():
+    if _name not in globals():    # a function written out (where, matmul...) is the one kept
+        globals()[_name] = _method(_name)
 
 
 def outer(input, vec2):
@@ -305,23 +309,7 @@ def stack(tensors, dim=0):
     return apply(ops.OPS["stack"], tuple(tensors), dim=d)
 
 
-def where(condition, input=None, other=None):
-    """``where(c, a, b)``: a where c is true, b elsewhere (gradients follow the same choice)."""
-    if input is None:
-        return tuple(Tensor._wrap(i.astype(_np.int64)) for i in _np.nonzero(condition._data))
-    a = input if isinstance(input, Tensor) else None
-    b = other if isinstance(other, Tensor) else None
-    ref = a if a is not None else b
-    if a is None:
-        a = _literal(input, _D.result_type(ref, input))
-    if b is None:
-        b = _literal(other, _D.result_type(ref, other))
-    dt = _D.result_type(a, b)
-    return apply(ops.OPS["where"], (a, b), [a._data.astype(dt.np, copy=False), b._data.astype(dt.np, copy=False)],
-                 cond=_np.asarray(condition._data if isinstance(condition, Tensor) else condition, _np.bool_))
 
-
-from . import ops  # noqa: E402
 from .tensor import _TYPE_NAMES, _dims, _literal  # noqa: E402
 from .autograd import Variable  # noqa: E402,F401
 # Imported here, not lazily: loading the submodule first binds ``gradviz.gradcheck`` to the module,

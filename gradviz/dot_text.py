@@ -18,6 +18,8 @@ classes instead (:data:`gradviz.draw.CSS`), so one SVG follows light and dark th
 
 import html
 
+from .ops import OPS
+
 __all__ = ["to_dot", "quote", "html_text", "node_classes", "edge_classes", "PALETTE", "FONT", "MONO"]
 
 FONT = "Helvetica"      # graphviz-pure measures with Arimo, metric-compatible with Helvetica/Arial
@@ -152,13 +154,10 @@ def tensor_label(node):
 
 def param_text(node):
     """The op's parameters a student passed and cannot see elsewhere: ``dim=1``, ``s=1:``."""
-    from .graph import OPERAND_PARAMS
-    from .ops import OPS
-
     op = OPS.get(node.op)
     shown = []
     for key, value in (node.params or {}).items():
-        if op is not None and ("@" + key in op.symbol or OPERAND_PARAMS.get(op.key, ("",))[0] == key):
+        if op is not None and ("@" + key in op.symbol or (op.operand or ("",))[0] == key):
             continue
         if (key == "keepdim" and value == "False") or len(value) > 16 or value.startswith("array"):
             continue

@@ -103,6 +103,7 @@ from . import _check
 from . import autograd as _ag
 from ._dtype import _BY_NP
 from ._format import format_array, printoptions, tensor_repr
+from .ops import OPS
 
 __all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number",
            "latex_name", "VIEWS", "KINDS", "SMALL", "MAX_NODES"]
@@ -112,12 +113,11 @@ KINDS = ("leaf", "const", "op", "value", "accumulate", "group")
 SMALL = 16          # tensors with at most this many elements are shown in full
 MAX_NODES = 200     # beyond this, Graph.summarized() folds the interior into group nodes
 
-# Scalar parameters a student writes as an operand: param -> (operand position, symbol to show).
-OPERAND_PARAMS = {"pow": ("n", 1, "^"), "rsub": ("c", 0, "−"), "rpow": ("c", 0, "^")}
-COEFFICIENT_FIRST = {"mul"}
-# How tightly each op's LaTeX binds, to put parentheses around an inlined operand only when needed.
-_PRECEDENCE = {"add": 1, "sub": 1, "rsub": 1, "neg": 2, "mul": 2, "mm": 2, "mv": 2, "dot": 2, "bmm": 2,
-               "pow": 3, "pow_tt": 3, "rpow": 3, "div": 5, "reciprocal": 5, "sqrt": 5, "abs": 5}   # commutative ops whose constant operand is drawn (and written) first
+
+def _drawing(step):
+    """The op-table entry that says how a step is drawn and written (None: a node the table does not know)."""
+    return OPS.get(step.key)
+
 
 _GREEK = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
              "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split())
@@ -470,7 +470,7 @@ class _Builder:
     def op(self, step):
         params = {k: _param_str(v) for k, v in (step.params or {}).items()}
         symbol = step.symbol
-        operand = OPERAND_PARAMS.get(step.key)
+        operand = getattr(_drawing(step), "operand", None)   # a number written as an operand: x ** 2
         if self.view == "dataflow" and operand:
             symbol = operand[2]
         for k, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
@@ -538,12 +538,12 @@ class _Builder:
                 src = self.source(step, i)
                 g = grads_out[i] if i < len(grads_out) else None
                 inputs.append((src, i, inp.shape, g))
-            operand = OPERAND_PARAMS.get(step.key)
+            operand = getattr(_drawing(step), "operand", None)   # a number written as an operand: x ** 2
             if operand and operand[0] in step.params:
                 pos = operand[1]
                 inputs.insert(pos, (self.param(step, operand[0], pos), None, (), None))
             # a coefficient is written first (5 * u, 3 y²), whichever side Python had it on
-            swapped = (step.key in COEFFICIENT_FIRST and len(inputs) == 2
+            swapped = (getattr(_drawing(step), "coefficient_first", False) and len(inputs) == 2
                        and inputs[1][0].kind == "const" and inputs[0][0].kind != "const")
             if swapped:
                 inputs.reverse()
@@ -603,7 +603,7 @@ class _Builder:
     def latex(self, step, inputs, out, swapped=False):
         """The op's forward expression and local derivatives, with its inputs' names filled in."""
         subs = {}
-        prec = _PRECEDENCE.get(step.key, 4)
+        prec = getattr(_drawing(step), "precedence", 4)   # parentheses around an inlined operand only where needed
         n = len(step.inputs)
         for src, i, _, _ in inputs:
             if i is None:

@@ -12,8 +12,16 @@ not saved reaches the rule as a :class:`Meta` carrying only its ``shape`` and ``
 
 In ``latex``, ``dlatex`` and ``symbol``, ``@0``/``@1`` stand for the inputs, ``@y`` for the
 output and ``@name`` for a parameter; the graph and the hand derivation fill them in.
+
+An entry is the one place an op is described.  Besides the maths it says how a student reaches
+the op (``method="atan", aliases=("arctan",), inplace=True, function=True``: ``x.atan()``,
+``x.arctan()``, ``x.atan_()``, ``gradviz.atan(x)``, all made from the entry), what inputs the
+table-driven tests draw (``inputs=``, ``domain=``, ``params=``), and how the graph writes it
+(``operand=``, ``coefficient_first=``, ``precedence=``, ``elementwise=``).  Adding an op is one
+``op(...)`` call here; ``tests/test_op_coverage.py`` checks it is reachable wherever PyTorch has it.
 """
 
+import math
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -35,7 +43,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz\.")
 
 @dataclass(frozen=True)
 class Op:
-    """One primitive: how to compute it, how to differentiate it, how to show it."""
+    """One primitive: how to compute it, how to differentiate it, how to show it, how to reach it."""
 
     key: str                     # short name used in the table and the tests
     name: str                    # PyTorch grad_fn class name, e.g. "MulBackward0"
@@ -47,9 +55,23 @@ class Op:
     dlatex: tuple                # the local derivative ∂y/∂x_i, one per input
     doc: str = ""
     variadic: bool = False       # cat/stack: any number of inputs, rule gets i=
+    is_view: bool = False        # the output shares storage (and the version counter) with input 0
+    # -- how a student reaches it (Tensor methods, in-place twins and gradviz.* functions are made from these)
+    method: str = None           # the Tensor method that records this node: x.atan()
+    aliases: tuple = ()          # other names of that method: x.arctan()
+    inplace: bool = False        # an in-place twin exists: x.atan_() (the method, written back into x)
+    function: object = False     # True: gradviz.atan(x) as well; a name: the function that records it
+    integers: str = "float"      # what integer inputs get: "float" (computed in the default float dtype),
+    #                              "same" (their own dtype: abs, relu), "copy" (already whole: floor)
+    # -- how it is tested (tests/strategies.py draws inputs of this kind, inside the domain)
+    inputs: str = "unary"
     domain: tuple = (-3.0, 3.0)  # where tests draw inputs from (kept away from kinks and poles)
     params: dict = field(default_factory=dict)  # parameter values used by the table-driven tests
-    is_view: bool = False        # the output shares storage (and the version counter) with input 0
+    # -- how it is drawn and written
+    operand: tuple = None        # (param, position, symbol): a number drawn as an operand (x ** 2: n, 1, "^")
+    coefficient_first: bool = False  # commutative, its constant operand drawn and written first (5 * u)
+    precedence: int = 4          # how tightly its LaTeX binds (1: + −, 2: ×, 3: powers, 4: calls, 5: delimited)
+    elementwise: bool = True     # False for matrix products: no per-element local derivative to show
 
     def vjp(self, i):
         return self.vjps[min(i, len(self.vjps) - 1)]
@@ -79,9 +101,14 @@ class Meta:
 OPS = {}
 
 
-def op(key, name, symbol, forward, vjps, uses, latex, dlatex, **kw):
-    OPS[key] = Op(key, name, symbol, forward, tuple(vjps), tuple(uses), latex, tuple(dlatex),
-                  doc=forward.__doc__ or "", **kw)
+def op(key, *, grad_fn, forward, vjps, uses, latex, dlatex, symbol=None, doc=None, **how):
+    """Declare one primitive: ``op("atan", grad_fn="AtanBackward0", forward=np.arctan, vjps=[...], ...)``.
+
+    The keywords after ``dlatex`` are the fields of :class:`Op` that say how it is reached,
+    tested and drawn; the symbol defaults to the key, the doc to the forward's docstring.
+    """
+    OPS[key] = Op(key, grad_fn, key if symbol is None else symbol, forward, tuple(vjps), tuple(uses), latex,
+                  tuple(dlatex), doc=(forward.__doc__ or "") if doc is None else doc, **how)
     return OPS[key]
 
 
@@ -217,27 +244,36 @@ def _sub(a, b, alpha=1):
     return np.subtract(a, b) if alpha == 1 else _add(a, b, -alpha)
 
 
-op("add", "AddBackward0", "+", _add,
-   [lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], ["", ""],
-   "@0 + @1", ["1", "1"])
-op("sub", "SubBackward0", "−", _sub,
-   [lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: -g if alpha == 1 else -g * alpha], ["", ""],
-   "@0 - @1", ["1", "-1"])
-op("rsub", "RsubBackward1", "−", lambda a, c: np.subtract(c, a, dtype=a.dtype),
-   [lambda g, y, a, c: -g], [""],
-   "@c - @0", ["-1"], params={"c": 2.0})
-op("mul", "MulBackward0", "×", np.multiply,
-   [lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], ["1", "0"],
-   r"@0 \cdot @1", ["@1", "@0"])
-op("div", "DivBackward0", "÷", _quiet(np.divide),
-   [lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], ["1", "01"],
-   r"\frac{@0}{@1}", [r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"], domain=(0.5, 3.0))
-op("neg", "NegBackward0", "−", np.negative,
-   [lambda g, y, a: -g], [""],
-   "-@0", ["-1"])
-op("reciprocal", "ReciprocalBackward0", "1/x", _quiet(np.reciprocal),
-   [lambda g, y, a: -g * (y * y)], ["o"],
-   r"\frac{1}{@0}", [r"-\frac{1}{@0^{2}}"], domain=(0.5, 3.0))
+op("add", grad_fn="AddBackward0", symbol="+", forward=_add,
+   vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], uses=["", ""],
+   latex="@0 + @1", dlatex=["1", "1"],
+   method="add", inplace=True, function=True, inputs="binary", precedence=1)
+op("sub", grad_fn="SubBackward0", symbol="−", forward=_sub,
+   vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: -g if alpha == 1 else -g * alpha], uses=["", ""],
+   latex="@0 - @1", dlatex=["1", "-1"],
+   method="sub", aliases=("subtract",), inplace=True, function=True, inputs="binary", precedence=1)
+op("rsub", grad_fn="RsubBackward1", symbol="−", forward=lambda a, c: np.subtract(c, a, dtype=a.dtype),
+   vjps=[lambda g, y, a, c: -g], uses=[""],
+   latex="@c - @0", dlatex=["-1"],
+   params={"c": 2.0}, method="__rsub__", operand=("c", 0, "−"), precedence=1)
+op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
+   vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
+   latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
+   method="mul", aliases=("multiply",), inplace=True, function=True, inputs="binary", precedence=2,
+   coefficient_first=True)
+op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
+   vjps=[lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], uses=["1", "01"],
+   latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
+   domain=(0.5, 3.0), method="div", aliases=("divide", "true_divide"), inplace=True, function=True,
+   inputs="binary", precedence=5)
+op("neg", grad_fn="NegBackward0", symbol="−", forward=np.negative,
+   vjps=[lambda g, y, a: -g], uses=[""],
+   latex="-@0", dlatex=["-1"],
+   method="neg", aliases=("negative",), inplace=True, function=True, precedence=2)
+op("reciprocal", grad_fn="ReciprocalBackward0", symbol="1/x", forward=_quiet(np.reciprocal),
+   vjps=[lambda g, y, a: -g * (y * y)], uses=["o"],
+   latex=r"\frac{1}{@0}", dlatex=[r"-\frac{1}{@0^{2}}"],
+   domain=(0.5, 3.0), method="reciprocal", inplace=True, function=True, precedence=5)
 
 
 def _power(a, n):
@@ -250,103 +286,141 @@ def _power(a, n):
     return special[n]() if n in special else _rounded(lambda t: np.power(t, n))(a)
 
 
-op("pow", "PowBackward0", "^@n", _quiet(_power),
-   [lambda g, y, a, n: g * (np.asarray(n, g.dtype) * _power(a, n - 1)) if n != 0 else 0 * g], ["0"],
-   "@0^{@n}", ["@n @0^{@n - 1}"], domain=(0.5, 3.0), params={"n": 2})
-op("pow_tt", "PowBackward1", "^", lambda a, b: _rounded(lambda t: np.power(t, b))(a),
-   [lambda g, y, a, b: g * (b * _rounded(lambda t: np.power(t, b - 1))(a)),
-    lambda g, y, a, b: g * (y * _log(a))], ["01", "01o"],
-   "@0^{@1}", ["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"], domain=(0.5, 2.0))
-op("rpow", "PowBackward2", "c^x", lambda a, c: _rounded(lambda t: np.power(np.asarray(c, t.dtype), t))(a),
-   [lambda g, y, a, c: g * (y * np.log(np.asarray(c, y.dtype)))], ["o"],
-   "@c^{@0}", [r"@c^{@0} \ln @c"], params={"c": 2.0})
+op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
+   vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * _power(a, n - 1)) if n != 0 else 0 * g], uses=["0"],
+   latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
+   domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
+   precedence=3)
+op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=lambda a, b: _rounded(lambda t: np.power(t, b))(a),
+   vjps=[lambda g, y, a, b: g * (b * _rounded(lambda t: np.power(t, b - 1))(a)),
+    lambda g, y, a, b: g * (y * _log(a))], uses=["01", "01o"],
+   latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
+   domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3)
+op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _rounded(lambda t: np.power(np.asarray(c, t.dtype), t))(a),
+   vjps=[lambda g, y, a, c: g * (y * np.log(np.asarray(c, y.dtype)))], uses=["o"],
+   latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
+   params={"c": 2.0}, method="__rpow__", operand=("c", 0, "^"), precedence=3)
 
 # --- elementwise functions --------------------------------------------------------------------
 
-op("exp", "ExpBackward0", "exp", _exp,
-   [lambda g, y, a: g * y], ["o"],
-   "e^{@0}", ["e^{@0}"])
-op("log", "LogBackward0", "log", _log,
-   [lambda g, y, a: g / a], ["0"],
-   r"\ln @0", [r"\frac{1}{@0}"], domain=(0.2, 3.0))
-op("sqrt", "SqrtBackward0", "√", _quiet(np.sqrt),
-   [lambda g, y, a: g / (2 * y)], ["o"],
-   r"\sqrt{@0}", [r"\frac{1}{2\sqrt{@0}}"], domain=(0.2, 3.0))
-op("abs", "AbsBackward0", "abs", np.abs,
-   [lambda g, y, a: g * np.sign(a)], ["0"],
-   r"\left|@0\right|", [r"\operatorname{sign}(@0)"], domain=(0.1, 3.0))
-op("sin", "SinBackward0", "sin", _sin,
-   [lambda g, y, a: g * _cos(a)], ["0"],
-   r"\sin @0", [r"\cos @0"])
-op("cos", "CosBackward0", "cos", _cos,
-   [lambda g, y, a: g * -_sin(a)], ["0"],
-   r"\cos @0", [r"-\sin @0"])
-op("tanh", "TanhBackward0", "tanh", _tanh,
-   [lambda g, y, a: g * _rounded(lambda t: 1 - t * t)(y)], ["o"],   # 1 - y² rounded once, as fused
-   r"\tanh @0", [r"1 - \tanh^{2} @0"])
-op("sigmoid", "SigmoidBackward0", "σ", _sigmoid,
-   [lambda g, y, a: g * (1 - y) * y], ["o"],
-   r"\sigma(@0)", [r"\sigma(@0)\,(1 - \sigma(@0))"])
-op("relu", "ReluBackward0", "ReLU", lambda a: np.maximum(a, 0).astype(a.dtype),
-   [lambda g, y, a: g * (y > 0)], ["o"],
-   r"\max(0, @0)", [r"\mathbb{1}[@0 > 0]"], domain=(0.1, 3.0))
-op("clamp", "ClampBackward1", "clamp", lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
-   [lambda g, y, a, lo, hi: g * ((lo is None or a >= lo) & (hi is None or a <= hi))], ["0"],
-   r"\operatorname{clamp}(@0, @lo, @hi)", [r"\mathbb{1}[@lo \le @0 \le @hi]"],
-   params={"lo": -1.0, "hi": 1.0})
+op("exp", grad_fn="ExpBackward0", forward=_exp,
+   vjps=[lambda g, y, a: g * y], uses=["o"],
+   latex="e^{@0}", dlatex=["e^{@0}"],
+   method="exp", inplace=True, function=True)
+op("log", grad_fn="LogBackward0", forward=_log,
+   vjps=[lambda g, y, a: g / a], uses=["0"],
+   latex=r"\ln @0", dlatex=[r"\frac{1}{@0}"],
+   domain=(0.2, 3.0), method="log", inplace=True, function=True)
+op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=_quiet(np.sqrt),
+   vjps=[lambda g, y, a: g / (2 * y)], uses=["o"],
+   latex=r"\sqrt{@0}", dlatex=[r"\frac{1}{2\sqrt{@0}}"],
+   domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5)
+op("abs", grad_fn="AbsBackward0", forward=np.abs,
+   vjps=[lambda g, y, a: g * np.sign(a)], uses=["0"],
+   latex=r"\left|@0\right|", dlatex=[r"\operatorname{sign}(@0)"],
+   domain=(0.1, 3.0), method="abs", aliases=("absolute",), inplace=True, function=True, integers="same",
+   precedence=5)
+op("sin", grad_fn="SinBackward0", forward=_sin,
+   vjps=[lambda g, y, a: g * _cos(a)], uses=["0"],
+   latex=r"\sin @0", dlatex=[r"\cos @0"],
+   method="sin", inplace=True, function=True)
+op("cos", grad_fn="CosBackward0", forward=_cos,
+   vjps=[lambda g, y, a: g * -_sin(a)], uses=["0"],
+   latex=r"\cos @0", dlatex=[r"-\sin @0"],
+   method="cos", inplace=True, function=True)
+op("tanh", grad_fn="TanhBackward0", forward=_tanh,
+   vjps=[lambda g, y, a: g * _rounded(lambda t: 1 - t * t)(y)], uses=["o"],   # 1 - y² rounded once, as fused
+   latex=r"\tanh @0", dlatex=[r"1 - \tanh^{2} @0"],
+   method="tanh", inplace=True, function=True)
+op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_sigmoid,
+   vjps=[lambda g, y, a: g * (1 - y) * y], uses=["o"],
+   latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
+   method="sigmoid", inplace=True, function=True)
+op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype),
+   vjps=[lambda g, y, a: g * (y > 0)], uses=["o"],
+   latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
+   domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same")
+op("clamp", grad_fn="ClampBackward1", forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
+   vjps=[lambda g, y, a, lo, hi: g * ((lo is None or a >= lo) & (hi is None or a <= hi))], uses=["0"],
+   latex=r"\operatorname{clamp}(@0, @lo, @hi)", dlatex=[r"\mathbb{1}[@lo \le @0 \le @hi]"],
+   params={"lo": -1.0, "hi": 1.0}, method="clamp", aliases=("clip",), inplace=True, function=True)
 
 
-def _steps(f, name, symbol, doc):
+def _steps(key, f, symbol, doc, integers="copy"):
     """A piecewise-constant function: its derivative is 0 wherever it exists."""
-    op(name, name.capitalize() + "Backward0", symbol, f, [lambda g, y, a, **_: np.zeros_like(g)], [""],
-       rf"\operatorname{{{name}}}(@0)", ["0"])
-    OPS[name] = replace(OPS[name], doc=doc)
+    op(key, grad_fn=key.capitalize() + "Backward0", symbol=symbol, forward=f, doc=doc,
+       vjps=[lambda g, y, a, **_: np.zeros_like(g)], uses=[""],
+       latex=rf"\operatorname{{{key}}}(@0)", dlatex=["0"],
+       method=key, inplace=True, function=True, integers=integers, inputs="steps")
 
 
-_steps(lambda a, decimals=0: np.round(a, decimals), "round", "round", "round half to even")
-_steps(np.floor, "floor", "⌊x⌋", "the largest integer ≤ x")
-_steps(np.ceil, "ceil", "⌈x⌉", "the smallest integer ≥ x")
-_steps(np.trunc, "trunc", "trunc", "x rounded toward 0")
-_steps(np.sign, "sign", "sign", "−1, 0 or 1")
+_steps("round", lambda a, decimals=0: np.round(a, decimals), "round", "round half to even")
+_steps("floor", np.floor, "⌊x⌋", "the largest integer ≤ x")
+_steps("ceil", np.ceil, "⌈x⌉", "the smallest integer ≥ x")
+_steps("trunc", np.trunc, "trunc", "x rounded toward 0")
+_steps("sign", np.sign, "sign", "−1, 0 or 1", integers="same")
 
 _log1p, _expm1, _tan, _sinh, _cosh, _log2, _log10 = (
     _rounded(f) for f in (np.log1p, np.expm1, np.tan, np.sinh, np.cosh, np.log2, np.log10))
 
-op("log1p", "Log1PBackward0", "log1p", _log1p,
-   [lambda g, y, a: g / (a + 1)], ["0"],
-   r"\ln(1 + @0)", [r"\frac{1}{1 + @0}"], domain=(0.0, 3.0))
-op("expm1", "Expm1Backward0", "expm1", _expm1,
-   [lambda g, y, a: g * (y + 1)], ["o"],
-   r"e^{@0} - 1", [r"e^{@0}"])
-op("rsqrt", "RsqrtBackward0", "1/√", _quiet(lambda a: 1 / np.sqrt(a)),
-   [lambda g, y, a: -0.5 * g * y * y * y], ["o"],
-   r"\frac{1}{\sqrt{@0}}", [r"-\frac{1}{2 @0^{3/2}}"], domain=(0.2, 3.0))
-op("tan", "TanBackward0", "tan", _tan,
-   [lambda g, y, a: g * (1 + y * y)], ["o"],
-   r"\tan @0", [r"1 + \tan^{2} @0"], domain=(-1.2, 1.2))
+op("log1p", grad_fn="Log1PBackward0", forward=_log1p,
+   vjps=[lambda g, y, a: g / (a + 1)], uses=["0"],
+   latex=r"\ln(1 + @0)", dlatex=[r"\frac{1}{1 + @0}"],
+   domain=(0.0, 3.0), method="log1p", inplace=True, function=True)
+op("expm1", grad_fn="Expm1Backward0", forward=_expm1,
+   vjps=[lambda g, y, a: g * (y + 1)], uses=["o"],
+   latex=r"e^{@0} - 1", dlatex=[r"e^{@0}"],
+   method="expm1", inplace=True, function=True)
+op("rsqrt", grad_fn="RsqrtBackward0", symbol="1/√", forward=_quiet(lambda a: 1 / np.sqrt(a)),
+   vjps=[lambda g, y, a: -0.5 * g * y * y * y], uses=["o"],
+   latex=r"\frac{1}{\sqrt{@0}}", dlatex=[r"-\frac{1}{2 @0^{3/2}}"],
+   domain=(0.2, 3.0), method="rsqrt", inplace=True, function=True)
+op("tan", grad_fn="TanBackward0", forward=_tan,
+   vjps=[lambda g, y, a: g * (1 + y * y)], uses=["o"],
+   latex=r"\tan @0", dlatex=[r"1 + \tan^{2} @0"],
+   domain=(-1.2, 1.2), method="tan", inplace=True, function=True)
 _atan, _asin, _acos = (_rounded(f) for f in (np.arctan, np.arcsin, np.arccos))
 
-op("atan", "AtanBackward0", "atan", _atan,
-   [lambda g, y, a: g / (a * a + 1)], ["0"],
-   r"\arctan @0", [r"\frac{1}{1 + @0^{2}}"])
-op("asin", "AsinBackward0", "asin", _asin,
-   [lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], ["0"],
-   r"\arcsin @0", [r"\frac{1}{\sqrt{1 - @0^{2}}}"], domain=(-0.9, 0.9))
-op("acos", "AcosBackward0", "acos", _acos,
-   [lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], ["0"],
-   r"\arccos @0", [r"-\frac{1}{\sqrt{1 - @0^{2}}}"], domain=(-0.9, 0.9))
-op("sinh", "SinhBackward0", "sinh", _sinh,
-   [lambda g, y, a: g * _cosh(a)], ["0"],
-   r"\sinh @0", [r"\cosh @0"])
-op("cosh", "CoshBackward0", "cosh", _cosh,
-   [lambda g, y, a: g * _sinh(a)], ["0"],
-   r"\cosh @0", [r"\sinh @0"])
-op("log2", "Log2Backward0", "log₂", _log2,
-   [lambda g, y, a: g / (a * np.log(np.asarray(2.0, a.dtype)))], ["0"],
-   r"\log_2 @0", [r"\frac{1}{@0 \ln 2}"], domain=(0.2, 3.0))
-op("log10", "Log10Backward0", "log₁₀", _log10,
-   [lambda g, y, a: g / (a * np.log(np.asarray(10.0, a.dtype)))], ["0"],
-   r"\log_{10} @0", [r"\frac{1}{@0 \ln 10}"], domain=(0.2, 3.0))
+op("atan", grad_fn="AtanBackward0", forward=_atan,
+   vjps=[lambda g, y, a: g / (a * a + 1)], uses=["0"],
+   latex=r"\arctan @0", dlatex=[r"\frac{1}{1 + @0^{2}}"],
+   method="atan", aliases=("arctan",), inplace=True, function=True)
+op("asin", grad_fn="AsinBackward0", forward=_asin,
+   vjps=[lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], uses=["0"],
+   latex=r"\arcsin @0", dlatex=[r"\frac{1}{\sqrt{1 - @0^{2}}}"],
+   domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True)
+op("acos", grad_fn="AcosBackward0", forward=_acos,
+   vjps=[lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
+   latex=r"\arccos @0", dlatex=[r"-\frac{1}{\sqrt{1 - @0^{2}}}"],
+   domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True)
+def _erf(a):
+    """erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt, computed in double and rounded once"""
+    with np.errstate(all="ignore"):
+        return np.asarray(_ERF(a.astype(np.float64)), np.float64).astype(a.dtype)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)    # numpy has no erf; Python's is within an ulp or so in double
+
+op("erf", grad_fn="ErfBackward0", forward=_erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
+   vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * _exp(-(a * a)) * g], uses=["0"],
+   latex=r"\operatorname{erf} @0", dlatex=[r"\frac{2}{\sqrt{\pi}} e^{-@0^{2}}"],
+   method="erf", inplace=True, function=True)
+op("sinh", grad_fn="SinhBackward0", forward=_sinh,
+   vjps=[lambda g, y, a: g * _cosh(a)], uses=["0"],
+   latex=r"\sinh @0", dlatex=[r"\cosh @0"],
+   method="sinh", inplace=True, function=True)
+op("cosh", grad_fn="CoshBackward0", forward=_cosh,
+   vjps=[lambda g, y, a: g * _sinh(a)], uses=["0"],
+   latex=r"\cosh @0", dlatex=[r"\sinh @0"],
+   method="cosh", inplace=True, function=True)
+op("log2", grad_fn="Log2Backward0", symbol="log₂", forward=_log2,
+   vjps=[lambda g, y, a: g / (a * np.log(np.asarray(2.0, a.dtype)))], uses=["0"],
+   latex=r"\log_2 @0", dlatex=[r"\frac{1}{@0 \ln 2}"],
+   domain=(0.2, 3.0), method="log2", inplace=True, function=True)
+op("log10", grad_fn="Log10Backward0", symbol="log₁₀", forward=_log10,
+   vjps=[lambda g, y, a: g / (a * np.log(np.asarray(10.0, a.dtype)))], uses=["0"],
+   latex=r"\log_{10} @0", dlatex=[r"\frac{1}{@0 \ln 10}"],
+   domain=(0.2, 3.0), method="log10", inplace=True, function=True)
 
 
 def _winner(a, b, g, better):
@@ -354,45 +428,55 @@ def _winner(a, b, g, better):
     return np.where(a == b, g / 2, np.where(better(a, b), g, 0))
 
 
-op("maximum", "MaximumBackward0", "max", np.maximum,
-   [lambda g, y, a, b: _winner(a, b, g, np.greater), lambda g, y, a, b: _winner(b, a, g, np.greater)],
-   ["01", "01"], r"\max(@0, @1)", [r"\mathbb{1}[@0 > @1]", r"\mathbb{1}[@1 > @0]"])
-op("minimum", "MinimumBackward0", "min", np.minimum,
-   [lambda g, y, a, b: _winner(a, b, g, np.less), lambda g, y, a, b: _winner(b, a, g, np.less)],
-   ["01", "01"], r"\min(@0, @1)", [r"\mathbb{1}[@0 < @1]", r"\mathbb{1}[@1 < @0]"])
-op("masked_fill", "MaskedFillBackward0", "fill", lambda a, mask, value: np.where(mask, value, a).astype(a.dtype),
-   [lambda g, y, a, mask, value: np.where(mask, 0, g)], [""],
-   r"@0 \text{ where not mask}", [r"\mathbb{1}[\lnot \text{mask}]"],
-   params={"mask": np.array([True, False]), "value": 0.0})
+op("maximum", grad_fn="MaximumBackward0", symbol="max", forward=np.maximum,
+   vjps=[lambda g, y, a, b: _winner(a, b, g, np.greater), lambda g, y, a, b: _winner(b, a, g, np.greater)], uses=["01", "01"],
+   latex=r"\max(@0, @1)", dlatex=[r"\mathbb{1}[@0 > @1]", r"\mathbb{1}[@1 > @0]"],
+   method="maximum", function=True, inputs="binary")
+op("minimum", grad_fn="MinimumBackward0", symbol="min", forward=np.minimum,
+   vjps=[lambda g, y, a, b: _winner(a, b, g, np.less), lambda g, y, a, b: _winner(b, a, g, np.less)], uses=["01", "01"],
+   latex=r"\min(@0, @1)", dlatex=[r"\mathbb{1}[@0 < @1]", r"\mathbb{1}[@1 < @0]"],
+   method="minimum", function=True, inputs="binary")
+op("masked_fill", grad_fn="MaskedFillBackward0", symbol="fill", forward=lambda a, mask, value: np.where(mask, value, a).astype(a.dtype),
+   vjps=[lambda g, y, a, mask, value: np.where(mask, 0, g)], uses=[""],
+   latex=r"@0 \text{ where not mask}", dlatex=[r"\mathbb{1}[\lnot \text{mask}]"],
+   params={"mask": np.array([True, False]), "value": 0.0}, method="masked_fill", inplace=True, function=True,
+   inputs="masked_fill")
 
 # --- reductions -------------------------------------------------------------------------------
 
-op("sum", "SumBackward0", "Σ", lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim),
-   [lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], [""],
-   r"\sum @0", ["1"])
-op("mean", "MeanBackward0", "mean",
-   lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim) / _count(a.shape, dim),
-   [lambda g, y, a, dim=None, keepdim=False:
-    _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], [""],
-   r"\frac{1}{n}\sum @0", [r"\frac{1}{n}"])
-op("amax", "MaxBackward1", "max", lambda a, dim=None, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
-   [lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], ["0o"],
-   r"\max @0", [r"\mathbb{1}[@0 = \max @0]"])
-op("amin", "MinBackward1", "min", lambda a, dim=None, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
-   [lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], ["0o"],
-   r"\min @0", [r"\mathbb{1}[@0 = \min @0]"])
-op("median", "MedianBackward0", "median", lambda a: np.sort(a, axis=None)[(a.size - 1) // 2],
-   [lambda g, y, a: _evenly(g, a, y)], ["0o"],            # ties share the gradient, as for max
-   r"\operatorname{median} @0", [r"\mathbb{1}[@0 = \operatorname{median} @0]"])
-op("median_dim", "MedianBackward1", "median", _median_dim,
-   [lambda g, y, a, dim, keepdim=False: _to_index(g, a.shape, _median_index(a, dim), dim, keepdim)], ["0"],
-   r"\operatorname{median} @0", [r"\mathbb{1}[@0 = \operatorname{median} @0]"], params={"dim": 0})
-op("max_dim", "MaxBackward0", "max", lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
-   [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], ["0"],
-   r"\max @0", [r"\mathbb{1}[@0 = \max @0]"], params={"dim": 0})
-op("min_dim", "MinBackward0", "min", lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
-   [lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], ["0"],
-   r"\min @0", [r"\mathbb{1}[@0 = \min @0]"], params={"dim": 0})
+op("sum", grad_fn="SumBackward0", symbol="Σ", forward=lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], uses=[""],
+   latex=r"\sum @0", dlatex=["1"],
+   method="sum", function=True, inputs="reduce_all")
+op("mean", grad_fn="MeanBackward0", forward=lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim) / _count(a.shape, dim),
+   vjps=[lambda g, y, a, dim=None, keepdim=False:
+    _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], uses=[""],
+   latex=r"\frac{1}{n}\sum @0", dlatex=[r"\frac{1}{n}"],
+   method="mean", function=True, inputs="reduce_all")
+op("amax", grad_fn="MaxBackward1", symbol="max", forward=lambda a, dim=None, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
+   latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
+   method="max", function=True, inputs="reduce_all")
+op("amin", grad_fn="MinBackward1", symbol="min", forward=lambda a, dim=None, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
+   latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
+   method="min", function=True, inputs="reduce_all")
+op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[(a.size - 1) // 2],
+   vjps=[lambda g, y, a: _evenly(g, a, y)], uses=["0o"],   # ties share the gradient, as for max
+   latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
+   method="median", function=True, inputs="reduce_all")
+op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=_median_dim,
+   vjps=[lambda g, y, a, dim, keepdim=False: _to_index(g, a.shape, _median_index(a, dim), dim, keepdim)], uses=["0"],
+   latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
+   params={"dim": 0}, method="median", function=True, inputs="reduce_dim")
+op("max_dim", grad_fn="MaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], uses=["0"],
+   latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
+   params={"dim": 0}, method="max", function=True, inputs="reduce_dim")
+op("min_dim", grad_fn="MinBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], uses=["0"],
+   latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
+   params={"dim": 0}, method="min", function=True, inputs="reduce_dim")
 def _norm(a, p=2, dim=None, keepdim=False):
     """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|"""
     if p == 2:
@@ -417,8 +501,10 @@ def _norm_vjp(g, y, a, p=2, dim=None, keepdim=False):
     return np.sign(a) * np.abs(a) ** (p - 1) / safe ** (p - 1) * g
 
 
-op("norm", "LinalgVectorNormBackward0", "‖·‖", _norm, [_norm_vjp], ["0o"],
-   r"\lVert @0 \rVert", [r"\frac{@0}{\lVert @0 \rVert}"], domain=(0.5, 3.0))
+op("norm", grad_fn="LinalgVectorNormBackward0", symbol="‖·‖", forward=_norm,
+   vjps=[_norm_vjp], uses=["0o"],
+   latex=r"\lVert @0 \rVert", dlatex=[r"\frac{@0}{\lVert @0 \rVert}"],
+   domain=(0.5, 3.0), method="norm", function=True, inputs="norm")
 
 
 
@@ -442,13 +528,15 @@ def _var_vjp(g, a, dim, correction, keepdim):
     return scale * _expand_reduced(g, a.shape, dim, keepdim) * (a - mean)
 
 
-op("var", "VarBackward0", "var", _variance,
-   [lambda g, y, a, dim=None, correction=1, keepdim=False: _var_vjp(g, a, dim, correction, keepdim)],
-   ["0"], r"\operatorname{Var}(@0)", [r"\frac{2 (@0 - \bar{@0})}{n - 1}"], params={"correction": 1})
-op("std", "StdBackward0", "std", _std,   # through Var: ∂σ = ∂Var / 2σ, and 0 where σ = 0 (as PyTorch)
-   [lambda g, y, a, dim=None, correction=1, keepdim=False:
-    _var_vjp(g / np.where(y == 0, np.inf, y * 2), a, dim, correction, keepdim)],
-   ["0o"], r"\sigma(@0)", [r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"], params={"correction": 1})
+op("var", grad_fn="VarBackward0", forward=_variance,
+   vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False: _var_vjp(g, a, dim, correction, keepdim)], uses=["0"],
+   latex=r"\operatorname{Var}(@0)", dlatex=[r"\frac{2 (@0 - \bar{@0})}{n - 1}"],
+   params={"correction": 1}, method="var", function=True, inputs="moments")
+op("std", grad_fn="StdBackward0", forward=_std,   # through Var: ∂σ = ∂Var / 2σ, and 0 where σ = 0 (as PyTorch)
+   vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False:
+    _var_vjp(g / np.where(y == 0, np.inf, y * 2), a, dim, correction, keepdim)], uses=["0o"],
+   latex=r"\sigma(@0)", dlatex=[r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"],
+   params={"correction": 1}, method="std", function=True, inputs="moments")
 
 
 def _prod_others(a, dim):
@@ -461,12 +549,14 @@ def _prod_others(a, dim):
     return others.reshape(a.shape) if dim is None else np.moveaxis(others, -1, dim)
 
 
-op("prod", "ProdBackward0", "Π", lambda a: np.asarray(np.prod(a), a.dtype),
-   [lambda g, y, a: g * _prod_others(a, None)], ["0"],
-   r"\prod @0", [r"\prod_{j \ne i} @0_j"])
-op("prod_dim", "ProdBackward1", "Π", lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
-   [lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)],
-   ["0"], r"\prod @0", [r"\prod_{j \ne i} @0_j"], params={"dim": 0})
+op("prod", grad_fn="ProdBackward0", symbol="Π", forward=lambda a: np.asarray(np.prod(a), a.dtype),
+   vjps=[lambda g, y, a: g * _prod_others(a, None)], uses=["0"],
+   latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
+   method="prod", function=True, inputs="reduce_all")
+op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)], uses=["0"],
+   latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
+   params={"dim": 0}, method="prod", function=True, inputs="reduce_dim")
 
 
 def _softmax(a, dim):
@@ -481,33 +571,39 @@ def _log_softmax(a, dim):
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-op("softmax", "SoftmaxBackward0", "softmax", _softmax,
-   [lambda g, y, a, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True))], ["o"],
-   r"\operatorname{softmax}(@0)", [r"\operatorname{diag}(y) - y y^{T}"], params={"dim": -1})
-op("log_softmax", "LogSoftmaxBackward0", "log softmax", _log_softmax,
-   [lambda g, y, a, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)], ["o"],
-   r"\log \operatorname{softmax}(@0)", [r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
-   params={"dim": -1})
+op("softmax", grad_fn="SoftmaxBackward0", forward=_softmax,
+   vjps=[lambda g, y, a, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True))], uses=["o"],
+   latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
+   params={"dim": -1}, method="softmax", function=True, inputs="softmax")
+op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_log_softmax,
+   vjps=[lambda g, y, a, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)], uses=["o"],
+   latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
+   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax")
 
 # --- linear algebra ---------------------------------------------------------------------------
 
-op("mm", "MmBackward0", "@", np.matmul,
-   [lambda g, y, a, b: g @ b.T, lambda g, y, a, b: a.T @ g], ["1", "0"],
-   "@0 @1", ["@1^{T}", "@0^{T}"])
-op("mv", "MvBackward0", "@", np.matmul,
-   [lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: a.T @ g], ["1", "0"],
-   "@0 @1", ["@1^{T}", "@0^{T}"])
-op("dot", "DotBackward0", "·", np.dot,
-   [lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], ["1", "0"],
-   r"@0 \cdot @1", ["@1", "@0"])
-op("bmm", "BmmBackward0", "@", np.matmul,
-   [lambda g, y, a, b: g @ np.swapaxes(b, -1, -2), lambda g, y, a, b: np.swapaxes(a, -1, -2) @ g],
-   ["1", "0"], "@0 @1", ["@1^{T}", "@0^{T}"])
+op("mm", grad_fn="MmBackward0", symbol="@", forward=np.matmul,
+   vjps=[lambda g, y, a, b: g @ b.T, lambda g, y, a, b: a.T @ g], uses=["1", "0"],
+   latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
+   method="mm", function=True, inputs="matmul", precedence=2, elementwise=False)
+op("mv", grad_fn="MvBackward0", symbol="@", forward=np.matmul,
+   vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: a.T @ g], uses=["1", "0"],
+   latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
+   method="mv", function=True, inputs="matmul", precedence=2, elementwise=False)
+op("dot", grad_fn="DotBackward0", symbol="·", forward=np.dot,
+   vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
+   latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
+   method="dot", function=True, inputs="matmul", precedence=2)
+op("bmm", grad_fn="BmmBackward0", symbol="@", forward=np.matmul,
+   vjps=[lambda g, y, a, b: g @ np.swapaxes(b, -1, -2), lambda g, y, a, b: np.swapaxes(a, -1, -2) @ g], uses=["1", "0"],
+   latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
+   method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False)
 
-op("addmm", "AddmmBackward0", "addmm", lambda c, a, b: np.matmul(a, b) + c,  # nn.Linear: bias + x Wᵀ
-   [lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
-    lambda g, y, c, a, b: g @ b.T, lambda g, y, c, a, b: a.T @ g], ["", "2", "1"],
-   "@0 + @1 @2", ["1", "@2^{T}", "@1^{T}"])
+op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: np.matmul(a, b) + c,   # nn.Linear: bias + x Wᵀ
+   vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
+    lambda g, y, c, a, b: g @ b.T, lambda g, y, c, a, b: a.T @ g], uses=["", "2", "1"],
+   latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
+   method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False)
 
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
@@ -516,13 +612,15 @@ def _logsumexp(a, dim, keepdim=False):
     return out if keepdim else np.squeeze(out, axis=dim)
 
 
-op("logsumexp", "LogsumexpBackward0", "logΣexp", _logsumexp,
-   [lambda g, y, a, dim, keepdim=False:
-    _expand_reduced(g, a.shape, dim, keepdim) * np.exp(a - _expand_reduced(y, a.shape, dim, keepdim))],
-   ["0o"], r"\log \sum e^{@0}", [r"\operatorname{softmax}(@0)"], params={"dim": 0})
-op("cumsum", "CumsumBackward0", "cumsum", lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype),
-   [lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], [""],
-   r"\sum_{j \le i} @0_j", [r"\mathbb{1}[j \le i]"], params={"dim": 0})
+op("logsumexp", grad_fn="LogsumexpBackward0", symbol="logΣexp", forward=_logsumexp,
+   vjps=[lambda g, y, a, dim, keepdim=False:
+    _expand_reduced(g, a.shape, dim, keepdim) * np.exp(a - _expand_reduced(y, a.shape, dim, keepdim))], uses=["0o"],
+   latex=r"\log \sum e^{@0}", dlatex=[r"\operatorname{softmax}(@0)"],
+   params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim")
+op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype),
+   vjps=[lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], uses=[""],
+   latex=r"\sum_{j \le i} @0_j", dlatex=[r"\mathbb{1}[j \le i]"],
+   params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax")
 
 # --- losses -------------------------------------------------------------------------------------
 
@@ -541,38 +639,47 @@ def _mse_vjp(g, a, b, reduction):
     return norm * (a - b) * g
 
 
-op("mse_loss", "MseLossBackward0", "MSE", _mse_loss,
-   [lambda g, y, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
-    lambda g, y, a, b, reduction="mean": _mse_vjp(g, b, a, reduction)], ["01", "01"],
-   r"\frac{1}{n}\sum (@0 - @1)^{2}", [r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
-   params={"reduction": "mean"})
+op("mse_loss", grad_fn="MseLossBackward0", symbol="MSE", forward=_mse_loss,
+   vjps=[lambda g, y, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
+    lambda g, y, a, b, reduction="mean": _mse_vjp(g, b, a, reduction)], uses=["01", "01"],
+   latex=r"\frac{1}{n}\sum (@0 - @1)^{2}", dlatex=[r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
+   params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss")
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 
-op("view", "ViewBackward0", "view", lambda a, shape: np.reshape(a, shape),
-   [lambda g, y, a, shape: np.reshape(g, a.shape)], [""],
-   "@0", ["1"], params={"shape": (-1,)}, is_view=True)
-op("expand", "ExpandBackward0", "expand", lambda a, shape: np.broadcast_to(a, shape),
-   [lambda g, y, a, shape: g], [""],  # unbroadcast does the summing
-   "@0", ["1"], params={"shape": (2, 3, 4)}, is_view=True)
-op("permute", "PermuteBackward0", "permute", lambda a, dims: np.transpose(a, dims),
-   [lambda g, y, a, dims: np.transpose(g, np.argsort(dims))], [""],
-   "@0^{T}", ["1"], params={"dims": (1, 0)}, is_view=True)
-op("transpose", "TransposeBackward0", "transpose", lambda a, d0, d1: np.swapaxes(a, d0, d1),
-   [lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], [""],
-   "@0^{T}", ["1"], params={"d0": 0, "d1": -1}, is_view=True)
-op("unsqueeze", "UnsqueezeBackward0", "unsqueeze", lambda a, dim: np.expand_dims(a, dim),
-   [lambda g, y, a, dim: np.reshape(g, a.shape)], [""],
-   "@0", ["1"], params={"dim": 0}, is_view=True)
-op("squeeze", "SqueezeBackward0", "squeeze", lambda a, dim=None: np.squeeze(a, dim),
-   [lambda g, y, a, dim=None: np.reshape(g, a.shape)], [""],
-   "@0", ["1"], is_view=True)
-op("select", "SelectBackward0", "[i]", lambda a, dim, index: a[(slice(None),) * dim + (index,)],
-   [lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], [""],
-   "@0_{@index}", ["1"], params={"dim": 0, "index": 0}, is_view=True)
-op("slice", "SliceBackward0", "[a:b]", lambda a, dim, s: a[(slice(None),) * dim + (s,)],
-   [lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], [""],
-   "@0", ["1"], params={"dim": 0, "s": slice(0, 1)}, is_view=True)
+op("view", grad_fn="ViewBackward0", forward=lambda a, shape: np.reshape(a, shape),
+   vjps=[lambda g, y, a, shape: np.reshape(g, a.shape)], uses=[""],
+   latex="@0", dlatex=["1"],
+   params={"shape": (-1,)}, is_view=True, method="view", inputs="reshape")
+op("expand", grad_fn="ExpandBackward0", forward=lambda a, shape: np.broadcast_to(a, shape),
+   vjps=[lambda g, y, a, shape: g], uses=[""],   # unbroadcast does the summing
+   latex="@0", dlatex=["1"],
+   params={"shape": (2, 3, 4)}, is_view=True, method="expand", inputs="expand")
+op("permute", grad_fn="PermuteBackward0", forward=lambda a, dims: np.transpose(a, dims),
+   vjps=[lambda g, y, a, dims: np.transpose(g, np.argsort(dims))], uses=[""],
+   latex="@0^{T}", dlatex=["1"],
+   params={"dims": (1, 0)}, is_view=True, method="permute", function=True, inputs="permute")
+op("transpose", grad_fn="TransposeBackward0", forward=lambda a, d0, d1: np.swapaxes(a, d0, d1),
+   vjps=[lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], uses=[""],
+   latex="@0^{T}", dlatex=["1"],
+   params={"d0": 0, "d1": -1}, is_view=True, method="transpose", aliases=("swapaxes",), function=True,
+   inputs="transpose")
+op("unsqueeze", grad_fn="UnsqueezeBackward0", forward=lambda a, dim: np.expand_dims(a, dim),
+   vjps=[lambda g, y, a, dim: np.reshape(g, a.shape)], uses=[""],
+   latex="@0", dlatex=["1"],
+   params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze")
+op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze(a, dim),
+   vjps=[lambda g, y, a, dim=None: np.reshape(g, a.shape)], uses=[""],
+   latex="@0", dlatex=["1"],
+   is_view=True, method="squeeze", function=True, inputs="squeeze")
+op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index,)],
+   vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
+   latex="@0_{@index}", dlatex=["1"],
+   params={"dim": 0, "index": 0}, is_view=True, method="select", function=True, inputs="select")
+op("slice", grad_fn="SliceBackward0", symbol="[a:b]", forward=lambda a, dim, s: a[(slice(None),) * dim + (s,)],
+   vjps=[lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], uses=[""],
+   latex="@0", dlatex=["1"],
+   params={"dim": 0, "s": slice(0, 1)}, is_view=True, method="narrow", function=True, inputs="slice")
 def _unrepeat(g, shape, sizes):
     """Undo ``repeat``: every copy of an element contributed, so its gradient sums over the copies."""
     padded = (1,) * (len(sizes) - len(shape)) + tuple(shape)
@@ -580,77 +687,101 @@ def _unrepeat(g, shape, sizes):
     return split.sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(shape)
 
 
-op("repeat", "RepeatBackward0", "repeat", lambda a, sizes: np.tile(a, sizes),
-   [lambda g, y, a, sizes: _unrepeat(g, a.shape, sizes)], [""],
-   "@0", ["1"], params={"sizes": (2, 1)})
-op("diagonal", "DiagonalBackward0_copy", "diag", lambda a, offset=0: np.diagonal(a, offset).copy(),
-   [lambda g, y, a, offset=0: _diag_scatter(g, a.shape, offset)], [""],
-   r"\operatorname{diag}(@0)", ["1"])
-op("diag_embed", "DiagEmbedBackward0", "diag", lambda a, offset=0: np.diag(a, offset),
-   [lambda g, y, a, offset=0: np.diagonal(g, offset).copy()], [""],
-   r"\operatorname{diag}(@0)", ["1"])
-op("flip", "FlipBackward0", "flip", lambda a, dims: np.flip(a, dims).copy(),
-   [lambda g, y, a, dims: np.flip(g, dims)], [""],
-   "@0", ["1"], params={"dims": (0,)})
-op("tril", "TrilBackward0", "tril", lambda a, diagonal=0: np.tril(a, diagonal),
-   [lambda g, y, a, diagonal=0: np.tril(g, diagonal)], [""],
-   r"\operatorname{tril}(@0)", ["1"])
-op("triu", "TriuBackward0", "triu", lambda a, diagonal=0: np.triu(a, diagonal),
-   [lambda g, y, a, diagonal=0: np.triu(g, diagonal)], [""],
-   r"\operatorname{triu}(@0)", ["1"])
-op("gather", "GatherBackward0", "gather", lambda a, dim, index: np.take_along_axis(a, index, dim),
-   [lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], [""],
-   r"@0_{\text{index}}", ["1"], params={"dim": 0, "index": np.array([[0]])})
-op("index_select", "IndexSelectBackward0", "select", lambda a, dim, index: np.take(a, index, axis=dim),
-   [lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], [""],
-   r"@0_{\text{index}}", ["1"], params={"dim": 0, "index": np.array([0])})
-op("sort", "SortBackward0", "sort", lambda a, dim=-1, descending=False: _sorted(a, dim, descending)[0],
-   [lambda g, y, a, dim=-1, descending=False:
-    _scatter_along(g, a.shape, dim, _sorted(a, dim, descending)[1])], ["0"],
-   r"\operatorname{sort}(@0)", ["1"])
-op("alias", "AliasBackward0", "alias", lambda a: a.view(),
-   [lambda g, y, a: g], [""],
-   "@0", ["1"], is_view=True)
-op("index", "IndexBackward0", "[idx]", lambda a, key: a[key],
-   [lambda g, y, a, key: _scatter(g, a.shape, key)], [""],
-   "@0_{idx}", ["1"], params={"key": ([0, 0],)})
-op("cat", "CatBackward0", "cat", lambda *xs, dim=0: np.concatenate(xs, axis=dim),
-   [lambda g, y, *xs, i, dim=0:
-    np.split(g, np.cumsum([x.shape[dim] for x in xs])[:-1], axis=dim)[i]], [""],
-   r"[@0, @1]", ["1"], variadic=True)
-op("stack", "StackBackward0", "stack", lambda *xs, dim=0: np.stack(xs, axis=dim),
-   [lambda g, y, *xs, i, dim=0: np.take(g, i, axis=dim)], [""],
-   r"[@0, @1]", ["1"], variadic=True)
-op("where", "WhereBackward0", "where", lambda a, b, cond: np.where(cond, a, b),
-   [lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)],
-   ["", ""], r"@0 \text{ if } c \text{ else } @1", [r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],
-   params={"cond": np.array([True, False])})
-op("clone", "CloneBackward0", "clone",
-   lambda a, contiguous=False: np.array(a, copy=True, order="C" if contiguous else "K"),
-   [lambda g, y, a, contiguous=False: g], [""], "@0", ["1"])
-op("to", "ToCopyBackward0", "to", lambda a, dtype: a.astype(dtype),
-   [lambda g, y, a, dtype: g.astype(a.dtype)], [""], "@0", ["1"], params={"dtype": np.float64})
-op("copy_slices", "CopySlices", "[]=", _copy_slices,
-   [lambda g, y, a, b, key: _zero_at(g, key),
-    lambda g, y, a, b, key: g[key]], ["", ""],
-   "@0", ["1", "1"], params={"key": (0,)})
+op("repeat", grad_fn="RepeatBackward0", forward=lambda a, sizes: np.tile(a, sizes),
+   vjps=[lambda g, y, a, sizes: _unrepeat(g, a.shape, sizes)], uses=[""],
+   latex="@0", dlatex=["1"],
+   params={"sizes": (2, 1)}, method="repeat", inputs="repeat")
+op("diagonal", grad_fn="DiagonalBackward0_copy", symbol="diag", forward=lambda a, offset=0: np.diagonal(a, offset).copy(),
+   vjps=[lambda g, y, a, offset=0: _diag_scatter(g, a.shape, offset)], uses=[""],
+   latex=r"\operatorname{diag}(@0)", dlatex=["1"],
+   method="diag", function=True, inputs="diag")
+op("diag_embed", grad_fn="DiagEmbedBackward0", symbol="diag", forward=lambda a, offset=0: np.diag(a, offset),
+   vjps=[lambda g, y, a, offset=0: np.diagonal(g, offset).copy()], uses=[""],
+   latex=r"\operatorname{diag}(@0)", dlatex=["1"],
+   method="diag", function=True, inputs="diag")
+op("flip", grad_fn="FlipBackward0", forward=lambda a, dims: np.flip(a, dims).copy(),
+   vjps=[lambda g, y, a, dims: np.flip(g, dims)], uses=[""],
+   latex="@0", dlatex=["1"],
+   params={"dims": (0,)}, method="flip", function=True, inputs="flip")
+op("tril", grad_fn="TrilBackward0", forward=lambda a, diagonal=0: np.tril(a, diagonal),
+   vjps=[lambda g, y, a, diagonal=0: np.tril(g, diagonal)], uses=[""],
+   latex=r"\operatorname{tril}(@0)", dlatex=["1"],
+   method="tril", inplace=True, function=True, inputs="tri")
+op("triu", grad_fn="TriuBackward0", forward=lambda a, diagonal=0: np.triu(a, diagonal),
+   vjps=[lambda g, y, a, diagonal=0: np.triu(g, diagonal)], uses=[""],
+   latex=r"\operatorname{triu}(@0)", dlatex=["1"],
+   method="triu", inplace=True, function=True, inputs="tri")
+op("gather", grad_fn="GatherBackward0", forward=lambda a, dim, index: np.take_along_axis(a, index, dim),
+   vjps=[lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], uses=[""],
+   latex=r"@0_{\text{index}}", dlatex=["1"],
+   params={"dim": 0, "index": np.array([[0]])}, method="gather", function=True, inputs="gather")
+op("index_select", grad_fn="IndexSelectBackward0", symbol="select", forward=lambda a, dim, index: np.take(a, index, axis=dim),
+   vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
+   latex=r"@0_{\text{index}}", dlatex=["1"],
+   params={"dim": 0, "index": np.array([0])}, method="index_select", function=True, inputs="gather")
+op("sort", grad_fn="SortBackward0", forward=lambda a, dim=-1, descending=False: _sorted(a, dim, descending)[0],
+   vjps=[lambda g, y, a, dim=-1, descending=False:
+    _scatter_along(g, a.shape, dim, _sorted(a, dim, descending)[1])], uses=["0"],
+   latex=r"\operatorname{sort}(@0)", dlatex=["1"],
+   method="sort", function=True, inputs="sort")
+op("alias", grad_fn="AliasBackward0", forward=lambda a: a.view(),
+   vjps=[lambda g, y, a: g], uses=[""],
+   latex="@0", dlatex=["1"],
+   is_view=True, method="__getitem__")
+op("index", grad_fn="IndexBackward0", symbol="[idx]", forward=lambda a, key: a[key],
+   vjps=[lambda g, y, a, key: _scatter(g, a.shape, key)], uses=[""],
+   latex="@0_{idx}", dlatex=["1"],
+   params={"key": ([0, 0],)}, method="__getitem__", inputs="index")
+op("cat", grad_fn="CatBackward0", forward=lambda *xs, dim=0: np.concatenate(xs, axis=dim),
+   vjps=[lambda g, y, *xs, i, dim=0:
+    np.split(g, np.cumsum([x.shape[dim] for x in xs])[:-1], axis=dim)[i]], uses=[""],
+   latex=r"[@0, @1]", dlatex=["1"],
+   variadic=True, function="cat", inputs="join")
+op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.stack(xs, axis=dim),
+   vjps=[lambda g, y, *xs, i, dim=0: np.take(g, i, axis=dim)], uses=[""],
+   latex=r"[@0, @1]", dlatex=["1"],
+   variadic=True, function="stack", inputs="join")
+op("where", grad_fn="WhereBackward0", forward=lambda a, b, cond: np.where(cond, a, b),
+   vjps=[lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)], uses=["", ""],
+   latex=r"@0 \text{ if } c \text{ else } @1", dlatex=[r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],
+   params={"cond": np.array([True, False])}, method="where", function=True, inputs="where")
+op("clone", grad_fn="CloneBackward0", forward=lambda a, contiguous=False: np.array(a, copy=True, order="C" if contiguous else "K"),
+   vjps=[lambda g, y, a, contiguous=False: g], uses=[""],
+   latex="@0", dlatex=["1"],
+   method="clone", function=True)
+op("to", grad_fn="ToCopyBackward0", forward=lambda a, dtype: a.astype(dtype),
+   vjps=[lambda g, y, a, dtype: g.astype(a.dtype)], uses=[""],
+   latex="@0", dlatex=["1"],
+   params={"dtype": np.float64}, method="to")
+op("copy_slices", grad_fn="CopySlices", symbol="[]=", forward=_copy_slices,
+   vjps=[lambda g, y, a, b, key: _zero_at(g, key),
+    lambda g, y, a, b, key: g[key]], uses=["", ""],
+   latex="@0", dlatex=["1", "1"],
+   params={"key": (0,)}, method="__setitem__", inputs="copy_slices")
 
 
-# Variants that differ only in the name PyTorch gives them.
-OPS["sum_dim"] = OPS["sum"].renamed("SumBackward1", key="sum_dim", params={"dim": (0,)})
-OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"dim": (0,)})
-OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False)
-OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias")
-OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1})
+# Variants that differ only in the name PyTorch gives them (and in how a student reaches them).
+OPS["sum_dim"] = OPS["sum"].renamed("SumBackward1", key="sum_dim", params={"dim": (0,)}, inputs="reduce_dim")
+OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"dim": (0,)}, inputs="reduce_dim")
+OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False,
+                                          method="reshape", function=True)
+OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias", method="reshape",
+                                           function=True)
+OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1}, method="t", aliases=())
 # the in-place forms of the view ops (x.t_()...): the same maths, PyTorch's names for them
-OPS["t_"] = OPS["transpose"].renamed("TBackward1", key="t_", params={"d0": 0, "d1": 1})
-OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpose_")
-OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_")
-OPS["squeeze_"] = OPS["squeeze"].renamed("SqueezeBackward3", key="squeeze_")
+OPS["t_"] = OPS["transpose"].renamed("TBackward1", key="t_", params={"d0": 0, "d1": 1}, method="t_", aliases=(),
+                                     function=False)
+OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpose_", method="transpose_",
+                                             aliases=("swapaxes_",), function=False)
+OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_", method="unsqueeze_",
+                                             function=False)
+OPS["squeeze_"] = OPS["squeeze"].renamed("SqueezeBackward3", key="squeeze_", method="squeeze_", function=False)
 # split/chunk and unbind: PyTorch makes one node with several outputs; gradviz one node per piece
 # (same name, same maths as slicing), so each piece prints as PyTorch prints it.
-OPS["split"] = OPS["slice"].renamed("SplitBackward0", key="split")
-OPS["split_sizes"] = OPS["slice"].renamed("SplitWithSizesBackward0", key="split_sizes")
-OPS["unbind"] = OPS["select"].renamed("UnbindBackward0", key="unbind")
+OPS["split"] = OPS["slice"].renamed("SplitBackward0", key="split", method="split")
+OPS["split_sizes"] = OPS["slice"].renamed("SplitWithSizesBackward0", key="split_sizes", method="split")
+OPS["unbind"] = OPS["select"].renamed("UnbindBackward0", key="unbind", method="unbind")
 OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
-OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0})
+# a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
+OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0},
+                                           method="matmul")

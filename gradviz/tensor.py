@@ -329,13 +329,6 @@ def _floating(t):
     return [t._data.astype(D.get_default_dtype().np)]
 
 
-def _rounding(key, t, **params):
-    """round/floor/ceil/trunc/sign: integer tensors come back unchanged (as a copy)."""
-    if not t.dtype.is_floating_point and key != "sign":
-        return t.clone()
-    return apply(OPS[key], (t,), **params)
-
-
 def _check_alpha(t, alpha):
     if isinstance(alpha, builtins.float) and not t.dtype.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
@@ -645,21 +638,6 @@ class Tensor:
     def data_ptr(self):
         return self._data.__array_interface__["data"][0]
 
-    def round(self, decimals=0):
-        return _rounding("round", self, decimals=decimals)
-
-    def floor(self):
-        return _rounding("floor", self)
-
-    def ceil(self):
-        return _rounding("ceil", self)
-
-    def trunc(self):
-        return _rounding("trunc", self)
-
-    def sign(self):
-        return _rounding("sign", self)
-
     def diag(self, diagonal=0):
         """The diagonal of a matrix, or a diagonal matrix from a vector."""
         if self.ndim == 2:
@@ -903,9 +881,6 @@ class Tensor:
 
     floor_divide = __floordiv__
 
-    true_divide = divide = div
-    multiply = mul
-    subtract = sub
 
     def pow(self, exponent):
         return self ** exponent
@@ -913,49 +888,13 @@ class Tensor:
     def neg(self):
         return -self
 
-    negative = neg
-
-    def reciprocal(self):
-        return _unary("reciprocal", self)
-
     def square(self):
         return self ** 2
-
-    def exp(self):
-        return _unary("exp", self)
-
-    def log(self):
-        return _unary("log", self)
-
-    def sqrt(self):
-        return _unary("sqrt", self)
-
-    def abs(self):
-        return apply(OPS["abs"], (self,))
-
-    absolute = abs
-
-    def sin(self):
-        return _unary("sin", self)
-
-    def cos(self):
-        return _unary("cos", self)
-
-    def tanh(self):
-        return _unary("tanh", self)
-
-    def sigmoid(self):
-        return _unary("sigmoid", self)
-
-    def relu(self):
-        return apply(OPS["relu"], (self,))
 
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         return apply(OPS["clamp"], (self,), lo=_number(min), hi=_number(max))
-
-    clip = clamp
 
     def clamp_min(self, min):
         return self.clamp(min=min)
@@ -1057,47 +996,6 @@ class Tensor:
             return apply(OPS["mean"], (t,))
         return apply(OPS["mean_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
 
-    def log1p(self):
-        return _unary("log1p", self)
-
-    def expm1(self):
-        return _unary("expm1", self)
-
-    def rsqrt(self):
-        return _unary("rsqrt", self)
-
-    def tan(self):
-        return _unary("tan", self)
-
-    def atan(self):
-        return _unary("atan", self)
-
-    def asin(self):
-        return _unary("asin", self)
-
-    def acos(self):
-        return _unary("acos", self)
-
-    arctan, arcsin, arccos = atan, asin, acos
-
-    def sinh(self):
-        return _unary("sinh", self)
-
-    def cosh(self):
-        return _unary("cosh", self)
-
-    def log2(self):
-        return _unary("log2", self)
-
-    def log10(self):
-        return _unary("log10", self)
-
-    def maximum(self, other):
-        return _binary("maximum", self, other)
-
-    def minimum(self, other):
-        return _binary("minimum", self, other)
-
     def logsumexp(self, dim, keepdim=False):
         return apply(OPS["logsumexp"], (self,), _floating(self), dim=_dims(dim, self.ndim)[0], keepdim=keepdim)
 
@@ -1110,6 +1008,10 @@ class Tensor:
     def masked_fill(self, mask, value):
         """A copy with ``value`` wherever ``mask`` is True."""
         return apply(OPS["masked_fill"], (self,), mask=np.asarray(as_array(mask), bool), value=_number(value))
+
+    def where(self, condition, other):
+        """``x.where(c, y)``: x where c is true, y elsewhere (``gradviz.where(c, x, y)``)."""
+        return where(condition, self, other)
 
     def masked_fill_(self, mask, value):
         return _inplace(self, Tensor.masked_fill, mask, value)
@@ -1316,6 +1218,19 @@ class Tensor:
     def mv(self, vec):
         return matmul(self, vec)
 
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        """``self + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
+        if beta != 1 or alpha != 1:
+            raise NotImplementedError("gradviz's addmm takes beta=1 and alpha=1 only")
+        for name, m in (("mat1", mat1), ("mat2", mat2)):
+            if m.ndim != 2:
+                raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+        if mat1.shape[1] != mat2.shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
+                               f"and {mat2.shape[0]}x{mat2.shape[1]})")
+        self.detach().expand(mat1.shape[0], mat2.shape[1])   # a bias that does not fit fails in PyTorch's words
+        return apply(OPS["addmm"], (self, mat1, mat2))
+
     def dot(self, other):
         if self.ndim != 1 or other.ndim != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors")
@@ -1397,8 +1312,6 @@ class Tensor:
     def transpose(self, dim0, dim1):
         d0, d1 = _dims((dim0, dim1), self.ndim)
         return apply(OPS["transpose"], (self,), d0=d0, d1=d1)
-
-    swapaxes = transpose
 
     def t(self):
         if self.ndim > 2:
@@ -1526,21 +1439,6 @@ class Tensor:
 
     def clamp_(self, min=None, max=None):
         return _inplace(self, Tensor.clamp, min, max)
-
-    def neg_(self):
-        return _inplace(self, Tensor.neg)
-
-    def exp_(self):
-        return _inplace(self, Tensor.exp)
-
-    def relu_(self):
-        return _inplace(self, Tensor.relu)
-
-    def sigmoid_(self):
-        return _inplace(self, Tensor.sigmoid)
-
-    def tanh_(self):
-        return _inplace(self, Tensor.tanh)
 
     def copy_(self, src):
         return _inplace(self, lambda s, v: v.expand(s.shape) if v.shape != s.shape else v.clone(),
@@ -1780,6 +1678,23 @@ def matmul(a, b):
         raise RuntimeError(str(e)) from None
 
 
+
+def where(condition, input=None, other=None):
+    """``where(c, a, b)``: a where c is true, b elsewhere (gradients follow the same choice)."""
+    if input is None:
+        return tuple(Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(condition._data))
+    a = input if isinstance(input, Tensor) else None
+    b = other if isinstance(other, Tensor) else None
+    ref = a if a is not None else b
+    if a is None:
+        a = _literal(input, D.result_type(ref, input))
+    if b is None:
+        b = _literal(other, D.result_type(ref, other))
+    dt = D.result_type(a, b)
+    return apply(OPS["where"], (a, b), [a._data.astype(dt.np, copy=False), b._data.astype(dt.np, copy=False)],
+                 cond=np.asarray(condition._data if isinstance(condition, Tensor) else condition, np.bool_))
+
+
 # --- making tensors -----------------------------------------------------------------------------
 
 def _finish(t, requires_grad, factory=True):
@@ -1877,11 +1792,47 @@ def _make_inplace(name):
     return method
 
 
-# The other in-place twins, each the out-of-place op written back into self (x.sqrt_() -> SqrtBackward0)
-for _name in ("abs sqrt rsqrt log log1p log2 log10 expm1 sin cos tan atan asin acos sinh cosh reciprocal square "
-              "floor ceil round trunc sign clamp_min clamp_max remainder fmod floor_divide").split():
-    setattr(Tensor, _name + "_", _make_inplace(_name))
-Tensor.absolute_ = Tensor.abs_
+def _table_method(op):
+    """The method of an op that has nothing to parse: ``x.exp()``, ``x.maximum(y)``, ``x.round(decimals=1)``."""
+    key = op.key
+    if len(op.vjps) == 2:
+        def method(self, other):
+            return _binary(key, self, other)
+    elif op.integers == "float":     # integer tensors are computed in the default float dtype
+        def method(self):
+            return apply(OPS[key], (self,), _floating(self))
+    elif op.integers == "same":
+        def method(self):
+            return apply(OPS[key], (self,))
+    else:                            # "copy": integers are already whole, and come back as a copy
+        def method(self, **params):
+            return apply(OPS[key], (self,), **params) if self.dtype.is_floating_point else self.clone()
+    method.__name__ = method.__qualname__ = op.method
+    method.__doc__ = op.doc
+    return method
+
+
+def _install_table_methods():
+    """Every way the op table says an op is reached: the method (unless written by hand in the
+    class above), its aliases, and the in-place twins (the method written back into self)."""
+    for op in OPS.values():
+        if op.method is None:
+            continue
+        if not hasattr(Tensor, op.method):
+            setattr(Tensor, op.method, _table_method(op))
+        for alias in op.aliases:
+            if not hasattr(Tensor, alias):
+                setattr(Tensor, alias, getattr(Tensor, op.method))
+        for name in (op.method, *op.aliases) if op.inplace else ():
+            if not hasattr(Tensor, name + "_"):
+                setattr(Tensor, name + "_", _make_inplace(name))
+    for name in _COMPOSITE_INPLACE:
+        setattr(Tensor, name + "_", _make_inplace(name))
+
+
+# In-place twins of methods that are not table entries (composites, rounded divisions)
+_COMPOSITE_INPLACE = ("square", "clamp_min", "clamp_max", "remainder", "fmod", "floor_divide")
+_install_table_methods()
 
 ByteTensor = _legacy_class("ByteTensor", D.uint8)
 CharTensor = _legacy_class("CharTensor", D.int8)

@@ -2,7 +2,9 @@
 
 ``op_case(op)`` draws ``(arrays, params)`` for one :class:`gradviz.ops.Op`: float64 arrays of
 shapes the op accepts, values inside ``op.domain`` (and away from kinks and ties, where a
-finite difference would be meaningless), and parameters based on ``op.params``.
+finite difference would be meaningless), and parameters based on ``op.params``.  Which shapes an
+op takes is its table entry's ``inputs`` (``"unary"``, ``"binary"``, ``"reduce_dim"``...): one
+branch of :func:`op_case` per kind.
 """
 
 import numpy as np
@@ -10,45 +12,15 @@ from hypothesis import assume, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KINDS"]
+from gradviz.ops import OPS
+
+__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF"]
 
 # Modest, so the whole project's suite stays well under its time budget.
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
-# Which shapes and parameters each op takes; every key of gradviz.ops.OPS must appear here.
-KINDS = {
-    "unary": "neg reciprocal pow rpow rsub exp log sqrt abs sin cos tanh sigmoid relu clamp clone to alias "
-             "log1p expm1 rsqrt tan atan asin acos sinh cosh log2 log10",
-    "binary": "add sub mul div pow_tt maximum minimum",
-    "reduce_all": "sum mean amax amin prod median",
-    "norm": "norm",
-    "reduce_dim": "sum_dim mean_dim max_dim min_dim prod_dim logsumexp median_dim",
-    "softmax": "softmax log_softmax cumsum",
-    "masked_fill": "masked_fill",
-    "flip": "flip",
-    "tri": "tril triu",
-    "gather": "gather index_select",
-    "sort": "sort",
-    "repeat": "repeat",
-    "moments": "var std",
-    "steps": "round floor ceil trunc sign",
-    "diag": "diagonal diag_embed",
-    "matmul": "mm mv dot bmm addmm",
-    "loss": "mse_loss",
-    "reshape": "view reshape_copy reshape_alias",
-    "expand": "expand",
-    "permute": "permute",
-    "transpose": "transpose t t_ transpose_",
-    "unsqueeze": "unsqueeze unsqueeze_",
-    "squeeze": "squeeze squeeze_dim squeeze_mm squeeze_",
-    "select": "select unbind",
-    "slice": "slice split split_sizes",
-    "index": "index",
-    "join": "cat stack",
-    "where": "where",
-    "copy_slices": "copy_slices",
-}
-KIND_OF = {key: kind for kind, keys in KINDS.items() for key in keys.split()}
+# Which shapes and parameters each op takes: the ``inputs`` of its table entry.
+KIND_OF = {key: op.inputs for key, op in OPS.items()}
 
 
 def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4):

@@ -19,7 +19,7 @@ from gradviz.gradcheck import numerical_grad
 from gradviz.ops import OPS
 from gradviz.tensor import Tensor, apply
 
-from strategies import KIND_OF, SETTINGS, op_case
+from strategies import SETTINGS, op_case
 
 KEYS = sorted(OPS)
 
@@ -52,13 +52,7 @@ REFERENCE = {
     "pow": lambda a, n: _vec(lambda v: math.pow(v, n))(a),
     "pow_tt": lambda a, b: np.exp(b * np.log(a)),
     "rpow": lambda a, c: _vec(lambda v: c ** v)(a),
-    "exp": _vec(math.exp),
-    "log": _vec(math.log),
-    "sqrt": _vec(math.sqrt),
     "abs": _vec(abs),
-    "sin": _vec(math.sin),
-    "cos": _vec(math.cos),
-    "tanh": _vec(math.tanh),
     "sigmoid": _vec(lambda v: math.exp(v) / (1.0 + math.exp(v))),
     "relu": _vec(lambda v: v if v > 0 else 0.0),
     "clamp": lambda a, lo, hi: _vec(lambda v: min(hi, v if lo is None else max(lo, v)))(a),
@@ -117,17 +111,7 @@ REFERENCE = {
     "stack": lambda *xs, dim: np.moveaxis(np.array(xs), 0, dim),
     "where": lambda a, b, cond: cond * a + (~cond) * b,
     "clone": lambda a: a + 0.0,
-    "log1p": _vec(math.log1p),
-    "expm1": _vec(math.expm1),
     "rsqrt": _vec(lambda v: v ** -0.5),
-    "tan": _vec(math.tan),
-    "sinh": _vec(math.sinh),
-    "atan": _vec(math.atan),
-    "asin": _vec(math.asin),
-    "acos": _vec(math.acos),
-    "cosh": _vec(math.cosh),
-    "log2": _vec(math.log2),
-    "log10": _vec(math.log10),
     "maximum": lambda a, b: np.where(a > b, a, b),
     "minimum": lambda a, b: np.where(a < b, a, b),
     "logsumexp": lambda a, dim, keepdim=False: np.log(np.exp(a).sum(axis=dim, keepdims=keepdim)),
@@ -144,9 +128,6 @@ REFERENCE = {
     "sort": lambda a, dim=-1, descending=False: np.flip(np.sort(a, axis=dim), dim) if descending
     else np.sort(a, axis=dim),
     "round": _vec(lambda v: float(round(v))),
-    "floor": _vec(math.floor),
-    "ceil": _vec(math.ceil),
-    "trunc": _vec(math.trunc),
     "sign": _vec(lambda v: (v > 0) - (v < 0)),
     "diagonal": lambda a, offset=0: np.array([a[i, i + offset] for i in range(a.shape[0])
                                               if 0 <= i + offset < a.shape[1]]),
@@ -159,13 +140,17 @@ REFERENCE = {
     "copy_slices": lambda a, b, key: np.concatenate([a[:key[0]], b[None], a[key[0] + 1:]]),
 }
 
+# Python's math module computes the elementwise functions one number at a time: it is the reference
+# for every table entry named after one of them (a new one, such as erf, needs no line here).
+REFERENCE.update({key: _vec(getattr(math, key)) for key in OPS
+                  if key not in REFERENCE and callable(getattr(math, key, None))})
+
 
 def _forward(op, arrays, params):
     return op.forward(*arrays, **params)
 
 
-def test_every_op_has_a_strategy_and_a_reference():
-    assert set(KEYS) == set(KIND_OF), "tests/strategies.py KINDS must list every op"
+def test_every_op_has_a_reference():
     assert set(KEYS) == set(REFERENCE), "REFERENCE must compute every op"
 
 

@@ -159,7 +159,7 @@ def local_derivative(lesson, node, i):
     Not for matrix products, nor for an input that was broadcast to a bigger output: what goes
     back to it is a sum over the copies, not a product a caption could call "multiplies by".
     """
-    if node.op is None or node.key in ("mm", "mv", "bmm", "addmm"):
+    if node.op is None or not node.op.elementwise:
         return None
     if math.prod(node.inputs[i].shape) < math.prod(np.shape(lesson.output(node))):
         return None
