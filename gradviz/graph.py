@@ -103,6 +103,7 @@ from . import _check
 from . import autograd as _ag
 from ._dtype import _BY_NP
 from ._format import format_array, printoptions, tensor_repr
+from .formula import latex_name     # formulas are written in one place
 from .ops import OPS
 
 __all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number",
@@ -118,9 +119,6 @@ def _drawing(step):
     """The op-table entry that says how a step is drawn and written (None: a node the table does not know)."""
     return OPS.get(step.key)
 
-
-_GREEK = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
-             "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split())
 
 
 # --- the plain data -----------------------------------------------------------------------------
@@ -302,24 +300,6 @@ def format_number(v):
         return format_number(v[()])
     text = repr(v)
     return text if len(text) <= 24 else text[:21] + "..."
-
-
-def latex_name(name):
-    r"""A variable name as LaTeX: ``x``, ``w_{1}``, ``\alpha``, ``\mathrm{loss}``.
-
-    >>> [latex_name(s) for s in ("x", "w1", "x_2", "alpha", "loss", "a_b", "<s>")]
-    ['x', 'w_{1}', 'x_{2}', '\\alpha', '\\mathrm{loss}', '\\mathrm{a\\_b}', '\\mathrm{<s>}']
-    """
-    m = re.fullmatch(r"([A-Za-z]|alpha|beta|gamma|delta|theta|lambda|mu|sigma|phi|omega)_?(\d+)", name)
-    if m:
-        return f"{latex_name(m.group(1))}_{{{m.group(2)}}}"
-    if name in _GREEK:
-        return "\\" + name
-    if re.fullmatch(r"[A-Za-z]", name):
-        return name
-    escaped = re.sub(r"([\\{}_^#$%&~])", lambda m: {"\\": r"\backslash ", "^": r"\^{}", "~": r"\~{}"}
-                     .get(m.group(1), "\\" + m.group(1)), name)
-    return rf"\mathrm{{{escaped}}}"
 
 
 def _dtype_name(npd):

@@ -30,12 +30,21 @@ def test_seed_lesson_by_hand():
     assert stages == [
         r"\frac{\partial o}{\partial c} \cdot \frac{\partial c}{\partial y} \cdot \frac{\partial y}{\partial b}"
         r" \cdot \frac{\partial b}{\partial a} \cdot \frac{\partial a}{\partial x}",
-        r"0.5 \cdot 1 \cdot 5 \cdot \left(2 a^{2 - 1}\right) \cdot 1",
-        r"0.5 \cdot 1 \cdot 5 \cdot \left(2 \cdot 2^{2 - 1}\right) \cdot 1",
+        r"0.5 \cdot 1 \cdot 5 \cdot \left(2 a\right) \cdot 1",
+        r"0.5 \cdot 1 \cdot 5 \cdot \left(2 \cdot 2\right) \cdot 1",
         "10",
     ]
     assert leaf["closed"] == "[10., 10.]"
     assert d["custom"][0]["mathml"].startswith('<math display="block">')
+
+
+def test_the_neuron_applies_tanh_squared_to_its_argument():
+    root, names, _, lesson = lesson_of("neuron")
+    d = build_derivation(lesson, np.float32(1))
+    b = next(e for e in d["leaves"] if e["leaf"] == "b")
+    stages = [m["latex"] for m in b["paths"][0]["stages"]]
+    assert r"\left(1 - \tanh^{2}\left(0.8814\right)\right) \cdot 1" in stages
+    assert not any(r"\tanh^{2} \cdot" in s for s in stages)
 
 
 @pytest.mark.parametrize("lesson", sorted(LESSONS))

@@ -18,7 +18,7 @@ from ..draw import RANKDIRS
 from ..graph import VIEWS
 from ..trace import make_adapter
 from . import frames as F
-from .derivation import UserCodeError, build_derivation, targets
+from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import draw
 from .i18n import LANGS, render, strings
 from ._lesson import Lesson
@@ -96,6 +96,15 @@ class AutogradWidget(anywidget.AnyWidget):
         self._lesson, self._ids = lesson, drawing.get("ids") or F.Ids()
         seed = runs[0].seed if runs else self._engine.seed(gradient)
         problem = drawing.get("error", "")
+        self._formulas = {}
+        try:
+            deriv = build_derivation(lesson, seed, derivation, expected, ids=self._ids, keep=self._formulas)
+        except Exception as exc:  # a derivation that cannot be written must not hide the graph
+            deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
+        try:
+            self._math = StepMath(lesson, seed, self._formulas.get("paths"))
+        except Exception:  # no running product then; the frames still play
+            self._math = None
         try:
             self._targets = targets(lesson, seed, expected)      # a wrong expected= name raises here
         except UserCodeError as exc:  # the instructor's own closed form failed: say so, keep the chain rule
@@ -110,10 +119,6 @@ class AutogradWidget(anywidget.AnyWidget):
         except Exception as exc:  # a bug of ours must not become a traceback in a student's cell
             frames = [F.note_frame(lesson, "cap_start")]
             problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
-        try:
-            deriv = build_derivation(lesson, seed, derivation, expected)
-        except Exception as exc:  # a derivation that cannot be written must not hide the graph
-            deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
         self._shown = dict(self._before)
         for run in runs:
             for e in run.events:
@@ -134,7 +139,7 @@ class AutogradWidget(anywidget.AnyWidget):
             self._runs += 1
             frames += F.backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
                                         run.retain_graph, gradient_given, self._targets, self._runs,
-                                        error=run.error)
+                                        error=run.error, math=self._math)
         if not runs and error:
             self._runs += 1
             frames.append(F.error_frame(self._lesson, self._runs - 1, self._runs, error))

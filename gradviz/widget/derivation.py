@@ -17,13 +17,14 @@ import re
 
 import numpy as np
 
+from .. import formula as F
 from .._broadcast import unbroadcast
 from ..trace import array_of
 from ._lesson import latex_name, num, short
 from .sanitize import sanitize_mathml
 
 __all__ = ["mathml", "build_derivation", "chain_gradients", "expected_gradients",
-           "check", "UserCodeError"]
+           "check", "UserCodeError", "StepMath", "path_expr", "step_expr"]
 
 MAX_PATHS = 4          # paths written out per leaf (the sum always covers all of them)
 MAX_FACTORS = 10       # factors written out per path before "⋯"
@@ -308,14 +309,186 @@ def check(grad, want):
     return out
 
 
+# --- the chain rule as formulas (gradviz.formula trees: written and evaluated alike) -----------
+
+def _matrix_path(path):
+    return any(n.key in F.MATMULS or n.key in F.TRANSPOSES for n, _ in path)
+
+
+def operand(lesson, node, i, matrix=False):
+    """Input ``i`` of ``node`` as a formula: its name (a :class:`Sym` carrying its value) or a number."""
+    kind, thing = lesson.kinds(node)[i]
+    value = lesson.inputs(node)[i]
+    if kind == "const" and (thing is None or thing.name is None):
+        if np.size(value) <= F.SUBSTITUTE_MAX and np.ndim(value) <= 1:
+            return F.Num(value)
+        text = lesson.input_text(kind, thing) or "c"
+        return F.Sym(text, value, latex=r"\mathrm{c}", substitute=False)
+    name = lesson.input_text(kind, thing) or "?"
+    return F.Sym(name, value, scalar_ok=not matrix)
+
+
+def _count(node, in_shape, out_shape):
+    """The n a mean divides by: how many numbers went into each output number."""
+    if node.key in ("mean", "mean_dim"):
+        return max(1, math.prod(in_shape) // max(1, math.prod(out_shape)))
+    if node.key == "mse_loss":
+        return max(1, math.prod(in_shape))
+    return None
+
+
+def step_expr(lesson, node, i, g, matrix=False):
+    """The gradient formula ``g`` after going back through ``node`` to its input ``i``."""
+    kinds = lesson.kinds(node)
+    operands = [operand(lesson, node, k, matrix) for k in range(len(kinds))]
+    out = F.Sym(lesson.name(node) or "y", lesson.output(node), scalar_ok=not matrix)
+    in_shape, out_shape = node.inputs[i].shape, np.shape(lesson.output(node))
+    rule = (node.name, lambda gv: _vjp(lesson, node, i, gv.astype(np.float64)))
+    if node.op is None:          # a node the op table does not know: what the engine sent, reused
+        return F.Rule(g if g is not None else F.Num(1), *rule)
+    return F.step(node.key, i, g, operands, node.params, out, in_shape, out_shape, node.dlatex,
+                  rule=rule, matrix=matrix, count=_count(node, in_shape, out_shape))
+
+
+def seed_expr(lesson, seed):
+    """The seed as a formula: nothing for the implicit 1 of a scalar, else ``v`` (the gradient= given)."""
+    seed = np.asarray(seed)
+    if seed.size == 1 and float(seed.reshape(-1)[0]) == 1.0:
+        return None
+    return F.Sym("v", seed, latex="v")
+
+
+def path_expr(lesson, path, seed):
+    """One path's gradient, root first: the chain rule as a tree (``None``: no seed, no numbers)."""
+    if seed is None:
+        return None
+    matrix = _matrix_path(path)
+    g = seed_expr(lesson, seed)
+    for node, i in path:
+        g = step_expr(lesson, node, i, g, matrix)
+    leaf_shape = path[-1][0].inputs[path[-1][1]].shape
+    return F.Expand(g if g is not None else F.Num(1), leaf_shape)
+
+
+def leaf_exprs(lesson, seed, limit=MAX_PATHS):
+    """``{leaf seq: (trees, count)}``: each written path's formula, and how many paths there are."""
+    out = {}
+    for leaf in lesson.leaves:
+        paths, count = _paths(lesson, leaf, limit)
+        out[leaf.seq] = ([path_expr(lesson, p, seed) for p in paths], count)
+    return out
+
+
+def _stages(lhs, *exprs, value=None):
+    """``lhs = e₁ = e₂ = … = value`` with repeats left out."""
+    parts = [lhs] + [e for e in exprs if e]
+    if value is not None:
+        parts.append(value)
+    out = [parts[0]]
+    for p in parts[1:]:
+        if p != out[-1]:
+            out.append(p)
+    return " = ".join(out)
+
+
+class StepMath:
+    """The chain rule step by step, for the frames: which factors a step applies, the product so far.
+
+    Built once per widget.  ``factors(node, i)`` lists ``[leaf name, path, factor]`` of every written
+    path that goes through input ``i`` of ``node``; ``sent(node, i)`` is the gradient formula that
+    travels down that edge; ``total(key)`` the sum a tensor collects.
+    """
+
+    ABBREVIATE = 24     # a gradient formula bigger than this is written as ∂o/∂name further down
+
+    def __init__(self, lesson, seed, paths=None):
+        self.lesson, self.seed = lesson, seed
+        self.root = latex_name(lesson.root_name)
+        self.index = {}
+        for leaf in lesson.leaves[:MAX_LEAVES]:
+            for j, path in enumerate((paths or {}).get(leaf.seq, [])):
+                for k, (node, i) in enumerate(path[:MAX_FACTORS]):
+                    self.index.setdefault((id(node), i), []).append([lesson.name(leaf), j, k])
+        self.uses = lesson.consumers()
+        self.edge, self.at, self.terms = {}, {}, {}   # (node seq, i) -> tree; tensor key -> tree, terms
+        root = lesson.root_step
+        if root is None or seed is None:
+            return
+        matrix = any(n.key in F.MATMULS or n.key in F.TRANSPOSES for n in lesson.nodes)
+        self.at[id(root)] = seed_expr(lesson, seed)
+        for node in reversed(lesson.nodes):
+            if id(node) not in self.at and node is not root:
+                continue
+            g = self._upstream(node)
+            for i, (kind, thing) in enumerate(lesson.kinds(node)):
+                if kind == "const":
+                    continue
+                e = step_expr(lesson, node, i, g, matrix)
+                self.edge[(id(node), i)] = e
+                terms = self.terms.setdefault(id(thing), [])
+                terms.append(e)
+                self.at[id(thing)] = terms[0] if len(terms) == 1 else F.Add(*terms)
+
+    def _upstream(self, node):
+        """What arrives at ``node``: its formula, or ∂o/∂name when that is a sum or too big to repeat."""
+        g = self.at.get(id(node))
+        if g is None:
+            return None
+        if len(self.uses.get(id(node), [])) > 1 or g.size() > self.ABBREVIATE:
+            name = latex_name(self.lesson.name(node))
+            return F.Sym(name, g.value(), latex=_partial(self.root, name), substitute=False)
+        return g
+
+    def factors(self, node, i):
+        return self.index.get((id(node), i), [])
+
+    def _item(self, of, lhs, expr, value):
+        if expr is None:
+            latex = _stages(lhs, "1", value=None)
+        else:
+            latex = _stages(lhs, expr.latex(), expr.latex(numbers=True), value=value_latex(value))
+        m = mathml(latex)
+        return {"of": of, "latex": latex, "mathml": m["mathml"], "value": num(value)}
+
+    def sent(self, node, i, value):
+        """The ``so_far`` entry for the gradient ``node`` sends to input ``i`` (one use of many, or all)."""
+        if (id(node), i) not in self.edge:
+            return None
+        kind, thing = self.lesson.kinds(node)[i]
+        name = self.lesson.input_text(kind, thing) or "?"
+        lname, oname = latex_name(name), latex_name(self.lesson.name(node))
+        if len(self.uses.get(id(thing), [])) > 1:        # one term of a sum: ∂o/∂d · ∂d/∂c
+            lhs = _partial(self.root, oname) + " " + _partial(oname, lname)
+        else:
+            lhs = _partial(self.root, lname)
+        return self._item(name, lhs, self.edge[(id(node), i)], value)
+
+    def total(self, key, name, value):
+        """The ``so_far`` entry for a tensor's whole gradient (the sum of its uses', or its one)."""
+        if key not in self.at:
+            return None
+        return self._item(name, _partial(self.root, latex_name(name)), self.at[key], value)
+
+
 # --- the derivation as data -------------------------------------------------------------------
 
-def build_derivation(lesson, seed, steps=None, expected=None):
-    """The ``derivation`` trait: instructor steps, forward definitions, and per leaf its paths."""
+def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=None):
+    """The ``derivation`` trait: instructor steps, forward definitions, and per leaf its paths.
+
+    Each path has ``stages`` (the symbolic chain, the formula with names, with numbers, its value),
+    ``factors`` (one per op on the path, root first: which node and edge applies it) and, when a
+    leaf is reached along several paths, its ``term`` of the sum.  ``keep`` (a dict) receives the
+    formulas themselves: ``keep["exprs"][leaf seq]`` (one tree per written path, what the stages
+    show) and ``keep["paths"][leaf seq]`` (the ``(node, i)`` steps of each).
+    """
+    keep = {} if keep is None else keep
+    keep["exprs"], keep["paths"] = {}, {}
     custom = [mathml(s, display=True) for s in (steps or [])]
     defs = []
     for node in lesson.nodes[:MAX_DEFS]:
         defs.append(mathml(f"{latex_name(lesson.name(node))} = {fill(node.latex, lesson, node, False)}"))
+    if seed is not None and seed_expr(lesson, seed) is not None:
+        defs.append(mathml(r"v = " + F.Num(seed).latex() if np.size(seed) <= 16 else "v"))
     chain = chain_gradients(lesson, seed) if lesson.nodes else {}
     closed = expected_gradients(lesson, expected)
     root = latex_name(lesson.root_name)
@@ -323,19 +496,29 @@ def build_derivation(lesson, seed, steps=None, expected=None):
     for leaf in lesson.leaves[:MAX_LEAVES]:
         name = latex_name(lesson.name(leaf))
         paths, count = _paths(lesson, leaf, MAX_PATHS)
-        lines = []
+        fan_in = len(paths) > 1 or count > len(paths)
+        lines, terms = [], []
+        keep["paths"][leaf.seq], keep["exprs"][leaf.seq] = paths, []
         for path in paths:
             shown = path if len(path) <= MAX_FACTORS else path[:MAX_FACTORS - 1]
             dots = [r"\cdots"] if len(shown) < len(path) else []
             sym = [_partial(latex_name(lesson.name(n)), _input_name(lesson, n, i)) for n, i in shown]
-            loc = [_factor(fill(n.dlatex[min(i, len(n.dlatex) - 1)], lesson, n, False)) for n, i in shown]
-            val = [_factor(fill(n.dlatex[min(i, len(n.dlatex) - 1)], lesson, n, True)) for n, i in shown]
-            value = _path_value(lesson, path, seed)
-            stages = [r" \cdot ".join(sym + dots), r" \cdot ".join(loc + dots), r" \cdot ".join(val + dots)]
-            if value_latex(value) is not None:
-                stages.append(value_latex(value))
+            expr = path_expr(lesson, path, seed)
+            keep["exprs"][leaf.seq].append(expr)
+            value = expr.value() if expr is not None else None
+            stages = [r" \cdot ".join(sym + dots)]
+            if expr is not None:
+                stages += [expr.latex(), expr.latex(numbers=True)]
+                if value_latex(value) is not None:
+                    stages.append(value_latex(value))
             stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
-            lines.append({"stages": [mathml(st) for st in stages], "value": num(value)})
+            line = {"stages": [mathml(st) for st in stages], "value": num(value),
+                    "factors": [_factor_data(lesson, n, i, ids) for n, i in shown]}
+            term = value_latex(value) or (expr.latex(numbers=True) if expr is not None else r"\square")
+            terms.append(term)
+            if fan_in:
+                line["term"] = mathml(term)
+            lines.append(line)
         want = chain.get(leaf.seq)
         entry = {
             "leaf": lesson.name(leaf),
@@ -344,10 +527,10 @@ def build_derivation(lesson, seed, steps=None, expected=None):
             "count": count,
             "chain": num(want) if want is not None else "0",
         }
-        if len(paths) > 1 or count > len(paths):
+        if fan_in:
             entry["sum"] = mathml(_partial(root, name) + " = " + " + ".join(
-                [_term(value_latex(_path_value(lesson, p, seed)) or r"\square") for p in paths]
-                + ([r"\dots"] if count > len(paths) else [])) + " = " + (value_latex(want) or r"\square"))
+                [_term(t) for t in terms] + ([r"\dots"] if count > len(paths) else []))
+                + " = " + (value_latex(want) or r"\square"))
         if leaf.seq in closed:
             latex, value = closed[leaf.seq]
             entry["closed"] = num(value)
@@ -362,6 +545,15 @@ def build_derivation(lesson, seed, steps=None, expected=None):
         "leaves": leaves,
         "leaves_more": max(0, len(lesson.leaves) - MAX_LEAVES),
     }
+
+
+def _factor_data(lesson, node, i, ids):
+    """One factor chip: ∂(output)/∂(input i), its numbers, and where it sits in the picture."""
+    latex = _partial(latex_name(lesson.name(node)), _input_name(lesson, node, i))
+    local = local_derivative(lesson, node, i)
+    return {**mathml(latex), "value": num(local) if local is not None else "",
+            "node": ids.op(node) if ids is not None else None,
+            "edge": ids.edge_in(node, i) if ids is not None else None}
 
 
 def targets(lesson, seed, expected=None):

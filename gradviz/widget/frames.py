@@ -215,8 +215,12 @@ def forward_frames(lesson, ids):
 
 
 def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given, targets, run_number,
-                    error=None):
-    """The frames of one recorded ``backward()`` call, from its events in the engine's order."""
+                    error=None, math=None):
+    """The frames of one recorded ``backward()`` call, from its events in the engine's order.
+
+    ``math`` (a :class:`~gradviz.widget.derivation.StepMath`) adds to each frame its ``chain``:
+    the factors of the written chain rule this step applies and the product so far.
+    """
     root = lesson.root_step
     rname = lesson.root_name
     reset = {f"edge:{e}": "" for e in ids.all_edges()}
@@ -231,6 +235,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
     frames = [_frame("backward", "seed", ["cap_seed", {
         "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": short(seed)}],
         run=run, focus=[root_value], set=reset)]
+    if math is not None and root is not None:
+        _chain(frames[-1], [], [math.total(id(root), rname, seed)])
 
     uses = lesson.consumers()
     sent = {}                                   # (consumer seq, i) -> the gradient it sent, this run
@@ -251,6 +257,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                 "name": name, "k": str(len(got)), "terms": " + ".join(short(t) for t in terms),
                 "total": short(e.grad_in)}], run=run, focus=[target],
                 edges=[ids.edge_in(c, i) for c, i in got], set=total))
+            if math is not None:
+                _chain(frames[-1], [], [math.total(key, name, e.grad_in)])
         if is_leaf:
             want = targets.get(leaf.seq)
             s = {f"grad:{target}": _grad_slot(e.grad_after, True), f"cls:{target}": "bwd",
@@ -262,6 +270,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                                        "after": short(e.grad_after)}]
             frames.append(_frame("backward", "acc", msg, run=run, focus=[target],
                                  edges=[ids.edge_in(c, i) for c, i in got], set=s, event=event_data(e)))
+            if math is not None:
+                _chain(frames[-1], [], [math.total(key, name, e.grad_in)])
             continue
         kinds = lesson.kinds(node)
         sends, s, edges, lit = [], {f"grad:{target}": _grad_slot(e.grad_in, False),
@@ -291,6 +301,10 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             "node": node.name, "root": rname, "out": name, "gin": short(e.grad_in),
             "sends": {"join": sends}}], run=run, focus=[ids.op(node)], lit=[target] + lit, edges=edges,
             set=s, event=event_data(e)))
+        if math is not None:
+            got_sent = [i for i, gi in enumerate(e.grads_out) if gi is not None]
+            _chain(frames[-1], [f for i in got_sent for f in math.factors(node, i)],
+                   [math.sent(node, i, e.grads_out[i]) for i in got_sent])
     if error is not None:
         frames.append(error_frame(lesson, run, run_number, error))
     else:
@@ -300,6 +314,13 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                                                                 "grads": ", ".join(grads) or "–"}],
                              run=run, focus=[ids.leaf(t) for t in lesson.leaves]))
     return frames
+
+
+def _chain(frame, factors, so_far):
+    """The derivation-in-step data of a backward frame (see /work/wt/front-teach-contract.md)."""
+    so_far = [x for x in so_far if x is not None]
+    if factors or so_far:
+        frame["chain"] = {"factors": factors, "so_far": so_far}
 
 
 def error_frame(lesson, run, run_number, message):

@@ -1,0 +1,873 @@
+r"""The chain rule as expression trees: each tree is written as LaTeX *and* evaluated with numpy.
+
+Every formula the widget shows is one of these trees, so the derivation that is displayed is
+the derivation that is checked: a test evaluates the tree and compares it with the engine's
+``.grad`` (``tests/test_formula.py``).  The op table stays the one place an op's maths is
+written: its ``latex`` / ``dlatex`` templates are parsed into trees here (``@0``, ``@1`` the
+inputs, ``@y`` the output, ``@name`` a parameter, ``n`` the count a mean divides by).
+
+>>> import numpy as np
+>>> x = Sym("x", np.array([0.8814]))
+>>> d = parse(r"1 - \tanh^{2} @0", {"0": x})
+>>> d.latex(), d.latex(numbers=True)
+('1 - \\tanh^{2}\\left(x\\right)', '1 - \\tanh^{2}\\left(0.8814\\right)')
+>>> float(np.round(d.value(), 4)[0])
+0.5
+
+How a gradient travels back through one op (:func:`step`), written the way the maths is:
+
+* element by element: ``g · f'(x)`` (``⊙`` next to matrix products), and a sum where the input
+  was broadcast to a bigger output (``\sum_{\text{batch}}``, as PyTorch sums it);
+* a matrix product ``A B``: ``g Bᵀ`` for ``A`` and ``Aᵀ g`` for ``B``, in that order;
+* a reduction (``Σ``, mean): ``g`` copied back to every element, times ``1/n`` with ``n``
+  filled in;
+* anything else: the op's rule named, and applied as the engine applies it (:class:`Rule`).
+"""
+
+import math
+import re
+
+import numpy as np
+
+__all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
+           "Rule", "parse", "step", "number_text", "latex_name", "StepKinds"]
+
+SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
+
+# How a gradient passes back through an op, by op key (ops not listed: Rule, the op's own vjp).
+# (Display knowledge only: the op table holds the maths; this says which shape of formula it takes.)
+ELEMENTWISE = set("""add sub rsub mul div neg reciprocal pow pow_tt rpow exp log sqrt abs sin cos tanh
+    sigmoid relu clamp round floor ceil trunc sign log1p expm1 rsqrt tan atan asin acos sinh cosh log2
+    log10 maximum minimum clone to alias""".split())
+REDUCTIONS = {"sum", "mean", "sum_dim", "mean_dim", "dot", "mse_loss"}
+RESHAPES = {"view", "reshape_copy", "reshape_alias", "unsqueeze", "unsqueeze_", "squeeze", "squeeze_",
+            "squeeze_dim", "squeeze_mm", "expand"}
+TRANSPOSES = {"t", "t_", "transpose", "transpose_"}
+MATMULS = {"mm": ("right", "left"), "mv": ("outer", "left"), "addmm": (None, "right", "left")}
+
+
+class StepKinds:
+    """The sets above, for tests and readers: how each op's gradient formula is shaped."""
+    elementwise, reductions, reshapes, transposes, matmuls = ELEMENTWISE, REDUCTIONS, RESHAPES, TRANSPOSES, MATMULS
+
+
+# --- numbers and names ------------------------------------------------------------------------
+
+def number_text(v):
+    """A number as a formula writes it: ``10``, ``0.5``, ``-3``, ``0.8814``, ``\\infty``."""
+    if isinstance(v, (bool, np.bool_)):
+        return "1" if v else "0"
+    v = float(v)
+    if math.isnan(v):
+        return r"\mathrm{nan}"
+    if math.isinf(v):
+        return r"\infty" if v > 0 else r"-\infty"
+    if v.is_integer() and abs(v) < 1e6:
+        return str(int(v))
+    text = f"{v:.4g}"
+    if "e" in text:
+        m, e = text.split("e")
+        return rf"{m} \cdot 10^{{{int(e)}}}"
+    return text
+
+
+_GREEK = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
+             "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split())
+
+
+def latex_name(name):
+    r"""A variable name as LaTeX: ``x``, ``w_{1}``, ``\alpha``, ``\mathrm{loss}``.
+
+    >>> [latex_name(s) for s in ("x", "w1", "x_2", "alpha", "loss", "a_b", "<s>")]
+    ['x', 'w_{1}', 'x_{2}', '\\alpha', '\\mathrm{loss}', '\\mathrm{a\\_b}', '\\mathrm{<s>}']
+    """
+    m = re.fullmatch(r"([A-Za-z]|alpha|beta|gamma|delta|theta|lambda|mu|sigma|phi|omega)_?(\d+)", name)
+    if m:
+        return f"{latex_name(m.group(1))}_{{{m.group(2)}}}"
+    if name in _GREEK:
+        return "\\" + name
+    if re.fullmatch(r"[A-Za-z]", name):
+        return name
+    escaped = re.sub(r"([\\{}_^#$%&~])", lambda m: {"\\": r"\backslash ", "^": r"\^{}", "~": r"\~{}"}
+                     .get(m.group(1), "\\" + m.group(1)), name)
+    return rf"\mathrm{{{escaped}}}"
+
+
+def _array_text(a):
+    """A small array as LaTeX numbers: ``\\left[10,\\ 10\\right]``."""
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return number_text(a[()])
+    inner = r",\ ".join(_array_text(v) for v in a)
+    return rf"\left[{inner}\right]"
+
+
+def _paren(text):
+    """Parentheses around ``text``; brackets if it already holds parentheses (not a function's)."""
+    inner = re.sub(r"\\[A-Za-z]+(\^\{[^{}]*\})?\\left\(", "", text)
+    return rf"\left[{text}\right]" if r"\left(" in inner else rf"\left({text}\right)"
+
+
+_SHOWN = [False]        # True: numbers evaluate as written (rounded), see as_shown()
+
+
+class as_shown:
+    """``with as_shown(): e.value()`` computes a formula from its numbers *as written* (4 digits)."""
+
+    def __enter__(self):
+        _SHOWN.append(True)
+
+    def __exit__(self, *exc):
+        _SHOWN.pop()
+
+
+def _as_written(v):
+    """The numbers a reader sees: what :func:`number_text` wrote, read back."""
+    return np.vectorize(lambda x: float(f"{x:.4g}") if np.isfinite(x) and not float(x).is_integer()
+                        else x, otypes=[np.float64])(v) if np.size(v) else v
+
+
+# --- the tree ---------------------------------------------------------------------------------
+
+class Expr:
+    """A formula: ``latex(numbers=False)`` writes it, ``value()`` computes it (float64)."""
+
+    prec = 9            # how tightly it binds: 1 sums, 2 negation, 3 products, 9 atoms
+    matrix = False      # holds a matrix product or transpose (then elementwise products are ⊙)
+
+    def latex(self, numbers=False):
+        raise NotImplementedError
+
+    def value(self):
+        raise NotImplementedError
+
+    def wrap(self, numbers, below):
+        text = self.latex(numbers)
+        return _paren(text) if self.prec < below else text
+
+    def leading_minus(self, numbers):
+        return self.latex(numbers).startswith("-")
+
+    def size(self):
+        return 1 + sum(c.size() for c in self.children())
+
+    def children(self):
+        return ()
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.latex()}>"
+
+
+class Num(Expr):
+    """A number (or a small array) written as its value."""
+
+    def __init__(self, value):
+        self.v = np.asarray(value, dtype=np.float64)
+
+    def latex(self, numbers=False):
+        return _array_text(self.v)
+
+    def value(self):
+        return _as_written(self.v) if _SHOWN[-1] else self.v
+
+    @property
+    def prec(self):
+        return 2 if self.v.ndim == 0 and self.v < 0 else 9
+
+
+class Sym(Expr):
+    """A named tensor: its name, or with ``numbers=True`` its value when that is short enough.
+
+    ``scalar_ok``: an array whose elements are all equal may be written as one number (only
+    where every product is elementwise, so the number means "each element").
+    """
+
+    def __init__(self, name, value, latex=None, substitute=True, scalar_ok=False):
+        self.name, self.v = name, np.asarray(value, dtype=np.float64)
+        self.tex = latex or latex_name(name)
+        self.substitute, self.scalar_ok = substitute, scalar_ok
+
+    def shown(self, numbers):
+        if not numbers or not self.substitute:
+            return None
+        v = self.v
+        if v.size == 1:
+            return Num(v.reshape(()))
+        if self.scalar_ok and v.size and np.all(v == v.reshape(-1)[0]):
+            return Num(v.reshape(-1)[0])
+        if v.ndim == 1 and v.size <= SUBSTITUTE_MAX:
+            return Num(v)
+        return None
+
+    def latex(self, numbers=False):
+        n = self.shown(numbers)
+        return n.latex() if n is not None else self.tex
+
+    def value(self):
+        n = self.shown(True) if _SHOWN[-1] else None
+        if n is not None:
+            return np.broadcast_to(n.value(), self.v.shape)
+        return self.v
+
+    def leading_minus(self, numbers):
+        return self.latex(numbers).startswith("-")
+
+    @property
+    def prec(self):
+        return 9
+
+
+# functions written as application: tanh²(u), not tanh² · u
+_FUNCS = {
+    "sin": (r"\sin", np.sin), "cos": (r"\cos", np.cos), "tan": (r"\tan", np.tan),
+    "tanh": (r"\tanh", np.tanh), "sinh": (r"\sinh", np.sinh), "cosh": (r"\cosh", np.cosh),
+    "arctan": (r"\arctan", np.arctan), "arcsin": (r"\arcsin", np.arcsin), "arccos": (r"\arccos", np.arccos),
+    "ln": (r"\ln", np.log), "log2": (r"\log_{2}", np.log2), "log10": (r"\log_{10}", np.log10),
+    "sigmoid": (r"\sigma", lambda a: 1 / (1 + np.exp(-a))),
+    "sign": (r"\operatorname{sign}", np.sign),
+    "exp": (None, np.exp), "sqrt": (None, np.sqrt), "abs": (None, np.abs),
+}
+
+
+class Fn(Expr):
+    """``f(arg)``, or ``f^{k}(arg)`` (the k-th power of f's value)."""
+
+    def __init__(self, name, arg, power=None):
+        self.name, self.arg, self.power = name, arg, power
+
+    def children(self):
+        return (self.arg,) + ((self.power,) if self.power is not None else ())
+
+    @property
+    def matrix(self):
+        return self.arg.matrix
+
+    def latex(self, numbers=False):
+        arg = self.arg.latex(numbers)
+        if self.name == "exp":
+            text = f"e^{{{arg}}}"
+        elif self.name == "sqrt":
+            text = rf"\sqrt{{{arg}}}"
+        elif self.name == "abs":
+            text = rf"\left|{arg}\right|"
+        else:
+            head = _FUNCS[self.name][0]
+            if self.power is not None:
+                head += "^{" + self.power.latex(numbers) + "}"
+            return rf"{head}\left({arg}\right)"
+        if self.power is not None:
+            return rf"\left({text}\right)^{{{self.power.latex(numbers)}}}"
+        return text
+
+    def value(self):
+        with np.errstate(all="ignore"):
+            v = _FUNCS[self.name][1](self.arg.value())
+            return v if self.power is None else np.power(v, self.power.value())
+
+
+class Add(Expr):
+    prec = 1
+
+    def __init__(self, *terms):
+        self.terms = terms
+
+    def children(self):
+        return self.terms
+
+    @property
+    def matrix(self):
+        return any(t.matrix for t in self.terms)
+
+    def latex(self, numbers=False):
+        out = self.terms[0].latex(numbers)
+        for t in self.terms[1:]:
+            if isinstance(t, Neg):
+                out += " - " + t.arg.wrap(numbers, 2)
+            else:
+                text = t.latex(numbers)
+                out += " + " + (_paren(text) if text.startswith("-") else text)
+        return out
+
+    def value(self):
+        return sum(t.value() for t in self.terms)
+
+
+class Neg(Expr):
+    prec = 2
+
+    def __init__(self, arg):
+        self.arg = arg
+
+    def children(self):
+        return (self.arg,)
+
+    @property
+    def matrix(self):
+        return self.arg.matrix
+
+    def latex(self, numbers=False):
+        text = self.arg.latex(numbers)
+        return "-" + (_paren(text) if self.arg.prec <= 2 or text.startswith("-") else text)
+
+    def value(self):
+        return -self.arg.value()
+
+
+def sub(a, b):
+    return Add(a, Neg(b))
+
+
+class Mul(Expr):
+    """An elementwise (or scalar) product, written with ``·`` -- or ``⊙`` when ``hadamard``.
+
+    A number before a name is written next to it (``2 a``).  ``chain`` marks the product the chain
+    rule builds factor by factor; a factor that is itself a product (a local derivative such as
+    ``2 a``) keeps its parentheses, so each factor of the chain stays visible.
+    """
+
+    prec = 3
+
+    def __init__(self, *factors, hadamard=False, chain=False):
+        flat = []
+        for f in factors:
+            flat.extend(f.factors if isinstance(f, Mul) and f.hadamard == hadamard and not f.chain
+                        and not chain else [f])
+        self.factors, self.hadamard, self.chain = flat, hadamard, chain
+
+    def children(self):
+        return self.factors
+
+    @property
+    def matrix(self):
+        return any(f.matrix for f in self.factors)
+
+    def latex(self, numbers=False):
+        out = ""
+        for k, f in enumerate(self.factors):
+            text = f.latex(numbers)
+            if f.prec < 3 or (k and text.startswith("-")) or (f.prec == 3 and (self.hadamard or self.chain)
+                                                                and not self._same_chain(f)):
+                text = _paren(text)
+            if k == 0:
+                out = text
+            elif (not self.hadamard and not self.chain and isinstance(self.factors[k - 1], Num)
+                  and re.match(r"[A-Za-z]|\\(?!left|frac|cdot|infty|mathrm\{nan)", text)):
+                out += " " + text
+            else:
+                out += (r" \odot " if self.hadamard else r" \cdot ") + text
+        return out
+
+    def _same_chain(self, f):
+        """A chain product seen through a reshape (a mean's copy-back): it continues this product."""
+        while isinstance(f, Reshape):
+            f = f.arg
+        return isinstance(f, Mul) and f.chain and f.hadamard == self.hadamard and self.chain
+
+    def value(self):
+        with np.errstate(all="ignore"):
+            out = self.factors[0].value()
+            for f in self.factors[1:]:
+                out = out * f.value()
+            return out
+
+
+class MatMul(Expr):
+    """A matrix product ``a b`` (``outer``: a column times a row, for ``mv``'s matrix)."""
+
+    prec = 3
+    matrix = True
+
+    def __init__(self, a, b, outer=False):
+        self.a, self.b, self.outer = a, b, outer
+
+    def children(self):
+        return (self.a, self.b)
+
+    def latex(self, numbers=False):
+        a, b = self.a.latex(numbers), self.b.latex(numbers)
+        a = _paren(a) if self.a.prec < 3 or (self.a.prec == 3 and not isinstance(self.a, MatMul)) else a
+        b = _paren(b) if self.b.prec <= 3 or b.startswith("-") else b
+        if self.outer:
+            return rf"{a}\, {b}"
+        return f"{a} {b}"
+
+    def value(self):
+        a, b = self.a.value(), self.b.value()
+        return np.outer(a, b) if self.outer else a @ b
+
+
+class T(Expr):
+    """The transpose ``aᵀ``."""
+
+    matrix = True
+
+    def __init__(self, arg):
+        self.arg = arg
+
+    def children(self):
+        return (self.arg,)
+
+    def latex(self, numbers=False):
+        return self.arg.wrap(numbers, 9) + "^{T}"
+
+    def value(self):
+        v = self.arg.value()
+        return v.T if v.ndim >= 2 else v
+
+
+class Frac(Expr):
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def children(self):
+        return (self.a, self.b)
+
+    @property
+    def matrix(self):
+        return self.a.matrix or self.b.matrix
+
+    def latex(self, numbers=False):
+        return rf"\frac{{{self.a.latex(numbers)}}}{{{self.b.latex(numbers)}}}"
+
+    def value(self):
+        with np.errstate(all="ignore"):
+            return self.a.value() / self.b.value()
+
+
+class Pow(Expr):
+    def __init__(self, base, exp):
+        self.base, self.exp = base, exp
+
+    def children(self):
+        return (self.base, self.exp)
+
+    @property
+    def matrix(self):
+        return self.base.matrix
+
+    def latex(self, numbers=False):
+        base = self.base.latex(numbers)
+        if self.base.prec < 9 or base.startswith("-") or isinstance(self.base, (Pow, Frac, T)) \
+                or (isinstance(self.base, Fn) and self.base.name not in ("abs",)) or r"\left[" in base:
+            base = _paren(base)
+        return f"{base}^{{{self.exp.latex(numbers)}}}"
+
+    def value(self):
+        with np.errstate(all="ignore"):
+            return np.power(self.base.value(), self.exp.value())
+
+
+class Ind(Expr):
+    """The indicator ``𝟙[a > b]``: 1 where the comparison holds, else 0 (chains: ``lo ≤ x ≤ hi``)."""
+
+    _OPS = {">": (">", np.greater), "<": ("<", np.less), "=": ("=", np.equal),
+            r"\le": (r"\le", np.less_equal), r"\ge": (r"\ge", np.greater_equal)}
+
+    def __init__(self, items):
+        self.items = items       # [expr, op, expr, op, expr, ...]
+
+    def children(self):
+        return tuple(self.items[::2])
+
+    def latex(self, numbers=False):
+        parts = [self.items[0].latex(numbers)]
+        for k in range(1, len(self.items), 2):
+            parts += [self._OPS[self.items[k]][0], self.items[k + 1].latex(numbers)]
+        return r"\mathbb{1}\left[" + " ".join(parts) + r"\right]"
+
+    def value(self):
+        out = True
+        for k in range(1, len(self.items), 2):
+            out = out & self._OPS[self.items[k]][1](self.items[k - 1].value(), self.items[k + 1].value())
+        return np.asarray(out, dtype=np.float64)
+
+
+class Sum(Expr):
+    """The sum a broadcast input gets back: over the copies PyTorch made (``\\sum_{\\text{batch}}``)."""
+
+    def __init__(self, arg, shape):
+        self.arg, self.shape = arg, tuple(shape)
+
+    def children(self):
+        return (self.arg,)
+
+    @property
+    def matrix(self):
+        return self.arg.matrix
+
+    def latex(self, numbers=False):
+        under = "" if len(self.shape) == 0 or math.prod(self.shape) == 1 else r"_{\text{batch}}"
+        return rf"\sum{under} {_paren(self.arg.latex(numbers))}"
+
+    def value(self):
+        return unbroadcast(np.asarray(self.arg.value()), self.shape)
+
+
+class Reshape(Expr):
+    """The same numbers in another shape (views, squeeze...): written as its argument."""
+
+    def __init__(self, arg, shape):
+        self.arg, self.shape = arg, tuple(shape)
+
+    def children(self):
+        return (self.arg,)
+
+    @property
+    def prec(self):
+        return self.arg.prec
+
+    @property
+    def matrix(self):
+        return self.arg.matrix
+
+    def latex(self, numbers=False):
+        return self.arg.latex(numbers)
+
+    def value(self):
+        v = np.asarray(self.arg.value())
+        return np.reshape(np.broadcast_to(v, self.shape) if v.size == 1 else v, self.shape)
+
+
+class Expand(Reshape):
+    """A reduction's gradient copied back to every element (``g`` for each ``x_i``): written as ``g``."""
+
+    def __init__(self, arg, shape, dim=None, keepdim=False):
+        super().__init__(arg, shape)
+        self.dim, self.keepdim = dim, keepdim
+
+    def value(self):
+        g = np.asarray(self.arg.value())
+        if self.dim is not None and not self.keepdim:
+            dims = (self.dim,) if isinstance(self.dim, int) else tuple(self.dim)
+            g = np.expand_dims(g, tuple(d % len(self.shape) for d in dims))
+        return np.broadcast_to(g, self.shape)
+
+
+class Rule(Expr):
+    """An op whose gradient has none of the shapes above: written as what PyTorch does, calling
+    its backward node on the gradient (``SoftmaxBackward0(g)``), and computed by the op's own vjp."""
+
+    def __init__(self, g, name, apply):
+        self.g, self.name, self.apply = g, name, apply
+
+    def children(self):
+        return (self.g,)
+
+    def latex(self, numbers=False):
+        name = re.sub(r"[^A-Za-z0-9]", "", self.name)
+        return rf"\mathrm{{{name}}}\left({self.g.latex(numbers)}\right)"
+
+    def value(self):
+        return self.apply(np.asarray(self.g.value()))
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` down to ``shape`` (the copies broadcasting made), as the engine does."""
+    shape = tuple(shape)
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for k, n in enumerate(shape):
+        if n == 1 and g.shape[k] != 1:
+            g = g.sum(axis=k, keepdims=True)
+    return g
+
+
+# --- the op table's templates, parsed ---------------------------------------------------------
+
+class ParseError(ValueError):
+    pass
+
+
+_TOKENS = re.compile(r"\s*(@\w+|\d+(?:\.\d+)?|\\[A-Za-z]+|\\[,;! ]|[A-Za-z]|[-+^_{}()\[\]|/=<>])")
+_FUNC_CMDS = {r"\sin": "sin", r"\cos": "cos", r"\tan": "tan", r"\tanh": "tanh", r"\sinh": "sinh",
+              r"\cosh": "cosh", r"\arctan": "arctan", r"\arcsin": "arcsin", r"\arccos": "arccos",
+              r"\ln": "ln", r"\log": "log"}
+
+
+def _tokenize(text):
+    pos, out = 0, []
+    while pos < len(text):
+        m = _TOKENS.match(text, pos)
+        if not m:
+            if text[pos:].strip() == "":
+                break
+            raise ParseError(f"cannot read {text[pos:]!r}")
+        tok = m.group(1)
+        if tok not in (r"\,", r"\;", r"\!", "\\ ", r"\left", r"\right"):
+            out.append(tok)
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, text, refs):
+        self.toks, self.i, self.refs = _tokenize(text), 0, refs
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self, want=None):
+        tok = self.peek()
+        if tok is None or (want is not None and tok != want):
+            raise ParseError(f"expected {want!r}, found {tok!r}")
+        self.i += 1
+        return tok
+
+    def parse(self):
+        e = self.expr()
+        if self.peek() is not None:
+            raise ParseError(f"unexpected {self.peek()!r}")
+        return e
+
+    def expr(self):
+        terms = []
+        neg = False
+        if self.peek() == "-":
+            self.take()
+            neg = True
+        t = self.term()
+        terms.append(Neg(t) if neg else t)
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            t = self.term()
+            terms.append(Neg(t) if op == "-" else t)
+        return _simplify_add(terms)
+
+    _STOP = {None, "+", "-", ")", "]", "}", "|", ">", "<", "=", r"\le", r"\ge", "^", "_", "/"}
+
+    def term(self):
+        factors = [self.power()]
+        while True:
+            tok = self.peek()
+            if tok == r"\cdot":
+                self.take()
+                factors.append(self.power())
+            elif tok == "/":
+                self.take()
+                factors[-1] = Frac(factors[-1], self.power())
+            elif tok not in self._STOP:
+                factors.append(self.power())
+            else:
+                break
+        return factors[0] if len(factors) == 1 else _simplify_mul(factors)
+
+    def power(self):
+        base = self.atom()
+        if self.peek() == "^":
+            self.take()
+            return _simplify_pow(base, self.group())
+        return base
+
+    def group(self):
+        if self.peek() == "{":
+            self.take()
+            e = self.expr()
+            self.take("}")
+            return e
+        return self.atom()
+
+    def atom(self):
+        tok = self.take()
+        if re.fullmatch(r"\d+(\.\d+)?", tok):
+            return Num(float(tok))
+        if tok.startswith("@") or tok == "n":
+            key = tok[1:] if tok.startswith("@") else "n"
+            if key not in self.refs:
+                raise ParseError(f"nothing to put in for {tok}")
+            return self.refs[key]
+        if tok == "(":
+            e = self.expr()
+            self.take(")")
+            return e
+        if tok == "{":
+            e = self.expr()
+            self.take("}")
+            return e
+        if tok == "|":
+            e = self.expr()
+            self.take("|")
+            return Fn("abs", e)
+        if tok == "e" and self.peek() == "^":
+            self.take()
+            return Fn("exp", self.group())
+        if tok == r"\frac":
+            return Frac(self.group(), self.group())
+        if tok == r"\sqrt":
+            return Fn("sqrt", self.group())
+        if tok == r"\sigma":
+            return Fn("sigmoid", self.paren_arg())
+        if tok == r"\operatorname":
+            self.take("{")
+            name = ""
+            while self.peek() not in ("}", None):
+                name += self.take()
+            self.take("}")
+            if name != "sign":
+                raise ParseError(f"no formula for {name}")
+            return Fn("sign", self.paren_arg())
+        if tok == r"\mathbb":
+            self.take("{")
+            self.take("1")
+            self.take("}")
+            self.take("[")
+            items = [self.expr()]
+            while self.peek() in (">", "<", "=", r"\le", r"\ge"):
+                items += [self.take(), self.expr()]
+            self.take("]")
+            if len(items) < 3:
+                raise ParseError("an indicator needs a comparison")
+            return Ind(items)
+        if tok in _FUNC_CMDS:
+            name = _FUNC_CMDS[tok]
+            if name == "log":
+                self.take("_")
+                base = self.group()
+                if not isinstance(base, Num) or float(base.v) not in (2.0, 10.0):
+                    raise ParseError("log base")
+                name = "log2" if float(base.v) == 2 else "log10"
+            power = None
+            if self.peek() == "^":
+                self.take()
+                power = self.group()
+            return Fn(name, self.paren_arg() if self.peek() == "(" else self.power_arg(), power)
+        raise ParseError(f"no formula for {tok!r}")
+
+    def paren_arg(self):
+        self.take("(")
+        e = self.expr()
+        self.take(")")
+        return e
+
+    def power_arg(self):
+        return self.power()
+
+
+def _simplify_add(terms):
+    nums = [t for t in terms if isinstance(t, Num) or (isinstance(t, Neg) and isinstance(t.arg, Num))]
+    if len(nums) == len(terms):           # constant arithmetic: 2 - 1 is 1
+        return Num(sum(t.value() for t in terms))
+    return terms[0] if len(terms) == 1 else Add(*terms)
+
+
+def _simplify_mul(factors):
+    if all(isinstance(f, Num) for f in factors):
+        return Num(np.prod([f.value() for f in factors]))
+    return Mul(*factors)
+
+
+def _simplify_pow(base, exp):
+    if isinstance(exp, Num) and exp.v.ndim == 0 and float(exp.v) == 1:
+        return base
+    if isinstance(base, Fn) and base.power is None and base.name not in ("exp", "sqrt", "abs"):
+        return Fn(base.name, base.arg, exp)
+    return Pow(base, exp)
+
+
+def parse(template, refs):
+    """The op-table template as a tree, ``@key`` replaced by ``refs[key]`` (raises ParseError)."""
+    return _Parser(template, refs).parse()
+
+
+# --- one op, backwards ------------------------------------------------------------------------
+
+def is_one(e):
+    return isinstance(e, Num) and e.v.ndim == 0 and float(e.v) == 1
+
+
+def times(g, d, hadamard):
+    """``g`` times the local derivative ``d``, element by element (a factor 1 kept: it is a step)."""
+    if isinstance(d, Neg):
+        return Neg(times(g, d.arg, hadamard))
+    if g is None:
+        return d
+    if hadamard and is_one(d):        # beside matrix products a factor 1 is only clutter
+        return g
+    had = hadamard and not _scalar(g) and not _scalar(d)
+    head = g.factors if isinstance(g, Mul) and g.chain and g.hadamard == had else [g]
+    return Mul(*head, d, hadamard=had, chain=True)
+
+
+def _scalar(e):
+    return np.ndim(_safe_value(e)) == 0 or np.size(_safe_value(e)) == 1
+
+
+def _safe_value(e):
+    try:
+        return e.value()
+    except Exception:  # a rule that cannot run shows its name; its size is unknown
+        return np.zeros(2)
+
+
+def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=None, matrix=False, count=None):
+    """What the gradient ``g`` (a tree; None for the seed 1) becomes after op ``op_key``'s input ``i``.
+
+    ``operands``: a tree per input (names or numbers); ``out``: the output's tree; ``dlatex``: the
+    op table's local derivatives (one template per input); ``rule``:
+    ``(template_text, apply)`` used when the op's gradient has none of the shapes this module
+    writes; ``matrix``: the path holds matrix products (elementwise products are then ``⊙``);
+    ``count``: the n a mean divides by.
+    """
+    refs = {str(k): v for k, v in enumerate(operands)}
+    refs["y"] = out
+    for k, v in (params or {}).items():
+        if _param(k, v) is not None:
+            refs[k] = _param(k, v)
+    if count is not None:
+        refs["n"] = Sym("n", count, latex="n")
+    in_shape, out_shape = tuple(in_shape), tuple(out_shape)
+    dl = dlatex[min(i, len(dlatex) - 1)]
+    if op_key in MATMULS:
+        side = MATMULS[op_key][i]
+        if side is None:
+            return _broadcast_sum(g if g is not None else Num(1), in_shape, out_shape)
+        other = operands[3 - i] if op_key == "addmm" else operands[1 - i]
+        gg = g if g is not None else Num(np.ones(out_shape))
+        if side == "right":
+            return MatMul(gg, T(other))
+        if side == "left":
+            return MatMul(T(other), gg)
+        return MatMul(gg, other, outer=True)
+    if op_key in TRANSPOSES:
+        if len(in_shape) < 2:
+            return g if g is not None else Num(1)
+        return T(g if g is not None else Num(np.ones(out_shape)))
+    if op_key in RESHAPES:
+        gg = g if g is not None else Num(1)
+        if op_key == "expand":
+            return _broadcast_sum(gg, in_shape, out_shape)
+        return Reshape(gg, in_shape)
+    try:
+        return _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix)
+    except ParseError:
+        if rule is None:
+            raise
+    text, apply = rule
+    return Rule(g if g is not None else Num(1), text, apply)
+
+
+def _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix):
+    """``g`` times the op's local derivative (parsed from the table), summed or copied as shapes need."""
+    if op_key in REDUCTIONS and (op_key != "mse_loss" or (params or {}).get("reduction", "mean") == "mean"):
+        d = parse(dl, refs)
+        gg = Expand(g, in_shape, (params or {}).get("dim"), (params or {}).get("keepdim", False)) \
+            if g is not None else None
+        return times(gg, d, matrix)
+    if op_key in ELEMENTWISE:
+        d = parse(dl, refs)
+        return _broadcast_sum(times(g, d, matrix), in_shape, out_shape)
+    raise ParseError(f"no formula for {op_key}")
+
+
+def _broadcast_sum(e, in_shape, out_shape):
+    if math.prod(in_shape) < math.prod(out_shape) or len(in_shape) < len(out_shape):
+        return Sum(e, in_shape)
+    return e
+
+
+def _param(key, v):
+    """A parameter as a number in a formula (clamp's missing bound is an infinite one), else None."""
+    if v is None and key in ("lo", "hi"):
+        return Num(-np.inf if key == "lo" else np.inf)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return Num(v)
+    return None

@@ -1,0 +1,260 @@
+"""The displayed chain rule is evaluated, number for number, and compared with the engine's gradient.
+
+Every formula the derivation panel shows is a :mod:`gradviz.formula` tree; the LaTeX on screen is
+``tree.latex()`` / ``tree.latex(numbers=True)``.  These tests evaluate those very trees -- exactly,
+and from the numbers *as written* (rounded to the digits shown) -- for every lesson graph
+(``tests/widget_lessons.py`` and every ``animate()`` call of ``notebooks/*.ipynb``) and for random
+graphs, and compare with what the engine accumulated into ``.grad``.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import gradviz
+import gradviz as torch
+from gradviz import formula as F
+from gradviz.ops import OPS
+from gradviz.widget import AutogradWidget
+from test_widget_frames import graphs
+from widget_lessons import LESSONS
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
+
+
+# --- the trees themselves ---------------------------------------------------------------------
+
+def test_function_application_is_written_as_application():
+    x = F.Sym("x", np.float64(0.88137))
+    d = F.parse(r"1 - \tanh^{2} @0", {"0": x})
+    assert d.latex() == r"1 - \tanh^{2}\left(x\right)"
+    assert d.latex(numbers=True) == r"1 - \tanh^{2}\left(0.8814\right)"
+    assert d.value() == pytest.approx(1 - np.tanh(0.88137) ** 2)
+    assert F.parse(r"\cos @0", {"0": x}).latex() == r"\cos\left(x\right)"
+    assert F.parse(r"\sigma(@0)\,(1 - \sigma(@0))", {"0": x}).latex() == \
+        r"\sigma\left(x\right) \cdot \left(1 - \sigma\left(x\right)\right)"
+
+
+def test_constant_arithmetic_and_powers_are_simplified():
+    a = F.Sym("a", np.array([2.0, 3.0]))
+    assert F.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(2)}).latex() == "2 a"
+    assert F.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(3)}).latex() == "3 a^{2}"
+
+
+def test_negative_numbers_are_parenthesised():
+    m = F.Mul(F.Num(2), F.Num(-3), chain=True)
+    assert m.latex() == r"2 \cdot \left(-3\right)"
+    assert F.Pow(F.Num(-2), F.Num(2)).latex() == r"\left(-2\right)^{2}"
+
+
+@pytest.mark.parametrize("key", sorted(F.ELEMENTWISE))
+def test_every_elementwise_local_derivative_is_a_formula_that_equals_the_rule(key):
+    """The op table's dlatex, parsed, is the local derivative its vjp applies (for g = 1)."""
+    op = OPS[key]
+    rng = np.random.default_rng(0)
+    n_in = len(op.uses)
+    lo, hi = op.domain
+    arrays = [rng.uniform(lo, hi, 3) for _ in range(n_in)]
+    params = dict(op.params)
+    y = np.asarray(op.forward(*arrays, **params), dtype=np.float64)
+    syms = [F.Sym(f"x{k}", a) for k, a in enumerate(arrays)]
+    for i in range(n_in):
+        e = F.step(key, i, None, syms, params, F.Sym("y", y), (3,), (3,), op.dlatex)
+        want = op.vjp(i)(np.ones(3), y, *arrays, **params)
+        np.testing.assert_allclose(np.broadcast_to(e.value(), (3,)), np.broadcast_to(want, (3,)),
+                                   rtol=1e-6, atol=1e-9, err_msg=f"{key} input {i}: {e.latex()}")
+
+
+def test_matrix_products_are_written_in_their_order():
+    MM = OPS["mm"].dlatex
+    A, B = F.Sym("A", np.ones((3, 2))), F.Sym("B", np.ones((2, 4)))
+    g = F.Sym("g", np.ones((3, 4)))
+    assert F.step("mm", 0, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (3, 2), (3, 4), MM).latex() == "g B^{T}"
+    assert F.step("mm", 1, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (2, 4), (3, 4), MM).latex() == "A^{T} g"
+
+
+# --- every lesson graph -----------------------------------------------------------------------
+
+def engine_gradients(w):
+    """What the engine accumulated into each leaf's .grad in the widget's first backward() call."""
+    out = {}
+    for f in w.frames:
+        if f["kind"] == "acc" and f["run"] == 0:
+            out[f["event"]["seq"]] = np.array(f["event"]["grad_in"], dtype=np.float64)
+    return out
+
+
+def assert_displayed_math_is_the_engines(w, rtol=2e-4, shown_rtol=2e-2):
+    lesson, formulas = w._lesson, w._formulas
+    grads = engine_gradients(w)
+    assert grads, "the widget recorded no backward pass"
+    shown = {e["leaf"]: e for e in w.derivation["leaves"]}
+    for leaf in lesson.leaves[:len(w.derivation["leaves"])]:
+        trees = formulas["exprs"][leaf.seq]
+        entry = shown[lesson.name(leaf)]
+        for tree, path in zip(trees, entry["paths"]):
+            stages = [m["latex"] for m in path["stages"]]
+            assert tree.latex() in stages and tree.latex(numbers=True) in stages   # the trees are what is shown
+        if entry["count"] != len(trees):
+            continue                         # not every path is written: the sum says "…"
+        want = grads[leaf.seq]
+        total = np.broadcast_to(sum(t.value() for t in trees), want.shape)
+        np.testing.assert_allclose(total, want, rtol=rtol, atol=1e-5 * (1 + np.abs(want).max()),
+                                   err_msg=f"{lesson.name(leaf)}: {[t.latex() for t in trees]}")
+        with F.as_shown():                   # the numbers as a student reads them
+            written = np.broadcast_to(sum(t.value() for t in trees), want.shape)
+        np.testing.assert_allclose(written, want, rtol=shown_rtol, atol=shown_rtol * (1 + np.abs(want).max()))
+
+
+@pytest.mark.parametrize("name", sorted(LESSONS))
+def test_lesson_derivations_evaluate_to_the_engines_gradient(name):
+    root, names, gradient = LESSONS[name]()
+    w = AutogradWidget(root, gradient, names=names)
+    assert_displayed_math_is_the_engines(w)
+
+
+def test_the_mlp_is_written_as_matrices():
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    w = AutogradWidget(root, gradient, names=names)
+    leaves = {e["leaf"]: e for e in w.derivation["leaves"]}
+    w1 = [m["latex"] for m in leaves["W1"]["paths"][0]["stages"]]
+    assert any(s.startswith("X^{T}") and r"W_{2}^{T}" in s and r"\odot" in s and r"\tanh^{2}\left(" in s
+               for s in w1), w1
+    b1 = [m["latex"] for m in leaves["b1"]["paths"][0]["stages"]]
+    assert any(s.startswith(r"\sum_{\text{batch}}") for s in b1), b1
+    assert any(r"\frac{1}{4}" in s for s in w1), "n = 4 filled in"
+
+
+def notebook_widgets(path):
+    """Run a notebook's code in-process; every ``gradviz.animate()`` call gives its widget."""
+    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    made = []
+    real = gradviz.animate
+
+    def animate(root, gradient=None, **options):
+        import sys
+        w = AutogradWidget(root, gradient, _frame=sys._getframe(1), **options)
+        made.append(w)
+        return w
+
+    ns = {"__name__": "__main__"}
+    gradviz.animate = animate
+    try:
+        for c in cells:
+            src = "".join(c["source"])
+            try:
+                exec(compile(src, path.name, "exec"), ns)
+            except Exception:  # the lessons raise on purpose (a freed graph...): go on, as Run All does
+                pass
+    finally:
+        gradviz.animate = real
+    return made
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_notebook_derivations_evaluate_to_the_engines_gradient(path):
+    widgets = notebook_widgets(path)
+    assert widgets, "every lesson animates at least one graph"
+    for w in widgets:
+        assert_displayed_math_is_the_engines(w)
+
+
+# --- random graphs ----------------------------------------------------------------------------
+
+@SETTINGS
+@given(graphs())
+def test_random_elementwise_graphs(case):
+    root, leaves = case
+    assume(root.requires_grad)
+    w = AutogradWidget(root, names={})
+    assert_displayed_math_is_the_engines(w)
+
+
+ACTS = ["tanh", "sigmoid", "relu", "exp", "square", "sin", "none"]
+
+
+@st.composite
+def networks(draw):
+    """Small networks on a batch: matrix products, broadcast biases, activations, a mean or a sum."""
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    batch, n_in = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    widths = draw(st.lists(st.integers(1, 3), min_size=1, max_size=2))
+    X = torch.tensor(rng.uniform(-1, 1, (batch, n_in)).astype(np.float32))
+    h, leaves, k = X, [], n_in
+    for m in widths:
+        W = torch.tensor(rng.uniform(-1, 1, (k, m)).astype(np.float32), requires_grad=True)
+        leaves.append(W)
+        h = h @ W
+        if draw(st.booleans()):
+            b = torch.tensor(rng.uniform(-1, 1, m).astype(np.float32), requires_grad=True)
+            leaves.append(b)
+            h = h + b
+        act = draw(st.sampled_from(ACTS))
+        h = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu, "exp": torch.exp,
+             "square": lambda t: t ** 2, "sin": torch.sin, "none": lambda t: t * 2.0}[act](h)
+        k = m
+    if draw(st.booleans()):
+        Y = torch.tensor(rng.uniform(-1, 1, h.shape).astype(np.float32))
+        loss = ((h - Y) ** 2).mean()
+    else:
+        loss = h.sum() if draw(st.booleans()) else h.mean()
+    return loss, leaves
+
+
+@SETTINGS
+@given(networks())
+def test_random_networks(case):
+    root, leaves = case
+    w = AutogradWidget(root, names={})
+    assert_displayed_math_is_the_engines(w)
+
+
+# --- the product so far, frame by frame -------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(LESSONS))
+def test_each_backward_step_says_what_it_sends_and_the_formula_agrees(name):
+    root, names, gradient = LESSONS[name]()
+    w = AutogradWidget(root, gradient, names=names)
+    math_ = w._math
+    nodes = {n.seq: n for n in w._lesson.nodes}
+    seen = 0
+    for f in w.frames:
+        if f["kind"] != "node" or f["run"] != 0:
+            continue
+        node = nodes[f["event"]["seq"]]
+        sent = [(i, g) for i, g in enumerate(f["event"]["grads_out"]) if g is not None]
+        assert len(f["chain"]["so_far"]) == len(sent)
+        for (i, g), item in zip(sent, f["chain"]["so_far"]):
+            tree = math_.edge[(id(node), i)]
+            assert tree.latex() in item["latex"] or tree.latex(numbers=True) in item["latex"]
+            np.testing.assert_allclose(np.broadcast_to(tree.value(), np.shape(g)), np.array(g, dtype=float),
+                                       rtol=2e-4, atol=1e-6)
+            seen += 1
+        for leaf_name, j, k in f["chain"]["factors"]:
+            entry = next(e for e in w.derivation["leaves"] if e["leaf"] == leaf_name)
+            factor = entry["paths"][j]["factors"][k]
+            assert factor["node"] == f["focus"][0]
+    assert seen
+
+
+def test_factors_point_at_the_picture_and_fan_in_paths_carry_their_term():
+    root, names, gradient = LESSONS["fan_out"]()
+    w = AutogradWidget(root, gradient, names=names)
+    a = next(e for e in w.derivation["leaves"] if e["leaf"] == "a")
+    node_ids = {n["id"] for n in w.graph["nodes"]}
+    edge_ids = {e["id"] for e in w.graph["edges"]}
+    for p in a["paths"]:
+        assert "term" in p and p["term"]["mathml"].startswith("<math")
+        assert len(p["factors"]) == len(p["stages"][0]["latex"].split(r" \cdot "))
+        for fac in p["factors"]:
+            assert fac["node"] in node_ids and (fac["edge"] is None or fac["edge"] in edge_ids)
+    acc = next(f for f in w.frames if f["kind"] == "acc" and f["event"]["seq"] == names["a"]._seq)
+    (item,) = acc["chain"]["so_far"]
+    assert item["of"] == "a" and item["value"] == "[1245.2864, -18.8506]"    # PyTorch's format
+    assert item["latex"].startswith(r"\frac{\partial \mathrm{out}}{\partial a} = ")
