@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import _vecmath
 from ._random import _fma
 from ._reduce import torch_sum
 
@@ -221,11 +222,6 @@ def _rounded(f):
 _exp, _log, _sin, _cos, _tanh = (_rounded(f) for f in (np.exp, np.log, np.sin, np.cos, np.tanh))
 
 
-def _sigmoid(a):
-    """σ(x) = 1 / (1 + e^{-x})"""
-    return 1 / (1 + _exp(-a))
-
-
 # --- arithmetic -------------------------------------------------------------------------------
 
 def _add(a, b, alpha=1):
@@ -332,7 +328,7 @@ op("tanh", grad_fn="TanhBackward0", forward=_tanh,
    vjps=[lambda g, y, a: g * _rounded(lambda t: 1 - t * t)(y)], uses=["o"],   # 1 - y² rounded once, as fused
    latex=r"\tanh @0", dlatex=[r"1 - \tanh^{2} @0"],
    method="tanh", inplace=True, function=True)
-op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_sigmoid,
+op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_vecmath.sigmoid,
    vjps=[lambda g, y, a: g * (1 - y) * y], uses=["o"],
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
    method="sigmoid", inplace=True, function=True)
@@ -582,26 +578,27 @@ op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_
 
 # --- linear algebra ---------------------------------------------------------------------------
 
-op("mm", grad_fn="MmBackward0", symbol="@", forward=np.matmul,
-   vjps=[lambda g, y, a, b: g @ b.T, lambda g, y, a, b: a.T @ g], uses=["1", "0"],
+op("mm", grad_fn="MmBackward0", symbol="@", forward=_vecmath.mm,
+   vjps=[_vecmath.mm_grad_a, _vecmath.mm_grad_b], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mm", function=True, inputs="matmul", precedence=2, elementwise=False)
-op("mv", grad_fn="MvBackward0", symbol="@", forward=np.matmul,
-   vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: a.T @ g], uses=["1", "0"],
+op("mv", grad_fn="MvBackward0", symbol="@", forward=_vecmath.mv,
+   vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: _vecmath.mv(a.T, g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mv", function=True, inputs="matmul", precedence=2, elementwise=False)
-op("dot", grad_fn="DotBackward0", symbol="·", forward=np.dot,
+op("dot", grad_fn="DotBackward0", symbol="·", forward=_vecmath.dot,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="dot", function=True, inputs="matmul", precedence=2)
-op("bmm", grad_fn="BmmBackward0", symbol="@", forward=np.matmul,
-   vjps=[lambda g, y, a, b: g @ np.swapaxes(b, -1, -2), lambda g, y, a, b: np.swapaxes(a, -1, -2) @ g], uses=["1", "0"],
+op("bmm", grad_fn="BmmBackward0", symbol="@", forward=_vecmath.bmm,
+   vjps=[lambda g, y, a, b: _vecmath.bmm(g, np.swapaxes(b, -1, -2)),
+         lambda g, y, a, b: _vecmath.bmm(np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False)
 
-op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: np.matmul(a, b) + c,   # nn.Linear: bias + x Wᵀ
+op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: _vecmath.mm(a, b, c),   # nn.Linear: bias + x Wᵀ
    vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
-    lambda g, y, c, a, b: g @ b.T, lambda g, y, c, a, b: a.T @ g], uses=["", "2", "1"],
+    lambda g, y, c, a, b: _vecmath.mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _vecmath.mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
    method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False)
 
