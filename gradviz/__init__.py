@@ -14,7 +14,7 @@ import math as _math
 
 import numpy as _np
 
-from . import _dtype, _random, autograd, ops
+from . import _dtype, _numerics, _random, autograd, ops
 from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                      set_default_dtype, uint8)
 from ._format import get_printoptions, printoptions, set_printoptions
@@ -107,9 +107,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     lanes = 8 if dt is float32 else 4
     vec = n // (2 * lanes) * 2 * lanes
     first = idx[:vec] - idx[:vec] % lanes
-    base = _random._fma(first, step, start, _np.float64).astype(dt.np).astype(_np.float64)
-    head = _random._fma(idx[:vec] % lanes, step, base, _np.float64)
-    a = _np.concatenate((head, _random._fma(idx[vec:], step, start, _np.float64)))
+    base = _numerics.fma(first, step, start, _np.float64).astype(dt.np).astype(_np.float64)
+    head = _numerics.fma(idx[:vec] % lanes, step, base, _np.float64)
+    a = _np.concatenate((head, _numerics.fma(idx[vec:], step, start, _np.float64)))
     return _new(a.astype(dt.np), None, requires_grad)
 
 
@@ -128,8 +128,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
         a = _np.array([lo])
     else:
         step = (hi - lo) / acc.type(steps - 1)
-        first = _random._fma(idx[:steps // 2].astype(acc), step, lo, acc)
-        second = _random._fma((steps - 1 - idx[steps // 2:]).astype(acc), -step, hi, acc)
+        first = _numerics.fma(idx[:steps // 2].astype(acc), step, lo, acc)
+        second = _numerics.fma((steps - 1 - idx[steps // 2:]).astype(acc), -step, hi, acc)
         a = _np.concatenate((first, second))
     return _new(a.astype(dt.np), None, requires_grad)
 
@@ -174,7 +174,7 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
 def _random_dtype(dtype, kernel):
     dt = _D.as_dtype(dtype) or get_default_dtype()
     if not dt.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TYPE_NAMES[dt.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_D.TYPE_NAMES[dt.name]}\'')
     return dt
 
 
@@ -310,7 +310,7 @@ def stack(tensors, dim=0):
 
 
 
-from .tensor import _TYPE_NAMES, _dims, _literal  # noqa: E402
+from .tensor import _dims, _literal  # noqa: E402
 from .autograd import Variable  # noqa: E402,F401
 # Imported here, not lazily: loading the submodule first binds ``gradviz.gradcheck`` to the module,
 # and this import then binds the name to the function for good (later imports find the module loaded).

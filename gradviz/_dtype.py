@@ -44,6 +44,13 @@ int32 = dtype("int32", np.int32, 1, "IntTensor")
 int64 = dtype("int64", np.int64, 1, "LongTensor")
 bool = dtype("bool", np.bool_, 0, "BoolTensor")  # noqa: A001 -- torch.bool
 
+# How PyTorch names element types in messages: its C++ names (caffe2::TypeMeta), and its
+# scalar-type names ("Float", "Long"...)
+CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+             "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
+              "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+
 _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _BY_NP = {d.np: d for d in _ALL}
 _default = [float32]
@@ -115,11 +122,9 @@ def with_scalar(d, v):
 def result_type(*operands):
     """PyTorch's promotion: dimensioned tensors outrank 0-d tensors, which outrank Python numbers,
     except that a higher category (bool < int < float) always wins."""
-    from .tensor import Tensor
-
     groups = ([], [], [])  # dimensioned tensors, 0-d tensors, Python scalars (as kinds)
     for o in operands:
-        if isinstance(o, Tensor):
+        if isinstance(getattr(o, "dtype", None), dtype):   # a tensor (numpy values have numpy dtypes)
             groups[0 if o.ndim else 1].append(o.dtype)
         else:
             groups[2].append(_scalar_kind(o))

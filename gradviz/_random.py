@@ -22,6 +22,8 @@ import struct
 
 import numpy as np
 
+from ._numerics import fma
+
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "bernoulli"]
 
@@ -168,27 +170,6 @@ def _uniform01(n, np_dtype, g):
     return x if digits == 53 else x.astype(np.float32)     # half is computed in float
 
 
-def _fma(a, b, c, np_dtype):
-    """``a * b + c`` rounded once, as the compiled kernels' fused multiply-add does."""
-    if np.dtype(np_dtype) == np.float32:  # the float32 product is exact in double
-        return (np.asarray(a, np.float64) * np.float64(b) + np.float64(c)).astype(np.float32)
-    a, b = np.asarray(a, np.float64), np.float64(b)
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl   # p + err == a * b exactly (Dekker)
-    s = p + c
-    bb = s - p
-    t = (p - (s - bb)) + (c - bb)                         # s + t == p + c exactly (Knuth)
-    return s + (t + err)
-
-
-def _split(x):
-    t = 134217729.0 * x   # 2**27 + 1
-    hi = t - (t - x)
-    return hi, x - hi
-
-
 def rand(shape, np_dtype, generator=None, low=0.0, high=1.0):
     """Uniform samples in [low, high): ``x * (high - low) + low`` in the tensor's precision."""
     n = math.prod(shape)
@@ -196,7 +177,7 @@ def rand(shape, np_dtype, generator=None, low=0.0, high=1.0):
     if low != 0.0 or high != 1.0:
         acc = np.float64 if np.dtype(np_dtype) == np.float64 else np.float32
         lo, hi = acc(np.dtype(np_dtype).type(low)), acc(np.dtype(np_dtype).type(high))
-        x = _fma(x, hi - lo, lo, acc)
+        x = fma(x, hi - lo, lo, acc)
     return x.astype(np_dtype).reshape(shape)
 
 
@@ -217,7 +198,7 @@ def _box_muller_16(block, np_dtype):
 
 # float32 Box-Muller runs through AVX2 code (``normal_fill_16_AVX2``) built on the Cephes
 # polynomials of ``avx_mathfun.h``, compiled with fused multiply-adds; this mirrors it step by step
-# in float32 (``_f`` rounds, ``_fma`` rounds once), which reproduces PyTorch's bits.
+# in float32 (``_f`` rounds, ``fma`` rounds once), which reproduces PyTorch's bits.
 _f = np.float32
 _LOG_P = [_f(c) for c in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
                           1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
@@ -235,11 +216,11 @@ def _log_ps(x):
     z = x * x
     y = np.full_like(x, _LOG_P[0])
     for p in _LOG_P[1:]:
-        y = _fma(y, x, p, _f)
+        y = fma(y, x, p, _f)
     y = y * x
-    y = _fma(y, z, e * _f(-2.12194440e-4), _f)
-    y = _fma(z, _f(-0.5), y, _f)
-    return _fma(e, _f(0.693359375), x + y, _f)
+    y = fma(y, z, e * _f(-2.12194440e-4), _f)
+    y = fma(z, _f(-0.5), y, _f)
+    return fma(e, _f(0.693359375), x + y, _f)
 
 
 def _sincos_ps(x):
@@ -249,17 +230,17 @@ def _sincos_ps(x):
     j = ((x * _f(1.27323954473516)).astype(np.int32) + 1) & ~1
     y = j.astype(_f)
     for dp in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
-        x = _fma(y, _f(dp), x, _f)
+        x = fma(y, _f(dp), x, _f)
     sin_negative = negative ^ ((j & 4) != 0)
     cos_negative = (~(j - 2) & 4) != 0
     use_sin_poly = (j & 2) == 0
     z = x * x
-    yc = _fma(_fma(np.full_like(z, _f(2.443315711809948E-005)), z, _f(-1.388731625493765E-003), _f),
+    yc = fma(fma(np.full_like(z, _f(2.443315711809948E-005)), z, _f(-1.388731625493765E-003), _f),
               z, _f(4.166664568298827E-002), _f)
-    yc = _fma(yc * z, z, -(z * _f(0.5)), _f) + _f(1)
-    ys = _fma(_fma(np.full_like(z, _f(-1.9515295891E-4)), z, _f(8.3321608736E-3), _f),
+    yc = fma(yc * z, z, -(z * _f(0.5)), _f) + _f(1)
+    ys = fma(fma(np.full_like(z, _f(-1.9515295891E-4)), z, _f(8.3321608736E-3), _f),
               z, _f(-1.6666654611E-1), _f)
-    ys = _fma(ys * z, x, x, _f)
+    ys = fma(ys * z, x, x, _f)
     sin, cos = np.where(use_sin_poly, ys, yc), np.where(use_sin_poly, yc, ys)
     return np.where(sin_negative, -sin, sin), np.where(cos_negative, -cos, cos)
 
@@ -299,11 +280,11 @@ def randn(shape, np_dtype, generator=None, mean=0.0, std=1.0):
         z = _normal_fill(n, np_dtype, g)
         if mean != 0.0 or std != 1.0:
             acc = np.dtype(np_dtype).type
-            z = _fma(z, acc(std), acc(mean), np_dtype)
+            z = fma(z, acc(std), acc(mean), np_dtype)
         return z.astype(np_dtype).reshape(shape)
     values = [_normal_one(g) for _ in range(n)]
     if mean != 0.0 or std != 1.0:
-        values = _fma(np.array(values, np.float64), float(std), float(mean), np.float64)
+        values = fma(np.array(values, np.float64), float(std), float(mean), np.float64)
     return np.array(values, np.float64).astype(np_dtype).reshape(shape)
 
 

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from . import _vecmath
-from ._random import _fma
+from ._numerics import fma
 from ._reduce import torch_sum
 
 __all__ = ["Op", "Meta", "OPS", "op"]
@@ -231,7 +231,7 @@ def _add(a, b, alpha=1):
     if a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
         # PyTorch's kernel is one fused multiply-add, b·α + a rounded once: what makes
         # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit
-        return _fma(b, a.dtype.type(alpha), a, a.dtype)
+        return fma(b, a.dtype.type(alpha), a, a.dtype)
     return np.add(a, np.multiply(b, alpha, dtype=b.dtype))
 
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._random import _fma
+from ._numerics import fma as _fma
 from .autograd import enable_grad, no_grad
 from .nn.module import forget_grads
 from .tensor import Tensor

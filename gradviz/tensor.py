@@ -15,115 +15,13 @@ import numpy as np
 from . import _dtype as D
 from . import autograd as _ag
 from ._format import tensor_repr
+from ._types import Size, TensorBase, device, layout, return_types, strided
 from .autograd import _GradMode
 from .ops import OPS, _median_index, _sorted
 
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_array", "return_types"]
 
 _seq = _ag._seq
-
-
-class device:
-    """Where a tensor lives: ``device(type='cpu')`` (gradviz computes on the CPU only)."""
-
-    __module__ = "gradviz"
-
-    def __init__(self, type="cpu", index=None):
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        kind, _, number = str(type).partition(":")
-        self.type, self.index = kind, int(number) if number else index
-
-    def __repr__(self):
-        if self.index is None:
-            return f"device(type='{self.type}')"
-        return f"device(type='{self.type}', index={self.index})"
-
-    def __str__(self):
-        return self.type if self.index is None else f"{self.type}:{self.index}"
-
-    def __eq__(self, other):
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
-
-    def __hash__(self):
-        return hash((self.type, self.index))
-
-
-class layout:
-    """How a tensor's elements are laid out in memory; gradviz has PyTorch's default only."""
-
-    __module__ = "gradviz"
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "gradviz." + self.name
-
-
-strided = layout("strided")
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple that prints as ``gradviz.Size([2, 3])``."""
-
-    __module__ = "gradviz"
-
-    def __repr__(self):
-        return f"gradviz.Size({list(self)!r})"
-
-    __str__ = __repr__
-
-    # slicing, joining and repeating a shape gives a shape
-    def __getitem__(self, key):
-        item = super().__getitem__(key)
-        return Size(item) if isinstance(key, slice) else item
-
-    def __add__(self, other):
-        if not isinstance(other, tuple):
-            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to gradviz.Size")
-        return Size(tuple(self) + other)
-
-    def __radd__(self, other):
-        return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
-
-    def __mul__(self, n):
-        return Size(tuple(self) * n)
-
-    __rmul__ = __mul__
-
-    def numel(self):
-        return math.prod(self)
-
-
-class _ReturnType(tuple):
-    _fields = ("values", "indices")
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
-
-    def __repr__(self):
-        return f"gradviz.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-
-
-class return_types:
-    """``torch.return_types``: the named pairs that ``max(dim)`` and ``min(dim)`` return."""
-    max = type("max", (_ReturnType,), {"_name": "max", "__module__": "gradviz.return_types"})
-    sort = type("sort", (_ReturnType,), {"_name": "sort", "__module__": "gradviz.return_types"})
-    median = type("median", (_ReturnType,), {"_name": "median", "__module__": "gradviz.return_types"})
-    min = type("min", (_ReturnType,), {"_name": "min", "__module__": "gradviz.return_types"})
-
-
-# How PyTorch's C++ names element types in some messages (caffe2::TypeMeta).
-_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
-              "int8": "signed char", "int16": "short int",
-              "int32": "int", "int64": "long int", "bool": "bool"}
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
-               "int8": "Char", "int16": "Short",
-               "int32": "Int", "int64": "Long", "bool": "Bool"}
 
 
 # --- the core of every op -----------------------------------------------------------------------
@@ -427,7 +325,7 @@ def _is_int(a):
 
 # --- Tensor -------------------------------------------------------------------------------------
 
-class Tensor:
+class Tensor(TensorBase):
     """An n-dimensional array that can record the operations applied to it.
 
     >>> import gradviz
@@ -496,8 +394,8 @@ class Tensor:
                                 f"of type {type(value).__name__}")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_CPP_NAMES[value.dtype.name]}' to a tensor "
-                    f"with grad_dtype '{_TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
+                    f"attempting to assign a gradient with dtype '{D.CPP_NAMES[value.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{D.TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
                     "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
                     "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
                     "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
@@ -991,7 +889,7 @@ class Tensor:
         t = self.to(dtype) if dtype is not None else self
         if not t.dtype.is_floating_point:
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                               f"floating point or complex dtype. Got: {_TYPE_NAMES[t.dtype.name]}")
+                               f"floating point or complex dtype. Got: {D.TYPE_NAMES[t.dtype.name]}")
         if dim is _EVERY_DIM:
             return apply(OPS["mean"], (t,))
         return apply(OPS["mean_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
@@ -1462,7 +1360,7 @@ class Tensor:
         _check_leaf(self)
         if not self.dtype.is_floating_point:
             raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
-                                      f"'{_TYPE_NAMES[self.dtype.name]}'")
+                                      f"'{D.TYPE_NAMES[self.dtype.name]}'")
         return self.fill_(_random.rand(self.shape, self._data.dtype, generator, a, b))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -1471,7 +1369,7 @@ class Tensor:
         _check_leaf(self)
         if not self.dtype.is_floating_point:
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
-                                      f"'{_TYPE_NAMES[self.dtype.name]}'")
+                                      f"'{D.TYPE_NAMES[self.dtype.name]}'")
         return self.fill_(_random.randn(self.shape, self._data.dtype, generator, mean, std))
 
     def random_(self, low=0, high=None, *, generator=None):
@@ -1609,8 +1507,8 @@ def _inplace(self, fn, *args):
         src._seq = self._seq
     result = fn(src, *args)
     if result.dtype.kind > self.dtype.kind:
-        raise RuntimeError(f"result type {_TYPE_NAMES[result.dtype.name]} can't be cast to the "
-                           f"desired output type {_TYPE_NAMES[self.dtype.name]}")
+        raise RuntimeError(f"result type {D.TYPE_NAMES[result.dtype.name]} can't be cast to the "
+                           f"desired output type {D.TYPE_NAMES[self.dtype.name]}")
     if result.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
@@ -1645,12 +1543,12 @@ def matmul(a, b):
     if a.dtype is not b.dtype:
         if a.ndim == 1 and b.ndim == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                               f"{_TYPE_NAMES[a.dtype.name]} and {_TYPE_NAMES[b.dtype.name]}")
+                               f"{D.TYPE_NAMES[a.dtype.name]} and {D.TYPE_NAMES[b.dtype.name]}")
         if a.ndim > 2 or b.ndim > 2:
-            raise RuntimeError(f"expected scalar type {_TYPE_NAMES[a.dtype.name]} but found "
-                               f"{_TYPE_NAMES[b.dtype.name]}")
+            raise RuntimeError(f"expected scalar type {D.TYPE_NAMES[a.dtype.name]} but found "
+                               f"{D.TYPE_NAMES[b.dtype.name]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+                           f"{D.CPP_NAMES[a.dtype.name]} != {D.CPP_NAMES[b.dtype.name]}")
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
@@ -1760,7 +1658,7 @@ def _legacy_new(dtype, *args, **kwargs):
 
 def _options(dtype):
     """How PyTorch's C++ prints a legacy constructor's expected type (c10::TensorOptions)."""
-    return (f"TensorOptions(dtype={_CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
+    return (f"TensorOptions(dtype={D.CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 

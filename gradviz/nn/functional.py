@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype, _random
 from ..ops import OPS
-from ..tensor import _TYPE_NAMES, Tensor, _broadcast_error, apply
+from ..tensor import Tensor, _broadcast_error, apply
 
 __all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "mse_loss", "l1_loss"]
 
@@ -29,7 +29,7 @@ def linear(input, weight, bias=None):
         return input.matmul(wt)
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{_TYPE_NAMES[input.dtype.name]} and {_TYPE_NAMES[weight.dtype.name]}")
+                           f"{_dtype.TYPE_NAMES[input.dtype.name]} and {_dtype.TYPE_NAMES[weight.dtype.name]}")
     if input.ndim == 2:
         return apply(OPS["addmm"], (bias, input, wt))
     if not input.is_contiguous():                        # PyTorch's fallback: a product, then bias added in place

@@ -1,0 +1,114 @@
+"""The package is layered: no module of gradviz imports, directly or through others, a module
+that imports it back -- counting imports inside functions too.
+
+Layers, lowest first: numerics, dtypes and types; formatting and random; the op table; the engine;
+Tensor; the public autograd and gradcheck; the package face, nn, optim, graph, trace, widget.
+The one lazy import allowed is the package face's ``__getattr__`` (draw, animate, trace), which
+keeps ``import gradviz`` free of the drawing libraries.
+"""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "gradviz"
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(module, node, is_package, files):
+    """The gradviz modules an import statement loads: ``from . import x`` loads the submodule x
+    (not the package, whose ``__init__`` is already running), ``from .m import f`` loads m."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "gradviz"]
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[:len(base) - node.level + 1]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if target.split(".")[0] != "gradviz":
+        return []
+    submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in files]
+    return submodules + ([target] if len(submodules) < len(node.names) else [])
+
+
+def _lazy_face_import(module, node, parents):
+    """``importlib.import_module(...)`` in the package face's ``__getattr__`` is not an ast import;
+    any ``import`` statement inside a function named __getattr__ of gradviz/__init__ is allowed too."""
+    return module == "gradviz" and any(isinstance(p, ast.FunctionDef) and p.name == "__getattr__" for p in parents)
+
+
+def import_graph():
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        deps, stack = set(), [(tree, ())]
+        while stack:
+            node, parents = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, parents + (node,)))
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not _lazy_face_import(module, node, parents):
+                deps.update(d for d in _resolve(module, node, path.name == "__init__.py", files) if d in files)
+        # importing gradviz.x.y runs gradviz/x/__init__ first, but that is the package's own business
+        graph[module] = deps - {module}
+    return graph
+
+
+def cycles(graph):
+    """Every strongly connected component of more than one module (Tarjan, iteratively)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], [0]
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
+    return found
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_is_too_long():
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert max(sizes.values()) < 1000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
