@@ -19,6 +19,19 @@ def seed_widget():
                           expected={"x": lambda x: 5 * (x + 1)})
 
 
+def test_synced_traits_are_the_js_model():
+    """SYNCED is read from the class, and widget.js's Model typedef names exactly those traits."""
+    from pathlib import Path
+    js = (Path(standalone_html.__code__.co_filename).parent / "static" / "widget.js").read_text(encoding="utf-8")
+    model = js[js.index("@typedef {Object} Model"):]
+    model = model[:model.index("@typedef", 1)]
+    typed = set(re.findall(r"@property \{[^}]*\}\s+(\w+)", model))
+    assert typed == set(SYNCED)
+    synced = {n for n, t in AutogradWidget.class_traits().items() if t.metadata.get("sync") and not n.startswith("_")}
+    assert set(SYNCED) <= synced and "svg" in SYNCED and "frames" in SYNCED
+    assert not synced - set(SYNCED) - {"layout", "tabbable", "tooltip"}   # ipywidgets' own, not ours
+
+
 def test_no_external_url(seed_widget, tmp_path):
     path = save_html(seed_widget, tmp_path / "figure.html")
     page = path.read_text(encoding="utf-8")

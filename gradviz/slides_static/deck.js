@@ -6,47 +6,37 @@
 // The widgets boot from the module script that follows this one, in the roots listed here.
 (function () {
   "use strict";
-  var HEIGHT = 800;
+  var HEIGHT = 720;            // 16:9, as projectors and laptops are
   var deck = new Reveal(document.querySelector(".reveal"), {
     width: 1280, height: HEIGHT, margin: 0.04,
+    // → and ← (and Space) walk every slide, sub-slides included: a lecturer pressing → alone
+    // reaches the widget's slide, which nbconvert makes a vertical sub-slide
+    navigationMode: "linear",
     hash: true, controls: true, progress: true, slideNumber: "c/t",
     center: false, transition: "slide",
   });
   window.gradvizDeck = deck;   // for the browser tests and the console
 
-  // A widget's picture and derivation first get what the slide has left below the controls and
-  // the caption (--gv-graph-max): a tall graph then scrolls inside its own box, which follows the
-  // step being shown, and stays large enough to read from the back of the room. What still does
-  // not fit is scaled (transform) to fit: its box is given the scaled height so that nothing below
-  // it moves. Below MIN_SCALE it would be unreadable: it stays at MIN_SCALE and its box scrolls.
+  // A widget gets the height its slide has left below what comes before it (--gv-height): it lays
+  // out its graph, caption and derivation inside that box (zooming and panning the graph), so the
+  // whole widget, the derivation's ✓ included, is on the slide without scrolling. Only when that
+  // room is too small to be useful is the widget scaled down (transform) to fit.
   // Only the slide on screen can be measured.
-  var MIN_SCALE = 0.5, MIN_GRAPH = 240;
+  var MIN_ROOM = 360;
   function fit(box) {
     var host = box.shadowRoot && box.shadowRoot.querySelector(".gv-host");
     var slide = box.closest("section");
-    if (!host || !slide || !slide.classList.contains("present") || !host.offsetHeight) return;
+    if (!host || !slide || !slide.classList.contains("present")) return;
     var top = (box.getBoundingClientRect().top - slide.getBoundingClientRect().top) / deck.getScale();
-    var room = HEIGHT - top - 16;
-    var main = host.querySelector(".gv-main");
-    if (main) {
-      host.style.transform = "";
-      host.style.width = "100%";
-      host.style.removeProperty("--gv-graph-max");
-      var rest = host.offsetHeight - main.offsetHeight;
-      host.style.setProperty("--gv-graph-max", Math.max(MIN_GRAPH, room - rest) + "px");
-    }
-    var scale = 1;
+    var room = Math.floor(HEIGHT - top - 12);
+    var scale = room >= MIN_ROOM ? 1 : Math.max(0.5, room / MIN_ROOM);
+    host.style.setProperty("--gv-height", Math.round(room / scale) + "px");
     host.style.boxSizing = "border-box";
     host.style.transformOrigin = "0 0";
-    for (var i = 0; i < 3; i++) {       // a smaller scale makes the host wider: it may reflow
-      host.style.width = 100 / scale + "%";
-      scale = Math.max(MIN_SCALE, Math.min(1, room / host.offsetHeight));
-    }
     host.style.width = 100 / scale + "%";
     host.style.transform = scale < 1 ? "scale(" + scale + ")" : "";
-    var height = host.offsetHeight * scale;
-    box.style.height = Math.min(height, room) + "px";
-    box.style.overflowY = height > room + 1 ? "auto" : "hidden";
+    box.style.height = Math.min(host.offsetHeight * scale, room) + "px";
+    box.style.overflowY = "hidden";
     box.dataset.scale = scale.toFixed(3);
   }
   function fitPresent() {

@@ -16,6 +16,7 @@ import re
 import uuid
 from pathlib import Path
 
+from .autograd_widget import AutogradWidget
 from .i18n import fmt, strings
 
 __all__ = ["SYNCED", "widget_state", "standalone_html", "standalone_html_from_state", "save_html",
@@ -23,9 +24,10 @@ __all__ = ["SYNCED", "widget_state", "standalone_html", "standalone_html_from_st
 
 STATIC = Path(__file__).parent / "static"
 
-# The synced traits of AutogradWidget, in the order of the Model typedef in widget.js.
-SYNCED = ("svg", "graph", "frames", "frame", "playing", "speed", "derivation", "lang", "strings",
-          "presenter", "retain_graph", "live", "error", "root_name")
+# The synced traits of AutogradWidget (its own, not anywidget's _esm/_css/...), read from the class:
+# a trait added there is saved in pages and decks too. The Model typedef in widget.js lists the
+# same names (tests/test_widget_standalone.py holds them together).
+SYNCED = tuple(name for name, trait in AutogradWidget.class_own_traits().items() if trait.metadata.get("sync"))
 
 _WIDGET_ID = "gradviz.widget.autograd_widget.AutogradWidget"
 

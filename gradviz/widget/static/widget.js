@@ -377,9 +377,12 @@ function createPicture(ctx) {
     if (!nat || !nat.w || !box.clientWidth) return 1;
     return Math.max(0.05, Math.min((box.clientWidth - 6) / nat.w, (box.clientHeight - 6) / nat.h));
   }
-  /** The zoom at which the smallest text is as large as the widget promises (11 px, 15 presenting). */
+  /** The zoom at which the smallest text is as large as the widget promises: 11 screen px (and
+   *  15 px of the slide when presenting). */
   function readableZoom() {
-    return (presenter() ? 15.2 : 11.2) / (index.minFont * (outer() || 1));
+    const screen = 11.2 / (index.minFont * (outer() || 1));
+    // presenting, 15 px of the slide's own size: a projected slide is read as a whole
+    return presenter() ? Math.max(screen, 15.2 / index.minFont) : screen;
   }
   /** The default: the whole graph if it is readable so, else readable (the box then pans). */
   function defaultZoom() {
@@ -516,7 +519,7 @@ function createPicture(ctx) {
   }
 
   return {
-    el, box, load, light, follow, relayout, labels, showFatal,
+    el, box, load, light, follow, relayout, labels, showFatal, readableZoom,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
     slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id) },
   };
@@ -758,15 +761,19 @@ function render({ model, el }) {
     const nat = picture.natural();
     const W = main.clientWidth, H = main.clientHeight;
     if (!nat || !nat.w || !W || !H) return;
-    const sideW = Math.min(520, Math.max(300, W * 0.36));
+    const r = picture.readableZoom();
+    const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
+    let sideW = Math.min(520, Math.max(300, W * 0.36));
     const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
-    const stackH = Math.min(H * 0.62, Math.max(H * 0.4, nat.h * sideZoom * 1.5 + 12));
+    const stackH = Math.min(H * 0.62, Math.max(H * 0.4, nat.h * zoomIn(W, H * 0.62) + 12));
     const stackZoom = Math.min(W / nat.w, stackH / nat.h);
     const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";
+    // a graph narrower than its column at its default zoom leaves the rest to the derivation
+    const wants = nat.w * zoomIn(W - sideW - 10, H) + 16;
+    if (layout === "side" && wants < W - sideW - 10) sideW = Math.min(W * 0.58, W - wants - 10);
     main.dataset.layout = layout;
     main.style.setProperty("--gv-side-w", `${Math.round(sideW)}px`);
-    const fitH = Math.ceil(nat.h * Math.min(stackZoom, W / nat.w)) + 8;
-    main.style.setProperty("--gv-graph-h", `${Math.round(Math.min(H * 0.62, Math.max(H * 0.38, fitH)))}px`);
+    main.style.setProperty("--gv-graph-h", `${Math.round(stackH)}px`);
   }
 
   function relayout() {

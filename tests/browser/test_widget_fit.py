@@ -1,0 +1,234 @@
+"""Issue 8's picture checks, on saved pages (offline) and in a live JupyterLab at 1366×768.
+
+- the whole widget fits the window, so a student never scrolls the notebook during an animation;
+- the smallest graph text on screen is at least 11 px (its font size times the SVG's screen scale);
+- the ✓ of the derivation is in view at the end of the animation;
+- the gradient labels on the edges never overlap;
+- during backward the lit edge's arrowhead is at the input end (the gradient goes op -> input),
+  during forward at the op end.
+
+Screenshots go to tests/artifacts/fit-*.png and lab-fit-*.png: look at them.
+"""
+
+import pytest
+
+from browser.conftest import visible_nodes, wait_ready
+from gradviz.widget import AutogradWidget
+from test_notebooks import NOTEBOOKS
+from widget_lessons import LESSONS
+
+VIEW = {"width": 1366, "height": 768}
+
+# smallest on-screen size of a graph text that is shown and inside the graph's box
+SMALLEST_TEXT = """w => { let min = Infinity;
+    const box = w.querySelector('div.gv-graph').getBoundingClientRect();
+    for (const t of w.querySelectorAll('svg.gv-svg text')) {
+      if (t.closest('.gv-hidden') || !t.textContent.trim()) continue;
+      const r = t.getBoundingClientRect();
+      if (r.width === 0 || r.bottom < box.top || r.top > box.bottom || r.right < box.left || r.left > box.right) continue;
+      min = Math.min(min, parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a);
+    }
+    return min; }"""
+
+# the screen rects of every gradient label shown on an edge
+EDGE_LABELS = """w => [...w.querySelectorAll('svg.gv-svg .gv-edge-grad')]
+    .filter(g => !g.classList.contains('gv-hidden'))
+    .map(g => { const texts = [...g.querySelectorAll('text')].filter(t => t.textContent.trim());
+                const rs = texts.map(t => t.getBoundingClientRect());
+                return [Math.min(...rs.map(r => r.left)), Math.min(...rs.map(r => r.top)),
+                        Math.max(...rs.map(r => r.right)), Math.max(...rs.map(r => r.bottom)),
+                        texts.map(t => t.textContent).join(' ')]; })
+    .filter(r => r[2] > r[0])"""
+
+# where the visible arrowheads of the lit edges are: nearer the input (src) or the op (dst)
+ARROWS = """w => [...w.querySelectorAll('svg.gv-svg .gv-edge.gv-lit-edge, svg.gv-svg .gv-edge.gv-lit-fwd')].map(e => {
+    const centre = r => [(r.left + r.right) / 2, (r.top + r.bottom) / 2];
+    const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1]);
+    const node = id => w.querySelector(`svg.gv-svg .gv-node[data-gv-id="${id}"]`).getBoundingClientRect();
+    const src = centre(node(e.dataset.gvSrc)), dst = centre(node(e.dataset.gvDst));
+    const heads = [...e.querySelectorAll('polygon')].filter(p => {
+      const s = getComputedStyle(p); const r = p.getBoundingClientRect();
+      return s.display !== 'none' && s.visibility !== 'hidden' && r.width > 1 && r.height > 1; });
+    return heads.map(p => { const c = centre(p.getBoundingClientRect()); return dist(c, src) < dist(c, dst) ? 'input' : 'op'; });
+  })"""
+
+
+def overlaps(rects, slack=0.5):
+    bad = []
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            if a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack:
+                bad.append((a[4], b[4]))
+    return bad
+
+
+def check_in_view(widget):
+    """A ✓ of the derivation (the one set last) is in the derivation panel's visible part and the window."""
+    checks = widget.locator(".gv-check.gv-ok")
+    assert checks.count() and "✓" in checks.first.inner_text()
+    d = widget.locator('[data-gv="derivation"]').bounding_box()
+    view = widget.page.viewport_size
+    for i in range(checks.count()):
+        c = checks.nth(i).bounding_box()
+        if d["y"] - 1 <= c["y"] and c["y"] + c["height"] <= d["y"] + d["height"] + 1 \
+                and c["y"] >= 0 and c["y"] + c["height"] <= view["height"]:
+            return True
+    return False
+
+
+def saved(tmp_path_factory, lesson, **options):
+    root, names, gradient = LESSONS[lesson]()
+    w = AutogradWidget(root, gradient, names=names, **options)
+    path = tmp_path_factory.mktemp("fit") / f"{lesson}.html"
+    w.save_html(path)
+    return w, path
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    cache = {}
+
+    def get(lesson):
+        if lesson not in cache:
+            cache[lesson] = saved(tmp_path_factory, lesson)
+        return cache[lesson]
+    return get
+
+
+@pytest.mark.parametrize("lesson", ["seed", "tiny_mlp", "tutorial", "fan_out"])
+def test_saved_page_fits_reads_and_checks(offline_page, pages, artifacts, lesson):
+    w, path = pages(lesson)
+    page = offline_page
+    page.set_viewport_size(VIEW)
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    box = widget.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= VIEW["height"], box      # fits, no page scroll
+    assert page.evaluate("() => document.scrollingElement.scrollHeight") <= VIEW["height"]
+    assert visible_nodes(widget) >= 6
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
+    widget.locator('[data-gv="graph"]').click()
+    page.keyboard.press("End")
+    page.wait_for_timeout(300)
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
+    assert check_in_view(widget)
+    labels = widget.evaluate(EDGE_LABELS)
+    assert labels, "no gradient on any edge at the end of the backward pass"
+    assert overlaps(labels) == []
+    page.screenshot(path=str(artifacts / f"fit-{lesson}-end.png"))
+    assert page.gv_errors == [] and page.gv_blocked == []
+
+
+def test_backward_arrows_point_at_the_input(offline_page, pages, artifacts):
+    w, path = pages("seed")
+    page = offline_page
+    page.set_viewport_size(VIEW)
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    fwd = next(i for i, f in enumerate(w.frames) if f["phase"] == "forward" and f["edges"])
+    bwd = [i for i, f in enumerate(w.frames) if f["phase"] == "backward" and f["edges"]]
+    assert bwd
+    widget.locator('[data-gv="scrub"]').fill(str(fwd))
+    assert widget.evaluate(ARROWS) and all(heads == ["op"] for heads in widget.evaluate(ARROWS))
+    for k in bwd:
+        widget.locator('[data-gv="scrub"]').fill(str(k))
+        arrows = widget.evaluate(ARROWS)
+        assert arrows and all(heads == ["input"] for heads in arrows), (k, arrows)
+    widget.locator('[data-gv="scrub"]').fill(str(bwd[len(bwd) // 2]))
+    page.screenshot(path=str(artifacts / "fit-seed-backward.png"))
+
+
+def test_zoom_pan_fit_and_key(offline_page, pages):
+    w, path = pages("tiny_mlp")
+    page = offline_page
+    page.set_viewport_size(VIEW)
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    graph = widget.locator('[data-gv="graph"]')
+    zoom = lambda: float(widget.locator(".gv-graphcol").get_attribute("data-zoom"))  # noqa: E731
+    z0 = zoom()
+    widget.locator('[data-gv="zoom-in"]').click()
+    assert zoom() > z0 * 1.2
+    widget.locator('[data-gv="zoom-out"]').click()
+    widget.locator('[data-gv="zoom-out"]').click()
+    assert zoom() < z0
+    widget.locator('[data-gv="fit"]').click()               # the whole graph in its box
+    g, svg = graph.bounding_box(), widget.locator("svg.gv-svg").bounding_box()
+    assert svg["width"] <= g["width"] + 1 and svg["height"] <= g["height"] + 1
+    widget.locator('[data-gv="zoom-in"]').click()
+    widget.locator('[data-gv="zoom-in"]').click()
+    before = graph.evaluate("g => [g.scrollLeft, g.scrollTop]")
+    page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(g["x"] + g["width"] / 2 - 60, g["y"] + g["height"] / 2 - 80, steps=5)
+    page.mouse.up()
+    after = graph.evaluate("g => [g.scrollLeft, g.scrollTop]")
+    assert after != before                                   # dragged: the picture panned
+    legend = widget.locator('[data-gv="legend"]')
+    assert legend.is_hidden()
+    widget.locator('[data-gv="key"]').click()
+    assert legend.is_visible() and "leaf" in legend.inner_text() and "constant" in legend.inner_text()
+    widget.locator('[data-gv="key"]').click()
+    assert legend.is_hidden()
+    assert page.gv_errors == []
+
+
+# --- in JupyterLab, at 1366×768 --------------------------------------------------------------------
+
+SEED_CELLS = [
+    "import gradviz\nimport gradviz as torch",
+    "x = torch.ones(2, requires_grad=True)\ny = 5 * (x + 1) ** 2\no = (1/2) * torch.sum(y)\ngradviz.animate(o)",
+]
+
+
+def fits_in_notebook(widget):
+    """Scroll the notebook so the widget's top is at the top; is all of it then inside the notebook's view?"""
+    return widget.evaluate("""w => {
+        const scroller = w.closest('.jp-WindowedPanel-outer') || w.closest('.jp-Notebook');
+        w.scrollIntoView({block: 'start'});
+        const v = scroller.getBoundingClientRect(), r = w.getBoundingClientRect();
+        return {fits: r.top >= v.top - 1 && r.bottom <= v.bottom + 1 && r.bottom <= innerHeight,
+                widget: r.height, view: v.height}; }""")
+
+
+def lab_widget_checks(page, widget, artifacts, name):
+    fit = fits_in_notebook(widget)
+    assert fit["fits"], fit
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
+    widget.locator('[data-gv="graph"]').click()
+    page.keyboard.press("End")
+    page.wait_for_timeout(400)
+    assert check_in_view(widget)
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
+    assert overlaps(widget.evaluate(EDGE_LABELS)) == []
+    page.screenshot(path=str(artifacts / f"lab-fit-{name}.png"))
+    return fit
+
+
+def test_seed_widget_fits_jupyterlab(jupyterlab, lab_page, artifacts):
+    page = lab_page
+    page.set_viewport_size(VIEW)
+    name = jupyterlab.new_notebook("fit-seed.ipynb", SEED_CELLS)
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page)
+    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    lab_widget_checks(page, widget, artifacts, "seed")
+    assert not page.gv_blocked
+
+
+def test_lesson_6_network_fits_jupyterlab(jupyterlab, lab_page, artifacts):
+    page = lab_page
+    page.set_viewport_size(VIEW)
+    name = jupyterlab.copy_notebook(NOTEBOOKS / "06_neuron_and_mlp.ipynb", "fit-06.ipynb")
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page, timeout=240000)
+    wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    widgets = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]')
+    # the training step's graph: the widget with the most nodes
+    sizes = [widgets.nth(i).evaluate("w => w.querySelectorAll('svg .gv-node').length") for i in range(widgets.count())]
+    widget = widgets.nth(sizes.index(max(sizes)))
+    assert max(sizes) >= 15
+    lab_widget_checks(page, widget, artifacts, "mlp")
+    assert not page.gv_blocked
