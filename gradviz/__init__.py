@@ -330,6 +330,8 @@ def __getattr__(name):
         return getattr(importlib.import_module(__name__ + ".widget"), name)
     if name == "trace":
         return importlib.import_module(__name__ + ".trace")
+    if name == "watch":      # with gradviz.watch(): ... -- a real PyTorch forward pass, its values kept
+        return importlib.import_module(__name__ + "._watch").watch
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
 
 
