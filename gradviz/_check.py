@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .naming import is_tensor
 from .tensor import Tensor
 
 __all__ = ["describe", "keywords", "root", "recording", "one_of", "boolean", "positive_number", "whole_number", "text", "names",
@@ -59,14 +60,9 @@ def keywords(func, given, accepted):
 
 
 def root(func, value):
-    """A gradviz tensor to draw; anything else (a torch tensor, an array, a number) is refused."""
-    if isinstance(value, Tensor):
+    """A tensor to draw (gradviz's or a real torch.Tensor); anything else (an array, a number) is refused."""
+    if isinstance(value, Tensor) or is_tensor(value):     # gradviz's, or a real torch.Tensor
         return value
-    cls = type(value)
-    if cls.__module__.split(".")[0] == "torch":
-        raise TypeError(f"{func}() takes a gradviz tensor, not a torch.{cls.__name__} from PyTorch itself: "
-                        "build the graph with `import gradviz as torch` (the same code runs) and "
-                        f"pass the result to {func}()")
     raise TypeError(f"{func}() takes a tensor (the output whose graph to show, e.g. {func}(o)), "
                     f"not {describe(value)}")
 
@@ -131,12 +127,12 @@ def names(func, value):
         raise TypeError(f"{func}(): names= must be a dict from name to tensor, e.g. names={{'x': x, 'y': y}}, "
                         f"not {describe(value)}")
     for key, v in value.items():
-        if isinstance(key, Tensor) and isinstance(v, str):      # {x: "x"} reads as well
+        if is_tensor(key) and isinstance(v, str):      # {x: "x"} reads as well
             key, v = v, key
         if not isinstance(key, str):
             raise TypeError(f"{func}(): names= maps names (strings) to tensors; the key {_show(key)} is "
                             f"{describe(key)}")
-        if not (isinstance(v, Tensor) or callable(getattr(type(v), "named_parameters", None))):
+        if not (is_tensor(v) or callable(getattr(type(v), "named_parameters", None))):
             raise TypeError(f"{func}(): names= maps each name to a tensor (or an nn.Module); "
                             f"names[{key!r}] is {describe(v)}")
     return value
