@@ -56,14 +56,14 @@ def collect_names(roots, names, name, frame, namespace):
     Names starting with ``_`` are skipped; a model's parameters get their dotted names
     (``model.0.weight``) after the plain variables.  Only tensors still alive can be named.
     """
-    found, modules = {}, []
+    found, modules = Found(), []
     if name is not None and roots:
-        found[id(roots[0])] = str(name)
+        found.add(roots[0], str(name))
     for key, value in (names or {}).items():
         if is_tensor(key):
             key, value = value, key
         if is_tensor(value):
-            found.setdefault(id(value), str(key))
+            found.add(value, str(key))
         else:
             modules.append((str(key), value))
     for space in namespaces(frame, namespace):
@@ -71,13 +71,34 @@ def collect_names(roots, names, name, frame, namespace):
             if not isinstance(key, str) or key.startswith("_"):
                 continue
             if is_tensor(value):
-                found.setdefault(id(value), key)
+                found.add(value, key)
             else:
                 modules.append((key, value))
     for key, value in modules:
-        for pname, p in named_parameters(value):
-            found.setdefault(id(p), f"{key}.{pname}")
+        params = named_parameters(value)
+        for pname, p in params:
+            found.add(p, f"{key}.{pname}")
+        if params:
+            found.modules.append((key, value))
     return found
+
+
+class Found(dict):
+    """id(tensor) -> name, in the order found (the caller's order of assignment).
+
+    ``tensors`` holds each named tensor by id; ``modules`` the ``(name, module)`` pairs whose
+    parameters were named.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.tensors, self.modules = {}, []
+
+    def add(self, tensor, name):
+        if id(tensor) not in self:
+            self[id(tensor)] = name
+            self.tensors[id(tensor)] = tensor
+
 
 
 def named_parameters(obj):

@@ -539,7 +539,7 @@ def describe_error(exc):
         tb = tb.tb_next
     if last is not None and not _library_file(last.tb_frame.f_code.co_filename):
         code = last.tb_frame.f_code
-        where = getattr(code, "co_qualname", code.co_name)
+        where = getattr(code, "co_qualname", code.co_name).rsplit("<locals>.", 1)[-1]
         return f"your {where} raised {type(exc).__name__}: {exc}"
     return str(exc)
 

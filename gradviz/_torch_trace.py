@@ -1,0 +1,457 @@
+"""PyTorch's adapter: a :class:`gradviz.trace.Trace` from real ``torch.Tensor``s, read from the real engine.
+
+Imported only when a torch tensor is handed to gradviz (``import gradviz`` never imports torch).
+Nothing here re-implements PyTorch; it reads what the engine keeps:
+
+* the graph from ``grad_fn`` / ``next_functions`` (``AccumulateGrad.variable`` for leaves), the
+  forward order from the nodes' sequence numbers, each output's shape from ``_input_metadata``;
+* values from, in turn: a ``with gradviz.watch():`` block, the caller's variables, the nodes'
+  saved tensors (``_saved_result``, a consumer's ``_saved_self``/``_saved_other``...), and the op
+  table's forward rule replayed on what is known (:func:`gradviz.trace.replay`);
+* the backward pass from hooks on every node (``register_hook``; ``register_prehook`` on each
+  ``AccumulateGrad`` for ``.grad`` before the add), fired by ``backward()`` itself, in the order
+  the engine ran them.
+
+The op's mathematics comes from gradviz's op table, found by PyTorch's node name; a node the table
+does not know (or a custom ``autograd.Function``) is drawn and animated with the gradients the
+engine really computed, and has no hand derivation.
+
+What it cannot know: a leaf's creation order (leaves are ordered by where the caller's names were
+found, else by first use); a constant PyTorch did not save and no watch() saw (``x + 1``'s 1 is
+worked out from the saved output when it can be, else drawn as ``?``); the history behind a
+``detach()`` (PyTorch keeps no link back).
+"""
+
+import sys
+
+import numpy as np
+
+from .ops import OPS
+from .trace import (Event, Input, Run, Step, Trace, Value, describe_error, name_values, no_derivation_latex,
+                    replay)
+
+__all__ = ["TorchAdapter", "MIN_TORCH", "check_torch"]
+
+MIN_TORCH = (2, 1)
+ACCUMULATE = "torch::autograd::AccumulateGrad"
+
+# The op-table entry for a PyTorch node name (the first entry of that name: the plain form).
+BY_NAME = {}
+for _op in OPS.values():
+    BY_NAME.setdefault(_op.name, _op)
+
+# Where PyTorch saves input i of a node (the argument names of its aten op), tried in order.
+SAVED_INPUT = {0: ("self", "input"),
+               1: ("other", "mat1", "mat2", "vec", "target", "exponent", "weight", "tensor1"),
+               2: ("mat2", "bias", "tensor2")}
+# gradviz parameter -> PyTorch's saved attribute, where the names differ.
+PARAM_ALIAS = {"n": "exponent", "d0": "dim0", "d1": "dim1"}
+REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+FIXED = {"t", "t_"}           # ops whose parameters PyTorch never varies (t() is transpose(0, 1))
+
+
+def check_torch(torch):
+    """A clear error for a torch older than the adapter needs."""
+    try:
+        version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    except ValueError:  # a development build: assume it is new enough
+        return
+    if version < MIN_TORCH:
+        raise RuntimeError(f"gradviz draws real PyTorch graphs from torch {MIN_TORCH[0]}.{MIN_TORCH[1]} on (it reads "
+                           f"the engine's sequence numbers and node hooks); this is torch {torch.__version__}. "
+                           "Upgrade torch, or run the same code with `import gradviz as torch`.")
+
+
+def check_root(t):
+    """A clear error for a tensor the adapter cannot read (not on the CPU)."""
+    device = getattr(t, "device", None)
+    if device is not None and device.type != "cpu":
+        raise ValueError(f"gradviz shows tensors on the CPU, and this one is on {device}: run the forward pass "
+                         "on the CPU to see its graph (model.cpu(), x.cpu()), e.g. with a few examples.")
+
+
+def _np_dtype(torch, dtype):
+    try:
+        return torch.empty((), dtype=dtype).numpy().dtype
+    except Exception:  # bfloat16 and friends have no numpy twin: shown as float32
+        return np.dtype(np.float32)
+
+
+def _array(t):
+    """A torch tensor's numbers (a copy), or None when they cannot be read."""
+    try:
+        return t.detach().cpu().numpy().copy()
+    except Exception:  # a freed saved tensor, a meta tensor, a sparse one...
+        return None
+
+
+def _saved(fn, attr):
+    """``fn._saved_<attr>``, or None (absent, or freed by a backward pass)."""
+    try:
+        return getattr(fn, "_saved_" + attr)
+    except Exception:  # "Trying to backward through the graph a second time ..."
+        return None
+
+
+class TorchAdapter:
+    """Builds a :class:`Trace` from torch tensors, and runs the real ``backward()`` with hooks."""
+
+    engine = "torch"
+
+    def __init__(self, roots, found, cuts=True):
+        torch = sys.modules["torch"]
+        check_torch(torch)
+        for r in roots:
+            check_root(r)
+        from ._watch import watched
+        self.torch, self.roots, self.found = torch, list(roots), found
+        self.watched = watched
+        self.by_fn, self.by_tensor, self.values, self.accs = {}, {}, [], {}
+        self.ranks = {k: i for i, k in enumerate(found)}
+        self.fns = self._walk(roots)                       # strong references: the nodes stay alive
+        self.outputs = self._live_outputs(roots)
+        steps = [self._step(fn) for fn in self.fns]
+        for step in steps:
+            self._fill(step)
+        root_values = []
+        for r in roots:
+            step = self.by_fn.get(id(r.grad_fn)) if r.grad_fn is not None else None
+            root_values.append(step.out if step is not None else self._leaf(r))
+        leaves = [v for v in self.values if v.requires_grad and v.is_leaf]
+        if not steps:
+            leaves = [v for v in root_values if v.requires_grad]
+        leaves.sort(key=lambda v: v.order)
+        self.trace = Trace(root_values, steps, leaves, self.values, [], engine="torch", adapter=self)
+        name_values(self.trace, found)
+
+    # -- reading the graph ---------------------------------------------------------------------
+
+    def _walk(self, roots):
+        seen, stack, fns = set(), [r.grad_fn for r in roots if r.grad_fn is not None], []
+        while stack:
+            fn = stack.pop()
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            if fn.name() == ACCUMULATE:
+                self.accs[id(fn.variable)] = fn
+                continue
+            fns.append(fn)
+            stack.extend(f for f, _ in fn.next_functions if f is not None)
+        fns.sort(key=lambda f: f._sequence_nr())
+        return fns
+
+    def _live_outputs(self, roots):
+        """grad_fn -> a live tensor it made: the roots and the caller's variables."""
+        out = {}
+        for t in list(roots) + list(self.found.tensors.values()):
+            fn = getattr(t, "grad_fn", None)
+            if fn is not None:
+                out.setdefault(id(fn), t)
+        return out
+
+    def _leaf(self, t, literal=False, use=None):
+        """The Value of a leaf or data tensor (shared by every use; one per use for a literal).
+
+        Its place in forward order: where the caller's names were found (their order of
+        assignment), else just before ``use`` (the seq of the first step that reads it).
+        """
+        v = self.by_tensor.get(id(t))
+        if v is not None and not literal:
+            return v
+        rank = self.ranks.get(id(t))
+        if rank is None and use is not None:
+            order = (use - 0.5, 0, 0)
+        else:
+            order = ((rank if rank is not None else 10 ** 6 + len(self.values)) - 10 ** 9, 0, 0)
+        v = Value(seq=-(len(self.values) + 1), shape=tuple(t.shape), dtype=_np_dtype(self.torch, t.dtype),
+                  data=_array(t), requires_grad=bool(t.requires_grad), is_leaf=t.grad_fn is None,
+                  retains_grad=bool(getattr(t, "retains_grad", False)), literal=literal,
+                  grad=None if t.grad is None else _array(t.grad),
+                  order=order, ref=None if literal else t)
+        if not literal:
+            self.by_tensor[id(t)] = v
+        self.values.append(v)
+        return v
+
+    def _step(self, fn):
+        torch, name = self.torch, fn.name()
+        user = isinstance(fn, torch.autograd.function.BackwardCFunction)
+        op = None if user else BY_NAME.get(name)
+        meta = fn._input_metadata[0] if len(fn._input_metadata) else None
+        out_t = self.outputs.get(id(fn))
+        shape = tuple(meta.shape) if meta is not None else (tuple(out_t.shape) if out_t is not None else ())
+        dtype = _np_dtype(torch, meta.dtype) if meta is not None else np.dtype(np.float32)
+        out = Value(shape=shape, dtype=dtype, requires_grad=True, is_leaf=False,
+                    retains_grad=bool(out_t is not None and out_t.retains_grad),
+                    grad=None if out_t is None or not out_t.retains_grad or out_t.grad is None else _array(out_t.grad),
+                    order=(fn._sequence_nr(), 1, 0), ref=out_t)
+        params, known = self._params(fn, op, shape)
+        if op is not None and known:
+            key, symbol, latex, dlatex = op.key, op.symbol, op.latex, op.dlatex
+        else:
+            label = type(fn).__name__.removesuffix("Backward") if user else name
+            latex, dlatex = no_derivation_latex(label, len(fn.next_functions))
+            key, symbol, op = None, label, None
+        step = Step(seq=fn._sequence_nr(), name=name, op=op, key=key, symbol=symbol, latex=latex,
+                    dlatex=dlatex, params=params, out=out, fn=lambda fn=fn: fn, user=user)
+        for i, (nxt, _) in enumerate(fn.next_functions):
+            if nxt is None:
+                step.inputs.append(self._const(fn, i, shape, dtype))
+            elif nxt.name() == ACCUMULATE:
+                v = self._leaf(nxt.variable, use=step.seq)
+                step.inputs.append(Input("leaf", v, v.shape, v.dtype, v.data))
+            else:
+                src = self.by_fn[id(nxt)]
+                step.inputs.append(Input("op", src, src.out.shape, src.out.dtype, None))
+        self.by_fn[id(fn)] = step
+        self.values.append(out)
+        return step
+
+    def _params(self, fn, op, out_shape):
+        """The op-table parameters of ``fn`` from its saved attributes; ``known`` is False if one is missing."""
+        if op is None:
+            return {}, False
+        params = {}
+        for key, default in op.params.items():
+            if key in ("shape", "sizes"):
+                params[key] = out_shape
+                continue
+            value = _saved(fn, PARAM_ALIAS.get(key, key))
+            if value is None:
+                if op.key in FIXED:
+                    params[key] = default
+                    continue
+                if op.key == "rsub" and key == "c":      # worked out from the output in _fill
+                    continue
+                return params, False
+            if key == "reduction":
+                value = REDUCTIONS.get(value, value)
+            if key == "dim" and isinstance(default, tuple) and isinstance(value, int):
+                value = (value,)
+            params[key] = value
+        if op.key in ("sum_dim", "mean_dim"):
+            params["keepdim"] = bool(_saved(fn, "keepdim"))
+        return params, True
+
+    def _const(self, fn, i, out_shape, out_dtype):
+        """Input ``i`` that needs no gradient: a saved tensor, a watched one, or unknown (None)."""
+        t = None
+        for attr in SAVED_INPUT.get(i, ()):
+            t = _saved(fn, attr)
+            if t is not None and hasattr(t, "shape"):
+                break
+            t = None
+        if t is None:
+            return Input("const", None, (), out_dtype, None)
+        if id(t) not in self.found and t.dim() > 0:       # a copy of the caller's data tensor?
+            data = _array(t)
+            t = (self._caller_data(data) if data is not None else None) or t
+        literal = id(t) not in self.found and t.dim() == 0 and t.grad_fn is None
+        v = self._leaf(t, literal=literal, use=fn._sequence_nr())
+        if literal:   # a Python number: computed in the other operand's dtype
+            v.dtype = out_dtype
+            v.data = None if v.data is None else v.data.astype(out_dtype)
+            v.order = (fn._sequence_nr(), -1, i)
+        return Input("const", v, v.shape, v.dtype, v.data)
+
+    # -- values --------------------------------------------------------------------------------
+
+    def _fill(self, step):
+        """The step's output value, and its inputs' values (forward order: producers are done)."""
+        fn = step.fn()
+        for inp in step.inputs:
+            if inp.kind == "op":
+                inp.data = inp.src.out.data
+        seen = self.watched(fn)
+        out_t = step.out.tensor()
+        if seen is not None and seen.get("out") is not None:
+            step.out.data = seen["out"]
+        elif out_t is not None:
+            step.out.data = _array(out_t)
+        else:
+            result = _saved(fn, "result")
+            step.out.data = _array(result) if result is not None else None
+        if step.out.data is None:
+            step.out.data = self._saved_by_consumer(fn)
+        self._constants(step, seen)
+        if step.out.data is None:
+            step.out.data = replay(step)
+
+    def _saved_by_consumer(self, fn):
+        """The value of ``fn``'s output as a later node saved it (``_saved_self`` of x ** 2...)."""
+        for consumer in self.fns:
+            for i, (nxt, _) in enumerate(consumer.next_functions):
+                if nxt is not fn:
+                    continue
+                for attr in SAVED_INPUT.get(i, ()):
+                    t = _saved(consumer, attr)
+                    if t is not None and hasattr(t, "grad_fn") and t.grad_fn is fn:
+                        return _array(t)
+        return None
+
+    def _constants(self, step, seen):
+        """Constants PyTorch did not save: from watch(), else worked out from a known output."""
+        missing = [i for i, inp in enumerate(step.inputs) if inp.kind == "const" and inp.data is None]
+        if seen is not None:
+            scalars = seen.get("args", [])
+            if len(scalars) == len(step.inputs):
+                for i in missing:
+                    self._set_const(step, i, scalars[i])
+                missing = []
+            if step.key == "rsub" and "c" not in step.params and len(scalars) == 2:
+                step.params["c"] = float(np.asarray(scalars[1]))
+        out = step.out.data
+        if out is None:
+            return
+        known = [inp.data for inp in step.inputs]
+        alpha = _saved(step.fn(), "alpha") or 1
+        if step.key == "rsub" and "c" not in step.params and known and known[0] is not None:
+            c = _one(out + alpha * known[0])
+            if c is not None:
+                step.params["c"] = float(c)
+        if step.key in ("add", "sub") and len(missing) == 1 and len(known) == 2:
+            i = missing[0]
+            other = known[1 - i]
+            if other is None:
+                return
+            with np.errstate(all="ignore"):
+                if step.key == "add":
+                    value = (out - other) / alpha if i == 1 else out - alpha * other
+                else:
+                    value = (other - out) / alpha if i == 1 else out + alpha * other
+            self._set_const(step, i, _one(value) if _one(value) is not None else value)
+
+    def _set_const(self, step, i, value):
+        if value is None or hasattr(value, "grad_fn"):
+            return
+        inp = step.inputs[i]
+        a = np.asarray(value).astype(step.out.dtype)
+        data = self._caller_data(a)
+        if data is not None:             # the caller's own data tensor (Y in `pred - Y`), by its numbers
+            v = self._leaf(data, use=step.seq)
+            inp.src, inp.shape, inp.dtype, inp.data = v, v.shape, v.dtype, v.data
+            return
+        v = Value(seq=-(len(self.values) + 1), shape=a.shape, dtype=a.dtype, data=a, literal=a.ndim == 0,
+                  order=(step.seq, -1, i))
+        self.values.append(v)
+        inp.src, inp.shape, inp.dtype, inp.data = v, a.shape, a.dtype, a
+
+    def _caller_data(self, a):
+        """A caller's data tensor (no gradient) holding exactly the numbers ``a`` (an inferred operand)."""
+        if a.ndim == 0:
+            return None
+        for t in self.found.tensors.values():
+            if t.grad_fn is None and not t.requires_grad and tuple(t.shape) == a.shape:
+                data = _array(t)
+                if data is not None and np.allclose(data, a, rtol=1e-5, atol=1e-6):
+                    return t
+        return None
+
+    # -- the engine, for the widget --------------------------------------------------------------
+
+    def backward(self, gradient, retain_graph):
+        """Run the real ``root.backward()`` with a hook on every node: the new run and the error."""
+        run = Run(self.seed(gradient), bool(retain_graph))
+        index, events, handles = 0, run.events, []      # (each backward() call is a run of its own)
+        started = []
+
+        def np_or_none(g):
+            return None if g is None else _array(g)
+
+        def on_node(step):
+            def hook(grad_inputs, grad_outputs):
+                events.append(Event(index, len(events), step.name, step.seq, node=step,
+                                    grad_in=np_or_none(grad_outputs[0]),
+                                    grads_out=tuple(np_or_none(g) for g in grad_inputs)))
+            return hook
+
+        def on_leaf(leaf, before):
+            def pre(grad_outputs):
+                t = leaf.tensor()
+                before[0] = None if t.grad is None else _array(t.grad)
+
+            def post(grad_inputs, grad_outputs):
+                t = leaf.tensor()
+                events.append(Event(index, len(events), "AccumulateGrad", leaf.seq, variable=leaf,
+                                    grad_in=np_or_none(grad_outputs[0]), grad_before=before[0],
+                                    grad_after=None if t.grad is None else _array(t.grad)))
+            return pre, post
+
+        error = None
+        try:
+            for step in self.trace.steps:
+                handles.append(step.fn().register_hook(on_node(step)))
+            root = self.trace.root_step
+            if root is not None:      # the engine reached the graph (else it refused the call itself)
+                handles.append(root.fn().register_prehook(lambda grad_outputs: started.append(True)))
+            for leaf in self.trace.leaves:
+                acc = self.accs.get(id(leaf.tensor()))
+                if acc is not None:
+                    pre, post = on_leaf(leaf, [None])
+                    handles += [acc.register_prehook(pre), acc.register_hook(post)]
+            self.roots[0].backward(gradient, retain_graph=retain_graph)
+        except Exception as exc:  # PyTorch's own message is the lesson: keep it, show it
+            error = describe_error(exc)
+        finally:
+            for h in handles:
+                h.remove()
+        if error and not events and not started:
+            return [], error
+        run.error = error
+        self.trace.runs.append(run)
+        return [run], error
+
+    def add_recording(self, rec, error=None):
+        raise TypeError("recording= is a gradviz recording; for a torch tensor, animate() records "
+                        "the real backward() itself")
+
+    def grads(self):
+        out = {}
+        for v in self.trace.leaves:
+            t = v.tensor()
+            g = t.grad
+            out[v.seq] = (t, g, None if g is None else _array(g), None)
+        return out
+
+    def grad_arrays(self):
+        return {seq: data for seq, (_, _, data, _) in self.grads().items()}
+
+    def restore(self, saved):
+        """Put every ``.grad`` back: the same tensor objects, with their old numbers."""
+        torch = self.torch
+        with torch.no_grad():
+            for leaf, grad, data, _ in saved.values():
+                if grad is not None:
+                    grad.copy_(torch.from_numpy(data))
+                leaf.grad = grad
+
+    def zero_grads(self):
+        for v in self.trace.leaves:
+            if v.tensor().grad is not None:
+                v.tensor().grad.zero_()
+
+    def refresh(self):
+        for v in self.trace.leaves:
+            g = v.tensor().grad
+            v.grad = None if g is None else _array(g)
+
+    def seed(self, gradient):
+        root = self.roots[0]
+        if gradient is None:
+            return np.ones(tuple(root.shape), _np_dtype(self.torch, root.dtype))
+        try:
+            seed = _array(gradient) if hasattr(gradient, "detach") else np.asarray(gradient)
+            seed = np.asarray(seed, dtype=_np_dtype(self.torch, root.dtype))
+        except (TypeError, ValueError):
+            return None
+        return seed if seed.shape == tuple(root.shape) else None
+
+
+def _one(a):
+    """The single number an array holds everywhere (a 0-d array), or None."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return None
+    first = a.reshape(-1)[0]
+    return np.asarray(first) if np.allclose(a, first, rtol=1e-6, atol=1e-6) else None

@@ -1,0 +1,63 @@
+"""``with gradviz.watch():`` -- remember the values a real PyTorch forward pass computes, for the widget.
+
+PyTorch keeps only what backward needs, so the value of ``x + 1`` or the ``1`` in it is often gone
+by the time ``gradviz.animate(loss)`` is called.  Inside ``watch()`` (a ``TorchFunctionMode``)
+every torch function that makes a tensor with a ``grad_fn`` is noted: its output's numbers and the
+numbers it was called with.  The widget then shows those instead of working them out.
+
+>>> import torch, gradviz                                   # doctest: +SKIP
+>>> with gradviz.watch():                                   # doctest: +SKIP
+...     loss = model(x).sum()
+>>> gradviz.animate(loss)                                   # doctest: +SKIP
+
+Only the most recent :data:`KEEP` results are kept (a training loop under watch() stays bounded);
+torch is imported when ``watch()`` is called, not before.
+"""
+
+from collections import OrderedDict
+
+__all__ = ["watch", "watched", "KEEP"]
+
+KEEP = 20_000
+_SEEN = OrderedDict()       # id(grad_fn) -> (grad_fn, {"out": array, "args": [array or number, ...]})
+
+
+def watch():
+    """A context manager recording the values of the torch operations run inside it."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class Watch(TorchFunctionMode):
+        """Notes each result that has a grad_fn, then returns it unchanged."""
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            try:
+                _note(torch, args, out)
+            except Exception:  # watching must never change what the user's code does
+                pass
+            return out
+
+    return Watch()
+
+
+def _note(torch, args, out):
+    if not isinstance(out, torch.Tensor) or out.grad_fn is None:
+        return
+    fn = out.grad_fn
+    operands = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            operands.append(a.detach().cpu().numpy().copy())
+        elif isinstance(a, (bool, int, float)):
+            operands.append(a)
+    _SEEN[id(fn)] = (fn, {"out": out.detach().cpu().numpy().copy(), "args": operands})
+    _SEEN.move_to_end(id(fn))
+    while len(_SEEN) > KEEP:
+        _SEEN.popitem(last=False)
+
+
+def watched(fn):
+    """What watch() saw of the node ``fn`` made (``{"out", "args"}``), or None."""
+    entry = _SEEN.get(id(fn))
+    return entry[1] if entry is not None and entry[0] is fn else None
