@@ -52,6 +52,7 @@ from pathlib import Path
 from . import _check
 from .dot_text import to_dot
 from .graph import MAX_NODES, VIEWS, Graph, build_graph
+from .legend import legend_html
 from .render import TIMEOUT, RenderError, RendererNotFound, render
 
 __all__ = ["draw", "Drawing", "decorate_svg", "CSS", "Graph", "build_graph", "SLOTS", "RANKDIRS"]
@@ -159,7 +160,7 @@ class Drawing:
         except RenderError as e:  # show why, not a traceback, in the notebook
             return {"text/plain": f"{self!r}\n{e}"}
         # text/html keeps the SVG inline, so it sees JupyterLab's theme variables
-        return {"image/svg+xml": svg, "text/html": f'<div class="gv-drawing">{svg}</div>',
+        return {"image/svg+xml": svg, "text/html": f'<div class="gv-drawing">{svg}{legend_html()}</div>',
                 "text/plain": repr(self)}
 
 

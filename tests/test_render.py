@@ -241,6 +241,8 @@ def test_drawing_object(tmp_path):
     bundle = d._repr_mimebundle_()
     assert set(bundle) == {"image/svg+xml", "text/html", "text/plain"}
     assert bundle["image/svg+xml"] == d.svg()
+    key = bundle["text/html"]             # the key under the picture, closed until clicked
+    assert "<details" in key and "leaf tensor" in key and "constant" in key and "output" in key
     assert Path(d.save(tmp_path / "g.svg")).read_text().startswith("<svg")
     assert (tmp_path / "g.png").exists() is False
     d.save(tmp_path / "g.png")
