@@ -313,18 +313,9 @@ function createControls(ctx) {
   return { el, b, scrub, speed, labels, setSpeed, setFrames, show, showPlaying };
 }
 
-// the legend: [swatch kind, string key, English words]
-const LEGEND = [
-  ["leaf", "key_leaf", "leaf tensor (requires_grad)"],
-  ["const", "key_const", "constant or data: no gradient"],
-  ["root", "key_root", "output (where backward starts)"],
-  ["op", "key_op", "op, named by its grad_fn"],
-  ["shape", "key_shape", "shape of the tensor"],
-  ["focus", "key_focus", "the node this step is about"],
-  ["lit", "key_lit", "the nodes it uses"],
-  ["fwd", "key_fwd", "forward: values flow along the arrows"],
-  ["bwd", "key_bwd", "backward: the gradient flows back"],
-];
+// the legend: [swatch kind, its words' key in strings (gradviz/widget/i18n.py)]
+const LEGEND = [["leaf", "key_leaf"], ["const", "key_const"], ["root", "key_root"], ["op", "key_op"],
+  ["shape", "key_shape"], ["focus", "key_focus"], ["lit", "key_lit"], ["fwd", "key_fwd"], ["bwd", "key_bwd"]];
 
 function swatch(kind) {
   const shapes = {
@@ -502,14 +493,13 @@ function createPicture(ctx) {
 
   function labels() {
     const s = ctx.S();
-    const set = (e, key, en) => { e.setAttribute("aria-label", s[key] || en); e.title = s[key] || en; };
-    set(t.in, "zoom_in", "Zoom in (Ctrl + wheel)"); set(t.out, "zoom_out", "Zoom out");
-    set(t.fit, "zoom_fit", "Fit the whole graph"); set(t.full, "fullscreen", "Fullscreen");
-    set(t.key, "key_title", "Key: what the marks mean");
+    const set = (e, key) => { e.setAttribute("aria-label", s[key] || key); e.title = s[key] || key; };
+    set(t.in, "zoom_in"); set(t.out, "zoom_out"); set(t.fit, "zoom_fit"); set(t.full, "fullscreen");
+    set(t.key, "key_title");
     box.setAttribute("aria-label", s.graph_label || "");
     legend.textContent = "";
-    for (const [kind, key, en] of LEGEND) {
-      legend.append(h("div", { class: "gv-k-row" }, swatch(kind), h("span", { text: s[key] || en })));
+    for (const [kind, key] of LEGEND) {
+      legend.append(h("div", { class: "gv-k-row" }, swatch(kind), h("span", { text: s[key] || key })));
     }
   }
 
@@ -679,7 +669,7 @@ function createDerivationPanel(ctx) {
     const items = chain.so_far || [];
     soFar.hidden = !items.length;
     if (items.length) {
-      soFar.append(h("span", { class: "gv-sofar-label", text: ctx.S().so_far || "so far" }));
+      soFar.append(h("span", { class: "gv-sofar-label", text: ctx.S().so_far || "" }));
       for (const it of items) {
         const m = mathEl(it, "gv-math gv-sofar-math");
         if (it.value !== undefined && !(it.mathml || it.latex || "").includes(it.value)) m.append(h("span", { class: "gv-sofar-val", text: ` = ${it.value}` }));
