@@ -109,8 +109,13 @@ def op(key, *, grad_fn, forward, vjps, uses, latex, dlatex, symbol=None, doc=Non
     tested and drawn; the symbol defaults to the key, the doc to the forward's docstring.
     """
     OPS[key] = Op(key, grad_fn, key if symbol is None else symbol, forward, tuple(vjps), tuple(uses), latex,
-                  tuple(dlatex), doc=(forward.__doc__ or "") if doc is None else doc, **how)
+                  tuple(dlatex), doc=_own_doc(forward) if doc is None else doc, **how)
     return OPS[key]
+
+
+def _own_doc(f):
+    """A forward's docstring when gradviz wrote it; numpy's own (np.absolute's page) is not ours to show."""
+    return (f.__doc__ or "") if getattr(f, "__module__", "").startswith("gradviz") else ""
 
 
 # --- helpers used by several rules ------------------------------------------------------------
@@ -204,7 +209,7 @@ def _quiet(f):
     def quietly(*args, **kwargs):
         with np.errstate(all="ignore"):
             return f(*args, **kwargs)
-    quietly.__name__, quietly.__doc__ = getattr(f, "__name__", "f"), f.__doc__
+    quietly.__name__, quietly.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
     return quietly
 
 
