@@ -167,7 +167,7 @@ def numel(t):
 
 # --- random -------------------------------------------------------------------------------------
 
-from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: E402
+from .random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: E402
                       manual_seed, seed, set_rng_state)
 
 

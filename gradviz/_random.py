@@ -12,7 +12,7 @@ way (``aten/src/ATen/core/DistributionsHelper.h`` and ``TransformationHelper.h``
   element ``j`` with ``j + 8``; when the size is not a multiple of 16 the last 16 are drawn again;
 * randint: ``low + draw % (high - low)``; randperm: Fisher-Yates with ``draw % (n - i)``.
 
->>> g = Generator().manual_seed(0)
+>>> g = Mt19937().manual_seed(0)
 >>> rand((3,), np.float32, g).tolist()
 [0.49625658988952637, 0.7682217955589294, 0.08847743272781372]
 """
@@ -24,24 +24,20 @@ import numpy as np
 
 from ._numerics import fma
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm", "bernoulli"]
+__all__ = ["Mt19937", "DEFAULT", "rand", "randn", "randint", "randperm", "bernoulli"]
 
 _DEFAULT_SEED = 67280421310721   # what PyTorch's default generator starts from
 _N = 624                         # words of mt19937 state
 
 
-class Generator:
-    """A random-number generator with PyTorch's CPU algorithm (``torch.Generator()``)."""
+class Mt19937:
+    """PyTorch's CPU generator: its seed, mt19937 state and cached normal sample, and raw draws.
 
-    __module__ = "gradviz._C"
+    ``gradviz.Generator`` (in :mod:`gradviz.random`) is the public face around one of these.
+    """
 
-    def __init__(self, device="cpu"):
-        self.device = device
+    def __init__(self):
         self.manual_seed(_DEFAULT_SEED)
-
-    def __repr__(self):
-        return f"<gradviz._C.Generator object at {hex(id(self))}>"
 
     def manual_seed(self, seed):
         """Restart the sequence from ``seed`` (only its low 32 bits reach mt19937, as in PyTorch)."""
@@ -91,18 +87,18 @@ class Generator:
     _LAYOUT = struct.Struct("<QiiQ624Qdddi4xf?3x")
 
     def get_state(self):
-        """The state as PyTorch lays it out: a uint8 tensor of 5056 bytes."""
-        from .tensor import Tensor
+        """The state as PyTorch lays it out: 5056 bytes (a uint8 array)."""
         st = self._bits.state["state"]
         pos = int(st["pos"])
         left, nxt = (1, 0) if pos == _N and self._fresh() else (_N - pos + 1, pos)
         cached = self._next_normal
         blob = self._LAYOUT.pack(self._seed, left, 1, nxt, *st["key"].tolist(), 0.0,
                                  cached or 0.0, 0.0, cached is not None, 0.0, False)
-        return Tensor._wrap(np.frombuffer(blob, np.uint8).copy())
+        return np.frombuffer(blob, np.uint8).copy()
 
     def set_state(self, state):
-        blob = bytes(np.asarray(getattr(state, "_data", state), np.uint8))
+        """Restore a state that :meth:`get_state` gave (an array of bytes)."""
+        blob = bytes(np.asarray(state, np.uint8))
         if len(blob) != self._LAYOUT.size:
             raise RuntimeError("Expected either a THGeneratorState of size 5048 or a "
                                "CPUGeneratorImplState of size 5056 but found the input RNG state "
@@ -128,32 +124,12 @@ def _init_genrand(s):
     return np.array(key, np.uint32)
 
 
-default_generator = Generator()
+DEFAULT = Mt19937()     # the default generator's state: gradviz.default_generator wraps this one
 
 
 def _gen(generator):
-    return default_generator if generator is None else generator
-
-
-def manual_seed(s):
-    """Make the following random tensors reproducible; returns the default generator."""
-    return default_generator.manual_seed(s)
-
-
-def seed():
-    return default_generator.seed()
-
-
-def initial_seed():
-    return default_generator.initial_seed()
-
-
-def get_rng_state():
-    return default_generator.get_state()
-
-
-def set_rng_state(state):
-    default_generator.set_state(state)
+    """The mt19937 state to draw from: a ``gradviz.Generator``'s own, a state itself, or the default one."""
+    return DEFAULT if generator is None else getattr(generator, "_rng", generator)
 
 
 # --- uniform ------------------------------------------------------------------------------------

@@ -1,6 +1,12 @@
 """Finite-difference checking of gradients, like ``torch.autograd.gradcheck``."""
 
+import warnings
+
 import numpy as np
+
+from . import _dtype as D
+from ._engine import grad, no_grad
+from .tensor import Tensor
 
 __all__ = ["gradcheck", "numerical_grad"]
 
@@ -36,10 +42,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     >>> gradcheck(lambda t: (t * t).sin(), (x,))
     True
     """
-    from . import _dtype as D
-    from .autograd import grad, no_grad
-    from .tensor import Tensor
-
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff:
@@ -47,7 +49,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                          "but none of the them have requires_grad=True.")
     for i in diff:
         if inputs[i].dtype is not D.float64:
-            import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
                           "This check will likely fail if all the inputs are not of double precision "
                           "floating point. ", UserWarning, stacklevel=2)

@@ -13,36 +13,15 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from . import autograd as _ag
+from . import _engine, _random
+from ._engine import _GradMode, apply
 from ._format import tensor_repr
 from ._types import Size, TensorBase, device, layout, return_types, strided
-from .autograd import _GradMode
 from .ops import OPS, _median_index, _sorted
 
 __all__ = ["Tensor", "Size", "apply", "tensor", "as_array", "return_types"]
 
-_seq = _ag._seq
-
-
-# --- the core of every op -----------------------------------------------------------------------
-
-def apply(op, inputs, arrays=None, **params):
-    """Run ``op`` forward on tensors and record its grad_fn if any input needs a gradient."""
-    if arrays is None:
-        arrays = [t._data for t in inputs]
-    out = op.forward(*arrays, **params)
-    result = Tensor._wrap(out if type(out) is np.ndarray else np.asarray(out))
-    if op.is_view:  # shares storage: same version counter, and remembers its base tensor
-        result._vbox = inputs[0]._vbox
-        result._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
-    if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
-        needs = [t._requires_grad for t in inputs]
-        if any(needs):
-            _ag.record(op, inputs, arrays, needs, result, params)
-    elif not _GradMode.enabled and any(t._requires_grad for t in inputs):
-        # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
-        result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
-    return result
+_seq = _engine._seq
 
 
 def as_array(value, dtype=None):
@@ -670,7 +649,7 @@ class Tensor(TensorBase):
         ``gradient`` is dL/d(self); it may be omitted only when self has one element.
         Saved values are freed afterwards unless ``retain_graph=True``.
         """
-        _ag.backward(self, gradient, retain_graph, create_graph, inputs)
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -- arithmetic ------------------------------------------------------------------------------
 
@@ -1356,7 +1335,6 @@ class Tensor(TensorBase):
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
-        from . import _random
         _check_leaf(self)
         if not self.dtype.is_floating_point:
             raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
@@ -1365,7 +1343,6 @@ class Tensor(TensorBase):
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with normal samples, the numbers PyTorch's generator gives."""
-        from . import _random
         _check_leaf(self)
         if not self.dtype.is_floating_point:
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
@@ -1374,7 +1351,6 @@ class Tensor(TensorBase):
 
     def random_(self, low=0, high=None, *, generator=None):
         """Fill with integers in [low, high) (``random_(high)`` means [0, high))."""
-        from . import _random
         if high is None:
             low, high = 0, low
         return self.fill_(_random.randint(low, high, self.shape, generator))
@@ -1736,4 +1712,3 @@ ByteTensor = _legacy_class("ByteTensor", D.uint8)
 CharTensor = _legacy_class("CharTensor", D.int8)
 ShortTensor = _legacy_class("ShortTensor", D.int16)
 
-_ag._Tensor = Tensor  # the engine wraps gradients in Tensors without importing this module

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import autograd
+from . import _engine, autograd
 from .naming import auto_name, collect_names, is_tensor
 
 __all__ = ["record", "Recording", "BackwardEvent", "forward_nodes", "Trace", "Step", "Value", "Input",
@@ -83,11 +83,11 @@ class Recording:
         self.events, self.runs = [], []
 
     def __enter__(self):
-        autograd._recorders.append(self)
+        _engine._recorders.append(self)
         return self
 
     def __exit__(self, *exc):
-        autograd._recorders.remove(self)
+        _engine._recorders.remove(self)
 
     # called by the engine
     def _begin(self, roots, seeds, retain_graph):

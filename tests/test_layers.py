@@ -102,7 +102,6 @@ def cycles(graph):
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="the core is being split into layers")
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
 

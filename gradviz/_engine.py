@@ -1,0 +1,539 @@
+"""The engine: grad_fn nodes, recording, topological backward, accumulation into ``.grad``, grad modes.
+
+The lecture version of backward, which :func:`run_backward` implements::
+
+    1. seed the root with dL/dL = 1 (or the ``gradient=`` given)
+    2. visit the graph's nodes so that each runs only after every node that feeds it
+    3. at each node, apply its op's vector-Jacobian products: one gradient per input
+    4. where a tensor fed several ops, add the gradients that come back (the chain rule's sum)
+    5. at a leaf, add the result into ``.grad``
+
+The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
+a gradient for ``.grad`` or a hook) through the class of the tensors it is handed
+(``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
+"""
+
+import functools
+import heapq
+import itertools
+import warnings
+import weakref
+
+import numpy as np
+
+from ._broadcast import unbroadcast
+from ._dtype import from_numpy_dtype
+from ._types import Size, TensorBase
+from .ops import Meta
+
+__all__ = ["apply", "record", "run_backward", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
+           "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
+           "set_detect_anomaly"]
+
+_seq = itertools.count()        # creation order of nodes and tensors: the forward order
+_recorders = []                 # active gradviz.trace.record() contexts (empty: recording is off)
+
+
+
+# --- grad mode ----------------------------------------------------------------------------------
+
+class _GradMode:
+    enabled = True
+    inference = False
+
+
+def is_grad_enabled():
+    """True unless inside ``no_grad()``."""
+    return _GradMode.enabled
+
+
+class _GradModeContext:
+    """Both a context manager and a decorator, like ``torch.no_grad``."""
+
+    mode = True
+
+    def __enter__(self):
+        self.prev = _GradMode.enabled
+        _GradMode.enabled = self.mode
+
+    def __exit__(self, *exc):
+        _GradMode.enabled = self.prev
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev, _GradMode.enabled = _GradMode.enabled, self.mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _GradMode.enabled = prev
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Operations inside record no graph (used for weight updates and evaluation)."""
+    __module__ = "gradviz.autograd.grad_mode"   # where PyTorch's class lives: type() prints it
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Re-enable graph recording inside a ``no_grad`` block."""
+    __module__ = "gradviz.autograd.grad_mode"
+    mode = True
+
+
+class inference_mode(_GradModeContext):
+    """Like ``no_grad`` (gradviz keeps no separate inference tensors)."""
+    __module__ = "gradviz.autograd.grad_mode"
+
+    def __init__(self, mode=True):
+        self.mode = not mode
+
+    def __enter__(self):
+        super().__enter__()
+        self.prev_inference, _GradMode.inference = _GradMode.inference, not self.mode
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        _GradMode.inference = self.prev_inference
+
+
+def is_inference_mode_enabled():
+    return _GradMode.inference
+
+
+class set_grad_enabled(_GradModeContext):
+    """``set_grad_enabled(False)``: as a call, a context manager or a decorator."""
+    __module__ = "gradviz.autograd.grad_mode"
+
+    def __init__(self, mode):
+        self.mode, self.prev = bool(mode), _GradMode.enabled
+        _GradMode.enabled = self.mode
+
+    def __enter__(self):
+        pass
+
+
+def set_detect_anomaly(mode, check_nan=True):
+    """Accepted for compatibility; gradviz's messages already name the failing node."""
+    return None
+
+
+# --- graph nodes --------------------------------------------------------------------------------
+
+class Node:
+    """A ``grad_fn``: one recorded op, its inputs' edges and what it saved for backward.
+
+    ``next_functions`` is PyTorch's: one ``(node, 0)`` pair per input -- the input's own
+    ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
+    """
+
+    __slots__ = ("op", "next_functions", "_saved", "_metas", "_params", "_out", "_out_meta",
+                 "_seq", "_freed", "_nograd_inputs", "metadata", "__weakref__")
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
+        name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+        return f"<{name} object at {hex(id(self))}>"
+
+    @property
+    def saved_values(self):
+        """The arrays this node keeps for backward (``None`` once freed)."""
+        if self._freed:
+            return None
+        return tuple(s[0] for s in self._saved if s is not None)
+
+    def output(self):
+        """The tensor this node produced, if it is still alive."""
+        return self._out()
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+    __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
+
+    def __init__(self, variable):
+        self.variable, self.next_functions, self.op = variable, (), None
+        self._seq, self._saved, self._freed = variable._seq, None, False
+        self.metadata = {}
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+
+_NODE_CLASSES = {}
+
+
+def node_class(name, module="builtins"):
+    """The grad_fn class called ``name`` (``MulBackward0``...), made once.
+
+    PyTorch's own nodes print as ``<class 'MulBackward0'>``; a custom Function's node names its module.
+    """
+    if name not in _NODE_CLASSES:
+        _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (), "__module__": module})
+    return _NODE_CLASSES[name]
+
+
+def accumulator(t):
+    """The leaf's AccumulateGrad node, shared by every op that uses the leaf (as in PyTorch)."""
+    acc = t._acc() if t._acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def edge(t):
+    if t._grad_fn is not None:
+        return (t._grad_fn, 0)
+    if t._requires_grad:
+        return (accumulator(t), 0)
+    return (None, 0)
+
+
+_SAVE_PLANS = {}
+
+
+def _save_plan(op, needs):
+    """Which values to save (input positions; -1 for the output): what the needed rules use."""
+    key = (op.uses, tuple(needs))
+    plan = _SAVE_PLANS.get(key)
+    if plan is None:
+        keys = set()
+        for i, need in enumerate(needs):
+            if need:
+                keys.update(op.uses[min(i, len(op.uses) - 1)])
+        plan = _SAVE_PLANS[key] = tuple(sorted(-1 if k == "o" else int(k) for k in keys))
+    return plan
+
+
+def record(op, inputs, arrays, needs, result, params):
+    """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
+    node = _NODE_CLASSES.get(op.name) or node_class(op.name)
+    node = node()
+    node.op, node._params, node._seq, node._freed = op, params, next(_seq), False
+    node.next_functions = tuple([edge(t) for t in inputs])
+    node.metadata = {}
+    saved = [None] * (len(inputs) + 1)
+    for k in _save_plan(op, needs):
+        if k == -1:
+            saved[-1] = (result._data, result._vbox, result._vbox[0], None)
+        else:
+            t = inputs[k]
+            saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
+    node._saved = saved
+    node._metas = tuple([(a.shape, a.dtype) for a in arrays])
+    node._out_meta = (result._data.shape, result._data.dtype)
+    node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not t._requires_grad}
+    node._out = weakref.ref(result)
+    result._grad_fn, result._requires_grad = node, True
+    return node
+
+
+# --- the core of every op -----------------------------------------------------------------------
+
+def apply(op, inputs, arrays=None, **params):
+    """Run ``op`` forward on tensors and record its grad_fn if any input needs a gradient.
+
+    ``arrays`` are the inputs' values when they differ from ``t._data`` (promoted to one dtype);
+    the result is a tensor of the inputs' own class.
+    """
+    if arrays is None:
+        arrays = [t._data for t in inputs]
+    out = op.forward(*arrays, **params)
+    result = inputs[0]._wrap(out if type(out) is np.ndarray else np.asarray(out))
+    if op.is_view:  # shares storage: same version counter, and remembers its base tensor
+        result._vbox = inputs[0]._vbox
+        result._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+    if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
+        needs = [t._requires_grad for t in inputs]
+        if any(needs):
+            record(op, inputs, arrays, needs, result, params)
+    elif not _GradMode.enabled and any(t._requires_grad for t in inputs):
+        # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
+        result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
+    return result
+
+
+# --- errors a student meets ---------------------------------------------------------------------
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+def _size_str(shape):
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _modified_error(node, entry, is_output):
+    arr, vbox, version, tensor = entry
+    what = f"[gradviz.{from_numpy_dtype(arr.dtype).legacy} {_size_str(arr.shape)}]"
+    fn = node if is_output else tensor._grad_fn
+    if fn is not None:
+        what += f", which is output 0 of {fn.name().removesuffix('Backward0').removesuffix('Backward1')},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} is at version {vbox[0]}; expected version {version} instead. Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+# --- backward -----------------------------------------------------------------------------------
+
+def apply_node(node, g):
+    """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
+    saved = node._saved
+    if node._freed:
+        raise RuntimeError(SECOND_BACKWARD)
+    last = len(saved) - 1
+    for i, entry in enumerate(saved):
+        if entry is not None and entry[1][0] != entry[2]:
+            raise _modified_error(node, entry, i == last)
+    args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, node._metas)]
+    out = saved[-1][0] if saved[-1] is not None else Meta(*node._out_meta)
+    op, params, grads = node.op, node._params, []
+    for i, (fn, _) in enumerate(node.next_functions):
+        if fn is None:
+            grads.append(None)
+            continue
+        rule = op.vjp(i)
+        gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+        shape, dtype = node._metas[i]
+        if type(gi) is not np.ndarray:
+            gi = np.asarray(gi)
+        if gi.shape != shape:
+            gi = unbroadcast(gi, shape)
+        grads.append(gi if gi.dtype == dtype else gi.astype(dtype))
+    return grads
+
+
+def _run_hooks(t, g):
+    for hook in t._hooks.values():
+        r = hook(t._wrap(g))
+        if r is not None:
+            g = r._data
+    return g
+
+
+def _accumulate(var, g, rec):
+    """leaf.grad += g -- in place when .grad exists, so references to it see the sum."""
+    if var._hooks:
+        g = _run_hooks(var, g)
+    before = None if var._grad is None or rec is None else var._grad._data.copy()
+    if var._grad is None:
+        var._grad = var._wrap(np.array(g, dtype=var._data.dtype, copy=True))
+    else:
+        var._grad._data += g
+        var._grad._vbox[0] += 1
+    if rec is not None:
+        rec._leaf(var, g, before, var._grad._data.copy())
+
+
+def _graph_nodes(roots):
+    """Every node reachable from ``roots`` and, for each, how many edges lead into it."""
+    deps, stack, seen = {}, list(roots), set(roots)
+    while stack:
+        node = stack.pop()
+        for fn, _ in node.next_functions:
+            if fn is None:
+                continue
+            deps[fn] = deps.get(fn, 0) + 1
+            if fn not in seen:
+                seen.add(fn)
+                stack.append(fn)
+    return seen, deps
+
+
+def _reaching(nodes, targets):
+    """The nodes from which some target can be reached (iterative, so deep graphs are fine)."""
+    reach, order, stack, seen = set(targets), [], list(nodes), set()
+    while stack:  # post-order: children before parents
+        node = stack.pop()
+        if node in seen:
+            if node not in order:
+                order.append(node)
+            continue
+        seen.add(node)
+        stack.append(node)
+        stack.extend(fn for fn, _ in node.next_functions if fn is not None and fn not in seen)
+    done = set()
+    for node in order:
+        if node in done:
+            continue
+        done.add(node)
+        if any(fn in reach for fn, _ in node.next_functions if fn is not None):
+            reach.add(node)
+    return reach
+
+
+@no_grad()                   # as in PyTorch: hooks and custom backward()s record no graph
+@np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
+def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True):
+    """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
+
+    ``targets`` (nodes) limits the run to what they need; with ``accumulate=False`` their
+    incoming gradients are returned instead of added into ``.grad`` (``autograd.grad``).
+    """
+    rec = _recorders[-1] if _recorders else None
+    if rec is not None:
+        rec._begin(roots, root_grads, retain_graph)
+    nodes, deps = _graph_nodes(roots)
+    live = None
+    if targets is not None:  # run only the part of the graph that leads to a target
+        live = _reaching(nodes, targets)
+        deps = {}
+        for node in live:
+            for fn, _ in node.next_functions:
+                if fn in live:
+                    deps[fn] = deps.get(fn, 0) + 1
+    captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
+
+    def push(node, g):
+        buffers[node] = buffers[node] + g if node in buffers else g
+
+    for node, g in zip(roots, root_grads):
+        push(node, g)
+    for node in dict.fromkeys(roots):
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
+
+    while ready:
+        node = heapq.heappop(ready)[2]
+        g = buffers.pop(node, None)
+        if live is not None and node in targets and g is not None:
+            captured[node] = captured[node] + g if node in captured else g
+        if isinstance(node, AccumulateGrad):
+            if g is not None and (live is None or (accumulate and node in targets)):
+                _accumulate(node.variable, g, rec)
+            continue
+        if live is not None and not any(fn in live for fn, _ in node.next_functions):
+            continue
+        if g is None:
+            grads = [None] * len(node.next_functions)
+        else:
+            out = node._out()
+            if out is not None:
+                if out._hooks:
+                    g = _run_hooks(out, g)
+                if out._retains_grad:
+                    if out._grad is None:
+                        out._grad = out._wrap(np.array(g, copy=True))
+                    else:
+                        out._grad._data += g
+            grads = apply_node(node, g)
+            executed.append(node)
+            if rec is not None:
+                rec._node(node, g, grads)
+        for (fn, _), gi in zip(node.next_functions, grads):
+            if fn is None or (live is not None and fn not in live):
+                continue
+            if gi is not None:
+                push(fn, gi)
+            deps[fn] -= 1
+            if deps[fn] == 0:
+                heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
+    if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
+        for node in executed:
+            if any(s is not None for s in node._saved):
+                node._freed = True
+                node._saved = [None] * len(node._saved)
+    if rec is not None:
+        rec._end()
+    return captured
+
+
+def _priority(node):
+    # PyTorch runs the most recently created ready node first; AccumulateGrad as soon as ready.
+    return float("inf") if isinstance(node, AccumulateGrad) else node._seq
+
+
+def _make_grads(outputs, grads):
+    """Check or create the gradient that seeds each output (PyTorch's ``_make_grads``)."""
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out._requires_grad and out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            result.append(np.ones_like(out._data))
+            continue
+        if not isinstance(g, TensorBase):
+            raise TypeError("gradients can be either Tensors or None, but got " + type(g).__name__)
+        if g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} "
+                               f"and output[{i}] has a shape of {Size(out.shape)!r}.")
+        result.append(g._data.astype(out._data.dtype, copy=True))
+    return result
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, TensorBase) else tuple(x)
+
+
+def _grads_for(outputs, grads):
+    """One gradient per output (None: implicit); PyTorch zips, so extra gradients are ignored."""
+    grads = (None,) * len(outputs) if grads is None else _as_tuple(grads)
+    if len(grads) < len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return grads
+
+
+def _check_outputs(outputs):
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Compute the sum of gradients of ``tensors`` w.r.t. graph leaves, into their ``.grad``."""
+    if create_graph:
+        raise NotImplementedError("gradviz does not build graphs of the backward pass "
+                                  "(create_graph=True, higher-order gradients)")
+    tensors = _as_tuple(tensors)
+    seeds = _make_grads(tensors, _grads_for(tensors, grad_tensors))  # types and shapes first, as in PyTorch
+    _check_outputs(tensors)
+    roots = [edge(t)[0] for t in tensors]
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        targets = {edge(t)[0] for t in inputs}
+    run_backward(roots, seeds, bool(retain_graph), targets=targets)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned instead of added into ``.grad``."""
+    if create_graph:
+        raise NotImplementedError("gradviz does not build graphs of the backward pass "
+                                  "(create_graph=True, higher-order gradients)")
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    seeds = _make_grads(outputs, _grads_for(outputs, grad_outputs))
+    _check_outputs(outputs)
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    targets = [edge(t)[0] for t in inputs]
+    captured = run_backward([edge(t)[0] for t in outputs], seeds, bool(retain_graph),
+                            targets=set(targets), accumulate=False)
+    result = []
+    for i, (t, node) in enumerate(zip(inputs, targets)):
+        g = captured.get(node)
+        if g is None:
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the desired behavior.")
+            result.append(t._wrap(np.zeros_like(t._data)) if materialize_grads else None)
+        else:
+            result.append(t._wrap(np.array(g, dtype=t._data.dtype, copy=True)))
+    return tuple(result)
