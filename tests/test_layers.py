@@ -45,6 +45,17 @@ def _lazy_face_import(module, node, parents):
     return module == "gradviz" and any(isinstance(p, ast.FunctionDef) and p.name == "__getattr__" for p in parents)
 
 
+# Imports inside a function that close a cycle, each waiting for its owner to move a layer.  Every
+# entry must stay a lazy import (the test fails if it moves to the top) and should go, not grow.
+KNOWN_LAZY_CYCLES = {
+    # the PyTorch adapter is loaded only when a torch tensor is handed over; it builds on the
+    # trace model, which also holds make_adapter: the adapters belong in a layer above the model
+    ("gradviz.trace", "gradviz._torch_trace"),
+    # standalone reads the widget class's synced traits; the widget's save_html()/state() call back
+    ("gradviz.widget.autograd_widget", "gradviz.widget.standalone"),
+}
+
+
 def import_graph():
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph = {}
@@ -56,7 +67,9 @@ def import_graph():
             for child in ast.iter_child_nodes(node):
                 stack.append((child, parents + (node,)))
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not _lazy_face_import(module, node, parents):
-                deps.update(d for d in _resolve(module, node, path.name == "__init__.py", files) if d in files)
+                lazy = any(isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)) for p in parents)
+                deps.update(d for d in _resolve(module, node, path.name == "__init__.py", files)
+                            if d in files and not (lazy and (module, d) in KNOWN_LAZY_CYCLES))
         # importing gradviz.x.y runs gradviz/x/__init__ first, but that is the package's own business
         graph[module] = deps - {module}
     return graph
@@ -104,6 +117,17 @@ def cycles(graph):
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
+
+
+def test_known_lazy_cycles_are_still_lazy_and_still_needed():
+    """An entry of KNOWN_LAZY_CYCLES that became a top-level import, or whose module no longer
+    imports the other at all, is stale: the list only shrinks."""
+    graph = import_graph()
+    for module, dep in KNOWN_LAZY_CYCLES:
+        assert dep not in graph[module], f"{module} imports {dep} at the top: a real cycle"
+        tree = ast.parse((PACKAGE.parent / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert dep.rsplit(".", 1)[-1] in names, f"{module} no longer imports {dep}: drop the entry"
 
 
 def test_the_cycle_finder_finds_cycles():
