@@ -481,6 +481,57 @@ class GradvizAdapter:
                 error = describe_error(exc)
         return self.add_recording(rec, error), error
 
+    def stale(self):
+        """Why ``backward()`` on the root would fail now, or None: ``"freed"`` (an earlier
+        ``backward()`` without ``retain_graph`` freed what the nodes saved) or ``"modified"``
+        (a value a node saved was changed in place since: a training step on a leaf)."""
+        for s in self.trace.steps:
+            fn = s.fn() if s.fn is not None and not s.cut_only else None
+            if fn is None:
+                continue
+            if fn._freed:
+                return "freed"
+            if any(e is not None and e[1][0] != e[2] for e in fn._saved or ()):
+                return "modified"
+        return None
+
+    def forward_again(self):
+        """Run the traced forward pass again from the leaves, as re-running the cell would.
+
+        The widget's ``backward()`` button uses it once the graph was freed, so a second press
+        shows accumulation instead of an error.  The trace keeps its steps: the new nodes are
+        mapped onto them (and kept alive with the widget).  Returns None, or why it cannot: a
+        custom Function's forward is the user's code, and is never run again here.
+        """
+        from .tensor import Tensor, apply
+        made = {}
+        for s in self.trace.steps:
+            if s.cut_only:
+                continue
+            if s.op is None:
+                return "user"
+            args = []
+            for i, inp in enumerate(s.inputs):
+                if inp.kind == "leaf":
+                    args.append(inp.src.tensor())
+                elif inp.kind == "op":
+                    args.append(made[id(inp.src)])
+                else:                    # a constant: the tensor the node kept, or its numbers
+                    fn = s.fn() if s.fn is not None else None
+                    t = fn._nograd_inputs.get(i) if fn is not None else None
+                    args.append(t if t is not None else Tensor._wrap(np.array(inp.data, copy=True)))
+            made[id(s)] = out = apply(s.op, args, **s.params)
+            if out._grad_fn is None:
+                return "no graph"
+            self.by_fn[id(out._grad_fn)] = s
+            s.fn = weakref.ref(out._grad_fn)
+        root = self.trace.root_step
+        if root is None or id(root) not in made:
+            return "no graph"
+        self.roots[0] = made[id(root)]
+        self._again = getattr(self, "_again", []) + [self.roots[0]]   # ids in by_fn stay unique
+        return None
+
     def grads(self):
         """Each leaf's ``.grad`` tensor and a copy of its numbers, to put back later: ``{seq: (...)}``."""
         out = {}

@@ -108,7 +108,7 @@ def test_lang_sends_the_korean_words(seed):
         sent.update(u)
     assert sent["lang"] == "ko"
     assert sent["strings"]["play"] == "재생"
-    assert w.caption(0).startswith("o 의 계산 그래프")
+    assert w.caption(0).startswith("o의 계산 그래프")
     with pytest.raises(Exception):
         w.lang = "fr"
 
@@ -127,25 +127,28 @@ def test_backward_button_appends_the_real_steps(seed):
     c.from_front_end({"method": "custom", "content": {"type": "backward", "retain_graph": False}})
     assert names["x"].grad.tolist() == [20.0, 20.0]
     acc = [i for i, f in enumerate(w.frames) if f["kind"] == "acc"][-1]
-    assert w.caption(acc) == ("AccumulateGrad adds [10, 10] into x.grad: [10, 10] + [10, 10] = [20, 20]. "
-                              "Gradients accumulate!")
+    assert w.caption(acc) == ("AccumulateGrad adds [10., 10.] into x.grad: [10., 10.] + [10., 10.] = [20., 20.] "
+                              "(gradients accumulate!)")
     assert w.frames[acc]["set"]["check:x"]["ok"] is False      # 20 is not what the chain rule says
     assert w.frames[acc]["set"]["check:x"]["diff"] == "[10., 10.]"
 
     c.from_front_end({"method": "custom", "content": {"type": "zero"}})
     assert names["x"].grad.tolist() == [0.0, 0.0]
-    assert w.caption(len(w.frames) - 1) == "x.grad.zero_(): [20, 20] → [0, 0]."
+    assert w.caption(len(w.frames) - 1) == "x.grad.zero_(): [20., 20.] → [0., 0.]"
 
 
 def test_a_freed_graph_is_a_message_not_a_traceback(seed, capsys):
     w, c, names = seed
+    w.forward_again = False                      # (on, the widget would run the forward pass again)
     c.from_front_end({"method": "custom", "content": {"type": "backward", "retain_graph": False}})
     c.from_front_end({"method": "custom", "content": {"type": "backward", "retain_graph": False}})
     last = w.frames[-1]
     assert last["kind"] == "error"
     assert last["error"].startswith("Trying to backward through the graph a second time")
     assert "Trying to backward through the graph a second time" in w.caption(len(w.frames) - 1)
-    assert w.frames[w.frame]["kind"] == "seed" and w.playing       # it plays from the seed to the error
+    # it plays from a note (the freed graph is gone through on purpose) and the seed to the error
+    assert w.frames[w.frame]["msg"][0] == "cap_freed_on_purpose" and w.playing
+    assert w.frames[w.frame + 1]["kind"] == "seed"
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err
     assert names["x"].grad.tolist() == [10.0, 10.0]
@@ -160,9 +163,9 @@ def test_notebook_changes_show_up_as_a_frame(seed):
     root.backward(retain_graph=True)             # ... and once more, behind the widget's back
     w.backward(retain_graph=True)
     n = [f["kind"] for f in w.frames].index("sync")
-    assert w.caption(n) == "Since the last step shown, the notebook changed .grad: x.grad is now [30, 30]."
+    assert w.caption(n) == "Since the last step shown, the notebook changed .grad: x.grad is now [30., 30.]"
     acc = [i for i, f in enumerate(w.frames) if f["kind"] == "acc"][-1]
-    assert "[30, 30] + [10, 10] = [40, 40]" in w.caption(acc)
+    assert "[30., 30.] + [10., 10.] = [40., 40.]" in w.caption(acc)
 
 
 def test_unexpected_errors_in_a_handler_stay_in_the_widget(seed, monkeypatch):

@@ -102,11 +102,11 @@ def test_seed_lesson_numbers_and_captions():
     assert "∂o/∂o = 1" in w.caption(kinds.index("seed"))
     assert seed["set"]  # resets the previous run's edge labels
     mul = kinds.index("node") + 2          # MulBackward0 of y = 5 * b: gets 0.5, sends 2.5
-    assert w.caption(mul) == ("MulBackward0 gets ∂o/∂y = [0.5, 0.5], multiplies by ∂y/∂b = [5, 5] "
-                              "and sends [2.5, 2.5] to b.")
+    assert w.caption(mul) == ("MulBackward0 gets ∂o/∂y = [0.5000, 0.5000], multiplies by ∂y/∂b = [5., 5.] "
+                              "and sends [2.5000, 2.5000] to b.")   # PyTorch's format, as the picture
     assert list(edge_text_of(w, w.frames[mul]).values()) == ["[2.5000, 2.5000]"]
     acc = w.frames[kinds.index("acc")]
-    assert w.caption(kinds.index("acc")) == "AccumulateGrad: x.grad was None, so it becomes [10, 10]."
+    assert w.caption(kinds.index("acc")) == "AccumulateGrad: x.grad was None, so it becomes [10., 10.]"
     assert acc["set"]["check:x"] == {"grad": "[10., 10.]", "ok": True, "diff": ""}
     assert root.grad_fn is not None and names["x"].grad is None   # the notebook's state is untouched
 
@@ -149,7 +149,7 @@ def test_a_leaf_grad_changes_only_when_accumulategrad_runs():
     assert [v for k, v in writes if k == "acc"] == [".grad 15.", ".grad 15.", ".grad 30."]
     sums = [widget.caption(i) for i, f in enumerate(widget.frames) if f["kind"] == "sum" and "x fed" in
             widget.caption(i)]
-    assert sums == ["x fed 2 ops, so the gradients coming back from them add up: 9 + 6 = 15."] * 3
+    assert sums == ["x fed 2 ops, so the gradients coming back from them add up: 9. + 6. = 15."] * 3
 
 def _edges_of(w, frame):
     """The edge ids a node frame sent gradients along, in input order (None where nothing)."""
@@ -262,5 +262,5 @@ def test_a_broadcast_input_is_not_said_to_be_multiplied():
     o = (x * b).sum()
     w = AutogradWidget(o, names={"x": x, "b": b, "o": o})
     (mul,) = [w.caption(i) for i, f in enumerate(w.frames) if f["kind"] == "node" and "MulBackward0" in w.caption(i)]
-    assert mul == ("MulBackward0 gets ∂o/∂a = [[1, 1, 1], [1, 1, 1]], applies its rule (b) and sends [[3], [3]] "
-                   "to x; applies its rule (x) and sends [2, 2, 2] to b.")
+    assert mul == ("MulBackward0 gets ∂o/∂a = [[1., 1., 1.], [1., 1., 1.]], applies its rule (b) and sends "
+                   "[[3.], [3.]] to x; applies its rule (x) and sends [2., 2., 2.] to b.")

@@ -44,3 +44,40 @@ def test_the_module_doctests():
 def test_unknown_language():
     with pytest.raises(ValueError, match="lang must be one of en, ko"):
         i18n.strings("fr")
+
+
+KO_PARTICLE = re.compile(r"(\}|\)|[A-Za-z0-9_.])\s?(은|는|이|가|을|를|으로|로|와|과)(?=[\s.,:;!?)]|$)")
+
+
+@pytest.mark.parametrize("key", sorted(i18n.STRINGS["ko"]))
+def test_korean_needs_no_particle_after_a_number_or_code_name(key):
+    """'0.5 을', '[10, 10] 를', 'AddBackward0 가': which particle fits depends on how the value
+    is read, so no Korean sentence puts one right after a field, a number or a code name."""
+    text = i18n.STRINGS["ko"][key]
+    assert not KO_PARTICLE.search(text), (key, text)
+
+
+def test_korean_says_gradient_one_way():
+    words = " ".join(i18n.STRINGS["ko"].values())
+    assert "기울기" not in words and "그라디언트" in words
+    assert "scalar" not in words.replace("scalar outputs", "")
+
+
+def test_korean_captions_of_a_lesson_have_no_particle_after_a_value():
+    root, names, gradient = LESSONS["seed"]()
+    w = AutogradWidget(root, gradient, names=names, lang="ko")
+    for i in range(len(w.frames)):
+        assert not KO_PARTICLE.search(w.caption(i)), w.caption(i)
+
+
+VALUE_FIELDS = {"value", "seed", "total", "after", "grads", "items", "inputs", "terms", "g", "before", "gin",
+                "local", "grad", "diff"}
+
+
+@pytest.mark.parametrize("lang", i18n.LANGS)
+def test_no_period_right_after_a_number(lang):
+    """PyTorch writes a whole float as '15.': a sentence ending '= {total}.' would read '= 15..'."""
+    for key, text in i18n.STRINGS[lang].items():
+        for m in FIELD.finditer(text):
+            if m.group(1) in VALUE_FIELDS:
+                assert not text[m.end():].startswith("."), (key, text)

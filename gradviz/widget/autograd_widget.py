@@ -54,6 +54,9 @@ class AutogradWidget(anywidget.AnyWidget):
     strings = t.Dict(help="Every word of the widget in lang: labels and caption templates (gradviz.widget.i18n).").tag(sync=True)
     presenter = t.Bool(False, help="Larger type, for slides and projectors.").tag(sync=True)
     retain_graph = t.Bool(False, help="The retain_graph= that the backward() button passes.").tag(sync=True)
+    forward_again = t.Bool(True, help="Whether the backward() button first runs the forward pass again from the "
+                                      "leaves when the graph was freed (as re-running the cell would); False "
+                                      "shows PyTorch's freed-graph error instead.").tag(sync=True)
     live = t.Bool(True, help="Whether the backward() and zero_() buttons can reach Python (False in saved pages).").tag(sync=True)
     error = t.Unicode("", help="Why the graph could not be drawn ('' when it was); shown inside the widget.").tag(sync=True)
     root_name = t.Unicode("", help="The name of the tensor whose graph is shown.").tag(sync=True)
@@ -74,7 +77,8 @@ class AutogradWidget(anywidget.AnyWidget):
         _check.recording(func, recording)
         start = kwargs.pop("frame", 0)
         self._root, self._gradient, self._expected = root, gradient, expected
-        self._runs = 0
+        self._runs = 0             # backward() calls shown (frame["run"]), animate()'s own included
+        self._calls = 0            # the user's own calls (buttons, recording=): what captions count
         caller = _frame if _frame is not None else sys._getframe(1)
         # one trace, read by the picture, the captions, the derivation and the frames
         self._engine = make_adapter([root], names=names, frame=caller, cuts=view == "dataflow")
@@ -115,7 +119,8 @@ class AutogradWidget(anywidget.AnyWidget):
             frames += F.forward_frames(lesson, self._ids)
             if recording is not None or (backward and root.requires_grad):
                 # (without grad, the start frame already says there is no backward pass)
-                frames += self._run_frames(runs, error, gradient_given=gradient is not None)
+                frames += self._run_frames(runs, error, gradient_given=gradient is not None,
+                                           replay=recording is None)
         except Exception as exc:  # a bug of ours must not become a traceback in a student's cell
             frames = [F.note_frame(lesson, "cap_start")]
             problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
@@ -133,16 +138,19 @@ class AutogradWidget(anywidget.AnyWidget):
 
     # -- running the engine ----------------------------------------------------------------------
 
-    def _run_frames(self, runs, error, gradient_given):
+    def _run_frames(self, runs, error, gradient_given, replay=False):
+        """The frames of backward() calls; ``replay``: animate()'s own, not counted as the user's calls."""
         frames = []
         for r, run in enumerate(runs):
             self._runs += 1
+            self._calls += 0 if replay else 1
             frames += F.backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
-                                        run.retain_graph, gradient_given, self._targets, self._runs,
-                                        error=run.error, math=self._math)
+                                        run.retain_graph, gradient_given, self._targets,
+                                        0 if replay else self._calls, error=run.error, math=self._math)
         if not runs and error:
             self._runs += 1
-            frames.append(F.error_frame(self._lesson, self._runs - 1, self._runs, error))
+            self._calls += 0 if replay else 1
+            frames.append(F.error_frame(self._lesson, self._runs - 1, 0 if replay else self._calls, error))
         return frames
 
     def backward(self, retain_graph=None):
@@ -153,10 +161,25 @@ class AutogradWidget(anywidget.AnyWidget):
         """
         retain = self.retain_graph if retain_graph is None else bool(retain_graph)
         new = self._sync_frame()
+        new += self._forward_again_frames()
         runs, error = self._engine.backward(self._gradient, retain)
         new += self._run_frames(runs, error, self._gradient is not None)
         self._shown = self._engine.grad_arrays()
         self._append(new)
+
+    def _forward_again_frames(self):
+        """Run the forward pass again when the graph cannot go backward (freed, or a leaf changed in
+        place), if ``forward_again`` is on: the frame says so.  Off, the engine's error is the lesson."""
+        stale = getattr(self._engine, "stale", None)
+        why = stale() if stale is not None else None
+        if why is None:
+            return []
+        if not self.forward_again:
+            return [F.note_frame(self._lesson, "cap_freed_on_purpose")] if why == "freed" else []
+        failed = self._engine.forward_again()
+        if failed is not None:
+            return [F.note_frame(self._lesson, "cap_forward_again_no")]
+        return [F.note_frame(self._lesson, "cap_forward_again_" + why)]
 
     def zero_grad(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad`` (what the zero_() button does)."""

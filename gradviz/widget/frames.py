@@ -138,6 +138,41 @@ def expr_text(template, names, params):
     return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).strip()
 
 
+CAPTION_FULL = 8       # arrays up to this many numbers are written out in full in a caption
+
+
+def shown(a):
+    """A value for a caption, as PyTorch prints it, summarised so that it cannot mislead.
+
+    Small arrays in full (``[2.5000, 2.5000]``, as the picture shows them).  A bigger one by its
+    shape, its largest row and its norm -- never just a first row that happens to be zero:
+    ``4×4, [2, :] = [0.0731, -0.4520, 0.0212, 0.3010], ‖·‖ = 0.9214``; ``zeros(4, 4)``.
+
+    >>> shown(np.array([2.5, 2.5], np.float32))
+    '[2.5000, 2.5000]'
+    >>> shown(np.array([[0., 0.], [0., 0.], [1., 2.], [0., 0.5], [0., 0.]], np.float32))
+    '5×2, [2, :] = [1., 2.], ‖·‖ = 2.2913'
+    >>> shown(np.zeros((4, 4), np.float32))
+    'zeros(4, 4)'
+    """
+    if a is None:
+        return "None"
+    a = np.asarray(a)
+    if a.size <= CAPTION_FULL:
+        return num(a)
+    shape = "×".join(str(n) for n in a.shape)
+    if a.dtype.kind in "fc" and not np.any(a):
+        return f"zeros({', '.join(str(n) for n in a.shape)})"
+    norm = num(np.asarray(np.linalg.norm(a.astype(np.float64).reshape(-1)), dtype=a.dtype))
+    if a.ndim == 1:
+        return f"{num(a)} ({shape}), ‖·‖ = {norm}"
+    rows = a.reshape(a.shape[0], -1)
+    with np.errstate(all="ignore"):
+        k = int(np.nanargmax(np.abs(rows.astype(np.float64)).sum(axis=1))) if np.any(np.isfinite(rows)) else 0
+    index = ", ".join([str(k)] + [":"] * (a.ndim - 1))
+    return f"{shape}, [{index}] = {num(a[k])}, ‖·‖ = {norm}"
+
+
 def _val_slot(value):
     from ..graph import format_value
     return "?" if value is None else format_value(np.asarray(value))
@@ -200,15 +235,15 @@ def forward_frames(lesson, ids):
         expr = expr_text(node.latex, names, node.params)
         inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
         edges = [ids.edge_in(node, i) for i in range(len(kinds))]
-        shown = [f"{names[i]} = {short(a)}" if kinds[i][0] != "const" or getattr(
+        listed = [f"{names[i]} = {shown(a)}" if kinds[i][0] != "const" or getattr(
             kinds[i][1], "name", None) else names[i] for i, a in enumerate(lesson.inputs(node))]
         frames.append(_frame("forward", "fwd_in", ["cap_fwd_in", {
             "k": str(k), "n": str(n), "node": node.name, "expr": expr,
-            "inputs": ", ".join(shown)}],
+            "inputs": ", ".join(listed)}],
             focus=[ids.op(node)], lit=inputs, edges=edges, set={f"cls:{ids.op(node)}": "fwd"}))
         out = ids.value(node)
         frames.append(_frame("forward", "fwd_out", ["cap_fwd_out", {
-            "out": lesson.name(node), "expr": expr, "value": short(lesson.output(node)), "node": node.name}],
+            "out": lesson.name(node), "expr": expr, "value": shown(lesson.output(node)), "node": node.name}],
             focus=[out], lit=[ids.op(node)], edges=[ids.edge_out(node)],
             set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"}))
     return frames
@@ -229,11 +264,11 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         reset[f"cls:{ids.op(node)}"] = "fwd"
     args = ["retain_graph=True" if retain_graph else "retain_graph=False"]
     if gradient_given:
-        args.insert(0, "gradient=" + short(seed))
+        args.insert(0, "gradient=" + shown(seed))
     root_value = ids.value(root) if root is not None else None
     reset[f"grad:{root_value}"] = _grad_slot(seed, False)
-    frames = [_frame("backward", "seed", ["cap_seed", {
-        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": short(seed)}],
+    frames = [_frame("backward", "seed", ["cap_seed_replay" if run_number == 0 else "cap_seed", {
+        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": shown(seed)}],
         run=run, focus=[root_value], set=reset)]
     if math is not None and root is not None:
         _chain(frames[-1], [], [math.total(id(root), rname, seed)])
@@ -254,8 +289,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             # a leaf's slot is its .grad, which changes only when AccumulateGrad runs (next frame)
             total = {} if is_leaf else {f"grad:{target}": _grad_slot(e.grad_in, False)}
             frames.append(_frame("backward", "sum", ["cap_sum", {
-                "name": name, "k": str(len(got)), "terms": " + ".join(short(t) for t in terms),
-                "total": short(e.grad_in)}], run=run, focus=[target],
+                "name": name, "k": str(len(got)), "terms": " + ".join(shown(t) for t in terms),
+                "total": shown(e.grad_in)}], run=run, focus=[target],
                 edges=[ids.edge_in(c, i) for c, i in got], set=total))
             if math is not None:
                 _chain(frames[-1], [], [math.total(key, name, e.grad_in)])
@@ -264,10 +299,10 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             s = {f"grad:{target}": _grad_slot(e.grad_after, True), f"cls:{target}": "bwd",
                  f"check:{name}": _check_slot(e.grad_after, want, leaf, lesson)}
             if e.grad_before is None:
-                msg = ["cap_acc_new", {"leaf": name, "after": short(e.grad_after)}]
+                msg = ["cap_acc_new", {"leaf": name, "after": shown(e.grad_after)}]
             else:
-                msg = ["cap_acc_add", {"leaf": name, "g": short(e.grad_in), "before": short(e.grad_before),
-                                       "after": short(e.grad_after)}]
+                msg = ["cap_acc_add", {"leaf": name, "g": shown(e.grad_in), "before": shown(e.grad_before),
+                                       "after": shown(e.grad_after)}]
             frames.append(_frame("backward", "acc", msg, run=run, focus=[target],
                                  edges=[ids.edge_in(c, i) for c, i in got], set=s, event=event_data(e)))
             if math is not None:
@@ -291,14 +326,14 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                 s[f"edge:{edge}"] = _val_slot(gi)
             local = local_derivative(lesson, node, i)
             if local is not None:
-                sends.append(["cap_send", {"out": name, "inp": inp, "local": short(local), "grad": short(gi)}])
+                sends.append(["cap_send", {"out": name, "inp": inp, "local": shown(local), "grad": shown(gi)}])
             else:
                 sends.append(["cap_send_vjp", {"rule": expr_text(node.dlatex[min(i, len(node.dlatex) - 1)],
                                                                  [lesson.input_text(*k) or "?" for k in kinds],
                                                                  node.params),
-                                               "inp": inp, "grad": short(gi)}])
+                                               "inp": inp, "grad": shown(gi)}])
         frames.append(_frame("backward", "node", ["cap_node", {
-            "node": node.name, "root": rname, "out": name, "gin": short(e.grad_in),
+            "node": node.name, "root": rname, "out": name, "gin": shown(e.grad_in),
             "sends": {"join": sends}}], run=run, focus=[ids.op(node)], lit=[target] + lit, edges=edges,
             set=s, event=event_data(e)))
         if math is not None:
@@ -309,11 +344,27 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         frames.append(error_frame(lesson, run, run_number, error))
     else:
         final = {e.variable.seq: e.grad_after for e in events if e.name == "AccumulateGrad"}
-        grads = [f"{lesson.name(t)}.grad = {short(final[t.seq])}" for t in lesson.leaves if t.seq in final]
-        frames.append(_frame("backward", "done", ["cap_done", {"run": str(run_number),
-                                                                "grads": ", ".join(grads) or "–"}],
-                             run=run, focus=[ids.leaf(t) for t in lesson.leaves]))
+        grads = [f"{lesson.name(t)}.grad = {shown(final[t.seq])}" for t in lesson.leaves if t.seq in final]
+        frames.append(_frame("backward", "done", ["cap_done_replay" if run_number == 0 else "cap_done", {
+            "run": str(run_number), "grads": ", ".join(grads) or "–", "root": rname}],
+            run=run, focus=[ids.leaf(t) for t in lesson.leaves], set=_after_pass(lesson, ids, events)))
     return frames
+
+
+def _after_pass(lesson, ids, events):
+    """When a pass ends, the gradients that flowed through intermediate tensors are gone, as in
+    PyTorch: only leaves (and ``retain_grad()`` tensors) keep a ``.grad``."""
+    s = {}
+    arrived = {id(e.node): e.grad_in for e in events if e.node is not None}
+    for node in lesson.nodes:
+        out = node.out
+        if out is not None and out.retains_grad and id(node) in arrived:
+            t = out.tensor()
+            g = t._grad._data if t is not None and getattr(t, "_grad", None) is not None else arrived[id(node)]
+            s[f"grad:{ids.value(node)}"] = _grad_slot(g, True)
+        else:
+            s[f"grad:{ids.value(node)}"] = ""
+    return s
 
 
 def _chain(frame, factors, so_far):
@@ -323,8 +374,20 @@ def _chain(frame, factors, so_far):
         frame["chain"] = {"factors": factors, "so_far": so_far}
 
 
+def _hint(message):
+    """A word of explanation after the engine's own message (which stays as PyTorch says it)."""
+    if "only for scalar outputs" in message:
+        return ["hint_scalar", {}]
+    if "backward through the graph a second time" in message:
+        return ["hint_freed", {}]
+    return ""
+
+
 def error_frame(lesson, run, run_number, message):
-    f = _frame("error", "error", ["cap_error", {"run": str(run_number), "message": message}], run=run)
+    """A backward() call that failed: the engine's message (``run_number`` 0: animate()'s own call)."""
+    f = _frame("error", "error", ["cap_error_replay" if run_number == 0 else "cap_error",
+                                  {"run": str(run_number), "message": message, "root": lesson.root_name,
+                                   "hint": _hint(message)}], run=run)
     f["error"] = message
     return f
 
@@ -343,7 +406,7 @@ def zero_frame(lesson, ids, before, targets, after=None):
             parts.append(["cap_zero_none", {"leaf": name}])
             continue
         after_ = (after or {}).get(t.seq)
-        parts.append(["cap_zero", {"leaf": name, "before": short(b), "after": short(after_)}])
+        parts.append(["cap_zero", {"leaf": name, "before": shown(b), "after": shown(after_)}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(after_, True)
         s[f"check:{name}"] = _check_slot(after_, targets.get(t.seq), t, lesson)
     f = _frame("zero", "zero", ["cap_list", {"items": {"join": parts}}],
@@ -356,7 +419,7 @@ def sync_frame(lesson, ids, changed, now, targets, restored=False):
     parts, s = [], {}
     for t in changed:
         name, g = lesson.name(t), now.get(t.seq)
-        parts.append(["cap_sync_item", {"leaf": name, "value": short(g) if g is not None else "None"}])
+        parts.append(["cap_sync_item", {"leaf": name, "value": shown(g) if g is not None else "None"}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
         s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson)
     key = "cap_restored" if restored else "cap_sync"

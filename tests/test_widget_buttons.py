@@ -1,0 +1,115 @@
+"""The live buttons in the usual flows: after Run All, and after any number of presses.
+
+A notebook's own ``o.backward()`` (run after ``animate(o)``) frees the graph; the widget's
+backward() then runs the forward pass again from the leaves (said in a caption) and shows
+accumulation, Σ = 2×, on the first press.  The freed-graph error stays one untick away.
+"""
+
+import numpy as np
+import pytest
+
+import gradviz as torch
+from gradviz.widget import AutogradWidget
+from widget_lessons import LESSONS
+
+
+def checks(w, start):
+    """The check-line slots set by the frames from ``start`` on, in order."""
+    return [v for f in w.frames[start:] for k, v in f["set"].items() if k.startswith("check:")]
+
+
+def press(w, **kw):
+    start = len(w.frames)
+    w.backward(**kw)
+    return w.frames[start:]
+
+
+@pytest.mark.parametrize("name", ["seed", "tutorial", "neuron", "tiny_mlp", "fan_out"])
+def test_after_run_all_backward_then_backward_shows_accumulation(name):
+    root, names, gradient = LESSONS[name]()
+    w = AutogradWidget(root, gradient, names=names)
+    root.backward(gradient)                                  # the lesson's own cell: frees the graph
+    first = press(w)
+    kinds = [f["kind"] for f in first]
+    assert "error" not in kinds, [w.caption(len(w.frames) - len(first) + i) for i in range(len(first))]
+    assert "cap_forward_again_freed" in [f["msg"][0] for f in first]
+    done = [c for c in checks(w, len(w.frames) - len(first))]
+    assert done and all(c.get("times") == 2 for c in done[-len(w._lesson.leaves):])   # Σ = 2× at once
+    second = press(w)
+    assert "error" not in [f["kind"] for f in second]
+    assert all(c.get("times") == 3 for c in checks(w, len(w.frames) - len(second))[-len(w._lesson.leaves):])
+
+
+def test_captions_count_only_the_users_calls():
+    root, names, _ = LESSONS["seed"]()
+    w = AutogradWidget(root, names=names)
+    assert all(w.caption(i).startswith("animate() runs") for i, f in enumerate(w.frames) if f["kind"] == "seed")
+    first = press(w)
+    k = len(w.frames) - len(first)
+    seeds = [w.caption(k + i) for i, f in enumerate(first) if f["kind"] == "seed"]
+    assert seeds and seeds[0].startswith("backward() call 1 ")
+    second = press(w)
+    k = len(w.frames) - len(second)
+    assert [w.caption(k + i) for i, f in enumerate(second) if f["kind"] == "seed"][0].startswith("backward() call 2 ")
+
+
+def test_without_forward_again_the_freed_graph_error_is_shown_and_explained():
+    root, names, _ = LESSONS["seed"]()
+    w = AutogradWidget(root, names=names)
+    w.forward_again = False
+    press(w)                                      # retain_graph=False: this one frees the graph
+    frames = press(w)
+    kinds = [f["kind"] for f in frames]
+    assert "error" in kinds and "cap_freed_on_purpose" in [f["msg"][0] for f in frames]
+    i = len(w.frames) - len(frames) + kinds.index("error")
+    assert "backward through the graph a second time" in w.caption(i)
+    assert "retain_graph=True" in w.caption(i)                        # the hint says what to do
+    w.lang = "ko"
+    assert "retain_graph=True" in w.caption(i) and "해제" in w.caption(i)
+
+
+def test_a_leaf_changed_in_place_runs_the_forward_pass_again():
+    x = torch.ones(2, requires_grad=True)
+    o = (x * x).sum()
+    w = AutogradWidget(o, names={"x": x, "o": o})
+    with torch.no_grad():
+        x += 1                                    # a training step: the saved x is stale
+    frames = press(w)
+    assert "cap_forward_again_modified" in [f["msg"][0] for f in frames]
+    assert "error" not in [f["kind"] for f in frames]
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])         # d(x²)/dx at the new x = 2
+
+
+def test_after_the_pass_only_leaves_keep_a_grad():
+    root, names, _ = LESSONS["seed"]()
+    w = AutogradWidget(root, names=names)
+    shown = {}
+    for f in w.frames:
+        shown.update(f["set"])
+        if f["kind"] == "node":
+            assert any(v.startswith("grad ") for k, v in f["set"].items() if k.startswith("grad:"))
+    values = {n["id"] for n in w.graph["nodes"] if n["kind"] == "value"}
+    leaves = {n["id"] for n in w.graph["nodes"] if n["kind"] == "leaf"}
+    assert all(shown.get(f"grad:{v}", "") == "" for v in values)            # passed through, gone
+    assert all(shown[f"grad:{v}"].startswith(".grad ") for v in leaves)     # kept, as in PyTorch
+
+
+def test_retain_grad_tensors_keep_theirs():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    o = y.sum()
+    w = AutogradWidget(o, names={"x": x, "y": y, "o": o})
+    shown = {}
+    for f in w.frames:
+        shown.update(f["set"])
+    yid = next(n["id"] for n in w.graph["nodes"] if n.get("name") == "y" and n["kind"] == "value")
+    assert shown[f"grad:{yid}"] == ".grad [1., 1.]"
+
+
+def test_batch_captions_do_not_show_a_misleading_first_row():
+    root, names, _ = LESSONS["tiny_mlp"]()
+    w = AutogradWidget(root, names=names)
+    text = " ".join(w.caption(i) for i in range(len(w.frames)))
+    assert "[0., 0., 0., 0.]," not in text.replace("zeros(", "")
+    assert "‖·‖ = " in text
