@@ -76,7 +76,8 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
         if i == 10:
             assert caption(widget).startswith("o = c · 0.5 = 20.")
             assert grad_text(widget) == ""
-    assert caption(widget) == "backward() call 1 is done: x.grad = [10, 10]."
+    assert caption(widget) == ("animate()'s backward() is done (x.grad = [10., 10.]); it put every .grad back "
+                               "as it was, so o.backward() in the notebook starts from there.")
     assert grad_text(widget) == ".grad [10., 10.]"
     assert "✓" in widget.locator('[data-gv="check-x"]').inner_text()
     page.screenshot(path=str(artifacts / "lab-backward.png"))
@@ -99,10 +100,11 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     n = press_and_wait(widget, "zero", n)
     assert grad_text(widget) == ".grad [0., 0.]"
     assert "zero_() cleared it" in check.inner_text()
-    assert caption(widget) == "x.grad.zero_(): [20, 20] → [0, 0]."
+    assert caption(widget) == "x.grad.zero_(): [20., 20.] → [0., 0.]"
     widget.locator('[data-gv="retain"]').uncheck()
     n = press_and_wait(widget, "backward", n)
     assert grad_text(widget) == ".grad [10., 10.]"
+    widget.locator('[data-gv="forward-again"]').uncheck()     # on, the graph would be built again
     n = press_and_wait(widget, "backward", n)
     assert "Trying to backward through the graph a second time" in caption(widget)
     cap = widget.locator('[data-gv="caption"]')

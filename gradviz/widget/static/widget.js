@@ -19,6 +19,7 @@
  * @property {Object<string,string>} strings  the words in lang (gradviz/widget/i18n.py)
  * @property {boolean} presenter     larger type for slides
  * @property {boolean} retain_graph  what the backward() button passes
+ * @property {boolean} forward_again whether backward() first runs the forward pass again on a freed graph
  * @property {boolean} live          whether the buttons can reach Python
  * @property {string} error          why the graph could not be drawn ("" when it was)
  * @property {string} root_name      the tensor whose graph is shown
@@ -700,9 +701,11 @@ function render({ model, el }) {
   const backwardBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "backward" });
   const retain = h("input", { type: "checkbox", "data-gv": "retain" });
   const retainLabel = h("label", { class: "gv-retain" }, retain, h("code", {}, ""));
+  const again = h("input", { type: "checkbox", "data-gv": "forward-again" });
+  const againLabel = h("label", { class: "gv-retain" }, again, h("span", {}, ""));
   const zeroBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "zero" });
   const keys = h("span", { class: "gv-keys" });
-  const live = h("div", { class: "gv-live", "data-gv": "live" }, backwardBtn, retainLabel, zeroBtn);
+  const live = h("div", { class: "gv-live", "data-gv": "live" }, backwardBtn, retainLabel, againLabel, zeroBtn);
   const talk = h("div", { class: "gv-talk" }, h("div", { class: "gv-capwrap" }, caption), panel.soFar,
     h("div", { class: "gv-foot" }, live, keys));
   const side = h("div", { class: "gv-side" }, talk, panel.el);
@@ -728,6 +731,8 @@ function render({ model, el }) {
     backwardBtn.textContent = s.backward_btn || "backward()";
     backwardBtn.title = fmt(s, "backward_title", { root: model.get("root_name") });
     retainLabel.querySelector("code").textContent = s.retain_graph || "retain_graph=True";
+    againLabel.querySelector("span").textContent = s.forward_again || "forward again if freed";
+    againLabel.title = s.forward_again_title || "";
     zeroBtn.textContent = s.zero_btn || "zero_()";
     zeroBtn.title = s.zero_title || "";
     keys.textContent = s.keys_help || "";
@@ -737,6 +742,7 @@ function render({ model, el }) {
     root.classList.toggle("gv-presenter", !!model.get("presenter"));
     live.hidden = !model.get("live");
     retain.checked = !!model.get("retain_graph");
+    again.checked = model.get("forward_again") !== false;
     controls.setSpeed(model.get("speed") || 1);
   }
 
@@ -906,6 +912,7 @@ function render({ model, el }) {
   controls.scrub.addEventListener("input", () => { setPlaying(false); go(+controls.scrub.value); });
   controls.speed.addEventListener("change", () => { model.set("speed", +controls.speed.value); model.save_changes(); schedule(); });
   retain.addEventListener("change", () => { model.set("retain_graph", retain.checked); model.save_changes(); });
+  again.addEventListener("change", () => { model.set("forward_again", again.checked); model.save_changes(); });
   function ask(msg) {             // one command at a time; the answer is new frames
     if (busy) return;
     busy = true;
@@ -943,6 +950,7 @@ function render({ model, el }) {
     "change:strings": () => { labels(); panel.build(); shown.clear(); redraw(); },
     "change:presenter": () => { layoutFlags(); relayout(); },
     "change:retain_graph": () => layoutFlags(),
+    "change:forward_again": () => layoutFlags(),
     "change:live": () => layoutFlags(),
     "change:error": () => showFatal(),
     "change:root_name": () => labels(),
