@@ -174,8 +174,8 @@ class AutogradWidget(anywidget.AnyWidget):
         why = stale() if stale is not None else None
         if why is None:
             return []
-        if not self.forward_again:
-            return [F.note_frame(self._lesson, "cap_freed_on_purpose")] if why == "freed" else []
+        if not self.forward_again:     # on purpose: the engine's error is the lesson (its hint says why)
+            return []
         failed = self._engine.forward_again()
         if failed is not None:
             return [F.note_frame(self._lesson, "cap_forward_again_no")]
