@@ -112,12 +112,13 @@ def event_data(e):
 
 
 _PLAIN = [
+    (r"\\_", "_"),
     (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2 "),
     (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
     (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
     (r"\\cdot", "·"), (r"\\sum", "Σ"), (r"\\sigma", "σ"), (r"\\ln", "ln"), (r"\\sin", "sin"),
     (r"\\cos", "cos"), (r"\\tanh", "tanh"), (r"\\max", "max"), (r"\\min", "min"),
-    (r"\\operatorname\{(\w+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"), (r"\\text\{([^{}]*)\}", r"\1"),
+    (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"), (r"\\text\{([^{}]*)\}", r"\1"),
     (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
     (r"\^\{T\}", "ᵀ"), (r"\^\{([^{}]*)\}", r"^\1"), (r"_\{([^{}]*)\}", r"_\1"),
 ]
@@ -327,6 +328,10 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             local = local_derivative(lesson, node, i)
             if local is not None:
                 sends.append(["cap_send", {"out": name, "inp": inp, "local": shown(local), "grad": shown(gi)}])
+            elif getattr(node, "members", None):      # a layer collapsed into one step
+                sends.append(["cap_send_layer", {"inp": inp, "grad": shown(gi)}])
+            elif node.op is None:      # a custom Function or a node the op table does not know
+                sends.append(["cap_send_engine", {"inp": inp, "grad": shown(gi), "node": node.name}])
             else:
                 sends.append(["cap_send_vjp", {"rule": expr_text(node.dlatex[min(i, len(node.dlatex) - 1)],
                                                                  [lesson.input_text(*k) or "?" for k in kinds],
