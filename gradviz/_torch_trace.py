@@ -22,6 +22,7 @@ worked out from the saved output when it can be, else drawn as ``?``); the histo
 ``detach()`` (PyTorch keeps no link back).
 """
 
+import re
 import sys
 
 import numpy as np
@@ -111,6 +112,7 @@ class TorchAdapter:
         self.fns = self._walk(roots)                       # strong references: the nodes stay alive
         self.outputs = self._live_outputs(roots)
         steps = [self._step(fn) for fn in self.fns]
+        self.all_steps = list(steps)         # hooked on every backward(), even if a layer folds some
         for step in steps:
             self._fill(step)
         root_values = []
@@ -190,7 +192,7 @@ class TorchAdapter:
         if op is not None and known:
             key, symbol, latex, dlatex = op.key, op.symbol, op.latex, op.dlatex
         else:
-            label = type(fn).__name__.removesuffix("Backward") if user else name
+            label = type(fn).__name__.removesuffix("Backward") if user else _op_name(name)
             latex, dlatex = no_derivation_latex(label, len(fn.next_functions))
             key, symbol, op = None, label, None
         step = Step(seq=fn._sequence_nr(), name=name, op=op, key=key, symbol=symbol, latex=latex,
@@ -380,9 +382,9 @@ class TorchAdapter:
 
         error = None
         try:
-            for step in self.trace.steps:
+            for step in self.all_steps:
                 handles.append(step.fn().register_hook(on_node(step)))
-            root = self.trace.root_step
+            root = self.by_fn.get(id(self.roots[0].grad_fn)) if self.roots[0].grad_fn is not None else None
             if root is not None:      # the engine reached the graph (else it refused the call itself)
                 handles.append(root.fn().register_prehook(lambda grad_outputs: started.append(True)))
             for leaf in self.trace.leaves:
@@ -446,6 +448,12 @@ class TorchAdapter:
         except (TypeError, ValueError):
             return None
         return seed if seed.shape == tuple(root.shape) else None
+
+
+def _op_name(node_name):
+    """The op a node name stands for, as a student writes it: ``LinalgDetBackward0`` -> ``linalg_det``."""
+    base = re.sub(r"Backward\d*$", "", node_name)
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", base).lower() or node_name
 
 
 def _one(a):

@@ -16,10 +16,11 @@ torch is imported when ``watch()`` is called, not before.
 
 from collections import OrderedDict
 
-__all__ = ["watch", "watched", "KEEP"]
+__all__ = ["watch", "watched", "module_calls", "KEEP"]
 
 KEEP = 20_000
 _SEEN = OrderedDict()       # id(grad_fn) -> (grad_fn, {"out": array, "args": [array or number, ...]})
+_CALLS = {}                 # id(module) -> (output grad_fn, {input grad_fns}): its last call
 
 
 def watch():
@@ -28,7 +29,15 @@ def watch():
     from torch.overrides import TorchFunctionMode
 
     class Watch(TorchFunctionMode):
-        """Notes each result that has a grad_fn, then returns it unchanged."""
+        """Notes each result that has a grad_fn, and each module's call, then returns them unchanged."""
+
+        def __enter__(self):
+            self._hook = torch.nn.modules.module.register_module_forward_hook(_module_called)
+            return super().__enter__()
+
+        def __exit__(self, *exc):
+            self._hook.remove()
+            return super().__exit__(*exc)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
@@ -55,6 +64,19 @@ def _note(torch, args, out):
     _SEEN.move_to_end(id(fn))
     while len(_SEEN) > KEEP:
         _SEEN.popitem(last=False)
+
+
+def _module_called(module, inputs, output):
+    fn = getattr(output, "grad_fn", None)
+    if fn is None:
+        return
+    ins = {getattr(t, "grad_fn", None) for t in inputs} - {None}
+    _CALLS[id(module)] = (fn, ins)
+
+
+def module_calls():
+    """``{id(module): (output grad_fn, input grad_fns)}``: each module's last call seen by watch()."""
+    return dict(_CALLS)
 
 
 def watched(fn):

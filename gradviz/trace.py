@@ -230,6 +230,7 @@ class Trace:
     runs: list = field(default_factory=list)
     engine: str = "gradviz"
     adapter: object = field(default=None, repr=False)
+    folds: list = field(default_factory=list)      # layers collapsed into one step (gradviz.trace_modules)
 
     @property
     def root(self):
@@ -333,7 +334,7 @@ class GradvizAdapter:
     engine = "gradviz"
 
     def __init__(self, roots, found, cuts=True):
-        self.roots = list(roots)
+        self.roots, self.found = list(roots), found
         self.by_tensor, self.by_fn, self.values = {}, {}, []
         fns, grad_fns = self._reachable(roots, cuts)
         steps = [self._step(fn, id(fn) not in grad_fns) for fn in fns]

@@ -365,3 +365,23 @@ def test_importing_gradviz_does_not_import_torch():
             "assert 'torch' not in sys.modules, 'torch was imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_real_torch_model_collapses_into_its_layers():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    X, Y = torch.tensor([[1.0, 2.0], [0.0, 1.0]]), torch.tensor([0, 1])
+    for watching in (False, True):
+        if watching:
+            with gradviz.watch():
+                loss = torch.nn.CrossEntropyLoss()(model(X), Y)
+        else:
+            loss = torch.nn.CrossEntropyLoss()(model(X), Y)
+        w = animate(loss, collapse=model)
+        ops = [n["label"] for n in w.graph["nodes"] if n["kind"] == "op"]
+        assert ops[0] == "model.0" and "model.2" in ops and w.error == ""
+        loss.backward()
+        assert "model.0.bias.grad" in w.caption(len(w.frames) - 1)
+        chain = {leaf["leaf"]: leaf["chain"] for leaf in w.derivation["leaves"]}
+        assert chain["model.0.bias"] == " ".join(gradviz.graph.format_value(model[0].bias.grad.numpy()).split())
+        model.zero_grad()

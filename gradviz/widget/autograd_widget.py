@@ -17,6 +17,7 @@ from .. import _check
 from ..draw import RANKDIRS
 from ..graph import VIEWS
 from ..trace import make_adapter
+from ..trace_modules import fold_runs
 from . import frames as F
 from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import draw
@@ -63,7 +64,7 @@ class AutogradWidget(anywidget.AnyWidget):
 
     def __init__(self, root, gradient=None, *, names=None, backward=True, recording=None, derivation=None,
                  expected=None, view="dataflow", rankdir="TB", lang="en", presenter=False, speed=1.0,
-                 _frame=None, **kwargs):
+                 collapse=None, _frame=None, **kwargs):
         func = "animate" if _frame is not None else "AutogradWidget"
         _check.keywords(func, kwargs, _OPTIONS + _TRAIT_OPTIONS)
         _check.root(func, root)
@@ -90,6 +91,10 @@ class AutogradWidget(anywidget.AnyWidget):
             runs = self._engine.add_recording(recording)
         elif backward and root.requires_grad:
             runs, error = self._engine.backward(gradient, retain_graph=True)
+        if collapse is not None:               # each layer of the model as one step
+            from .._watch import module_calls
+            from ..trace_modules import collapse as fold
+            fold(trace, collapse, self._engine.found.modules, module_calls())
         self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
         drawing = draw(trace, view, rankdir)
         self._graph = drawing.get("graph_obj")
@@ -163,6 +168,7 @@ class AutogradWidget(anywidget.AnyWidget):
         new = self._sync_frame()
         new += self._forward_again_frames()
         runs, error = self._engine.backward(self._gradient, retain)
+        fold_runs(self._engine.trace, runs)
         new += self._run_frames(runs, error, self._gradient is not None)
         self._shown = self._engine.grad_arrays()
         self._append(new)
@@ -301,7 +307,7 @@ def animate(root, gradient=None, **options):
 # --- helpers -------------------------------------------------------------------------------------
 
 # What animate() and AutogradWidget() take: their own options, and the traits one may start with.
-_OPTIONS = ("gradient", "names", "backward", "recording", "derivation", "expected", "view", "rankdir", "lang",
+_OPTIONS = ("gradient", "names", "backward", "recording", "derivation", "expected", "view", "rankdir", "lang", "collapse",
             "presenter", "speed")
 _TRAIT_OPTIONS = ("frame", "playing", "retain_graph", "live", "layout", "tooltip", "tabbable")
 _SAVE_OPTIONS = ("title", "lang", "presenter", "frame", "include_script", "static_fallback", "element_id")
