@@ -24,7 +24,7 @@ import numpy as np
 
 from ._numerics import fma
 
-__all__ = ["Mt19937", "DEFAULT", "rand", "randn", "randint", "randperm", "bernoulli"]
+__all__ = ["Mt19937", "DEFAULT", "rand", "randn", "randint", "randperm", "bernoulli", "exponential", "multinomial"]
 
 _DEFAULT_SEED = 67280421310721   # what PyTorch's default generator starts from
 _N = 624                         # words of mt19937 state
@@ -297,3 +297,31 @@ def bernoulli(shape, p, np_dtype, generator=None):
     below ``p`` -- what ``bernoulli_(p)`` draws on CPU, so dropout masks after ``manual_seed`` agree."""
     u = _uniform01(math.prod(shape), np.float64, _gen(generator))
     return (u < p).astype(np_dtype).reshape(shape)
+
+
+# --- exponential and multinomial ----------------------------------------------------------------
+
+def exponential(shape, np_dtype, generator=None, lambd=1.0):
+    """Exponential samples: −log1p(−u)/λ from double uniforms, with the C library's log1p."""
+    u = _uniform01(math.prod(shape), np.float64, _gen(generator)).tolist()
+    return np.array([-1.0 / lambd * math.log1p(-x) for x in u], np.float64).astype(np_dtype).reshape(shape)
+
+
+def multinomial(probs, num_samples, replacement=False, generator=None):
+    """Indices drawn from each row of ``probs`` (weights, not necessarily summing to 1), by PyTorch's
+    two CPU algorithms: without replacement (or for one sample), the largest p / q for exponential
+    q (the Gumbel trick; ``argmax`` or ``topk``); with replacement, a binary search of a double
+    uniform in the row's running sum, normalised, in the weights' precision."""
+    g = _gen(generator)
+    rows = probs.reshape(-1, probs.shape[-1])
+    if not replacement or num_samples == 1:
+        q = rows / exponential(rows.shape, rows.dtype, g)
+        out = np.argsort(-q, axis=-1, kind="stable")[:, :num_samples]
+    else:
+        out = np.empty((rows.shape[0], num_samples), np.int64)
+        for i, row in enumerate(rows):
+            cum = np.cumsum(row, dtype=row.dtype)       # one running sum, in order
+            cum = cum / cum[-1]
+            cum[-1] = 1
+            out[i] = np.searchsorted(cum, _uniform01(num_samples, np.float64, g), side="left")
+    return out.reshape(probs.shape[:-1] + (num_samples,))

@@ -8,7 +8,7 @@ from .. import _dtype, _random
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
-__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "mse_loss", "l1_loss"]
+__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "one_hot", "mse_loss", "l1_loss"]
 
 
 def linear(input, weight, bias=None):
@@ -90,6 +90,26 @@ def dropout(input, p=0.5, training=True, inplace=False):
         noise /= dt.type(1 - p)
     noise = Tensor._wrap(noise)
     return input.mul_(noise) if inplace else input * noise
+
+
+# --- encodings ----------------------------------------------------------------------------------
+
+def one_hot(tensor, num_classes=-1):
+    """Each class index as a row of 0s with a 1 at that index (int64; ``num_classes=-1``: max + 1)."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"one_hot(): argument 'input' (position 1) must be Tensor, not {type(tensor).__name__}")
+    if tensor.dtype is not _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    a = tensor._data
+    if a.size == 0 and num_classes <= 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if num_classes == -1:
+        num_classes = int(a.max()) + 1
+    if a.size and a.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if a.size and a.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._wrap((a[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 # --- losses -------------------------------------------------------------------------------------
