@@ -318,6 +318,8 @@ from .gradcheck import gradcheck  # noqa: E402
 # Loaded with the package, as PyTorch loads them: ``import torch.nn`` must find the very module
 # ``torch.nn`` names (a lazy import would let the shim's ``torch.nn`` become a second copy).
 from . import nn, optim  # noqa: E402
+from . import autograd_functional  # noqa: E402
+autograd.functional = autograd_functional   # torch.autograd.functional.jacobian
 
 
 def __getattr__(name):

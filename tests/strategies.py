@@ -155,6 +155,26 @@ def op_case(draw, op):
         shape = draw(shapes())
         reduction = draw(st.sampled_from(["mean", "sum", "none"]))
         return [draw(arrays(shape, lo, hi)), draw(arrays(shape, lo, hi))], {"reduction": reduction}
+    if kind == "nll":  # scores of rows (or one row), a class per row, sometimes weights and an ignored class
+        n, c = draw(st.integers(1, 4)), draw(st.integers(2, 4))
+        one_row = draw(st.booleans())
+        target = np.array(draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)))
+        params = {"target": target[0] if one_row else target,
+                  "reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+        if draw(st.booleans()):
+            params["weight"] = draw(arrays((c,), 0.5, 2.0))
+        if draw(st.booleans()) and not one_row:
+            params["ignore_index"] = int(target[0])
+            assume(params["reduction"] != "mean" or (target != target[0]).any())
+        return [draw(arrays((c,) if one_row else (n, c), lo, hi))], params
+    if kind == "bce":  # probabilities (or scores) and targets in [0, 1], optional weights
+        shape = draw(shapes(min_dims=1))
+        params = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+        if draw(st.booleans()):
+            params["weight"] = draw(arrays(shape, 0.5, 2.0))
+        if op.key == "binary_cross_entropy_with_logits" and draw(st.booleans()):
+            params["pos_weight"] = draw(arrays(shape, 0.5, 3.0))
+        return [draw(arrays(shape, lo, hi)), draw(arrays(shape, 0.05, 0.95))], params   # away from 0 and 1: differences
     if kind == "reshape":
         shape = draw(shapes())
         a = draw(arrays(shape, lo, hi))

@@ -40,6 +40,25 @@ def _var(a, dim, correction, keepdim):
     return ((a - mean) ** 2).sum(axis=dim, keepdims=keepdim) / (n - correction)
 
 
+def _reduced(loss, reduction):
+    total = math.fsum(np.ravel(loss).tolist())
+    return loss if reduction == "none" else total / np.size(loss) if reduction == "mean" else total
+
+
+def _nll(a, target, weight, reduction, ignore_index):
+    """−Σ w·x[b, t_b] / Σ w, one row at a time."""
+    rows, t = (a[None], [int(target)]) if a.ndim == 1 else (a, np.asarray(target).tolist())
+    kept = [(b, c) for b, c in enumerate(t) if c != ignore_index]
+    w = [1.0 if weight is None else float(weight[c]) for _, c in kept]
+    terms = [-float(rows[b, c]) * wi for (b, c), wi in zip(kept, w)]
+    if reduction == "none" and a.ndim == 2:
+        out = np.zeros(len(t))
+        for (b, _), term in zip(kept, terms):
+            out[b] = term
+        return out
+    return math.fsum(terms) / math.fsum(w) if reduction == "mean" else math.fsum(terms)
+
+
 # Independent ways to compute each op's forward (no call into the table).
 REFERENCE = {
     "add": lambda a, b, alpha=1: a + b * alpha,
@@ -85,6 +104,16 @@ REFERENCE = {
     "mse_loss": lambda a, b, reduction: {"none": lambda e: e, "sum": lambda e: math.fsum(e.ravel().tolist()),
                                          "mean": lambda e: math.fsum(e.ravel().tolist()) / e.size}[reduction](
         np.vectorize(lambda u, v: (u - v) ** 2, otypes=[np.float64])(a, b)),
+    "div_scalar": lambda a, c: a * (1.0 / c),
+    "nll_loss": lambda a, target, weight=None, reduction="mean", ignore_index=-100: _nll(a, target, weight,
+                                                                                         reduction, ignore_index),
+    "binary_cross_entropy": lambda a, t, weight=None, reduction="mean": _reduced(
+        np.vectorize(lambda x, y: -(y * math.log(x) + (1 - y) * math.log(1 - x)), otypes=[float])(a, t) * (1 if weight is None else weight),
+        reduction),
+    "binary_cross_entropy_with_logits": lambda a, t, weight=None, pos_weight=None, reduction="mean": _reduced(
+        np.vectorize(lambda x, y, p: -(p * y * math.log(1 / (1 + math.exp(-x)))
+                                       + (1 - y) * math.log(1 / (1 + math.exp(x)))), otypes=[float])(
+            a, t, 1.0 if pos_weight is None else pos_weight) * (1 if weight is None else weight), reduction),
     "view": lambda a, shape: a.ravel().reshape(shape),
     "reshape_copy": lambda a, shape: a.ravel().reshape(shape),
     "reshape_alias": lambda a, shape: a.ravel().reshape(shape),

@@ -686,6 +686,53 @@ print(M(), M()(torch.ones(2, 3)), sum(p.numel() for p in M().parameters()))
 ml[7]
 ml.extend(3)
 """,
+    'classification losses': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(7)
+x = torch.randn(4, 3, requires_grad=True); t = torch.tensor([0, 2, 1, 2])
+l = F.cross_entropy(x, t); print(l, l.grad_fn, l.grad_fn.next_functions, l.grad_fn.next_functions[0][0].next_functions)
+l.backward(); print(x.grad); x.grad = None
+for r in ['mean', 'sum', 'none']: l = nn.CrossEntropyLoss(reduction=r)(x, t); l.sum().backward(); print(r, l, x.grad); x.grad = None
+l = F.cross_entropy(x, t, ignore_index=2); l.backward(); print(l, x.grad); x.grad = None
+w = torch.tensor([1.0, 2.0, 0.5]); l = nn.CrossEntropyLoss(weight=w)(x, t); l.backward(); print(l, x.grad); x.grad = None
+l = F.cross_entropy(x[0], t[0]); print(l, l.grad_fn); l = F.cross_entropy(x, torch.tensor([2, 2, 2, 2]), ignore_index=2); print(l)
+p = F.softmax(torch.randn(4, 3), dim=1); l = F.cross_entropy(x, p); print(l, l.grad_fn, l.grad_fn.next_functions); print(F.cross_entropy(x, p, reduction='none'), F.cross_entropy(x, p, reduction='sum'))
+lp = F.log_softmax(x, dim=1); l = F.nll_loss(lp, t); print(l, l.grad_fn, F.nll_loss(lp, t, reduction='none'), nn.NLLLoss(weight=w, ignore_index=0)(lp, t))
+print(nn.CrossEntropyLoss(), nn.NLLLoss(), nn.CrossEntropyLoss(weight=w, ignore_index=1, reduction='sum'), nn.BCELoss(), nn.BCEWithLogitsLoss(pos_weight=torch.ones(3)))
+print(list(nn.CrossEntropyLoss(weight=w).state_dict()), list(nn.BCEWithLogitsLoss().state_dict()), nn.CrossEntropyLoss().ignore_index)
+F.nll_loss(x, torch.tensor([0, 5, 1, 1]))
+F.nll_loss(x, torch.tensor([0, 1]))
+F.nll_loss(x, torch.tensor([[0], [1], [2], [0]]))
+F.cross_entropy(x, torch.tensor([0., 1., 2., 0.]))
+F.nll_loss(x, t.int())
+F.cross_entropy(x, torch.tensor([0, -1, 2, 0]))
+F.cross_entropy(x, t, reduction='avg')
+F.cross_entropy(x, t, weight=torch.ones(2))
+F.cross_entropy(x, t.float().expand(3, 4).t().contiguous().long())
+F.nll_loss(torch.tensor(1.), torch.tensor(0))
+""",
+    'binary cross entropy': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(8)
+p = torch.rand(5, requires_grad=True); y = torch.tensor([0., 1., 1., 0., 1.])
+l = F.binary_cross_entropy(p, y); print(l, l.grad_fn, l.grad_fn.next_functions); l.backward(); print(p.grad); p.grad = None
+for r in ['mean', 'sum', 'none']: l = nn.BCELoss(reduction=r)(p, y); l.sum().backward(); print(r, l, p.grad); p.grad = None
+l = nn.BCELoss(weight=torch.tensor([1., 2., 1., 2., 1.]))(p, y); l.backward(); print(l, p.grad); p.grad = None
+yt = torch.rand(5, requires_grad=True); l = F.binary_cross_entropy(p, yt); l.backward(); print(l, l.grad_fn.next_functions, yt.grad)
+print(F.binary_cross_entropy(torch.tensor([0., 1.]), torch.tensor([1., 0.])), F.binary_cross_entropy(torch.tensor([0.5]).double(), torch.tensor([1.]).double()))
+z = torch.randn(5, requires_grad=True); l = F.binary_cross_entropy_with_logits(z, y); print(l, l.grad_fn, l.grad_fn.next_functions); l.backward(); print(z.grad); z.grad = None
+for r in ['mean', 'sum', 'none']: l = nn.BCEWithLogitsLoss(reduction=r)(z, y); l.sum().backward(); print(r, l, z.grad); z.grad = None
+l = nn.BCEWithLogitsLoss(pos_weight=torch.tensor(3.))(z, y); l.backward(); print(l, z.grad); z.grad = None
+l = F.binary_cross_entropy_with_logits(z, y, weight=torch.tensor([1., 2., 1., 2., 1.])); l.backward(); print(l, z.grad)
+print(F.binary_cross_entropy_with_logits(torch.tensor([100., -100.]), torch.tensor([1., 0.])), nn.Sigmoid()(torch.tensor([100.])))
+F.binary_cross_entropy(torch.rand(3), torch.rand(2))
+F.binary_cross_entropy(torch.tensor([1.5]), torch.tensor([1.]))
+F.binary_cross_entropy(torch.tensor([.5]), torch.tensor([1.5]))
+F.binary_cross_entropy_with_logits(torch.rand(3), torch.rand(2))
+F.binary_cross_entropy(torch.rand(3), torch.rand(3, dtype=torch.float64))
+F.binary_cross_entropy(torch.rand(3, 1), torch.rand(3))
+F.binary_cross_entropy(torch.rand(3), torch.ones(3, dtype=torch.long))
+F.binary_cross_entropy_with_logits(torch.rand(3), torch.ones(3, dtype=torch.long))
+F.binary_cross_entropy(torch.rand(3), torch.rand(3), reduction='avg')
+""",
     'SGD steps and init': """
 nn = torch.nn; torch.manual_seed(4)
 w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)

@@ -12,9 +12,10 @@
 from . import functional, init
 from .layers import (Dropout, Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid,
                      Softmax, Tanh)
-from .loss import L1Loss, MSELoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "L1Loss", "functional", "init"]
+           "LogSoftmax", "Dropout", "Sequential", "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "BCEWithLogitsLoss", "functional", "init"]

@@ -8,7 +8,8 @@ from .. import _dtype, _random
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
-__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "one_hot", "mse_loss", "l1_loss"]
+__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "one_hot", "mse_loss", "l1_loss",
+           "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
 def linear(input, weight, bias=None):
@@ -154,3 +155,110 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     loss = (a - b).abs()
     return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
 
+
+
+# --- classification losses ------------------------------------------------------------------------
+
+_LEGACY_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _type_name(t):
+    return _LEGACY_TYPE[t._data.dtype.name]
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """−(the score of each row's target class), averaged over the rows: one NllLossBackward0 node.
+
+    With log-probabilities as input (``log_softmax``), this is the cross entropy; ``weight`` weighs
+    each class, ``ignore_index`` rows count for nothing (not even in the mean's denominator).
+    """
+    _reduction(reduction)
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1 and target.ndim > 0 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if input.ndim > 2:
+        raise NotImplementedError("gradviz's nll_loss takes a 1-D or 2-D input (classes in the last dimension); "
+                                  "for images, move the classes last and flatten the other dimensions")
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not (input.ndim == 1 and target.ndim == 0) and input.shape[0] != target.shape[0]:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+    n_classes = input.shape[-1]
+    if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    if target._data.dtype.name not in ("int64", "uint8"):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_type_name(target)}")
+    t = target._data.astype(np.int64)
+    for c in t.reshape(-1).tolist():
+        if c != ignore_index and not 0 <= c < n_classes:
+            raise IndexError(f"Target {c} is out of bounds.")
+    w = None if weight is None else weight._data.astype(input._data.dtype)
+    return apply(OPS["nll_loss"], (input,), target=t, weight=w, reduction=reduction, ignore_index=ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """The cross entropy between the softmax of ``input`` (scores, "logits") and the target classes:
+    ``nll_loss(log_softmax(input, 1), target)``, recorded as PyTorch records it (NllLossBackward0
+    after LogSoftmaxBackward0). A target of class probabilities (the input's shape) is summed instead."""
+    _reduction(reduction)
+    if label_smoothing != 0.0:
+        raise NotImplementedError("gradviz's cross_entropy has no label smoothing (label_smoothing=0.0 only)")
+    class_dim = 0 if input.ndim == 1 else 1
+    if input.shape == target.shape:           # class probabilities: −Σ p·log softmax(x), composed
+        if not target.dtype.is_floating_point:
+            raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                               f"{_type_name(target)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        n_classes = input.shape[class_dim]
+        if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+            raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes "
+                               f"but got weight tensor of shape: {list(weight.shape)}")
+        logp = input.log_softmax(class_dim)
+        terms = logp * target
+        if weight is not None:
+            terms = terms * weight.view(*([n_classes] + [1] * (input.ndim - 1 - class_dim)))
+        if reduction == "none":
+            return -terms.sum(class_dim)
+        if reduction == "sum":
+            return -terms.sum()
+        return apply(OPS["div_scalar"], (-terms.sum(),), c=input.numel() // n_classes)
+    return nll_loss(input.log_softmax(class_dim), target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def _bce_inputs(input, target, weight, reduction):
+    _reduction(reduction)
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_type_name(target)} but expected {_type_name(input)}")
+    return None if weight is None else np.broadcast_to(weight._data, input.shape).astype(input._data.dtype)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """−(t·log p + (1 − t)·log(1 − p)) for probabilities p (after a sigmoid): BinaryCrossEntropyBackward0."""
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    w = _bce_inputs(input, target, weight, reduction)
+    return apply(OPS["binary_cross_entropy"], (input, target), weight=w, reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """The binary cross entropy of sigmoid(input), computed from the scores directly (no overflow,
+    no log of 0): BinaryCrossEntropyWithLogitsBackward0. ``pos_weight`` weighs the positive class."""
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    _reduction(reduction)
+    if not target.dtype.is_floating_point:
+        raise RuntimeError(f"result type {_type_name(input)} can't be cast to the desired output type "
+                           f"{_type_name(target)}")
+    target = target.to(input.dtype) if target.dtype is not input.dtype else target
+    w = _bce_inputs(input, target, weight, reduction)
+    pw = None if pos_weight is None else np.broadcast_to(pos_weight._data, input.shape).astype(input._data.dtype)
+    return apply(OPS["binary_cross_entropy_with_logits"], (input, target), weight=w, pos_weight=pw,
+                 reduction=reduction)

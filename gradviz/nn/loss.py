@@ -1,9 +1,9 @@
-"""The losses: MSELoss and L1Loss, printing and computing as PyTorch's do."""
+"""The losses: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss and BCEWithLogitsLoss, printing and computing as PyTorch's do."""
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["MSELoss", "L1Loss"]
+__all__ = ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 class _Loss(Module):
@@ -33,3 +33,71 @@ class L1Loss(_Loss):
 
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class _WeightedLoss(_Loss):
+    """A loss with per-class weights, kept as a buffer (saved in ``state_dict``, moved with ``to``)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """The loss of a classifier: the softmax of the scores ("logits") against the right class,
+    −log softmax(x)[target], averaged over the batch (LogSoftmaxBackward0, then NllLossBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.nn.CrossEntropyLoss()(torch.tensor([[2.0, 0.0, -1.0]]), torch.tensor([0]))
+    tensor(0.1698)
+    """
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    """−(the log-probability given to the right class), averaged: for a model ending in LogSoftmax."""
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities (after a Sigmoid) against targets in [0, 1]."""
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy of sigmoid(scores), from the scores themselves (no Sigmoid layer needed,
+    and no overflow); ``pos_weight`` weighs the positive examples."""
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
