@@ -795,10 +795,10 @@ def _bce_logits(a, t, weight=None, pos_weight=None, reduction="mean"):
 def _bce_logits_vjp(g, a, t, weight=None, pos_weight=None, reduction="mean"):
     """(σ(x) − t)·g (with pos_weight p: ((p·t + 1 − t)·σ(x) − p·t)·g)"""
     if pos_weight is None:
-        grad = _sigmoid(a) - t
+        grad = _vecmath.sigmoid(a) - t
     else:
         pt = pos_weight * t
-        grad = (pt + a.dtype.type(1) - t) * _sigmoid(a) - pt
+        grad = (pt + a.dtype.type(1) - t) * _vecmath.sigmoid(a) - pt
     return _loss_scaled(grad * g, weight, reduction)
 
 
