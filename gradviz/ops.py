@@ -22,7 +22,6 @@ table-driven tests draw (``inputs=``, ``domain=``, ``params=``), and how the gra
 """
 
 import math
-import re
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Callable
