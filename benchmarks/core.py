@@ -191,6 +191,17 @@ def main():
     print(f"{'case':32} {'gradviz':>11} {'torch':>11} {'numpy':>11}  {'gv/torch':>8} {'gv/numpy':>8}")
     for name, g, t, n in rows:
         print(f"{name:32} {fmt(g):>11} {fmt(t):>11} {fmt(n):>11}  {ratio(g, t):>8} {ratio(g, n):>8}")
+    if torch is not None:
+        print_exactness()
+
+
+def print_exactness():
+    """The share of float32 results bit-identical to torch, as tests/test_vecmath.py measures it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+    from test_vecmath import exactness
+    print(f"\nfloat32 results identical to torch {torch.__version__} on this machine:")
+    for label, (share, ulps) in exactness(torch).items():
+        print(f"  {label:45} {share:8.2f}%" + (f"   (max {ulps} ulp apart)" if ulps else ""))
 
 
 if __name__ == "__main__":

@@ -22,9 +22,13 @@ this is a re-derivation in numpy, the maths next to each step.  This module impo
 gradviz: it is the bottom layer.
 """
 
+import math
+
 import numpy as np
 
-__all__ = ["fma", "sleef_exp", "libm", "sigmoid", "mm", "mm_grad_a", "mm_grad_b", "mv", "dot", "bmm"]
+__all__ = ["fma", "sleef_exp", "sleef_log", "libm_exp", "libm", "sigmoid", "softmax", "log_softmax",
+           "softmax_backward", "log_softmax_backward",
+           "mm", "mm_grad_a", "mm_grad_b", "mv", "dot", "bmm"]
 
 _f = np.float32
 _d = np.float64
@@ -60,25 +64,6 @@ def fma(a, b, c):
     return s.astype(_f)
 
 
-def _rint(x):
-    """Round to the nearest integer, ties to even, as ``cvtps2dq`` does (float32 -> int32)."""
-    with np.errstate(invalid="ignore"):
-        r = np.rint(np.nan_to_num(x, nan=0.0, posinf=2.0**31, neginf=-2.0**31))
-        r = np.clip(r, -2.0**31, 2.0**31 - 128)
-    return r.astype(np.int32)
-
-
-def _pow2i(q):
-    """2^q as float32, built from its exponent bits (q within the normal range)."""
-    return ((q.astype(np.int32) + 0x7F) << 23).astype(np.int32).view(_f)
-
-
-def _ldexp2(x, q):
-    """x·2^q in two steps (2^⌊q/2⌋ then 2^(q−⌊q/2⌋)), so 2^q may overflow or underflow alone."""
-    h = q >> 1
-    return (x * _pow2i(h)) * _pow2i(q - h)
-
-
 # --- exp ---------------------------------------------------------------------------------------
 
 _R_LN2 = _f(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -88,23 +73,35 @@ _EXP_C = [_f(c) for c in (0.000198527617612853646278381, 0.001393043552525341510
                           0.166666671633720397949219, 0.5)]
 
 
+def _fma_step(a, b, c):
+    """``a·b + c`` rounded once to float32, for the polynomial steps below: the float64 sum is
+    exact there or far from a float32 tie (checked against SLEEF on all 2³² inputs, see
+    ``tests/test_vecmath.py``), so the general tie check of :func:`fma` is left out."""
+    return np.add(np.multiply(a, b, dtype=_d), c).astype(_f)
+
+
 def sleef_exp(d):
     r"""SLEEF ``expf`` (1.0 ulp): :math:`e^d = 2^q e^s` with :math:`q = \mathrm{rint}(d/\ln 2)`.
 
     :math:`s = d - q \ln 2` is formed with ln 2 split in two (L2U has few bits, so ``q·L2U`` is
     exact), then :math:`e^s ≈ 1 + s + s^2 P(s)` with a degree-5 polynomial P in Horner form, one
-    fused multiply-add per coefficient.  Below −104 the result is 0, above 100 it is ∞.
+    fused multiply-add per coefficient, and :math:`2^q` put into the exponent.  Below −104 the
+    result is 0, above 100 it is ∞.
     """
-    with np.errstate(all="ignore"):
-        q = _rint(d * _R_LN2)
-        qf = q.astype(_f)
-        s = fma(qf, -_L2U, d)
-        s = fma(qf, -_L2L, s)
-        u = np.full_like(s, _EXP_C[0])
-        for c in _EXP_C[1:]:
-            u = fma(u, s, c)
-        u = _f(1) + fma(s * s, u, s)
-        u = _ldexp2(u, np.clip(q, -256, 256))
+    d = np.asarray(d, _f)
+    inside = d.size == 0 or (d.min() >= _f(-104) and d.max() <= _f(88))   # False for nan
+    x = d if inside else np.where((d >= _f(-104)) & (d <= _f(100)), d, _f(0))
+    qf = np.rint(x * _R_LN2)
+    s = _fma_step(qf, -_L2U, x)
+    s = _fma_step(qf, -_L2L, s)
+    u = _fma_step(s, _EXP_C[0], _EXP_C[1])
+    for c in _EXP_C[2:]:
+        u = _fma_step(u, s, c)
+    u = _f(1) + _fma_step(s * s, u, s)
+    if inside:
+        return np.ldexp(u, qf.astype(np.int32))
+    with np.errstate(over="ignore"):   # e^x beyond float32 is ∞, silently as in PyTorch
+        u = np.ldexp(u, qf.astype(np.int32))
     u = np.where(d < _f(-104), _f(0), u)
     u = np.where(d > _f(100), _f(np.inf), u)
     return np.where(np.isnan(d), d, u)
@@ -122,7 +119,47 @@ def libm(f):
     return rounded
 
 
-_libm_exp = libm(np.exp)
+# the C library's expf (glibc): x·32/ln 2 = k + r with k an integer and |r| ≤ ½, then
+# e^x = 2^(k/32) · (1 + C₂r + C₁r² + C₀r³): 2^(k/32) from a table of 2^(i/32) (i = k mod 32) with
+# k div 32 added to its exponent bits, everything in float64, one rounding to float32 at the end.
+_EXP2_32 = 32
+_INV_LN2_32 = float.fromhex("0x1.71547652b82fep+0") * _EXP2_32
+_SHIFT = float.fromhex("0x1.8p+52")     # adding it rounds to an integer, kept in the low bits
+_EXPF_C = (float.fromhex("0x1.c6af84b912394p-5") / _EXP2_32 ** 3,
+           float.fromhex("0x1.ebfce50fac4f3p-3") / _EXP2_32 ** 2,
+           float.fromhex("0x1.62e42ff0c52d6p-1") / _EXP2_32)
+_EXPF_OVER, _EXPF_UNDER = _f(float.fromhex("0x1.62e42ep6")), _f(-float.fromhex("0x1.9fe368p6"))
+
+
+def _exp2_table():
+    """2^(i/32) for i < 32, correctly rounded to float64, less i·2⁴⁷ in the bits (so that adding
+    k·2⁴⁷ puts k div 32 into the exponent)."""
+    from decimal import Decimal, localcontext
+    with localcontext() as ctx:
+        ctx.prec = 50
+        exact = [Decimal(2) ** (Decimal(i) / _EXP2_32) for i in range(_EXP2_32)]
+    return np.array([np.float64(float(v)).view(np.int64) - (i << 47) for i, v in enumerate(exact)])
+
+
+_EXP2_TABLE = _exp2_table()
+
+
+def libm_exp(x):
+    r"""e^x for float32 as the C library's ``expf`` computes it (what PyTorch's scalar loops call):
+    within 0.502 ulp, so not always the correctly rounded value (0.06% of inputs differ)."""
+    x = np.asarray(x, _f)
+    with np.errstate(all="ignore"):
+        xd = x.astype(_d)
+        z = _INV_LN2_32 * xd
+        kd = z + _SHIFT
+        ki = kd.view(np.int64)
+        r = z - (kd - _SHIFT)
+        scale = (_EXP2_TABLE[ki % _EXP2_32] + (ki << 47)).view(_d)
+        y = (_EXPF_C[0] * r + _EXPF_C[1]) * (r * r) + (_EXPF_C[2] * r + 1)
+        out = (y * scale).astype(_f)
+    out = np.where(x > _EXPF_OVER, _f(np.inf), out)
+    out = np.where(x < _EXPF_UNDER, _f(0), out)
+    return np.where(np.isnan(x), x, out)
 
 
 def sigmoid(a):
@@ -139,7 +176,7 @@ def sigmoid(a):
     flat = a.reshape(-1)
     n = flat.size
     cut = n - n % 32
-    e = np.concatenate((sleef_exp(_f(0) - flat[:cut]), _libm_exp(-flat[cut:])))
+    e = np.concatenate((sleef_exp(_f(0) - flat[:cut]), libm_exp(-flat[cut:])))
     with np.errstate(all="ignore"):
         return (_f(1) / (_f(1) + e)).reshape(a.shape)
 
@@ -147,19 +184,40 @@ def sigmoid(a):
 
 # --- matrix products ---------------------------------------------------------------------------
 
-def _fma_chain(products64, start):
-    """``start`` then one fused multiply-add per product along axis 1, each rounded to float32.
+def _fma_chain(a, b):
+    """Σ_p a[:, p]·b[p, :] from 0, one fused multiply-add per step (each rounded to float32).
 
-    ``products64`` holds the exact products (float64); a tie seen in a low-bit check is settled
-    by :func:`fma` itself on the rare rows concerned.
+    The exact products and sums are float64; every float64 sum is kept so that a single check at
+    the end finds a sum that float64 rounded onto a float32 tie (then the chain is redone with
+    :func:`fma`, which settles ties exactly).
     """
-    acc = start
-    tie = False
-    for p in range(products64.shape[1]):
-        s = products64[:, p] + acc
-        tie = tie or bool(((s.view(np.uint64) & _LOW29) == _MID_LOW).any())
-        acc = s.astype(_f)
-    return acc, tie
+    m, k = a.shape
+    products = np.multiply(a.T[:, :, None], b[:, None, :], dtype=_d)    # (k, m, n), exact
+    sums = np.empty_like(products)
+    acc = np.zeros(products.shape[1:], _f)
+    for p in range(k):
+        np.add(products[p], acc, out=sums[p])
+        acc = sums[p].astype(_f)
+    if ((sums.view(np.uint64) & _LOW29) == _MID_LOW).any():
+        acc = np.zeros(products.shape[1:], _f)
+        for p in range(k):
+            acc = fma(a[:, p:p + 1], b[p:p + 1, :], acc)
+    return acc
+
+
+def _running_sum(a, b, start):
+    """``start`` + a[:, 0]·b[0, :] + a[:, 1]·b[1, :] + ..., each product and each sum rounded."""
+    k = a.shape[1]
+    if k == 0:
+        return np.array(start, _f)
+    if k <= 8:
+        out = start + a[:, :1] * b[:1]
+        for p in range(1, k):
+            out += a[:, p:p + 1] * b[p:p + 1]
+        return out
+    steps = np.concatenate((np.broadcast_to(start, (a.shape[0], b.shape[1]))[:, None, :],
+                            a[:, :, None] * b[None, :, :]), axis=1)
+    return np.add.accumulate(steps, axis=1)[:, -1]
 
 
 def mm(a, b, bias=None):
@@ -169,9 +227,10 @@ def mm(a, b, bias=None):
 
     * an output of at least 4 rows and 12 columns goes to the vectorised kernel: each step is a
       fused multiply-add :math:`c ← \mathrm{fl}(a_{ip} b_{pj} + c)`;
-    * a smaller output is added up by plain loops: :math:`c ← \mathrm{fl}(c + \mathrm{fl}(a_{ip} b_{pj}))`.
+    * a smaller output is added up by plain loops: :math:`c ← \mathrm{fl}(c + \mathrm{fl}(a_{ip} b_{pj}))`,
+      starting from the bias or from 0 (then the bias is added last), as the operands' layouts select.
 
-    ``addmm``'s bias is added to the finished sum (one more rounding).  Other dtypes: numpy.
+    Other dtypes and shapes: numpy.
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != _f or b.dtype != _f or a.ndim != 2 or b.ndim != 2:
@@ -179,22 +238,13 @@ def mm(a, b, bias=None):
         return out if bias is None else out + bias
     m, k = a.shape
     n = b.shape[1]
-    with np.errstate(all="ignore"):
-        if m >= 4 and n >= 12 and k:
-            products = np.multiply(a[:, :, None], b[None, :, :], dtype=_d)   # exact
-            out, tie = _fma_chain(products, np.zeros((m, n), _f))
-            if tie:  # redo with the exact fused multiply-add (a float64 sum landed on a tie)
-                out = np.zeros((m, n), _f)
-                for p in range(k):
-                    out = fma(a[:, p:p + 1], b[p:p + 1, :], out)
-        else:
-            first = bias is not None and _bias_first(a, b)
-            start = np.broadcast_to(np.asarray(bias, _f) if first else _f(0), (m, n))[:, None, :]
-            steps = np.concatenate((start, a[:, :, None] * b[None, :, :]), axis=1)
-            out = np.add.accumulate(steps, axis=1)[:, -1]
-            if first:
-                return out
-        return out if bias is None else out + np.asarray(bias, _f)
+    if m >= 4 and n >= 12 and k:
+        out = _fma_chain(a, b)
+    elif bias is not None and _bias_first(a, b):
+        return _running_sum(a, b, np.broadcast_to(np.asarray(bias, _f), (m, n)))
+    else:
+        out = _running_sum(a, b, np.zeros((m, n), _f))
+    return out if bias is None else out + np.asarray(bias, _f)
 
 
 def _bias_first(a, b):
@@ -243,3 +293,174 @@ def bmm(a, b):
     if a.dtype != _f or a.ndim != 3:
         return np.matmul(a, b)
     return np.stack([mm(x, y) for x, y in zip(a, b)]) if len(a) else np.matmul(a, b)
+
+
+# --- SLEEF's logf, for log_softmax ---------------------------------------------------------------
+# Double-float pairs (hi, lo), |lo| ≤ ulp(hi)/2, carry ~48 bits through the few steps that need them.
+
+def _two_sum(x, y):
+    """x + y exactly, as the pair (rounded sum, what the rounding dropped) (Knuth)."""
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+
+def _df_div(nh, nl, dh, dl):
+    """(nh, nl) / (dh, dl): one division, then the remainder corrected with fused steps."""
+    t = _f(1) / dh
+    s = nh * t
+    u = _fma_step(t, nh, -s)
+    v = _fma_step(-dl, t, _fma_step(-dh, t, _f(1)))
+    return s, _fma_step(s, v, _fma_step(nl, t, u))
+
+
+_LN2_HI, _LN2_LO = _f(0.69314718246459960938), _f(-1.904654323148236017e-09)
+
+
+def sleef_log(d):
+    r"""SLEEF ``logf_u1`` (1.0 ulp), the AVX-512 form PyTorch's vectorised ``log()`` calls.
+
+    Write :math:`d = m·2^e` with :math:`m ∈ [0.75, 1.5)`, then :math:`\ln d = e \ln 2 + 2\,
+    \mathrm{atanh}\,x` with :math:`x = (m − 1)/(m + 1)` and :math:`2\,\mathrm{atanh}\,x ≈ 2x +
+    x^3 t(x^2)`; ``e ln 2``, ``2x`` and their sum are double-float pairs, rounded once at the end.
+    """
+    d = np.asarray(d, _f)
+    inside = d.size == 0 or (d.min() > 0 and d.max() < _f(np.inf))   # False for nan
+    safe = d if inside else np.where(np.isfinite(d) & (d > 0), d, _f(1))
+    mant, ex = np.frexp(safe)                              # safe = mant·2^ex, mant ∈ [0.5, 1)
+    high = mant >= _f(0.75)
+    m = np.where(high, mant, mant * _f(2))                 # in [0.75, 1.5)
+    e = (ex - 1 + high).astype(_f)
+    sh = _LN2_HI * e                                       # (ln 2)·e as a pair
+    sl = _fma_step(_LN2_LO, e, _fma_step(_LN2_HI, e, -sh))
+    xh, xl = _df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m))
+    x2 = xh * xh
+    t = _fma_step(_fma_step(x2, _f(0.3027294874), _f(0.3996108174)), x2, _f(0.6666694880))
+    s = sh + xh * _f(2)                                    # (sh, sl) + 2(xh, xl), |sh| ≥ |2xh|
+    sl = (((sh - s) + xh * _f(2)) + sl) + xl * _f(2)
+    w = (x2 * xh) * t                                      # ... + x³t, then one rounding
+    r = (s + w) + (((s - (s + w)) + w) + sl)
+    if inside:
+        return r
+    r = np.where(d == 0, _f(-np.inf), r)
+    r = np.where((d < 0) | np.isnan(d), _f(np.nan), r)
+    return np.where(np.isposinf(d), _f(np.inf), r)
+
+
+# --- softmax and log_softmax -------------------------------------------------------------------
+
+def _lanes_sum(x):
+    r"""Sum each row of ``x`` (rows, n) as ATen's ``vec::reduce_all`` does with 16-lane vectors.
+
+    Rows shorter than 16 are added left to right.  Longer rows: lane i adds elements i, i+16,
+    i+32... (the leftover part vector only into its own lanes), then the 16 lanes fold in halves,
+    :math:`v_i ← v_i + v_{i⊕8}`, then ⊕4, ⊕2, ⊕1.
+    """
+    rows, n = x.shape
+    if n < 16:
+        return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, _f)
+    full = n // 16 * 16
+    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, 16), axis=1)[:, -1]
+    if full < n:
+        acc[:, :n - full] += x[:, full:]
+    for step in (8, 4, 2, 1):
+        acc = acc + acc[:, np.arange(16) ^ step]
+    return acc[:, 0]
+
+
+def _across(shape, dim):
+    """Is ``dim`` followed by dimensions with more than one element (PyTorch's other kernel)?"""
+    return math.prod(shape[dim + 1:]) > 1
+
+
+def _by_rows(f, dim, *arrays):
+    """Apply ``f`` to 2-D rows along ``dim`` (moved last) of same-shaped arrays; axes put back."""
+    moved = [np.moveaxis(a, dim, -1) for a in arrays]
+    shape = moved[0].shape
+    out = f(*(np.ascontiguousarray(a).reshape(-1, shape[-1]) for a in moved))
+    return np.moveaxis(out.reshape(shape), -1, dim)
+
+
+def softmax(a, dim):
+    r"""softmax(x)_i = e^{x_i − max} · (1 / Σ_j e^{x_j − max}): PyTorch's float32 kernel, with
+    SLEEF's exp, the 16-lane sum and one reciprocal multiplied in."""
+    a = np.asarray(a)
+    if a.dtype != _f:
+        e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+        return e / np.sum(e, axis=dim, keepdims=True)
+
+    dim %= a.ndim
+    if _across(a.shape, dim):
+        return _softmax_across(a, dim)
+
+    def rows(x):
+        e = sleef_exp(x - x.max(axis=1, keepdims=True))
+        return e * (_f(1) / _lanes_sum(e))[:, None]
+    return _by_rows(rows, dim, a)
+
+
+def _softmax_across(a, dim):
+    r"""softmax along a dimension that is not the last: PyTorch vectorises across the inner
+    dimensions instead, 16 at a time with SLEEF's exp, the leftover columns with the C library's;
+    the sum runs down ``dim`` from 0 and each value is divided by it.  (This is the single-thread
+    split: with several threads PyTorch may cut the inner range elsewhere.)"""
+    inner = math.prod(a.shape[dim + 1:])
+    with np.errstate(all="ignore"):
+        shifted = (a - a.max(axis=dim, keepdims=True)).reshape(-1, inner)
+        cut = inner // 16 * 16
+        e = np.concatenate((sleef_exp(shifted[:, :cut]), libm_exp(shifted[:, cut:])), axis=1)
+        e = e.reshape(a.shape)
+        total = np.add.accumulate(np.moveaxis(e, dim, 0), axis=0)[-1]
+        return e / np.expand_dims(total, dim)
+
+
+def log_softmax(a, dim):
+    r"""log softmax(x)_i = (x_i − max) − ln Σ_j e^{x_j − max}: two subtractions, SLEEF's exp and log."""
+    a = np.asarray(a)
+    if a.dtype != _f:
+        shifted = a - np.max(a, axis=dim, keepdims=True)
+        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+    def rows(x):
+        m = x.max(axis=1, keepdims=True)
+        return (x - m) - sleef_log(_lanes_sum(sleef_exp(x - m)))[:, None]
+    return _by_rows(rows, dim % a.ndim, a)
+
+
+def _lanes_dot(g, y):
+    """Σ_j g_j·y_j per row, as PyTorch's softmax backward adds it up (``map2_reduce_all``):
+    rounded products in whole 16-lane vectors, a fused multiply-add for the leftover part vector,
+    then the lanes folded as in :func:`_lanes_sum`; rows shorter than 16 left to right."""
+    rows, n = g.shape
+    if n < 16:
+        return _lanes_sum(g * y)
+    full = n // 16 * 16
+    acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, 16), axis=1)[:, -1]
+    if full < n:
+        acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
+    for step in (8, 4, 2, 1):
+        acc = acc + acc[:, np.arange(16) ^ step]
+    return acc[:, 0]
+
+
+def softmax_backward(g, y, dim):
+    r"""∂softmax applied to g: :math:`(g_i − Σ_j g_j y_j)\,y_i`, the sum as PyTorch adds it."""
+    g, y = np.asarray(g), np.asarray(y)
+    if y.dtype != _f or g.dtype != _f:
+        return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+    dim %= y.ndim
+    if _across(y.shape, dim):    # down the dimension, in order (not measured against PyTorch)
+        return (g - np.add.accumulate(g * y, axis=dim).take([-1], axis=dim)) * y
+    return _by_rows(lambda g2, y2: (g2 - _lanes_dot(g2, y2)[:, None]) * y2, dim, g, y)
+
+
+def log_softmax_backward(g, y, dim):
+    r"""∂log_softmax applied to g: :math:`g_i − e^{y_i} Σ_j g_j`, one fused step, SLEEF's exp."""
+    g, y = np.asarray(g), np.asarray(y)
+    if y.dtype != _f or g.dtype != _f:
+        return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+    dim %= y.ndim
+    if _across(y.shape, dim):
+        total = np.broadcast_to(np.add.accumulate(g, axis=dim).take([-1], axis=dim), y.shape)
+        return fma(-sleef_exp(y), total, g)
+    return _by_rows(lambda g2, y2: fma(-sleef_exp(y2), _lanes_sum(g2)[:, None], g2), dim, g, y)

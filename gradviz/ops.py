@@ -566,24 +566,12 @@ op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keep
    params={"dim": 0}, method="prod", function=True, inputs="reduce_dim")
 
 
-def _softmax(a, dim):
-    """softmax(x)_i = e^{x_i} / Σ_j e^{x_j} (shifted by the max, which cancels, to avoid overflow)"""
-    e = _exp(a - np.max(a, axis=dim, keepdims=True))
-    return e * (1 / torch_sum(e, axis=dim, keepdims=True))
-
-
-def _log_softmax(a, dim):
-    """log softmax(x)_i = x_i − log Σ_j e^{x_j}"""
-    shifted = a - np.max(a, axis=dim, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
-
-
-op("softmax", grad_fn="SoftmaxBackward0", forward=_softmax,
-   vjps=[lambda g, y, a, dim: y * (g - np.sum(g * y, axis=dim, keepdims=True))], uses=["o"],
+op("softmax", grad_fn="SoftmaxBackward0", forward=_vecmath.softmax,
+   vjps=[lambda g, y, a, dim: _vecmath.softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
    params={"dim": -1}, method="softmax", function=True, inputs="softmax")
-op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_log_softmax,
-   vjps=[lambda g, y, a, dim: g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)], uses=["o"],
+op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_vecmath.log_softmax,
+   vjps=[lambda g, y, a, dim: _vecmath.log_softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
    params={"dim": -1}, method="log_softmax", function=True, inputs="softmax")
 
