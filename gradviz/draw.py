@@ -50,6 +50,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from . import _check
+from ._gc import paused_gc
 from .dot_text import to_dot
 from .graph import MAX_NODES, VIEWS, Graph, build_graph
 from .legend import legend_html
@@ -96,8 +97,9 @@ def draw(*roots, view="dataflow", names=None, name=None, frame=None, namespace=N
     _check.recording("draw", recording)
     if frame is None and namespace is None:
         frame = sys._getframe(1)
-    graph = build_graph(*roots, view=view, names=names, name=name, frame=frame, namespace=namespace,
-                        recording=recording)
+    with paused_gc():      # a big graph is many small objects that all stay: see gradviz._gc
+        graph = build_graph(*roots, view=view, names=names, name=name, frame=frame, namespace=namespace,
+                            recording=recording)
     del frame
     return Drawing(graph, rankdir=rankdir, max_nodes=max_nodes, renderer=renderer, timeout=timeout,
                    title=title)

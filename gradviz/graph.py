@@ -154,9 +154,12 @@ class GraphNode:
     order: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     def to_dict(self):
-        d = dataclasses.asdict(self)
-        del d["order"]
+        d = {f: getattr(self, f) for f in _NODE_FIELDS}
         d["shape"] = None if self.shape is None else list(self.shape)
+        d["params"] = dict(self.params)
+        for key in ("dlatex", "next", "members"):
+            if d[key] is not None:
+                d[key] = list(d[key])
         return d
 
 
@@ -177,20 +180,26 @@ class GraphEdge:
     cut: str = None           # kind "cut": how the graph was cut here, "detach()" or "no_grad()"
 
     def to_dict(self):
-        d = dataclasses.asdict(self)
+        d = {f: getattr(self, f) for f in _EDGE_FIELDS}
         d["shape"] = None if self.shape is None else list(self.shape)
         return d
+
+
+_NODE_FIELDS = [f.name for f in dataclasses.fields(GraphNode) if f.name != "order"]
+_EDGE_FIELDS = [f.name for f in dataclasses.fields(GraphEdge)]
 
 
 class Graph:
     """Nodes and edges in forward order, with lookups from tensors and grad_fn nodes to ids."""
 
     def __init__(self, view, nodes, edges, roots, op_ids, value_ids, tensor_ids, accumulate_ids,
-                 refs=None, summarized=False):
+                 refs=None, summarized=False, folded=None):
         self.view, self.nodes, self.edges, self.roots = view, nodes, edges, roots
         self.op_ids, self.value_ids = op_ids, value_ids
         self.tensor_ids, self.accumulate_ids = tensor_ids, accumulate_ids
         self.summarized = summarized
+        # summaries: what each group folds, {"op" | "value" | "tensor": {seq: group node id}}
+        self.folded = folded or {"op": {}, "value": {}, "tensor": {}}
         self._refs = refs or {}          # id(obj) -> (weakref(obj), node id): no object kept alive
         self._by_id = {n.id: n for n in nodes}
 
@@ -338,7 +347,7 @@ def _param_str(v):
 # --- building -----------------------------------------------------------------------------------
 
 def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, namespace=None,
-                recording=None, trace=None):
+                recording=None, trace=None, max_nodes=None):
     """The computation graph behind ``roots`` (gradviz tensors or real ``torch.Tensor``s).
 
     ``view``: ``"dataflow"`` or ``"pytorch"``.  ``name``: the first root's name; ``names``:
@@ -346,7 +355,8 @@ def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, name
     ``namespace`` (a mapping or a list of them; ``False`` for none).  ``recording``: a
     :func:`gradviz.trace.record` result whose last backward pass fills each node's ``flow`` and
     each edge's ``grad``.  ``trace``: a :class:`gradviz.trace.Trace` already made (then ``roots``
-    may be empty).
+    may be empty).  ``max_nodes``: fold a bigger graph into groups (``Graph.summarized_graph``)
+    before any value is written out, so a 20,000-op graph costs what its summary shows.
     """
     from .trace import trace_of
 
@@ -362,7 +372,7 @@ def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, name
         trace = trace_of(*roots, names=names, name=name, frame=frame, namespace=namespace,
                          recording=recording, cuts=view == "dataflow")
         del frame
-    return _Builder(view, trace).build()
+    return _Builder(view, trace).build(max_nodes)
 
 
 class _Recorded:
@@ -403,6 +413,13 @@ class _Builder:
         self.out_node = {}        # id(Step) -> GraphNode showing its output
         self.acc_node = {}        # id(leaf Value) -> AccumulateGrad GraphNode
         self.refs = []            # (engine object, node): for Graph.id_of
+        # Values are written as text only for what is shown: a summary folds most nodes away, and
+        # formatting is most of a big graph's cost.  (node or edge, {field: function giving it})
+        self.later = []
+
+    def lazily(self, item, **fields):
+        self.later.append((item, fields))
+        return item
 
     # -- nodes -----------------------------------------------------------------------------------
 
@@ -412,7 +429,9 @@ class _Builder:
         return node
 
     def edge(self, src, dst, kind, **fields):
-        self.edges.append(GraphEdge(id="", src=src, dst=dst, kind=kind, **fields))
+        edge = GraphEdge(id="", src=src, dst=dst, kind=kind, **fields)
+        self.edges.append(edge)
+        return edge
 
     def tensor(self, v):
         """The node for a leaf or data tensor (shared by every use) or a literal constant (one per use)."""
@@ -427,9 +446,9 @@ class _Builder:
             kind="const" if v.literal else "leaf",
             label=format_number(a[()]) if v.literal and a is not None and a.ndim == 0 else (name or ""),
             name=name, seq=v.seq, shape=tuple(v.shape), dtype=_dtype_name(v.dtype),
-            value=format_value(a), grad=format_value(v.grad), flow=format_value(flow),
-            is_leaf=v.is_leaf, requires_grad=v.requires_grad,
-            retains_grad=v.retains_grad, repr=_repr(a, None, v.requires_grad))
+            is_leaf=v.is_leaf, requires_grad=v.requires_grad, retains_grad=v.retains_grad)
+        self.lazily(node, value=lambda: format_value(a), grad=lambda: format_value(v.grad),
+                    flow=lambda: format_value(flow), repr=lambda: _repr(a, None, v.requires_grad))
         self.value_node[id(v)] = node
         t = v.tensor()
         if t is not None:
@@ -470,14 +489,14 @@ class _Builder:
         v = step.out
         data = v.data
         name = None if v.auto else v.name
+        flow = self.rec.node_in.get(id(step))
         node = self.add(
             (step.seq, 1, 0), kind="value", label=name or "", name=name,
             seq=v.seq, fn_seq=step.seq,
-            shape=tuple(v.shape), dtype=_dtype_name(v.dtype),
-            value=format_value(data), grad=format_value(v.grad),
-            flow=format_value(self.rec.node_in.get(id(step))), is_leaf=False, requires_grad=True,
-            retains_grad=v.retains_grad, is_root=is_root,
-            grad_fn=step.name, repr=_repr(data, _node_type(step.name), True))
+            shape=tuple(v.shape), dtype=_dtype_name(v.dtype), is_leaf=False, requires_grad=True,
+            retains_grad=v.retains_grad, is_root=is_root, grad_fn=step.name)
+        self.lazily(node, value=lambda: format_value(data), grad=lambda: format_value(v.grad),
+                    flow=lambda: format_value(flow), repr=lambda: _repr(data, _node_type(step.name), True))
         self.out_node[id(step)] = node
         self.value_node[id(v)] = node
         t = v.tensor()
@@ -529,11 +548,14 @@ class _Builder:
                 inputs.reverse()
             node = self.op(step)
             for position, (src, i, shape, g) in enumerate(inputs):
-                self.edge(src, node, "input", position=position, input=i, shape=tuple(shape),
-                          value=_small(src), grad=format_value(g))
+                e = self.edge(src, node, "input", position=position, input=i, shape=tuple(shape))
+                self.lazily(e, value=lambda src=src: _small(src), grad=lambda g=g: format_value(g))
             out = self.output(step, is_root=id(step) in root_steps)
-            self.edge(node, out, "output", shape=out.shape, value=_small(out), grad=out.flow)
-            node.latex, node.dlatex = self.latex(step, inputs, out, swapped)
+            e = self.edge(node, out, "output", shape=out.shape)
+            self.lazily(e, value=lambda out=out: _small(out), grad=lambda out=out: out.flow)
+            # written in forward order when the values are (each may inline its inputs' expressions)
+            self.lazily(node, _latex=lambda step=step, inputs=inputs, out=out, swapped=swapped, node=node:
+                        self.latex(step, inputs, out, swapped, node))
         for data, origin, how in self.trace.cuts:
             step = self.trace.step_of(origin)
             src = self.out_node.get(id(step)) if step is not None else self.tensor(origin)
@@ -551,11 +573,14 @@ class _Builder:
             leaf = self.tensor(v)
             node = self.add(v.order[:1] + (0.5, 0), kind="accumulate", label="AccumulateGrad",
                             seq=v.seq, grad_fn="AccumulateGrad", shape=leaf.shape, dtype=leaf.dtype,
-                            requires_grad=True, flow=leaf.flow)
+                            requires_grad=True)
+            flow = self.rec.leaf_in.get(id(v))
+            self.lazily(node, flow=lambda flow=flow: format_value(flow))
             self.acc_node[id(v)] = node
             if acc is not None:
                 self.refs.append((acc, node))
-            self.edge(leaf, node, "accumulate", shape=leaf.shape, grad=leaf.flow)
+            e = self.edge(leaf, node, "accumulate", shape=leaf.shape)
+            self.lazily(e, grad=lambda flow=flow: format_value(flow))
         for step in steps:
             node = self.op(step)
             grads_out = self.rec.node_out.get(id(step)) or ()
@@ -567,9 +592,10 @@ class _Builder:
                 src = self.acc_node[id(inp.src)] if inp.kind == "leaf" else self.fn_node[id(inp.src)]
                 node.next.append(src)
                 g = grads_out[i] if i < len(grads_out) else None
-                self.edge(src, node, "next", position=i, input=i, shape=tuple(inp.shape),
-                          grad=format_value(g))
-            node.flow = format_value(self.rec.node_in.get(id(step)))
+                e = self.edge(src, node, "next", position=i, input=i, shape=tuple(inp.shape))
+                self.lazily(e, grad=lambda g=g: format_value(g))
+            flow = self.rec.node_in.get(id(step))
+            self.lazily(node, flow=lambda flow=flow: format_value(flow))
         done = set()
         for r in self.trace.roots:
             step = self.trace.step_of(r)
@@ -578,10 +604,14 @@ class _Builder:
             elif id(step) not in done:
                 done.add(id(step))
                 out = self.output(step, is_root=True)
-                self.edge(self.fn_node[id(step)], out, "root", shape=out.shape, grad=out.flow)
+                e = self.edge(self.fn_node[id(step)], out, "root", shape=out.shape)
+                self.lazily(e, grad=lambda out=out: out.flow)
 
-    def latex(self, step, inputs, out, swapped=False):
-        """The op's forward expression and local derivatives, with its inputs' names filled in."""
+    def latex(self, step, inputs, out, swapped=False, node=None):
+        """The op's forward expression and local derivatives, with its inputs' names filled in.
+
+        ``node``: the op node to write them into.
+        """
         subs = {}
         prec = getattr(_drawing(step), "precedence", 4)   # parentheses around an inlined operand only where needed
         n = len(step.inputs)
@@ -609,6 +639,8 @@ class _Builder:
             return re.sub(r"(@\d+|@[A-Za-z_]+)(\^?)", one, s)
         out._expr, out._prec = fill(step.latex, forward), prec
         dlatex = [fill(step.dlatex[min(i, len(step.dlatex) - 1)], subs) for i in range(n)] if step.dlatex else None
+        if node is not None:
+            node.latex, node.dlatex = out._expr, dlatex
         return out._expr, dlatex
 
     @staticmethod
@@ -625,12 +657,31 @@ class _Builder:
 
     # -- finishing -------------------------------------------------------------------------------
 
-    def build(self):
+    def finish(self, only=None):
+        """Write the values out: of every node and edge, or of the nodes in ``only`` (ids of objects).
+
+        Nodes first: an edge's label is its source node's text.
+        """
+        nodes = [(item, f) for item, f in self.later if isinstance(item, GraphNode)]
+        edges = [(item, f) for item, f in self.later if not isinstance(item, GraphNode)]
+        for item, fields in nodes + edges:
+            if only is None or id(item) in only:
+                for key, make in fields.items():
+                    if key.startswith("_"):      # writes several fields itself
+                        make()
+                    else:
+                        setattr(item, key, make())
+        self.later = []
+
+    def build(self, max_nodes=None):
         steps = self.trace.steps if self.view == "dataflow" else [s for s in self.trace.steps if not s.cut_only]
         if self.view == "dataflow":
             self.dataflow(steps)
         else:
             self.pytorch(steps)
+        fold = bool(max_nodes) and len(self.nodes) > max_nodes
+        if not fold:
+            self.finish()
         # Forward order from the core's sequence numbers, renumbered: n0, n1, ... every run.
         self.nodes.sort(key=lambda n: n.order)
         for k, node in enumerate(self.nodes):
@@ -664,8 +715,11 @@ class _Builder:
             rid = self.value_node[id(r)].id
             if rid not in root_ids:
                 root_ids.append(rid)
-        return Graph(self.view, self.nodes, self.edges, root_ids, op_ids, value_ids, tensor_ids,
-                     accumulate_ids, refs)
+        graph = Graph(self.view, self.nodes, self.edges, root_ids, op_ids, value_ids, tensor_ids,
+                      accumulate_ids, refs)
+        if fold:
+            return _summarize(graph, max_nodes, prepare=lambda keep: self.finish({id(n) for n in keep}))
+        return graph
 
 
 def _accumulate_grad(fn, i):
@@ -678,8 +732,11 @@ def _accumulate_grad(fn, i):
 
 # --- summarizing big graphs ---------------------------------------------------------------------
 
-def _summarize(graph, max_nodes):
-    """Keep roots and named nodes; fold the rest into one group node per band of depths."""
+def _summarize(graph, max_nodes, prepare=None):
+    """Keep roots and named nodes; fold the rest into one group node per band of depths.
+
+    ``prepare(kept nodes)`` is called before they are copied (the builder writes their values).
+    """
     depth = {}
     preds = {}
     for e in graph.edges:
@@ -696,7 +753,8 @@ def _summarize(graph, max_nodes):
     named = [n for n in graph.nodes if n.name and not n.is_root]
     if len(named) <= max_nodes // 4:
         keep += named
-    params = [n for n in graph.nodes if n.kind == "leaf" and n.requires_grad and n not in keep]
+    chosen = {id(n) for n in keep}      # (by identity: comparing dataclasses field by field is slow)
+    params = [n for n in graph.nodes if n.kind == "leaf" and n.requires_grad and id(n) not in chosen]
     if len(keep) + len(params) <= max_nodes // 4:  # what gradients are for: keep them visible
         keep += params
     kept = {n.id for n in keep}
@@ -733,6 +791,8 @@ def _summarize(graph, max_nodes):
         groups.append(group)
         for m in members:
             where[m.id] = group
+    if prepare is not None:
+        prepare(keep)
     new_nodes = sorted([where[n.id] for n in keep] + groups, key=lambda n: n.order)
     seen, ordered = set(), []
     for n in new_nodes:
@@ -767,6 +827,16 @@ def _summarize(graph, max_nodes):
     def remap(mapping):
         return {k: old_to_new[v] for k, v in mapping.items() if v in kept}
     refs = {k: (ref, old_to_new[v]) for k, (ref, v) in graph._refs.items()}
+    folded = {"op": {}, "value": {}, "tensor": {}}
+    for n in graph.nodes:
+        if n.id in kept:
+            continue
+        if n.kind == "op":
+            folded["op"][n.seq] = old_to_new[n.id]
+        elif n.fn_seq is not None:
+            folded["value"][n.fn_seq] = old_to_new[n.id]
+        elif n.seq is not None and n.kind in ("leaf", "const"):
+            folded["tensor"][n.seq] = old_to_new[n.id]
     return Graph(graph.view, out_nodes, out_edges, [old_to_new[r] for r in graph.roots],
                  remap(graph.op_ids), remap(graph.value_ids), remap(graph.tensor_ids),
-                 remap(graph.accumulate_ids), refs, summarized=True)
+                 remap(graph.accumulate_ids), refs, summarized=True, folded=folded)

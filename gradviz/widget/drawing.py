@@ -22,11 +22,11 @@ EDGE_LABELS_MAX = 80
 
 def draw(trace, view="dataflow", rankdir="TB"):
     """``{"svg", "graph", "graph_obj", "ids", "error"}`` for a :class:`gradviz.trace.Trace`'s graph."""
-    from ..graph import build_graph
+    from ..graph import MAX_NODES, build_graph
 
     out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "error": ""}
     try:
-        graph = build_graph(view=view, trace=trace)
+        graph = build_graph(view=view, trace=trace, max_nodes=MAX_NODES)   # big graphs: folded first
     except Exception as exc:  # shown in the widget, never as a traceback
         out["error"] = f"the graph could not be built ({type(exc).__name__}: {exc})"
         return out
@@ -38,7 +38,7 @@ def draw(trace, view="dataflow", rankdir="TB"):
         drawing = Drawing(graph, rankdir=rankdir)
         out["graph_obj"] = drawing.graph
         out["graph"] = slim(drawing.graph.to_dict())
-        out["ids"] = ids_from_graph(out["graph"])
+        out["ids"] = ids_from_graph(out["graph"], drawing.graph.folded)
         try:
             svg = drawing.svg()
         except RenderTimeout:
@@ -51,7 +51,7 @@ def draw(trace, view="dataflow", rankdir="TB"):
         out["error"] = _why(exc)
         if out["ids"] is None:
             out["graph"] = slim(graph.to_dict())
-            out["ids"] = ids_from_graph(out["graph"])
+            out["ids"] = ids_from_graph(out["graph"], graph.folded)
     return out
 
 
@@ -92,8 +92,11 @@ def slim(g):
     return out
 
 
-def ids_from_graph(g):
-    """Where the widget finds each op, value, leaf, constant and edge of a graph dict."""
+def ids_from_graph(g, folded=None):
+    """Where the widget finds each op, value, leaf, constant and edge of a graph dict.
+
+    ``folded``: a summarized graph's ``Graph.folded`` (which group stands for which op and tensor).
+    """
     kinds = {n["id"]: n["kind"] for n in g.get("nodes", [])}
     op_ids = {int(k): v for k, v in g.get("op_ids", {}).items()}
     seq_of_op = {v: k for k, v in op_ids.items()}
@@ -108,4 +111,4 @@ def ids_from_graph(g):
             edge_out[seq_of_op[e["src"]]] = e["id"]
     leaf = {int(k): v for k, v in g.get("tensor_ids", {}).items() if kinds.get(v) == "leaf"}
     value = {int(k): v for k, v in g.get("value_ids", {}).items()}
-    return Ids(op=op_ids, value=value, leaf=leaf, const=const, edge_in=edge_in, edge_out=edge_out)
+    return Ids(op=op_ids, value=value, leaf=leaf, const=const, edge_in=edge_in, edge_out=edge_out, folded=folded)
