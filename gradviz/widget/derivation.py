@@ -208,22 +208,34 @@ def _paths(lesson, leaf, limit):
                 c += counts.get(thing, 0)
         counts[node] = c
     out = []
-
-    def walk(node, prefix):
-        if len(out) >= limit:
-            return
-        for i, (kind, thing) in enumerate(lesson.kinds(node)):
-            if kind == "leaf" and thing is leaf:
-                out.append(prefix + [(node, i)])
-            elif kind == "op" and counts.get(thing):
-                walk(thing, prefix + [(node, i)])
-            if len(out) >= limit:
-                return
-
     root = lesson.root_step
-    if root is not None and counts.get(root):
-        walk(root, [])
-    return out, counts.get(root, 0) if root is not None else 0
+    if root is None or not counts.get(root):
+        return out, counts.get(root, 0) if root is not None else 0
+    # Depth first, inputs in order, with a stack of our own: a 20,000-op chain is a path 20,000
+    # deep (Python's recursion stops at 1,000).  A path grows as a linked list (above, (node, i)),
+    # written out only when it reaches the leaf, so a long path is not copied at every step.
+    stack = [(root, None, iter(enumerate(lesson.kinds(root))))]
+    while stack and len(out) < limit:
+        node, above, inputs = stack[-1]
+        step = next(inputs, None)
+        if step is None:
+            stack.pop()
+            continue
+        i, (kind, thing) = step
+        here = (above, (node, i))
+        if kind == "leaf" and thing is leaf:
+            out.append(_unlink(here))
+        elif kind == "op" and counts.get(thing):
+            stack.append((thing, here, iter(enumerate(lesson.kinds(thing)))))
+    return out, counts[root]
+
+
+def _unlink(link):
+    path = []
+    while link is not None:
+        link, item = link
+        path.append(item)
+    return path[::-1]
 
 
 def _path_value(lesson, path, seed):
