@@ -14,6 +14,7 @@ import numpy as np
 import traitlets as t
 
 from .. import _check
+from .._gc import paused_gc
 from ..draw import RANKDIRS
 from ..graph import VIEWS
 from ..trace import make_adapter
@@ -80,6 +81,7 @@ class AutogradWidget(anywidget.AnyWidget):
         self._root, self._gradient, self._expected = root, gradient, expected
         self._runs = 0             # backward() calls shown (frame["run"]), animate()'s own included
         self._calls = 0            # the user's own calls (buttons, recording=): what captions count
+        self._recorded = {}        # frame["run"] -> (its Run, gradient given): for expand()
         caller = _frame if _frame is not None else sys._getframe(1)
         # one trace, read by the picture, the captions, the derivation and the frames
         self._engine = make_adapter([root], names=names, frame=caller, cuts=view == "dataflow")
@@ -149,6 +151,7 @@ class AutogradWidget(anywidget.AnyWidget):
         for r, run in enumerate(runs):
             self._runs += 1
             self._calls += 0 if replay else 1
+            self._recorded[self._runs - 1] = (run, gradient_given)
             frames += F.backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
                                         run.retain_graph, gradient_given, self._targets,
                                         0 if replay else self._calls, error=run.error, math=self._math)
@@ -229,6 +232,31 @@ class AutogradWidget(anywidget.AnyWidget):
         except Exception as exc:  # never a traceback in the cell: the message goes into the widget
             self._append([F.error_frame(self._lesson, None, self._runs, f"{type(exc).__name__}: {exc}")])
 
+    def expand(self, i=None):
+        """Write out, op by op, the step ``i`` (default: the one shown) that a folded group stands for.
+
+        A big graph's picture folds regions into groups, and their ops run as one step each way;
+        this puts that step's own frames (two per op forward, one per event backward) in its place
+        and shows the first.  Returns the new frames.
+        """
+        last = len(self.frames) - 1
+        i = self.frame if i is None else _check.whole_number("expand", "i", i, 0, last, f"the widget has {last + 1} steps")
+        f = self.frames[i]
+        if "folded" not in f:
+            raise ValueError(f"expand(): step {i} is not a folded step (only a group of a big graph's "
+                             "picture runs as one step)")
+        a, n = f["folded"]["first"], f["folded"]["count"]
+        if f["phase"] == "forward":
+            new = F.forward_frames(self._lesson, self._ids, self._lesson.nodes[a:a + n], first=a + 1, fold=False)
+        else:
+            run, gradient_given = self._recorded[f["run"]]
+            new = F.backward_frames(self._lesson, self._ids, f["run"], run.events, run.seed, run.retain_graph,
+                                    gradient_given, self._targets, f["run"] + 1, fold=False, only=(a, a + n))
+        with self.hold_sync():
+            self.frames = self.frames[:i] + new + self.frames[i + 1:]
+            self.frame = i
+        return new
+
     # -- reading it ------------------------------------------------------------------------------
 
     @t.validate("frame")
@@ -301,7 +329,8 @@ def animate(root, gradient=None, **options):
     ``lang="ko"``, ``presenter=True``, ``view="pytorch"``, ``speed=2``, ``backward=False``,
     ``recording=rec``.  Returns the :class:`AutogradWidget`.
     """
-    return AutogradWidget(root, gradient, _frame=sys._getframe(1), **options)
+    with paused_gc():      # a big graph is many small objects that all stay: see gradviz._gc
+        return AutogradWidget(root, gradient, _frame=sys._getframe(1), **options)
 
 
 # --- helpers -------------------------------------------------------------------------------------

@@ -18,6 +18,11 @@ A frame is a dict::
 
 Slots are ``val:<node id>``, ``grad:<node id>``, ``edge:<edge id>``, ``cls:<node id>``
 (``pending``/``fwd``/``bwd``) and ``check:<leaf name>`` (the derivation's check mark).
+
+A big graph's picture folds regions into ``group`` nodes (``gradviz.graph``); the ops a group
+folds run as one step forward (``fwd_group``) and one backward (``bwd_group``), so a 20,000-op
+chain has a few dozen frames, not 60,000.  ``"folded": {"group", "first", "count"}`` says which
+ops such a frame stands for (``AutogradWidget.expand(i)`` writes them out one by one).
 """
 
 import math
@@ -32,6 +37,7 @@ __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_fram
            "error_frame", "note_frame", "event_data", "expr_text"]
 
 MAX_EXACT = 256        # arrays up to this size carry their exact numbers in the frame
+MAX_LISTED = 8         # leaves listed by name in a caption (the rest are counted)
 
 
 class Ids:
@@ -41,7 +47,8 @@ class Ids:
     drawing, made up (captions and the derivation still play; nothing is highlighted).
     """
 
-    def __init__(self, op=None, value=None, leaf=None, const=None, edge_in=None, edge_out=None):
+    def __init__(self, op=None, value=None, leaf=None, const=None, edge_in=None, edge_out=None, folded=None):
+        self._folded = folded or {}    # "op" | "value" | "tensor" -> {seq: id of the group folding it}
         self._op = op or {}            # node seq -> op node id
         self._value = value or {}      # node seq -> id of the node showing its output value
         self._leaf = leaf or {}        # leaf tensor seq -> node id
@@ -50,13 +57,24 @@ class Ids:
         self._edge_out = edge_out or {}  # node seq -> id of the edge op -> output value
 
     def op(self, node):
-        return self._op.get(node.seq, f"op{node.seq}")
+        return self._op.get(node.seq) or self.group(node) or f"op{node.seq}"
 
     def value(self, node):
-        return self._value.get(node.seq) or self.op(node)
+        return self._value.get(node.seq) or self._folded.get("value", {}).get(node.seq) or self.op(node)
 
     def leaf(self, t):
-        return self._leaf.get(t.seq, f"leaf{t.seq}")
+        return self._leaf.get(t.seq) or self.group_of_leaf(t) or f"leaf{t.seq}"
+
+    def group(self, node):
+        """The group node folding this op in a summarized picture (None: drawn on its own)."""
+        return self._folded.get("op", {}).get(node.seq)
+
+    def group_of_leaf(self, t):
+        return self._folded.get("tensor", {}).get(t.seq)
+
+    def own_value(self, node):
+        """Whether the op's output has a node of its own (not folded into a group)."""
+        return self.group(node) is None or node.seq in self._value
 
     def const(self, node, i):
         return self._const.get((node.seq, i))
@@ -188,10 +206,33 @@ def _grad_slot(value, leaf):
     return prefix + format_value(np.asarray(value)).replace("\n", "\n" + " " * len(prefix))
 
 
+def _ids(items):
+    return list(dict.fromkeys(i for i in items if i))      # a group may stand for thousands of nodes
+
+
 def _frame(phase, kind, msg, run=None, focus=(), lit=(), edges=(), set=None, event=None):
-    return {"phase": phase, "kind": kind, "run": run, "msg": msg, "focus": [i for i in focus if i],
-            "lit": [i for i in lit if i], "edges": [i for i in edges if i], "set": set or {},
-            "event": event}
+    return {"phase": phase, "kind": kind, "run": run, "msg": msg, "focus": _ids(focus),
+            "lit": _ids(lit), "edges": _ids(edges), "set": set or {}, "event": event}
+
+
+def _runs(items, group_of):
+    """``items`` cut into ``(group id or None, [items])``: folded neighbours together, others alone."""
+    out = []
+    for item in items:
+        g = group_of(item)
+        if g is not None and out and out[-1][0] == g:
+            out[-1][1].append(item)
+        else:
+            out.append((g, [item]))
+    return out
+
+
+def _op_counts(steps):
+    counts = {}
+    for st in steps:
+        counts[st.name] = counts.get(st.name, 0) + 1
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} ×{v}" for k, v in top[:3]) + (", …" if len(top) > 3 else "")
 
 
 # --- the frames --------------------------------------------------------------------------------
@@ -201,19 +242,21 @@ def start_frame(lesson, ids, grads, targets):
     s = {}
     for node in lesson.nodes:
         s[f"cls:{ids.op(node)}"] = "pending"
-        s[f"val:{ids.value(node)}"] = ""
-        s[f"cls:{ids.value(node)}"] = "pending"
-        s[f"grad:{ids.value(node)}"] = ""
+        if ids.own_value(node):         # (a group's text is its summary: no value is written into it)
+            s[f"val:{ids.value(node)}"] = ""
+            s[f"cls:{ids.value(node)}"] = "pending"
+            s[f"grad:{ids.value(node)}"] = ""
     for e in ids.all_edges():
         s[f"edge:{e}"] = ""
     for t in lesson.leaves:
-        s[f"val:{ids.leaf(t)}"] = _val_slot(t.data)
-        s[f"cls:{ids.leaf(t)}"] = ""
         g = grads.get(t.seq)
-        s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
+        if ids.group_of_leaf(t) is None:
+            s[f"val:{ids.leaf(t)}"] = _val_slot(t.data)
+            s[f"cls:{ids.leaf(t)}"] = ""
+            s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
         s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t.seq), t, lesson)
     for node in lesson.nodes:           # names the widget made up, so captions can point at them
-        if node.out.auto and ids.value(node) != ids.op(node):
+        if node.out.auto and ids.group(node) is None and ids.value(node) != ids.op(node):
             s[f"name:{ids.value(node)}"] = lesson.name(node)
     # a leaf that requires grad has no ops, but backward() on it still runs (it fills its .grad)
     key = "cap_start" if lesson.nodes else "cap_leaf" if lesson.root.requires_grad else "cap_no_grad"
@@ -227,10 +270,21 @@ def _check_slot(grad, want, leaf, lesson):
     return slot
 
 
-def forward_frames(lesson, ids):
-    """Two frames per op, in the order the ops ran: its inputs light up, then its output appears."""
-    frames, n = [], len(lesson.nodes)
-    for k, node in enumerate(lesson.nodes, 1):
+def forward_frames(lesson, ids, steps=None, first=1, fold=True):
+    """Two frames per op, in the order the ops ran: its inputs light up, then its output appears.
+
+    Ops folded into one group of the picture run as one frame (``fold=False``: each op its own
+    two, for :meth:`AutogradWidget.expand`).  ``steps``: only these ops, the first being op ``first``.
+    """
+    steps = lesson.nodes if steps is None else steps
+    frames, n, k = [], len(lesson.nodes), first - 1
+    for group, steps in _runs(steps, ids.group) if fold else [(None, [st]) for st in steps]:
+        if group is not None:
+            frames.append(_forward_group(lesson, ids, group, steps, k + 1, n))
+            k += len(steps)
+            continue
+        node = steps[0]
+        k += 1
         kinds = lesson.kinds(node)
         names = [lesson.input_text(kind, thing) or "?" for kind, thing in kinds]
         expr = expr_text(node.latex, names, node.params)
@@ -246,22 +300,42 @@ def forward_frames(lesson, ids):
         frames.append(_frame("forward", "fwd_out", ["cap_fwd_out", {
             "out": lesson.name(node), "expr": expr, "value": shown(lesson.output(node)), "node": node.name}],
             focus=[out], lit=[ids.op(node)], edges=[ids.edge_out(node)],
-            set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"}))
+            set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"} if ids.own_value(node)
+            else {f"cls:{out}": "fwd"}))
     return frames
 
 
+def _forward_group(lesson, ids, group, steps, first, n):
+    """One frame for ``steps``, run one after the other inside the group node ``group``."""
+    last = steps[-1]
+    s = {f"cls:{group}": "fwd"}
+    for st in steps:               # a named output drawn on its own gets its value
+        if ids.own_value(st):
+            s[f"val:{ids.value(st)}"] = _val_slot(lesson.output(st))
+            s[f"cls:{ids.value(st)}"] = "fwd"
+    f = _frame("forward", "fwd_group", ["cap_fwd_group", {
+        "k": str(first), "m": str(first + len(steps) - 1), "n": str(n), "count": str(len(steps)),
+        "ops": _op_counts(steps), "out": lesson.name(last), "value": short(lesson.output(last))}],
+        focus=[group], lit=[ids.value(st) for st in steps if ids.own_value(st)], set=s)
+    f["folded"] = {"group": group, "first": first - 1, "count": len(steps)}
+    return f
+
+
 def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given, targets, run_number,
-                    error=None, math=None):
+                    error=None, math=None, fold=True, only=None):
     """The frames of one recorded ``backward()`` call, from its events in the engine's order.
 
     ``math`` (a :class:`~gradviz.widget.derivation.StepMath`) adds to each frame its ``chain``:
     the factors of the written chain rule this step applies and the product so far.
+    Consecutive events of ops folded into one group are one frame.  ``fold=False, only=(a, b)``:
+    just the frames of events ``a`` to ``b - 1``, each its own (:meth:`AutogradWidget.expand`).
     """
     root = lesson.root_step
     rname = lesson.root_name
     reset = {f"edge:{e}": "" for e in ids.all_edges()}
     for node in lesson.nodes:
-        reset[f"grad:{ids.value(node)}"] = ""
+        if ids.own_value(node):
+            reset[f"grad:{ids.value(node)}"] = ""
         reset[f"cls:{ids.op(node)}"] = "fwd"
     args = ["retain_graph=True" if retain_graph else "retain_graph=False"]
     if gradient_given:
@@ -276,7 +350,22 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
 
     uses = lesson.consumers()
     sent = {}                                   # (consumer seq, i) -> the gradient it sent, this run
-    for e in events:
+
+    def group_of(e):
+        return ids.group_of_leaf(e.variable) if e.node is None else ids.group(e.node)
+
+    at = 0
+    for group, folded in _runs(events, group_of) if fold else [(None, [e]) for e in events]:
+        first, at = at, at + len(folded)
+        if group is not None or (only is not None and not only[0] <= first < only[1]):
+            for e in folded:            # what was sent still counts for the sums further down
+                for i, gi in enumerate(e.grads_out):
+                    if gi is not None and e.node is not None:
+                        sent[(e.node.seq, i)] = gi
+            if group is not None:
+                frames.append(_backward_group(lesson, ids, run, group, folded, rname, first))
+            continue
+        e = folded[0]
         node = e.node
         is_leaf = e.name == "AccumulateGrad"
         if is_leaf:
@@ -288,7 +377,7 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         if len(got) > 1:
             terms = [sent[(c.seq, i)] for c, i in got]
             # a leaf's slot is its .grad, which changes only when AccumulateGrad runs (next frame)
-            total = {} if is_leaf else {f"grad:{target}": _grad_slot(e.grad_in, False)}
+            total = {} if is_leaf or not ids.own_value(node) else {f"grad:{target}": _grad_slot(e.grad_in, False)}
             frames.append(_frame("backward", "sum", ["cap_sum", {
                 "name": name, "k": str(len(got)), "terms": " + ".join(shown(t) for t in terms),
                 "total": shown(e.grad_in)}], run=run, focus=[target],
@@ -310,8 +399,9 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                 _chain(frames[-1], [], [math.total(key, name, e.grad_in)])
             continue
         kinds = lesson.kinds(node)
-        sends, s, edges, lit = [], {f"grad:{target}": _grad_slot(e.grad_in, False),
-                                    f"cls:{ids.op(node)}": "bwd"}, [], []
+        sends, s, edges, lit = [], {f"cls:{ids.op(node)}": "bwd"}, [], []
+        if ids.own_value(node):             # (a group's text is its summary)
+            s[f"grad:{target}"] = _grad_slot(e.grad_in, False)
         for i, gi in enumerate(e.grads_out):
             kind, thing = kinds[i]
             inp = lesson.input_text(kind, thing) or "?"
@@ -345,11 +435,15 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             got_sent = [i for i, gi in enumerate(e.grads_out) if gi is not None]
             _chain(frames[-1], [f for i in got_sent for f in math.factors(node, i)],
                    [math.sent(node, i, e.grads_out[i]) for i in got_sent])
+    if only is not None:
+        return frames[1:]                   # (not the seed)
     if error is not None:
         frames.append(error_frame(lesson, run, run_number, error))
     else:
         final = {e.variable.seq: e.grad_after for e in events if e.name == "AccumulateGrad"}
         grads = [f"{lesson.name(t)}.grad = {shown(final[t.seq])}" for t in lesson.leaves if t.seq in final]
+        if len(grads) > MAX_LISTED:
+            grads = grads[:MAX_LISTED] + [f"… ({len(grads) - MAX_LISTED} more)"]
         frames.append(_frame("backward", "done", ["cap_done_replay" if run_number == 0 else "cap_done", {
             "run": str(run_number), "grads": ", ".join(grads) or "–", "root": rname}],
             run=run, focus=[ids.leaf(t) for t in lesson.leaves], set=_after_pass(lesson, ids, events)))
@@ -363,6 +457,8 @@ def _after_pass(lesson, ids, events):
     arrived = {id(e.node): e.grad_in for e in events if e.node is not None}
     for node in lesson.nodes:
         out = node.out
+        if not ids.own_value(node):          # folded into a group: no slot of its own
+            continue
         if out is not None and out.retains_grad and id(node) in arrived:
             t = out.tensor()
             g = t._grad._data if t is not None and getattr(t, "_grad", None) is not None else arrived[id(node)]
@@ -386,6 +482,24 @@ def _hint(message):
     if "backward through the graph a second time" in message:
         return ["hint_freed", {}]
     return ""
+
+
+def _backward_group(lesson, ids, run, group, events, rname, at):
+    """One frame for consecutive backward events of the ops (and leaves) a group folds."""
+    steps = [e.node for e in events if e.node is not None]
+    leaves = [e for e in events if e.node is None]
+    s = {f"cls:{group}": "bwd"}
+    for e in events:
+        if e.node is not None and ids.own_value(e.node):
+            s[f"grad:{ids.value(e.node)}"] = _grad_slot(e.grad_in, False)
+    first, last = events[0], ([e for e in events if e.node is not None] or events)[-1]
+    f = _frame("backward", "bwd_group", ["cap_bwd_group", {
+        "count": str(len(steps)), "ops": _op_counts(steps) or "–", "root": rname,
+        "first": lesson.name(first.node if first.node is not None else first.variable),
+        "gin": shown(first.grad_in), "last": lesson.name(last.node if last.node is not None else last.variable),
+        "leaves": str(len(leaves))}], run=run, focus=[group], set=s)
+    f["folded"] = {"group": group, "first": at, "count": len(events)}
+    return f
 
 
 def error_frame(lesson, run, run_number, message):
