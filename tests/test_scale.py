@@ -59,6 +59,9 @@ def test_the_folded_steps_tell_the_truth(big):
     assert np.allclose(acc["event"]["grad_after"], x.grad.item())      # the engine's own number
     leaf = w.derivation["leaves"][0]
     assert leaf["leaf"] == "x" and np.allclose(float(leaf["chain"]), x.grad.item(), rtol=1e-4)
+    stages = leaf["paths"][0]["stages"]          # the chain of ∂s (cut with ⋯) and its value, no 20,000-factor formula
+    assert len(stages) == 2 and r"\cdots" in stages[0]["latex"] and len(stages[0]["latex"]) < 2000
+    assert np.isclose(float(stages[1]["latex"]), x.grad.item(), rtol=1e-3)
     x.grad = None
 
 

@@ -112,8 +112,9 @@ class AutogradWidget(anywidget.AnyWidget):
             deriv = build_derivation(lesson, seed, derivation, expected, ids=self._ids, keep=self._formulas)
         except Exception as exc:  # a derivation that cannot be written must not hide the graph
             deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
-        try:
-            self._math = StepMath(lesson, seed, self._formulas.get("paths"))
+        try:   # (a folded picture runs its ops a group at a time: no product per op to write)
+            folded = self._graph is not None and self._graph.summarized
+            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"))
         except Exception:  # no running product then; the frames still play
             self._math = None
         try:

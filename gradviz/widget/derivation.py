@@ -30,6 +30,7 @@ MAX_PATHS = 4          # paths written out per leaf (the sum always covers all o
 MAX_FACTORS = 10       # factors written out per path before "⋯"
 MAX_DEFS = 24          # forward definitions written out
 MAX_LEAVES = 8
+MAX_WRITTEN = 64       # a longer path is written as its chain of ∂s and its value, not as one formula
 
 
 # --- LaTeX -> safe MathML ---------------------------------------------------------------------
@@ -515,14 +516,15 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             shown = path if len(path) <= MAX_FACTORS else path[:MAX_FACTORS - 1]
             dots = [r"\cdots"] if len(shown) < len(path) else []
             sym = [_partial(latex_name(lesson.name(n)), _input_name(lesson, n, i)) for n, i in shown]
-            expr = path_expr(lesson, path, seed)
+            # (a 20,000-op path as one formula would be 20,000 factors long: unreadable, and slow)
+            expr = path_expr(lesson, path, seed) if len(path) <= MAX_WRITTEN else None
             keep["exprs"][leaf.seq].append(expr)
-            value = expr.value() if expr is not None else None
+            value = expr.value() if expr is not None else _path_value(lesson, path, seed)
             stages = [r" \cdot ".join(sym + dots)]
             if expr is not None:
                 stages += [expr.latex(), expr.latex(numbers=True)]
-                if value_latex(value) is not None:
-                    stages.append(value_latex(value))
+            if value_latex(value) is not None:
+                stages.append(value_latex(value))
             stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
             line = {"stages": [mathml(st) for st in stages], "value": num(value),
                     "factors": [_factor_data(lesson, n, i, ids) for n, i in shown]}
