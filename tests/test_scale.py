@@ -52,7 +52,7 @@ def test_the_folded_steps_tell_the_truth(big):
         expected = np.float32(expected * np.float32(1.0001)) if k % 2 else np.float32(expected + np.float32(0.001))
     fwd = [f for f in w.frames if f["kind"] == "fwd_group"]
     assert fwd[0]["msg"][1]["k"] == "1" and fwd[-1]["msg"][1]["m"] == str(N)
-    assert w.caption(w.frames.index(fwd[-1])).endswith(f"gives {fwd[-1]['msg'][1]['value']}.")
+    assert w.caption(w.frames.index(fwd[-1])).endswith("gives " + fwd[-1]["msg"][1]["value"])
     acc = next(f for f in w.frames if f["kind"] == "acc")
     assert acc["msg"][0] == "cap_acc_new" and acc["msg"][1]["leaf"] == "x"
     h.backward()
