@@ -805,6 +805,91 @@ op("binary_cross_entropy_with_logits", grad_fn="BinaryCrossEntropyWithLogitsBack
    params={"reduction": "mean"}, function="nn.functional.binary_cross_entropy_with_logits", inputs="bce",
    elementwise=False)
 
+# --- layers with their own node -------------------------------------------------------------------
+
+def _embedding_vjp(g, weight, indices, padding_idx=None):
+    """Each looked-up row's gradient added into its row of the table, in lookup order (0 for padding)."""
+    out = np.zeros(weight.shape, g.dtype)
+    rows = np.reshape(indices, -1)
+    g = g.reshape(len(rows), weight.shape[1])
+    for i, k in enumerate(rows.tolist()):
+        if k != padding_idx:
+            out[k] += g[i]
+    return out
+
+
+op("embedding", grad_fn="EmbeddingBackward0", symbol="lookup",
+   forward=lambda weight, indices, padding_idx=None: np.take(weight, indices, axis=0),
+   vjps=[lambda g, y, weight, indices, padding_idx=None: _embedding_vjp(g, weight, indices, padding_idx)],
+   uses=[""], latex=r"@0_{\text{indices}}", dlatex=["1"],
+   params={"indices": np.array([1, 0, 1])}, function="nn.functional.embedding", inputs="embedding",
+   elementwise=False)
+
+
+def _bn_axes(x):
+    """The axes a batch norm averages over: all but the channels (axis 1)."""
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _bn_channel(v, x):
+    """A per-channel vector, shaped to broadcast along axis 1 of ``x``."""
+    return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
+
+
+def _bn_stats(x, training, running_mean, running_var, eps):
+    """(mean, 1/√(var + eps), Σ(x − mean)²) per channel: the batch's (biased variance; sums in double,
+    mean and sum of squares stored in x's dtype, as PyTorch's kernel stores them) or the running ones."""
+    if not training:
+        dt = x.dtype.type
+        return running_mean.astype(x.dtype), dt(1) / np.sqrt(running_var.astype(x.dtype) + dt(eps)), None
+    axes = _bn_axes(x)
+    n = x.size // x.shape[1]
+    mean = (np.sum(x, axis=axes, dtype=np.float64) / n).astype(x.dtype)
+    d = x - _bn_channel(mean, x)
+    var_sum = np.sum(d * d, axis=axes, dtype=np.float64).astype(x.dtype)
+    return mean, (1 / np.sqrt(var_sum.astype(np.float64) / n + eps)).astype(x.dtype), var_sum
+
+
+def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=True, eps=1e-5):
+    """y = (x − mean) / √(var + eps) · w + b, per channel (axis 1): the batch's statistics while
+    training, the running ones in eval mode"""
+    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    alpha = invstd * weight                                    # y = x·α + β, as PyTorch's kernel
+    beta = bias - mean * alpha
+    return fma(x, _bn_channel(alpha, x), _bn_channel(beta, x), x.dtype)
+
+
+def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5):
+    """dx = (g − mean(g) − x̂·mean(g·x̂)) · w/σ while training (the batch's statistics depend on x);
+    g · w/σ in eval mode. Sums in double, as PyTorch's kernel keeps them."""
+    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    mean, invstd = mean.astype(np.float64), invstd.astype(np.float64)
+    if not training:
+        return (g * _bn_channel(invstd * weight, x)).astype(x.dtype)
+    axes, n = _bn_axes(x), x.size // x.shape[1]
+    centred = x.astype(np.float64) - _bn_channel(mean, x)
+    total = np.sum(g, axis=axes, dtype=np.float64)
+    k = np.sum(centred * g, axis=axes, dtype=np.float64) * invstd * invstd / n
+    dx = (g - _bn_channel(total / n, x) - centred * _bn_channel(k, x)) * _bn_channel(invstd * weight, x)
+    return dx.astype(x.dtype)
+
+
+def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5):
+    """dw = Σ g · x̂ over the batch"""
+    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    centred = x.astype(np.float64) - _bn_channel(mean.astype(np.float64), x)
+    return (np.sum(centred * g, axis=_bn_axes(x), dtype=np.float64) * invstd.astype(np.float64)).astype(x.dtype)
+
+
+op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward=_batch_norm,
+   vjps=[lambda g, y, x, w, b, **p: _bn_grad_input(g, x, w, **p),
+         lambda g, y, x, w, b, **p: _bn_grad_weight(g, x, **p),
+         lambda g, y, x, w, b, **p: np.sum(g, axis=_bn_axes(x), dtype=np.float64).astype(g.dtype)],
+   uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} @1 + @2",
+   dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
+           r"\hat{x}", "1"],
+   params={"training": True}, function="nn.functional.batch_norm", inputs="batch_norm", elementwise=False)
+
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 
 op("view", grad_fn="ViewBackward0", forward=lambda a, shape: np.reshape(a, shape),

@@ -175,6 +175,23 @@ def op_case(draw, op):
         if op.key == "binary_cross_entropy_with_logits" and draw(st.booleans()):
             params["pos_weight"] = draw(arrays(shape, 0.5, 3.0))
         return [draw(arrays(shape, lo, hi)), draw(arrays(shape, 0.05, 0.95))], params   # away from 0 and 1: differences
+    if kind == "embedding":  # a table and the rows looked up (some twice), maybe a padding row
+        rows, dim = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+        indices = np.array(draw(st.lists(st.integers(0, rows - 1), min_size=1, max_size=5)))
+        params = {"indices": indices.reshape(draw(st.sampled_from([(-1,), (1, -1), ()]))) if indices.size == 1
+                  else indices}
+        unused = sorted(set(range(rows)) - set(indices.tolist()))
+        if unused and draw(st.booleans()):   # a padding row that is looked up gets no gradient by design,
+            params["padding_idx"] = draw(st.sampled_from(unused))   # which differences cannot see
+        return [draw(arrays((rows, dim), lo, hi))], params
+    if kind == "batch_norm":  # (N, C) or (N, C, L), the batch's statistics or running ones
+        shape = draw(st.sampled_from([(3, 2), (4, 1), (2, 3, 2), (5, 2)]))
+        x = draw(arrays(shape, lo, hi, distinct=True))
+        params = {"training": draw(st.booleans()), "eps": 1e-5}
+        if not params["training"]:
+            params.update(running_mean=draw(arrays((shape[1],), -1.0, 1.0)),
+                          running_var=draw(arrays((shape[1],), 0.5, 2.0)))
+        return [x, draw(arrays((shape[1],), 0.5, 2.0)), draw(arrays((shape[1],), lo, hi))], params
     if kind == "reshape":
         shape = draw(shapes())
         a = draw(arrays(shape, lo, hi))

@@ -45,6 +45,17 @@ def _reduced(loss, reduction):
     return loss if reduction == "none" else total / np.size(loss) if reduction == "mean" else total
 
 
+def _bn(x, w, b, running_mean, running_var, training, eps):
+    """(x − mean) / √(var + eps) · w + b per channel (axis 1), one channel at a time."""
+    out = np.empty_like(x)
+    for c in range(x.shape[1]):
+        v = x[:, c]
+        mean = math.fsum(v.ravel().tolist()) / v.size if training else running_mean[c]
+        var = math.fsum(((v - mean) ** 2).ravel().tolist()) / v.size if training else running_var[c]
+        out[:, c] = (v - mean) / math.sqrt(var + eps) * w[c] + b[c]
+    return out
+
+
 def _nll(a, target, weight, reduction, ignore_index):
     """−Σ w·x[b, t_b] / Σ w, one row at a time."""
     rows, t = (a[None], [int(target)]) if a.ndim == 1 else (a, np.asarray(target).tolist())
@@ -105,6 +116,11 @@ REFERENCE = {
                                          "mean": lambda e: math.fsum(e.ravel().tolist()) / e.size}[reduction](
         np.vectorize(lambda u, v: (u - v) ** 2, otypes=[np.float64])(a, b)),
     "div_scalar": lambda a, c: a * (1.0 / c),
+    "embedding": lambda w, indices, padding_idx=None: np.array([[w[i, j] for j in range(w.shape[1])]
+                                                                for i in np.ravel(indices)]).reshape(
+        np.shape(indices) + (w.shape[1],)),
+    "native_batch_norm": lambda x, w, b, running_mean=None, running_var=None, training=True, eps=1e-5: _bn(
+        x, w, b, running_mean, running_var, training, eps),
     "nll_loss": lambda a, target, weight=None, reduction="mean", ignore_index=-100: _nll(a, target, weight,
                                                                                          reduction, ignore_index),
     "binary_cross_entropy": lambda a, t, weight=None, reduction="mean": _reduced(

@@ -733,6 +733,37 @@ F.binary_cross_entropy(torch.rand(3), torch.ones(3, dtype=torch.long))
 F.binary_cross_entropy_with_logits(torch.rand(3), torch.ones(3, dtype=torch.long))
 F.binary_cross_entropy(torch.rand(3), torch.rand(3), reduction='avg')
 """,
+    'Embedding': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(9)
+e = nn.Embedding(5, 3); i = torch.tensor([[1, 2, 1], [4, 0, 1]]); o = e(i)
+print(e, e.weight, o, o.grad_fn, o.grad_fn.next_functions, type(e))
+(o * torch.arange(18.).view(2, 3, 3)).sum().backward(); print(e.weight.grad)
+p = nn.Embedding(4, 2, padding_idx=1); print(p, p.weight); o = p(torch.tensor([1, 3, 1, 0])); o.sum().backward(); print(o, p.weight.grad)
+print(nn.Embedding(4, 2, padding_idx=-1), nn.Embedding(4, 2, max_norm=1.0), nn.Embedding(3, 2, _weight=torch.ones(3, 2)), e(torch.tensor(2)), e(torch.tensor([3], dtype=torch.int32)))
+print(F.embedding(torch.tensor([0, 2]), torch.arange(6.).view(3, 2)), list(e.state_dict()), [n for n, _ in e.named_parameters()])
+e(torch.tensor([5]))
+e(torch.tensor([-1]))
+e(torch.tensor([1.]))
+nn.Embedding(4, 2, padding_idx=5)
+F.embedding(torch.tensor([1]), torch.ones(3))
+""",
+    'BatchNorm1d': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(10)
+bn = nn.BatchNorm1d(3); x = torch.randn(6, 3, requires_grad=True) * 2 + 1
+print(bn, bn.weight, bn.bias, bn.running_mean, bn.running_var, bn.num_batches_tracked, list(bn.state_dict()))
+y = bn(x); print(y, y.grad_fn, y.grad_fn.next_functions, bn.running_mean, bn.running_var, bn.num_batches_tracked)
+(y * torch.arange(18.).view(6, 3)).sum().backward(); print(bn.weight.grad, bn.bias.grad)
+bn.eval(); z = bn(torch.randn(2, 3)); print(z, z.grad_fn, bn.num_batches_tracked)
+b3 = nn.BatchNorm1d(2, affine=False); v = torch.randn(4, 2, 5, requires_grad=True); w = b3(v); w.sum().backward(); print(b3, w.grad_fn.next_functions, w[0], b3.running_var)
+bm = nn.BatchNorm1d(2, momentum=None); bm(torch.randn(4, 2)); bm(torch.randn(4, 2)); print(bm, bm.running_mean, bm.num_batches_tracked)
+bt = nn.BatchNorm1d(2, track_running_stats=False); print(bt, bt.running_mean, bt(torch.tensor([[1., 2.], [3., 5.]])), bt.eval()(torch.tensor([[1., 2.], [3., 5.]])))
+print(nn.BatchNorm1d(2, bias=False), nn.BatchNorm1d(2, eps=1e-3, momentum=0.5))
+print(F.batch_norm(torch.tensor([[1., 2.], [3., 6.]]), torch.zeros(2), torch.ones(2), training=True), F.batch_norm(torch.tensor([[1., 2.]]), torch.zeros(2), torch.ones(2)))
+nn.BatchNorm1d(3)(torch.randn(1, 3))
+nn.BatchNorm1d(3)(torch.randn(4, 2))
+nn.BatchNorm1d(3)(torch.randn(4))
+nn.BatchNorm1d(3)(torch.randn(2, 3, 4, 5))
+""",
     'SGD steps and init': """
 nn = torch.nn; torch.manual_seed(4)
 w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)

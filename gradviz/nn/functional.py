@@ -5,10 +5,10 @@ import warnings
 import numpy as np
 
 from .. import _dtype, _random
-from ..ops import OPS
+from ..ops import OPS, _bn_stats
 from ..tensor import Tensor, _broadcast_error, apply
 
-__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "one_hot", "mse_loss", "l1_loss",
+__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "one_hot", "mse_loss", "l1_loss",
            "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
@@ -91,6 +91,59 @@ def dropout(input, p=0.5, training=True, inplace=False):
         noise /= dt.type(1 - p)
     noise = Tensor._wrap(noise)
     return input.mul_(noise) if inplace else input * noise
+
+
+# --- embedding and batch norm ------------------------------------------------------------------------
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Row ``i`` of ``weight`` for each index ``i`` in ``input`` (EmbeddingBackward0: each row's
+    gradient is the sum of the gradients of its lookups; the padding row gets none)."""
+    if input._data.dtype.name not in ("int64", "int32"):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("gradviz's embedding has no max_norm, scale_grad_by_freq or sparse gradients")
+    idx = input._data.astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return apply(OPS["embedding"], (weight,), indices=idx, padding_idx=padding_idx)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Each channel (axis 1) normalised to mean 0 and variance 1 -- with the batch's statistics while
+    training (and the running ones updated in place), the running ones otherwise -- then scaled by
+    ``weight`` and shifted by ``bias``: one NativeBatchNormBackward0 node."""
+    if training and input.numel() // input.shape[1] == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.size()}")
+    c, dt = input.shape[1], input._data.dtype
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    w = weight if weight is not None else Tensor._wrap(np.ones(c, dt))
+    b = bias if bias is not None else Tensor._wrap(np.zeros(c, dt))
+    rm = None if running_mean is None else running_mean._data
+    rv = None if running_var is None else running_var._data
+    out = apply(OPS["native_batch_norm"], (input, w, b), running_mean=rm, running_var=rv, training=training, eps=eps)
+    if training and running_mean is not None:
+        _update_running_stats(input._data, running_mean, running_var, momentum)
+    return out
+
+
+def _update_running_stats(x, running_mean, running_var, momentum):
+    """running ← momentum·batch + (1 − momentum)·running, in double (the variance unbiased, n − 1),
+    from the op's own statistics, so the update and the output see the same numbers."""
+    mean, _, var_sum = _bn_stats(x, True, None, None, 0.0)
+    n = x.size // x.shape[1]
+    m = float(momentum)
+    running_mean._data[...] = m * mean.astype(np.float64) + (1 - m) * running_mean._data.astype(np.float64)
+    running_var._data[...] = m * (var_sum.astype(np.float64) / (n - 1)) + (1 - m) * running_var._data.astype(np.float64)
+    running_mean._vbox[0] += 1
+    running_var._vbox[0] += 1
 
 
 # --- encodings ----------------------------------------------------------------------------------

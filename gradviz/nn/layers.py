@@ -7,14 +7,15 @@ from collections.abc import Iterable
 from itertools import islice
 
 from .. import _dtype
+from ..autograd import no_grad
 from ..tensor import _filled
 from . import functional as F
 from . import init
 from .module import Module, _addindent
 from .parameter import Parameter
 
-__all__ = ["Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout",
-           "Sequential", "ModuleList"]
+__all__ = ["Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout", "Embedding",
+           "BatchNorm1d", "Sequential", "ModuleList"]
 
 
 class Linear(Module):
@@ -167,6 +168,117 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+# --- embedding and batch norm ------------------------------------------------------------------------
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``; ``emb(indices)`` looks
+    rows up (initial values: standard normal, as PyTorch draws them; the padding row zero).
+
+    >>> import gradviz as torch
+    >>> _ = torch.manual_seed(0)
+    >>> torch.nn.Embedding(10, 3, padding_idx=0)
+    Embedding(10, 3, padding_idx=0)
+    """
+
+    __module__ = "gradviz.nn.modules.sparse"
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if padding_idx is not None:
+            if padding_idx > 0:
+                assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+            elif padding_idx < 0:
+                assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        dt = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
+        if _weight is None:
+            self.weight = Parameter(_filled((num_embeddings, embedding_dim), 0.0, dt, False), requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += ", scale_grad_by_freq=True"
+        if self.sparse is not False:
+            s += ", sparse=True"
+        return s
+
+
+class BatchNorm1d(Module):
+    """Normalises each feature (channel, axis 1) of a batch to mean 0 and variance 1, then scales and
+    shifts it by learned ``weight`` and ``bias``; keeps running averages of the statistics for
+    ``eval()`` mode (NativeBatchNormBackward0).
+
+    >>> import gradviz as torch
+    >>> torch.nn.BatchNorm1d(4)
+    BatchNorm1d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    __module__ = "gradviz.nn.modules.batchnorm"
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dt = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
+        if affine:
+            self.weight = Parameter(_filled((num_features,), 1.0, dt, False))
+            if bias:
+                self.bias = Parameter(_filled((num_features,), 0.0, dt, False))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _filled((num_features,), 0.0, dt, False))
+            self.register_buffer("running_var", _filled((num_features,), 1.0, dt, False))
+            self.register_buffer("num_batches_tracked", _filled((), 0, _dtype.int64, False))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, input):
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
+                            self.weight, self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 # --- containers ---------------------------------------------------------------------------------
