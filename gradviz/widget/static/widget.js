@@ -525,6 +525,7 @@ function createDerivationPanel(ctx) {
   let factorFrames = new Map();     // "leaf:path:k" -> frames applying that factor
   let shownChecks = new Map();       // leaf -> check value shown
   let litFactors = [];
+  let soFarKey = "";
 
   function mathEl(m, cls = "gv-math") {
     const d = h("div", { class: cls });
@@ -552,6 +553,8 @@ function createDerivationPanel(ctx) {
     const d = ctx.model.get("derivation") || {};
     el.textContent = "";
     checkEls = new Map(); leafEls = new Map(); factorEls = new Map(); litFactors = [];
+    soFarKey = "";
+    soFar.textContent = "";
     el.append(h("h3", { class: "gv-dtitle", text: s.derivation_title || "" }));
     if (d.custom && d.custom.length) {
       const sec = h("div", { class: "gv-custom" }, h("h4", { text: s.instructor_title || "" }));
@@ -666,10 +669,14 @@ function createDerivationPanel(ctx) {
       const e = factorEls.get(Array.isArray(key) ? key.join(":") : String(key));
       if (e) { e.classList.add("gv-factor-now"); litFactors.push(e); }
     }
-    soFar.textContent = "";
     const items = chain.so_far || [];
     soFar.hidden = !items.length;
-    if (items.length) {
+    const key = items.length ? JSON.stringify(items) : "";
+    if (key !== soFarKey) {           // MathML is costly to lay out: only when it changes
+      soFarKey = key;
+      soFar.textContent = "";
+    }
+    if (items.length && !soFar.firstChild) {
       soFar.append(h("span", { class: "gv-sofar-label", text: ctx.S().so_far || "" }));
       for (const it of items) {
         const m = mathEl(it, "gv-math gv-sofar-math");
@@ -678,7 +685,7 @@ function createDerivationPanel(ctx) {
       }
     }
     for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
-    if (litFactors.length) reveal(litFactors[0]);
+    if (litFactors.length) reveal(litFactors[0].closest(".gv-stages") || litFactors[0]);
     else if (lastCheck && checkEls.get(lastCheck)) reveal(checkEls.get(lastCheck));
   }
 
