@@ -650,14 +650,16 @@ function createDerivationPanel(ctx) {
     if (animate) fadeIn(e);
   }
 
-  /** Scroll the panel (never the page) so that `target` is in view. */
-  function reveal(target) {
+  /** Scroll the panel (never the page) so that `target` is in view: its top at the panel's top
+   *  (a chain of factors, read from its start) or its bottom at the bottom (a check, read after
+   *  the lines above it). */
+  function reveal(target, align) {
     if (!target || el.scrollHeight <= el.clientHeight + 1) return;
-    const o = el.offsetHeight ? el.getBoundingClientRect().height / el.offsetHeight : 1;
+    const o = (el.offsetHeight ? el.getBoundingClientRect().height / el.offsetHeight : 1) || 1;
     const view = el.getBoundingClientRect(), r = target.getBoundingClientRect();
     if (r.top >= view.top && r.bottom <= view.bottom) return;
-    const want = el.scrollTop + (r.bottom - view.bottom) / (o || 1) + 6;
-    el.scrollTop = r.height > view.height ? el.scrollTop + (r.top - view.top) / (o || 1) - 4 : want;
+    const top = align === "top" || r.height > view.height;
+    el.scrollTop += top ? (r.top - view.top) / o - 4 : (r.bottom - view.bottom) / o + 6;
   }
 
   /** Step k: light this frame's factors, show the product so far, keep the latest check in view. */
@@ -685,8 +687,8 @@ function createDerivationPanel(ctx) {
       }
     }
     for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
-    if (litFactors.length) reveal(litFactors[0].closest(".gv-stages") || litFactors[0]);
-    else if (lastCheck && checkEls.get(lastCheck)) reveal(checkEls.get(lastCheck));
+    if (litFactors.length) reveal(litFactors[0].closest(".gv-stages") || litFactors[0], "top");
+    else if (lastCheck && checkEls.get(lastCheck)) reveal(checkEls.get(lastCheck), "bottom");
   }
 
   return { el, soFar, build, indexFrames, applyCheck, show };
@@ -828,13 +830,16 @@ function render({ model, el }) {
     if (holder && animate && v) fadeIn(holder);
   }
 
-  /** The leaf whose check was set last at or before step k (its ✓ is kept in view). */
+  /** The leaf whose check compared a .grad last at or before step k (its ✓ is kept in view). */
   function lastCheckAt(k) {
     let best = -1, leaf = null;
     for (const slot of checkSlots) {
       const e = slots.get(slot);
       for (let i = e.at.length - 1; i >= 0; i--) {
-        if (e.at[i] <= k) { if (e.at[i] > best) { best = e.at[i]; leaf = slot.slice(6); } break; }
+        if (e.at[i] > k) continue;
+        const v = e.val[i];           // a check that compared something (not "x.grad is None")
+        if (v && typeof v.ok === "boolean" && e.at[i] > best) { best = e.at[i]; leaf = slot.slice(6); }
+        break;
       }
     }
     return leaf;
