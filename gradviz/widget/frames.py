@@ -290,15 +290,16 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
         expr = expr_text(node.latex, names, node.params)
         inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
         edges = [ids.edge_in(node, i) for i in range(len(kinds))]
-        listed = [f"{names[i]} = {shown(a)}" if kinds[i][0] != "const" or getattr(
+        listed = [f"{names[i]} = {shown(a) if a is not None else '?'}" if kinds[i][0] != "const" or getattr(
             kinds[i][1], "name", None) else names[i] for i, a in enumerate(lesson.inputs(node))]
         frames.append(_frame("forward", "fwd_in", ["cap_fwd_in", {
             "k": str(k), "n": str(n), "node": node.name, "expr": expr,
             "inputs": ", ".join(listed)}],
             focus=[ids.op(node)], lit=inputs, edges=edges, set={f"cls:{ids.op(node)}": "fwd"}))
-        out = ids.value(node)
+        out, value = ids.value(node), lesson.output(node)      # None: a value PyTorch did not keep
         frames.append(_frame("forward", "fwd_out", ["cap_fwd_out", {
-            "out": lesson.name(node), "expr": expr, "value": shown(lesson.output(node)), "node": node.name}],
+            "out": lesson.name(node), "expr": expr, "value": shown(value) if value is not None else "?",
+            "node": node.name}],
             focus=[out], lit=[ids.op(node)], edges=[ids.edge_out(node)],
             set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"} if ids.own_value(node)
             else {f"cls:{out}": "fwd"}))
