@@ -219,6 +219,11 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     return _new(_random.randperm(n, generator), dtype, requires_grad)
 
 
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from each row of ``input`` (non-negative weights): PyTorch's draws after ``manual_seed``."""
+    return input.multinomial(num_samples, replacement, generator=generator)
+
+
 def normal(mean, std=1.0, size=None, generator=None, dtype=None, requires_grad=False):
     """Normal samples: ``normal(0., 1., (3,))``, or with a tensor of means or of stds."""
     if size is not None:

@@ -6,6 +6,8 @@ node.  Composite operations are one-liners over the primitives.
 """
 
 import builtins
+import functools
+import inspect
 import math
 import warnings
 import weakref
@@ -841,11 +843,15 @@ class Tensor(TensorBase):
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return Tensor._wrap(np.isclose(self._data, as_array(other), rtol, atol, equal_nan))
 
-    def any(self):
-        return Tensor._wrap(np.asarray(self._data.any()))
+    def any(self, dim=None, keepdim=False):
+        """Whether any element is nonzero (along ``dim``, if given)."""
+        axis = None if dim is None else tuple(_dims(dim, self.ndim))
+        return Tensor._wrap(np.asarray(self._data.any(axis=axis, keepdims=keepdim)))
 
-    def all(self):
-        return Tensor._wrap(np.asarray(self._data.all()))
+    def all(self, dim=None, keepdim=False):
+        """Whether every element is nonzero (along ``dim``, if given)."""
+        axis = None if dim is None else tuple(_dims(dim, self.ndim))
+        return Tensor._wrap(np.asarray(self._data.all(axis=axis, keepdims=keepdim)))
 
     def argmax(self, dim=None, keepdim=False):
         return Tensor._wrap(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim), np.int64))
@@ -1333,6 +1339,35 @@ class Tensor(TensorBase):
         self._vbox[0] += 1
         return self
 
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Indices drawn from each row of this tensor (non-negative weights): ``num_samples`` distinct ones, or
+        with ``replacement=True`` any; after ``manual_seed`` (or with ``generator=``), PyTorch's draws."""
+        if not 1 <= self.ndim <= 2:
+            raise RuntimeError("prob_dist must be 1 or 2 dim")
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                               + self.type().split(".")[-1].removesuffix("Tensor"))
+        if num_samples <= 0:
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
+        if not replacement and num_samples > self.shape[-1]:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        p = self._data
+        rows = p.reshape(-1, p.shape[-1])
+        if not replacement or num_samples == 1:
+            if not ((rows < np.inf) & (rows >= 0)).all():
+                raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+            if (rows.sum(axis=-1) == 0).any():
+                raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        else:
+            for row in rows:
+                if (row < 0).any():
+                    raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+                if not np.isfinite(row).all():
+                    raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+                if not row.sum() > 0:
+                    raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        return Tensor._wrap(_random.multinomial(p, int(num_samples), replacement, generator))
+
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
         _check_leaf(self)
@@ -1707,6 +1742,26 @@ def _install_table_methods():
 # In-place twins of methods that are not table entries (composites, rounded divisions)
 _COMPOSITE_INPLACE = ("square", "clamp_min", "clamp_max", "remainder", "fmod", "floor_divide")
 _install_table_methods()
+
+
+def _with_keepdims(method):
+    @functools.wraps(method)
+    def accepting_keepdims(*args, **kwargs):
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return method(*args, **kwargs)
+    return accepting_keepdims
+
+
+def _accept_keepdims():
+    """PyTorch's argument parser takes numpy's spelling ``keepdims=`` for ``keepdim=`` wherever a
+    function has one (``x.sum(1, keepdims=True)``), but not in ``norm``, which is written in Python."""
+    for name, method in list(vars(Tensor).items()):
+        if name != "norm" and inspect.isfunction(method) and "keepdim" in inspect.signature(method).parameters:
+            setattr(Tensor, name, _with_keepdims(method))
+
+
+_accept_keepdims()
 
 ByteTensor = _legacy_class("ByteTensor", D.uint8)
 CharTensor = _legacy_class("CharTensor", D.int8)
