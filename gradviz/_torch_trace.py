@@ -109,6 +109,7 @@ class TorchAdapter:
         self.watched = watched
         self.by_fn, self.by_tensor, self.values, self.accs = {}, {}, [], {}
         self.ranks = {k: i for i, k in enumerate(found)}
+        self._consumers = None
         self.fns = self._walk(roots)                       # strong references: the nodes stay alive
         self.outputs = self._live_outputs(roots)
         steps = [self._step(fn) for fn in self.fns]
@@ -282,14 +283,17 @@ class TorchAdapter:
 
     def _saved_by_consumer(self, fn):
         """The value of ``fn``'s output as a later node saved it (``_saved_self`` of x ** 2...)."""
-        for consumer in self.fns:
-            for i, (nxt, _) in enumerate(consumer.next_functions):
-                if nxt is not fn:
-                    continue
-                for attr in SAVED_INPUT.get(i, ()):
-                    t = _saved(consumer, attr)
-                    if t is not None and hasattr(t, "grad_fn") and t.grad_fn is fn:
-                        return _array(t)
+        if self._consumers is None:               # one pass over the graph, not one per node
+            self._consumers = {}
+            for consumer in self.fns:
+                for i, (nxt, _) in enumerate(consumer.next_functions):
+                    if nxt is not None:
+                        self._consumers.setdefault(id(nxt), []).append((consumer, i))
+        for consumer, i in self._consumers.get(id(fn), ()):
+            for attr in SAVED_INPUT.get(i, ()):
+                t = _saved(consumer, attr)
+                if t is not None and hasattr(t, "grad_fn") and t.grad_fn is fn:
+                    return _array(t)
         return None
 
     def _constants(self, step, seen):

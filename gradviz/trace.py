@@ -257,11 +257,14 @@ class Trace:
 
     def recorded(self, step):
         """The first run's event for ``step`` (what the engine really computed), or None."""
-        for run in self.runs:
-            for e in run.events:
-                if e.node is step:
-                    return e
-        return None
+        key = (len(self.runs), sum(len(r.events) for r in self.runs))
+        if getattr(self, "_recorded_key", None) != key:     # an index, rebuilt when runs change
+            self._recorded, self._recorded_key = {}, key
+            for run in self.runs:
+                for e in run.events:
+                    if e.node is not None:
+                        self._recorded.setdefault(id(e.node), e)
+        return self._recorded.get(id(step))
 
 
 def no_derivation_latex(name, n):

@@ -167,8 +167,9 @@ def fold_run(run, fold):
     end_event = next((e for e in mine if e.node.out is step.out), first)
     merged = Event(first.run, first.step, step.name, step.seq, node=step, grad_in=end_event.grad_in,
                    grads_out=tuple(None if g is None else np.asarray(g) for g in grads))
-    at = run.events.index(first)
-    run.events[:] = [e for e in run.events if e not in mine]
+    at = next(k for k, e in enumerate(run.events) if e is first)
+    gone = {id(e) for e in mine}
+    run.events[:] = [e for e in run.events if id(e) not in gone]
     run.events.insert(at, merged)
     for k, e in enumerate(run.events):
         e.step = k
