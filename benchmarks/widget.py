@@ -32,17 +32,17 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def seed_lesson():
-    x = torch.ones(2, requires_grad=True)
+def seed_lesson(lib=torch):
+    x = lib.ones(2, requires_grad=True)
     y = 5 * (x + 1) ** 2
-    o = (1 / 2) * torch.sum(y)
+    o = (1 / 2) * lib.sum(y)
     return o, {"x": x, "y": y, "o": o}
 
 
-def big_graph(layers=48):
+def big_graph(layers=48, lib=torch):
     """A deep tanh chain sharing one weight: 2 ops and 2 values per layer (~200 nodes), w used 48 times."""
-    x = torch.ones(3, requires_grad=True)
-    w = torch.tensor(0.9, requires_grad=True)
+    x = lib.ones(3, requires_grad=True)
+    w = lib.tensor(0.9, requires_grad=True)
     h = x
     for _ in range(layers):
         h = (h * w).tanh()
@@ -127,6 +127,21 @@ def browser_numbers(pages):
     return out
 
 
+def real_torch_rows(results):
+    """animate() on the same graphs built with real PyTorch (its adapter reads the real engine)."""
+    try:
+        import torch as real
+    except ImportError:
+        print("real PyTorch: not installed, its row is skipped")
+        return
+    print(f"\nanimate() with real PyTorch {real.__version__} (same graphs; best of three, CPU in brackets):")
+    for name, build in {"seed lesson": seed_lesson, "200-node chain": big_graph}.items():
+        seconds, cpu, w = timed_animate(lambda: build(lib=real))
+        ours = results[name]
+        print(f"{name:16s} torch {seconds:7.3f}s ({cpu:.2f}s)   gradviz {ours['animate']:7.3f}s ({ours['cpu']:.2f}s)   "
+              f"torch / gradviz {seconds / ours['animate']:.2f}x   frames {len(w.frames)} vs {ours['frames']}")
+
+
 def pct(values, q):
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
@@ -165,6 +180,7 @@ def main():
           f"(CPU {'yes' if long['cpu'] < 2 else 'NO'}), page under 2 MB: {'yes' if long['page'] < 2 * 1024 ** 2 else 'NO'}")
     if big:
         print(f"200 nodes, p95 step under 16 ms: {'yes' if pct(big['forward'], 0.95) < 16 else 'NO'}")
+    real_torch_rows(results)
 
 
 if __name__ == "__main__":
