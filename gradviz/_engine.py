@@ -16,6 +16,7 @@ a gradient for ``.grad`` or a hook) through the class of the tensors it is hande
 import functools
 import heapq
 import itertools
+import math
 import warnings
 import weakref
 
@@ -150,6 +151,21 @@ class Node:
         """The tensor this node produced, if it is still alive."""
         return self._out()
 
+    def __getattr__(self, name):
+        # grad_fn._saved_self, _saved_result, _saved_exponent...: what the op table's entry says the
+        # node keeps, by PyTorch's names (only called when ordinary attribute lookup fails)
+        spec = None
+        if name.startswith("_saved_"):
+            op = object.__getattribute__(self, "op")
+            spec = op.saved.get(name[len("_saved_"):]) if op is not None else None
+        if spec is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return _saved_value(self, spec)
+
+    def __dir__(self):
+        op = object.__getattribute__(self, "op")
+        return sorted(set(object.__dir__(self)) | {"_saved_" + k for k in (op.saved if op is not None else ())})
+
 
 class AccumulateGrad(Node):
     """The sink of a leaf: adds the incoming gradient into ``variable.grad``."""
@@ -271,6 +287,39 @@ SECOND_BACKWARD = (
 
 def _size_str(shape):
     return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _saved_value(node, spec):
+    """One saved value: a parameter or a size as it is, a tensor as PyTorch unpacks it -- the input
+    itself, or for the result a new tensor on the same values whose grad_fn is this node."""
+    if isinstance(spec, str) and spec[0] in "@#%":
+        if spec[0] == "@":                          # "@alpha=1": a parameter, 1 when not given
+            name, _, default = spec[1:].partition("=")
+            value = node._params.get(name, int(default) if default else None)
+            return _wrap_for(node, value) if isinstance(value, np.ndarray) else value
+        shape = node._metas[int(spec[1:])][0]
+        return tuple(shape) if spec[0] == "#" else math.prod(shape)
+    if node._freed:
+        raise RuntimeError(SECOND_BACKWARD)
+    is_output = spec == "o"
+    entry = node._saved[-1 if is_output else spec]
+    if entry is None:
+        return None
+    if entry[1][0] != entry[2]:
+        raise _modified_error(node, entry, is_output)
+    if not is_output:
+        return entry[3]
+    result = _wrap_for(node, entry[0])
+    result._grad_fn, result._requires_grad = node, True
+    return result
+
+
+def _wrap_for(node, array):
+    """A new tensor of the graph's own class (the engine imports no tensor class: it asks one of the
+    node's own tensors to wrap the array)."""
+    tensors = [node._out()] + [e[3] for e in node._saved if e is not None] + list(node._nograd_inputs.values())
+    tensors += [fn.variable for fn, _ in node.next_functions if isinstance(fn, AccumulateGrad)]
+    return next(t for t in tensors if t is not None)._wrap(array)
 
 
 def _modified_error(node, entry, is_output):

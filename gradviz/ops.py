@@ -73,6 +73,10 @@ class Op:
     coefficient_first: bool = False  # commutative, its constant operand drawn and written first (5 * u)
     precedence: int = 4          # how tightly its LaTeX binds (1: + −, 2: ×, 3: powers, 4: calls, 5: delimited)
     elementwise: bool = True     # False for matrix products: no per-element local derivative to show
+    # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
+    #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
+    #    "%i" for its element count
+    saved: dict = field(default_factory=dict)
 
     def vjp(self, i):
         return self.vjps[min(i, len(self.vjps) - 1)]
@@ -1030,3 +1034,45 @@ OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim
 # a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0},
                                            method="matmul")
+
+
+# --- saved values, by PyTorch's names -------------------------------------------------------------
+# ``y.grad_fn._saved_self`` and the like (the autograd-mechanics notes read them): for each node,
+# what PyTorch 2.13 exposes, mapped onto the values the entry saves (see ``Op.saved``). A tensor the
+# rule did not need is not saved (None), as in PyTorch; after backward() the tensors are freed.
+
+_SELF_OTHER = {"self": 0, "other": 1}
+SAVED = {
+    "add": {"alpha": "@alpha=1"}, "sub": {"alpha": "@alpha=1"}, "rsub": {"alpha": "@alpha=1"},
+    "mul": _SELF_OTHER, "div": _SELF_OTHER, "maximum": _SELF_OTHER, "minimum": _SELF_OTHER,
+    "pow": {"self": 0, "exponent": "@n"}, "pow_tt": {"self": 0, "exponent": 1, "result": "o"},
+    "exp": {"result": "o"}, "sqrt": {"result": "o"}, "tanh": {"result": "o"}, "sigmoid": {"result": "o"},
+    "relu": {"result": "o"}, "reciprocal": {"result": "o"}, "rsqrt": {"result": "o"}, "expm1": {"result": "o"},
+    "log": {"self": 0}, "abs": {"self": 0}, "sin": {"self": 0}, "cos": {"self": 0}, "log1p": {"self": 0},
+    "atan": {"self": 0}, "asin": {"self": 0}, "acos": {"self": 0}, "sinh": {"self": 0}, "cosh": {"self": 0},
+    "log2": {"self": 0}, "log10": {"self": 0}, "erf": {"self": 0}, "tan": {"result": "o"},
+    "clamp": {"self": 0, "min": "@lo", "max": "@hi"},
+    "sum": {"self_sym_sizes": "#0"}, "sum_dim": {"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"},
+    "mean": {"self_sym_numel": "%0", "self_sym_sizes": "#0"},
+    "mean_dim": {"dim": "@dim", "keepdim": "@keepdim", "self_sym_numel": "%0", "self_sym_sizes": "#0"},
+    "amax": {"self": 0, "result": "o"}, "amin": {"self": 0, "result": "o"},
+    "prod": {"self": 0, "result": "o"},
+    "softmax": {"dim": "@dim", "result": "o"}, "log_softmax": {"dim": "@dim", "result": "o"},
+    "logsumexp": {"dim": "@dim", "keepdim": "@keepdim", "self": 0, "result": "o"},
+    "cumsum": {"dim": "@dim"},
+    "mm": {"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"},
+    "mv": {"self": 0, "vec": 1}, "dot": {"self": 0, "tensor": 1}, "bmm": {"self": 0, "mat2": 1},
+    "addmm": {"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2"},
+    "view": {"self_sym_sizes": "#0"}, "expand": {"self_sym_sizes": "#0"},
+    "transpose": {"dim0": "@d0", "dim1": "@d1"}, "permute": {"dims": "@dims"}, "unsqueeze": {"dim": "@dim"},
+    "cat": {"dim": "@dim"}, "stack": {"dim": "@dim"},
+    "mse_loss": {"self": 0, "target": 1},
+    "nll_loss": {"self": 0, "target": "@target", "weight": "@weight", "ignore_index": "@ignore_index"},
+    "binary_cross_entropy": {"self": 0, "target": 1, "weight": "@weight"},
+    "binary_cross_entropy_with_logits": {"self": 0, "target": 1, "weight": "@weight", "pos_weight": "@pos_weight"},
+    "embedding": {"indices": "@indices", "padding_idx": "@padding_idx"},
+    "native_batch_norm": {"input": 0, "weight": 1, "eps": "@eps", "training": "@training",
+                          "running_mean": "@running_mean", "running_var": "@running_var"},
+}
+for _key, _spec in SAVED.items():
+    OPS[_key] = replace(OPS[_key], saved=_spec)

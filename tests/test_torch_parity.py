@@ -791,6 +791,27 @@ J(lambda x: torch.ones(2), v, strict=True)
 J(lambda x: x, [v])
 J(lambda x: 3, v)
 """,
+    'saved tensors (grad_fn._saved_*)': """
+x = torch.tensor([1., 2., 3.], requires_grad=True); c = torch.tensor([4., 5., 6.])
+y = x.pow(2); print(x.equal(y.grad_fn._saved_self), x is y.grad_fn._saved_self, y.grad_fn._saved_exponent, [a for a in dir(y.grad_fn) if a.startswith('_saved_')])
+y = x.exp(); print(y.equal(y.grad_fn._saved_result), y is y.grad_fn._saved_result, y.grad_fn._saved_result)
+z = x * c; print(z.grad_fn._saved_self, z.grad_fn._saved_other is c, (x / c).grad_fn._saved_other, (c / x).grad_fn._saved_self)
+print(x.sin().grad_fn._saved_self is x, x.sigmoid().grad_fn._saved_result, x.tanh().grad_fn._saved_result, x.relu().grad_fn._saved_result, x.log().grad_fn._saved_self is x)
+print((x * x).sum().grad_fn._saved_self_sym_sizes, x.mean().grad_fn._saved_self_sym_numel, x.mean().grad_fn._saved_self_sym_sizes, x.log_softmax(0).grad_fn._saved_dim, x.softmax(0).grad_fn._saved_result)
+w = torch.ones(3, 2, requires_grad=True); m = x.view(1, 3) @ w; print(m.grad_fn._saved_self, m.grad_fn._saved_mat2 is w, m.grad_fn._saved_mat2_sym_sizes, m.grad_fn._saved_self_sym_sizes)
+print(x.add(c, alpha=2).grad_fn._saved_alpha, (x - c).grad_fn._saved_alpha, x.clamp(-1, 2).grad_fn._saved_min, x.clamp(-1, 2).grad_fn._saved_max, x.view(3, 1).grad_fn._saved_self_sym_sizes)
+print(x.unsqueeze(0).grad_fn._saved_dim, torch.cat([x, x]).grad_fn._saved_dim, torch.stack([x, x], 1).grad_fn._saved_dim, x.view(1, 3).transpose(0, 1).grad_fn._saved_dim0)
+print(torch.nn.functional.mse_loss(x, c).grad_fn._saved_target is c, torch.nn.functional.mse_loss(x, c).grad_fn._saved_self is x)
+t = x.tanh(); t.sum().backward(); print(x.grad)
+t.grad_fn._saved_result
+y = x ** 3; y.sum().backward(); print(y.grad_fn._saved_exponent)
+y.grad_fn._saved_self
+t.grad_fn._saved_nothing
+y2 = x.exp(); y2.sum().backward(retain_graph=True); print(y2.grad_fn._saved_result)
+a = x * 1; e = a.exp(); a.add_(1); print(e.grad_fn._saved_result)
+b = x * 1; s = b.sin(); b.mul_(2); s.grad_fn._saved_self
+print(x.grad_fn, torch.ones(2, requires_grad=True).sum().grad_fn._saved_self_sym_sizes)
+""",
     'SGD steps and init': """
 nn = torch.nn; torch.manual_seed(4)
 w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)
