@@ -28,8 +28,8 @@ import sys
 import numpy as np
 
 from .ops import OPS
-from .trace import (Event, Input, Run, Step, Trace, Value, describe_error, name_values, no_derivation_latex,
-                    replay)
+from .trace import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
+                    no_derivation_latex, replay)
 
 __all__ = ["TorchAdapter", "MIN_TORCH", "check_torch"]
 
@@ -94,7 +94,7 @@ def _saved(fn, attr):
         return None
 
 
-class TorchAdapter:
+class TorchAdapter(EngineAdapter):
     """Builds a :class:`Trace` from torch tensors, and runs the real ``backward()`` with hooks."""
 
     engine = "torch"
@@ -412,16 +412,17 @@ class TorchAdapter:
         raise TypeError("recording= is a gradviz recording; for a torch tensor, animate() records "
                         "the real backward() itself")
 
-    def grads(self):
-        out = {}
-        for v in self.trace.leaves:
-            t = v.tensor()
-            g = t.grad
-            out[v.seq] = (t, g, None if g is None else _array(g), None)
-        return out
+    @staticmethod
+    def _grad(t):
+        return t.grad
 
-    def grad_arrays(self):
-        return {seq: data for seq, (_, _, data, _) in self.grads().items()}
+    @staticmethod
+    def _numbers(g):
+        return _array(g)
+
+    @staticmethod
+    def _version(g):
+        return None
 
     def restore(self, saved):
         """Put every ``.grad`` back: the same tensor objects, with their old numbers."""
@@ -431,16 +432,6 @@ class TorchAdapter:
                 if grad is not None:
                     grad.copy_(torch.from_numpy(data))
                 leaf.grad = grad
-
-    def zero_grads(self):
-        for v in self.trace.leaves:
-            if v.tensor().grad is not None:
-                v.tensor().grad.zero_()
-
-    def refresh(self):
-        for v in self.trace.leaves:
-            g = v.tensor().grad
-            v.grad = None if g is None else _array(g)
 
     def seed(self, gradient):
         root = self.roots[0]

@@ -41,7 +41,7 @@ from .naming import auto_name, collect_names, is_tensor
 
 __all__ = ["record", "Recording", "BackwardEvent", "forward_nodes", "Trace", "Step", "Value", "Input",
            "Run", "Event", "trace_of", "replay", "no_derivation_latex", "describe_error", "array_of",
-           "steps_reached", "make_adapter"]
+           "steps_reached", "make_adapter", "EngineAdapter"]
 
 
 # --- recording gradviz's engine -----------------------------------------------------------------
@@ -331,7 +331,39 @@ def _cut_origins(t):
     return [(o, how) for o in (r() for r in refs) if o is not None]
 
 
-class GradvizAdapter:
+class EngineAdapter:
+    """What the widget asks of an engine's tensors, whichever engine: their ``.grad``, kept and put back.
+
+    An adapter says how to read a leaf's ``.grad`` (:meth:`_grad`), copy its numbers
+    (:meth:`_numbers`) and its version counter (:meth:`_version`), and how to :meth:`restore` them.
+    """
+
+    def grads(self):
+        """Each leaf's ``.grad`` tensor and a copy of its numbers, to put back later: ``{seq: (...)}``."""
+        out = {}
+        for v in self.trace.leaves:
+            t = v.tensor()
+            g = self._grad(t)
+            out[v.seq] = (t, g, None if g is None else self._numbers(g), None if g is None else self._version(g))
+        return out
+
+    def grad_arrays(self):
+        return {seq: data for seq, (_, _, data, _) in self.grads().items()}
+
+    def zero_grads(self):
+        """``.grad.zero_()`` on every leaf that has a ``.grad`` (the widget's zero_() button)."""
+        for v in self.trace.leaves:
+            if v.tensor().grad is not None:
+                v.tensor().grad.zero_()
+
+    def refresh(self):
+        """Read each leaf's ``.grad`` again (after a backward pass) into the trace."""
+        for v in self.trace.leaves:
+            g = self._grad(v.tensor())
+            v.grad = None if g is None else self._numbers(g)
+
+
+class GradvizAdapter(EngineAdapter):
     """Builds a :class:`Trace` from gradviz tensors, and turns engine recordings into its runs."""
 
     engine = "gradviz"
@@ -536,17 +568,17 @@ class GradvizAdapter:
         self._again = getattr(self, "_again", []) + [self.roots[0]]   # ids in by_fn stay unique
         return None
 
-    def grads(self):
-        """Each leaf's ``.grad`` tensor and a copy of its numbers, to put back later: ``{seq: (...)}``."""
-        out = {}
-        for v in self.trace.leaves:
-            t = v.tensor()
-            g = t._grad
-            out[v.seq] = (t, g, None if g is None else g._data.copy(), None if g is None else g._vbox[0])
-        return out
+    @staticmethod
+    def _grad(t):
+        return t._grad
 
-    def grad_arrays(self):
-        return {seq: data for seq, (_, _, data, _) in self.grads().items()}
+    @staticmethod
+    def _numbers(g):
+        return g._data.copy()
+
+    @staticmethod
+    def _version(g):
+        return g._vbox[0]
 
     @staticmethod
     def restore(saved):
@@ -556,18 +588,6 @@ class GradvizAdapter:
                 grad._data[...] = data
                 grad._vbox[0] = version
             leaf._grad = grad
-
-    def zero_grads(self):
-        """``.grad.zero_()`` on every leaf that has a ``.grad`` (the widget's zero_() button)."""
-        for v in self.trace.leaves:
-            if v.tensor().grad is not None:
-                v.tensor().grad.zero_()
-
-    def refresh(self):
-        """Read each leaf's ``.grad`` again (after a backward pass) into the trace."""
-        for v in self.trace.leaves:
-            g = v.tensor()._grad
-            v.grad = None if g is None else g._data.copy()
 
     def seed(self, gradient):
         """The gradient a backward pass would start from; None if the engine would refuse it."""
