@@ -95,13 +95,18 @@ def pages(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("lesson", ["seed", "tiny_mlp", "tutorial", "fan_out"])
-def test_saved_page_fits_reads_and_checks(offline_page, pages, artifacts, lesson):
+def open_saved(page, pages, lesson):
+    """The lesson's saved page at 1366×768: (the AutogradWidget it was saved from, the widget on screen)."""
     w, path = pages(lesson)
-    page = offline_page
     page.set_viewport_size(VIEW)
     page.goto(path.as_uri())
-    widget = wait_ready(page)
+    return w, wait_ready(page)
+
+
+@pytest.mark.parametrize("lesson", ["seed", "tiny_mlp", "tutorial", "fan_out"])
+def test_saved_page_fits_reads_and_checks(offline_page, pages, artifacts, lesson):
+    page = offline_page
+    w, widget = open_saved(page, pages, lesson)
     box = widget.bounding_box()
     assert box["y"] >= 0 and box["y"] + box["height"] <= VIEW["height"], box      # fits, no page scroll
     assert page.evaluate("() => document.scrollingElement.scrollHeight") <= VIEW["height"]
@@ -120,11 +125,8 @@ def test_saved_page_fits_reads_and_checks(offline_page, pages, artifacts, lesson
 
 
 def test_backward_arrows_point_at_the_input(offline_page, pages, artifacts):
-    w, path = pages("seed")
     page = offline_page
-    page.set_viewport_size(VIEW)
-    page.goto(path.as_uri())
-    widget = wait_ready(page)
+    w, widget = open_saved(page, pages, "seed")
     fwd = next(i for i, f in enumerate(w.frames) if f["phase"] == "forward" and f["edges"])
     bwd = [i for i, f in enumerate(w.frames) if f["phase"] == "backward" and f["edges"]]
     assert bwd
@@ -139,11 +141,8 @@ def test_backward_arrows_point_at_the_input(offline_page, pages, artifacts):
 
 
 def test_zoom_pan_fit_and_key(offline_page, pages):
-    w, path = pages("tiny_mlp")
     page = offline_page
-    page.set_viewport_size(VIEW)
-    page.goto(path.as_uri())
-    widget = wait_ready(page)
+    w, widget = open_saved(page, pages, "tiny_mlp")
     graph = widget.locator('[data-gv="graph"]')
     zoom = lambda: float(widget.locator(".gv-graphcol").get_attribute("data-zoom"))  # noqa: E731
     z0 = zoom()
@@ -232,3 +231,26 @@ def test_lesson_6_network_fits_jupyterlab(jupyterlab, lab_page, artifacts):
     assert max(sizes) >= 15
     lab_widget_checks(page, widget, artifacts, "mlp")
     assert not page.gv_blocked
+
+
+def test_factor_lights_in_step_and_a_click_jumps_to_its_step(offline_page, pages, artifacts):
+    page = offline_page
+    w, widget = open_saved(page, pages, "seed")
+    applying = {}
+    for k, f in enumerate(w.frames):
+        for key in (f.get("chain") or {}).get("factors", []):
+            applying.setdefault(":".join(map(str, key)), k)
+    assert applying, "no frame says which factor it applies"
+    key, k = sorted(applying.items(), key=lambda kv: kv[1])[len(applying) // 2]
+    chip = widget.locator(f'[data-gv-factor="{key}"]')
+    assert chip.count() == 1 and "gv-factor-now" not in chip.get_attribute("class")
+    chip.click()                                             # jumps to the step that applies it
+    assert int(widget.locator('[data-gv="scrub"]').input_value()) == k
+    assert "gv-factor-now" in chip.get_attribute("class")
+    so_far = widget.locator('[data-gv="so-far"]')
+    assert so_far.is_visible() and "∂" in so_far.inner_text()
+    widget.locator('[data-gv="step"]').click()               # the next step lights its own factor
+    lit = widget.evaluate("w => [...w.querySelectorAll('.gv-factor-now')].map(e => e.dataset.gvFactor)")
+    assert key not in lit or len(lit) > 1
+    page.screenshot(path=str(artifacts / "fit-seed-factor.png"))
+    assert page.gv_errors == []

@@ -146,3 +146,37 @@ def test_dark_theme_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
         widget.screenshot(path=str(artifacts / "lab-dark.png"))
     finally:
         jupyterlab.set_theme(page, "JupyterLab Light")
+
+
+LESSON_FLOW = [
+    "import gradviz\nimport gradviz as torch",
+    "x = torch.ones(2, requires_grad=True)\ny = 5 * (x + 1) ** 2\no = (1/2) * torch.sum(y)\n"
+    "w = gradviz.animate(o, speed=8)\nw",
+    "o.backward()          # the lesson's own call: it frees the graph",
+    "x.grad",
+]
+
+
+def test_after_run_all_two_presses_show_accumulation(jupyterlab, lab_page, artifacts):
+    """A lesson's flow (animate, then its own o.backward(), Run All): a student who knows nothing
+    about retain_graph presses backward() twice and sees Σ = k × the chain rule, not an error."""
+    page = lab_page
+    name = jupyterlab.new_notebook("run-all-accumulate.ipynb", LESSON_FLOW)
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page)
+    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    widget.scroll_into_view_if_needed()
+    n = frame_count(widget)
+    check = widget.locator('[data-gv="check-x"]')
+    seen = []
+    for _ in range(2):
+        n = press_and_wait(widget, "backward", n)
+        cap = widget.locator('[data-gv="caption"]')
+        assert "gv-caption-error" not in (cap.get_attribute("class") or ""), caption(widget)
+        seen.append(check.inner_text())
+    assert any(re.search(r"Σ = [2-9] × the chain rule", s) for s in seen), seen
+    assert "gv-acc" in check.get_attribute("class")
+    assert re.search(r"\.grad \[(20|30)\., (20|30)\.\]", grad_text(widget))
+    page.screenshot(path=str(artifacts / "lab-run-all-accumulate.png"))
+    assert not page.gv_blocked

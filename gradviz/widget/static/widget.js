@@ -351,7 +351,7 @@ function createPicture(ctx) {
   const fatal = h("div", { class: "gv-fatal", role: "alert", "data-gv": "fatal", hidden: true });
   const legend = h("div", { class: "gv-legend", "data-gv": "legend", hidden: true });
   const tools = h("div", { class: "gv-tools" }, t.out, t.in, t.fit, t.full, t.key);
-  const el = h("div", { class: "gv-graphcol" }, fatal, box, tools, legend);
+  const el = h("div", { class: "gv-graphcol" }, fatal, box, legend);   // (tools go in the bar)
 
   let index = mountSvg(box, "", uid);
   let zoom = 1;
@@ -510,7 +510,7 @@ function createPicture(ctx) {
   }
 
   return {
-    el, box, load, light, follow, relayout, labels, showFatal, readableZoom,
+    el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
     slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id) },
   };
@@ -719,6 +719,7 @@ function render({ model, el }) {
     h("div", { class: "gv-foot" }, live, keys));
   const side = h("div", { class: "gv-side" }, talk, panel.el);
   const main = h("div", { class: "gv-main", "data-layout": "side" }, picture.el, side);
+  controls.el.append(picture.tools);     // zoom, fit, fullscreen, key: in the bar, off the picture
   root.append(controls.el, main);
 
   // --- the player: which step is shown ---
