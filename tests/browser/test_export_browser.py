@@ -39,7 +39,7 @@ def test_exported_notebook_plays_offline(offline_page, exported, artifacts):
     first = caption.inner_text()
     widget.focus()
     widget.press("End")                                      # the end of the backward pass
-    assert "x.grad = [10, 10]" in caption.inner_text() and caption.inner_text() != first
+    assert "x.grad = [10., 10.]" in caption.inner_text() and caption.inner_text() != first
     assert "✓" in widget.locator('[data-gv="check-x"]').inner_text()
     page.screenshot(path=str(artifacts / "nbconvert-export.png"), full_page=True)
     # the only failures are nbconvert's own CDN scripts (MathJax, require.js), blocked here

@@ -238,10 +238,11 @@ function reverseHead(edge) {
 
 // --- the widget, in parts -----------------------------------------------------------------------
 //
-// render() builds four parts and wires them: the controls (transport, scrubber, speed), the
+// render() builds five parts and wires them: the controls (transport, scrubber, speed), the
 // picture (the SVG with zoom, pan, fullscreen and the key), the derivation panel (chain rule,
-// factors in step, the check) and the player (which step is shown, playing, keys).  Each part
-// gets `ctx` ({model, S, uid, root}) and returns its elements and the functions the others call.
+// factors in step, the check), the talk (caption, live buttons) and the player (which step is
+// shown, playing, keys).  Each part gets `ctx` ({model, S, uid, root, and what the others offer:
+// current, go, stop, refollow}) and returns its elements and the functions the others call.
 
 /** Transport buttons, scrubber with the phase track, phase, step count, speed. */
 function createControls(ctx) {
@@ -694,18 +695,9 @@ function createDerivationPanel(ctx) {
   return { el, soFar, build, indexFrames, applyCheck, show };
 }
 
-// --- render: the parts wired together --------------------------------------------------------------
-
-function render({ model, el }) {
-  const uid = `gvw${++uidCounter}${Math.random().toString(36).slice(2, 7)}`;
-  const root = h("div", { class: "gv-widget", tabindex: "0", role: "group" });
-  el.append(root);
-  const ctx = { model, uid, root, S: () => model.get("strings") || {} };
-
-  const controls = createControls(ctx);
-  const picture = createPicture(ctx);
-  const panel = createDerivationPanel(ctx);
-
+/** The caption, the live buttons (backward(), retain_graph, forward again, zero_()) and the key help. */
+function createTalk(ctx) {
+  const { model } = ctx;
   const caption = h("div", { class: "gv-caption", role: "status", "aria-live": "polite", "aria-atomic": "true", "data-gv": "caption" });
   const backwardBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "backward" });
   const retain = h("input", { type: "checkbox", "data-gv": "retain" });
@@ -715,28 +707,12 @@ function render({ model, el }) {
   const zeroBtn = h("button", { type: "button", class: "gv-btn gv-live-btn", "data-gv": "zero" });
   const keys = h("span", { class: "gv-keys" });
   const live = h("div", { class: "gv-live", "data-gv": "live" }, backwardBtn, retainLabel, againLabel, zeroBtn);
-  const talk = h("div", { class: "gv-talk" }, h("div", { class: "gv-capwrap" }, caption), panel.soFar,
-    h("div", { class: "gv-foot" }, live, keys));
-  const side = h("div", { class: "gv-side" }, talk, panel.el);
-  const main = h("div", { class: "gv-main", "data-layout": "side" }, picture.el, side);
-  controls.el.append(picture.tools);     // zoom, fit, fullscreen, key: in the bar, off the picture
-  root.append(controls.el, main);
-
-  // --- the player: which step is shown ---
-  let frames = [], slots = new Map(), shown = new Map(), checkSlots = [];
-  let current = -1, timer = null, seeds = [], forwardStart = 0, busy = false, busyTimer = null;
-  const n = () => frames.length;
-  ctx.current = () => current;
-  ctx.go = (k) => { setPlaying(false); go(k); };
-  ctx.refollow = () => { if (current >= 0 && frames[current]) picture.follow(frames[current], false); };
+  const capWrap = h("div", { class: "gv-capwrap" }, caption);
+  const foot = h("div", { class: "gv-foot" }, live, keys);
+  let busy = false, busyTimer = null;
 
   function labels() {
     const s = ctx.S();
-    root.setAttribute("aria-label", fmt(s, "widget_label", { root: model.get("root_name") }));
-    root.lang = model.get("lang") || "en";
-    controls.labels();
-    controls.showPlaying(!!model.get("playing"));
-    picture.labels();
     caption.setAttribute("aria-label", s.caption_label || "");
     backwardBtn.textContent = s.backward_btn || "backward()";
     backwardBtn.title = fmt(s, "backward_title", { root: model.get("root_name") });
@@ -748,57 +724,57 @@ function render({ model, el }) {
     keys.textContent = s.keys_help || "";
   }
 
-  function layoutFlags() {
-    root.classList.toggle("gv-presenter", !!model.get("presenter"));
+  function flags() {
     live.hidden = !model.get("live");
     retain.checked = !!model.get("retain_graph");
     again.checked = model.get("forward_again") !== false;
-    controls.setSpeed(model.get("speed") || 1);
   }
 
-  function showFatal() {
-    const err = model.get("error");
-    picture.showFatal(err ? fmt(ctx.S(), "cannot_render", { reason: err }) : "");
+  /** The words of frame f; the engine's error is the caption itself, marked (and read out at once). */
+  function show(f, stepwise) {
+    caption.textContent = f ? renderMsg(ctx.S(), f.msg) : "";
+    if (!f) return "";
+    if (stepwise) fadeIn(caption);
+    caption.classList.toggle("gv-caption-error", !!f.error);
+    caption.setAttribute("aria-live", f.error ? "assertive" : "polite");
+    caption.dataset.phase = f.phase;
+    return caption.textContent;
   }
 
-  /** Side by side (graph | caption and derivation) or stacked (graph above them): whichever
-   *  shows the graph larger in this widget's box.  A wide graph (rankdir LR) stacks. */
-  function chooseLayout() {
-    const nat = picture.natural();
-    const W = main.clientWidth, H = main.clientHeight;
-    if (!nat || !nat.w || !W || !H) return;
-    const r = picture.readableZoom();
-    const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
-    let sideW = Math.min(520, Math.max(300, W * 0.36));
-    const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
-    const stackH = Math.min(H * 0.62, Math.max(H * 0.4, nat.h * zoomIn(W, H * 0.62) + 12));
-    const stackZoom = Math.min(W / nat.w, stackH / nat.h);
-    const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";
-    // a graph narrower than its column at its default zoom leaves the rest to the derivation
-    const wants = nat.w * zoomIn(W - sideW - 10, H) + 16;
-    if (layout === "side" && wants < W - sideW - 10) sideW = Math.min(W * 0.58, W - wants - 10);
-    main.dataset.layout = layout;
-    main.style.setProperty("--gv-side-w", `${Math.round(sideW)}px`);
-    main.style.setProperty("--gv-graph-h", `${Math.round(stackH)}px`);
+  function ready() {               // new frames arrived: the kernel answered
+    busy = false;
+    clearTimeout(busyTimer);
+    backwardBtn.disabled = zeroBtn.disabled = false;
   }
 
-  function relayout() {
-    chooseLayout();
-    picture.relayout();
-    ctx.refollow();
+  function ask(msg) {             // one command at a time; the answer is new frames
+    if (busy) return;
+    busy = true;
+    backwardBtn.disabled = zeroBtn.disabled = true;
+    ctx.stop();
+    model.send(msg);
+    clearTimeout(busyTimer);      // no answer (kernel busy or gone): let the student try again
+    busyTimer = setTimeout(ready, 15000);
   }
+  backwardBtn.addEventListener("click", () => ask({ type: "backward", retain_graph: retain.checked }));
+  zeroBtn.addEventListener("click", () => ask({ type: "zero" }));
+  retain.addEventListener("change", () => { model.set("retain_graph", retain.checked); model.save_changes(); });
+  again.addEventListener("change", () => { model.set("forward_again", again.checked); model.save_changes(); });
 
-  function loadSvg() {
-    picture.load(model.get("svg"));
-    shown = new Map();
-    current = -1;
-    chooseLayout();
-    picture.relayout();
-  }
+  return { capWrap, foot, labels, flags, show, ready, dispose: () => clearTimeout(busyTimer) };
+}
 
-  function loadFrames() {
+/** Which step is shown: draws step k from the frames' slots, plays, steps, jumps, listens to keys. */
+function createPlayer(ctx, { controls, picture, panel, talk }) {
+  const { model, root } = ctx;
+  let frames = [], slots = new Map(), shown = new Map(), checkSlots = [];
+  let current = -1, timer = null, seeds = [], forwardStart = 0;
+  const n = () => frames.length;
+
+  function load() {
     frames = model.get("frames") || [];
     slots = indexSlots(frames);
+    shown = new Map();
     checkSlots = [...slots.keys()].filter((k) => k.startsWith("check:"));
     seeds = [];
     frames.forEach((f, k) => { if (f.kind === "seed") seeds.push(k); });
@@ -806,9 +782,12 @@ function render({ model, el }) {
     forwardStart = fw < 0 ? 0 : fw;
     controls.setFrames(frames);
     panel.indexFrames(frames);
-    busy = false;
-    clearTimeout(busyTimer);
-    backwardBtn.disabled = zeroBtn.disabled = false;
+  }
+
+  /** The picture was drawn anew: every slot has to be applied again. */
+  function forget() {
+    shown = new Map();
+    current = -1;
   }
 
   function applySlot(slot, v, animate) {
@@ -847,7 +826,7 @@ function render({ model, el }) {
   }
 
   function draw(k, { animate = false } = {}) {
-    if (!n()) { caption.textContent = ""; return; }
+    if (!n()) { talk.show(null); return; }
     k = Math.max(0, Math.min(n() - 1, k | 0));
     const stepwise = animate && current >= 0 && k === current + 1;
     for (const [slot, e] of slots) {
@@ -861,14 +840,7 @@ function render({ model, el }) {
     const f = frames[k];
     picture.light(f);
     if (root.dataset.phase !== f.phase) root.dataset.phase = f.phase;
-    const s = ctx.S();
-    caption.textContent = renderMsg(s, f.msg);
-    if (stepwise) fadeIn(caption);
-    // the engine's error is the caption itself, marked as an error (read out at once)
-    caption.classList.toggle("gv-caption-error", !!f.error);
-    caption.setAttribute("aria-live", f.error ? "assertive" : "polite");
-    caption.dataset.phase = f.phase;
-    controls.show(f, k, n(), caption.textContent);
+    controls.show(f, k, n(), talk.show(f, stepwise));
     panel.show(f, lastCheckAt(k));
     current = k;
     picture.follow(f, stepwise);
@@ -916,55 +888,130 @@ function render({ model, el }) {
     go(next === undefined ? seeds[0] : next);
   }
 
+  const stopAnd = (fn) => () => { setPlaying(false); fn(); };
   const b = controls.b;
-  b.toForward.addEventListener("click", () => { setPlaying(false); go(forwardStart); });
-  b.back.addEventListener("click", () => { setPlaying(false); go(current - 1); });
-  b.step.addEventListener("click", () => { setPlaying(false); go(current + 1, { animate: true }); });
+  b.toForward.addEventListener("click", stopAnd(() => go(forwardStart)));
+  b.back.addEventListener("click", stopAnd(() => go(current - 1)));
+  b.step.addEventListener("click", stopAnd(() => go(current + 1, { animate: true })));
   b.play.addEventListener("click", togglePlay);
-  b.toBackward.addEventListener("click", () => { setPlaying(false); jumpBackward(); });
-  controls.scrub.addEventListener("input", () => { setPlaying(false); go(+controls.scrub.value); });
+  b.toBackward.addEventListener("click", stopAnd(jumpBackward));
+  controls.scrub.addEventListener("input", stopAnd(() => go(+controls.scrub.value)));
   controls.speed.addEventListener("change", () => { model.set("speed", +controls.speed.value); model.save_changes(); schedule(); });
-  retain.addEventListener("change", () => { model.set("retain_graph", retain.checked); model.save_changes(); });
-  again.addEventListener("change", () => { model.set("forward_again", again.checked); model.save_changes(); });
-  function ask(msg) {             // one command at a time; the answer is new frames
-    if (busy) return;
-    busy = true;
-    backwardBtn.disabled = zeroBtn.disabled = true;
-    setPlaying(false);
-    model.send(msg);
-    clearTimeout(busyTimer);      // no answer (kernel busy or gone): let the student try again
-    busyTimer = setTimeout(() => { busy = false; backwardBtn.disabled = zeroBtn.disabled = false; }, 15000);
-  }
-  backwardBtn.addEventListener("click", () => ask({ type: "backward", retain_graph: retain.checked }));
-  zeroBtn.addEventListener("click", () => ask({ type: "zero" }));
   root.addEventListener("keydown", (ev) => {
     const tag = (ev.target && ev.target.tagName || "").toLowerCase();
     if (ev.target !== root && ["input", "select", "button", "textarea", "summary"].includes(tag)) return;
     const act = {
       " ": togglePlay, Spacebar: togglePlay,
-      ArrowRight: () => { setPlaying(false); go(current + 1, { animate: true }); },
-      ArrowLeft: () => { setPlaying(false); go(current - 1); },
-      Home: () => { setPlaying(false); go(0); },
-      End: () => { setPlaying(false); go(n() - 1); },
+      ArrowRight: stopAnd(() => go(current + 1, { animate: true })),
+      ArrowLeft: stopAnd(() => go(current - 1)),
+      Home: stopAnd(() => go(0)),
+      End: stopAnd(() => go(n() - 1)),
     }[ev.key];
     if (act) { ev.preventDefault(); ev.stopPropagation(); act(); }
   });
 
+  return {
+    load, forget, draw, schedule,
+    current: () => current,
+    frame: () => frames[current],
+    jump: (k) => { setPlaying(false); go(k); },
+    stop: () => setPlaying(false),
+    redraw: (fresh) => { if (fresh) shown.clear(); draw(current < 0 ? model.get("frame") : current); },
+    dispose: () => clearTimeout(timer),
+  };
+}
+
+/** Side by side (graph | caption and derivation) or stacked (graph above them): whichever shows
+ *  the graph larger in this box; a graph narrower than its column leaves the rest to the derivation. */
+function chooseLayout(main, picture) {
+  const nat = picture.natural();
+  const W = main.clientWidth, H = main.clientHeight;
+  if (!nat || !nat.w || !W || !H) return;
+  const r = picture.readableZoom();
+  const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
+  let sideW = Math.min(520, Math.max(300, W * 0.36));
+  const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
+  const stackH = Math.min(H * 0.62, Math.max(H * 0.4, nat.h * zoomIn(W, H * 0.62) + 12));
+  const stackZoom = Math.min(W / nat.w, stackH / nat.h);
+  const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";   // a wide graph (LR) stacks
+  const wants = nat.w * zoomIn(W - sideW - 10, H) + 16;
+  if (layout === "side" && wants < W - sideW - 10) sideW = Math.min(W * 0.58, W - wants - 10);
+  main.dataset.layout = layout;
+  main.style.setProperty("--gv-side-w", `${Math.round(sideW)}px`);
+  main.style.setProperty("--gv-graph-h", `${Math.round(stackH)}px`);
+}
+
+// --- render: the parts wired together --------------------------------------------------------------
+
+function render({ model, el }) {
+  const uid = `gvw${++uidCounter}${Math.random().toString(36).slice(2, 7)}`;
+  const root = h("div", { class: "gv-widget", tabindex: "0", role: "group" });
+  el.append(root);
+  const ctx = { model, uid, root, S: () => model.get("strings") || {} };
+
+  const controls = createControls(ctx);
+  const picture = createPicture(ctx);
+  const panel = createDerivationPanel(ctx);
+  const talk = createTalk(ctx);
+  const player = createPlayer(ctx, { controls, picture, panel, talk });
+  // what the parts ask of each other
+  ctx.current = player.current;
+  ctx.go = player.jump;
+  ctx.stop = player.stop;
+  ctx.refollow = () => { const f = player.frame(); if (f) picture.follow(f, false); };
+
+  const side = h("div", { class: "gv-side" }, h("div", { class: "gv-talk" }, talk.capWrap, panel.soFar, talk.foot), panel.el);
+  const main = h("div", { class: "gv-main", "data-layout": "side" }, picture.el, side);
+  controls.el.append(picture.tools);     // zoom, fit, fullscreen, key: in the bar, off the picture
+  root.append(controls.el, main);
+
+  function labels() {
+    root.setAttribute("aria-label", fmt(ctx.S(), "widget_label", { root: model.get("root_name") }));
+    root.lang = model.get("lang") || "en";
+    controls.labels();
+    controls.showPlaying(!!model.get("playing"));
+    picture.labels();
+    talk.labels();
+  }
+
+  function flags() {
+    root.classList.toggle("gv-presenter", !!model.get("presenter"));
+    talk.flags();
+    controls.setSpeed(model.get("speed") || 1);
+  }
+
+  function showFatal() {
+    const err = model.get("error");
+    picture.showFatal(err ? fmt(ctx.S(), "cannot_render", { reason: err }) : "");
+  }
+
+  function relayout() {
+    chooseLayout(main, picture);
+    picture.relayout();
+    ctx.refollow();
+  }
+
+  function loadSvg() {
+    picture.load(model.get("svg"));
+    player.forget();
+    chooseLayout(main, picture);
+    picture.relayout();
+  }
+
   // --- model changes ---
-  const redraw = () => draw(current < 0 ? model.get("frame") : current);
   const handlers = {
-    "change:svg": () => { loadSvg(); draw(model.get("frame")); },
-    "change:frames": () => { loadFrames(); shown = new Map(); draw(model.get("frame")); },
-    "change:frame": () => { const k = model.get("frame"); if (k !== current) draw(k, { animate: k === current + 1 }); },
-    "change:playing": () => schedule(),
-    "change:speed": () => { layoutFlags(); schedule(); },
-    "change:derivation": () => { panel.build(); redraw(); },
-    "change:lang": () => { labels(); panel.build(); redraw(); },
-    "change:strings": () => { labels(); panel.build(); shown.clear(); redraw(); },
-    "change:presenter": () => { layoutFlags(); relayout(); },
-    "change:retain_graph": () => layoutFlags(),
-    "change:forward_again": () => layoutFlags(),
-    "change:live": () => layoutFlags(),
+    "change:svg": () => { loadSvg(); player.draw(model.get("frame")); },
+    "change:frames": () => { player.load(); talk.ready(); player.draw(model.get("frame")); },
+    "change:frame": () => { const k = model.get("frame"); if (k !== player.current()) player.draw(k, { animate: k === player.current() + 1 }); },
+    "change:playing": () => player.schedule(),
+    "change:speed": () => { flags(); player.schedule(); },
+    "change:derivation": () => { panel.build(); player.redraw(); },
+    "change:lang": () => { labels(); panel.build(); player.redraw(); },
+    "change:strings": () => { labels(); panel.build(); player.redraw(true); },
+    "change:presenter": () => { flags(); relayout(); },
+    "change:retain_graph": () => flags(),
+    "change:forward_again": () => flags(),
+    "change:live": () => flags(),
     "change:error": () => showFatal(),
     "change:root_name": () => labels(),
   };
@@ -983,21 +1030,21 @@ function render({ model, el }) {
 
   try {
     labels();
-    layoutFlags();
+    flags();
     showFatal();
     loadSvg();
-    loadFrames();
+    player.load();
     panel.build();
-    draw(model.get("frame") || 0);
-    schedule();
+    player.draw(model.get("frame") || 0);
+    player.schedule();
   } catch (err) {
     picture.showFatal(fmt(ctx.S(), "cannot_render", { reason: String(err && err.message || err) }));
   }
   root.dataset.gvReady = "1";
 
   return () => {
-    clearTimeout(timer);
-    clearTimeout(busyTimer);
+    player.dispose();
+    talk.dispose();
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (scheme && scheme.removeEventListener) scheme.removeEventListener("change", onScheme);
     if (resized) resized.disconnect();
