@@ -187,21 +187,24 @@ def sigmoid(a):
 def _fma_chain(a, b):
     """Σ_p a[:, p]·b[p, :] from 0, one fused multiply-add per step (each rounded to float32).
 
-    The exact products and sums are float64; every float64 sum is kept so that a single check at
-    the end finds a sum that float64 rounded onto a float32 tie (then the chain is redone with
-    :func:`fma`, which settles ties exactly).
+    Each step is one numpy call: the exact product (float64) plus the running float32 sum, added
+    in float64 and written out rounded to float32.  Rounding twice (float64, then float32) could
+    differ from one rounding only where the float64 sum lands on a float32 tie; all the float64
+    sums are recomputed at the end and checked for that, and the rare product with such a tie is
+    redone with :func:`fma`.
     """
-    m, k = a.shape
+    k = a.shape[1]
     products = np.multiply(a.T[:, :, None], b[:, None, :], dtype=_d)    # (k, m, n), exact
-    sums = np.empty_like(products)
-    acc = np.zeros(products.shape[1:], _f)
+    accs = np.zeros((k + 1,) + products.shape[1:], _f)
     for p in range(k):
-        np.add(products[p], acc, out=sums[p])
-        acc = sums[p].astype(_f)
-    if ((sums.view(np.uint64) & _LOW29) == _MID_LOW).any():
-        acc = np.zeros(products.shape[1:], _f)
-        for p in range(k):
-            acc = fma(a[:, p:p + 1], b[p:p + 1, :], acc)
+        np.add(products[p], accs[p], out=accs[p + 1], casting="unsafe")
+    low = (products + accs[:-1]).view(np.uint64)
+    np.bitwise_and(low, _LOW29, out=low)
+    if not (low == _MID_LOW).any():
+        return accs[-1]
+    acc = accs[0]
+    for p in range(k):
+        acc = fma(a[:, p:p + 1], b[p:p + 1, :], acc)
     return acc
 
 
@@ -209,15 +212,14 @@ def _running_sum(a, b, start):
     """``start`` + a[:, 0]·b[0, :] + a[:, 1]·b[1, :] + ..., each product and each sum rounded."""
     k = a.shape[1]
     if k == 0:
-        return np.array(start, _f)
-    if k <= 8:
-        out = start + a[:, :1] * b[:1]
-        for p in range(1, k):
-            out += a[:, p:p + 1] * b[p:p + 1]
-        return out
-    steps = np.concatenate((np.broadcast_to(start, (a.shape[0], b.shape[1]))[:, None, :],
-                            a[:, :, None] * b[None, :, :]), axis=1)
-    return np.add.accumulate(steps, axis=1)[:, -1]
+        return np.array(np.broadcast_to(start, (a.shape[0], b.shape[1])), _f)
+    if np.ndim(start) == 0:       # from 0: the same sums, and the sign of a zero result made +0
+        return np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1] + start
+    out = a[:, :1] * b[:1]
+    out += start
+    for p in range(1, k):
+        out += a[:, p:p + 1] * b[p:p + 1]
+    return out
 
 
 def mm(a, b, bias=None):
@@ -241,9 +243,9 @@ def mm(a, b, bias=None):
     if m >= 4 and n >= 12 and k:
         out = _fma_chain(a, b)
     elif bias is not None and _bias_first(a, b):
-        return _running_sum(a, b, np.broadcast_to(np.asarray(bias, _f), (m, n)))
+        return _running_sum(a, b, np.asarray(bias, _f))
     else:
-        out = _running_sum(a, b, np.zeros((m, n), _f))
+        out = _running_sum(a, b, _f(0))
     return out if bias is None else out + np.asarray(bias, _f)
 
 
