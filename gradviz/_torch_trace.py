@@ -27,6 +27,7 @@ import sys
 
 import numpy as np
 
+from ._watch import watched
 from .ops import OPS
 from .trace import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
@@ -104,9 +105,8 @@ class TorchAdapter(EngineAdapter):
         check_torch(torch)
         for r in roots:
             check_root(r)
-        from ._watch import watched
         self.torch, self.roots, self.found = torch, list(roots), found
-        self.watched = watched
+        self.watched = watched           # what a gradviz.watch() block saw, if any
         self.by_fn, self.by_tensor, self.values, self.accs = {}, {}, [], {}
         self.ranks = {k: i for i, k in enumerate(found)}
         self._consumers = None

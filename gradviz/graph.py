@@ -100,6 +100,7 @@ import weakref
 import numpy as np
 
 from . import _check
+from .adapters import trace_of
 from . import autograd as _ag
 from ._dtype import _BY_NP
 from ._format import format_array, printoptions, tensor_repr
@@ -358,8 +359,6 @@ def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, name
     may be empty).  ``max_nodes``: fold a bigger graph into groups (``Graph.summarized_graph``)
     before any value is written out, so a 20,000-op graph costs what its summary shows.
     """
-    from .trace import trace_of
-
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
     if trace is None:

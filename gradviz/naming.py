@@ -12,6 +12,8 @@ tensor is recognised only when torch is already imported (someone handed one ove
 
 import sys
 
+from .tensor import Tensor
+
 __all__ = ["is_tensor", "collect_names", "auto_name", "namespaces"]
 
 AUTO = "abcdfghkmpqrstuvwz"     # letters for unnamed tensors (no e, i, j, l, n, o, x, y: they mean things)
@@ -19,7 +21,6 @@ AUTO = "abcdfghkmpqrstuvwz"     # letters for unnamed tensors (no e, i, j, l, n,
 
 def is_tensor(obj):
     """``"gradviz"``, ``"torch"`` or None: whose tensor ``obj`` is (torch is never imported here)."""
-    from .tensor import Tensor
     if isinstance(obj, Tensor):
         return "gradviz"
     torch = sys.modules.get("torch")

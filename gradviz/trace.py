@@ -2,7 +2,7 @@
 
 One small model, read by the graph, the captions, the derivation and the frames, so that gradviz's
 engine and PyTorch's are drawn by the same code.  Two adapters fill it: gradviz's (here:
-:func:`record` around ``backward()`` and :func:`trace_of`) and PyTorch's
+:func:`record` around ``backward()`` and :class:`GradvizAdapter`) and PyTorch's
 (:mod:`gradviz._torch_trace`, used only when a ``torch.Tensor`` is handed over).
 
 >>> import gradviz as torch
@@ -13,6 +13,7 @@ engine and PyTorch's are drawn by the same code.  Two adapters fill it: gradviz'
 ...     o.backward()
 >>> [e.name for e in rec.events]
 ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+>>> from gradviz.adapters import trace_of
 >>> t = trace_of(o, names={"x": x, "o": o}, recording=rec)
 >>> [(s.name, s.out.name) for s in t.steps], [v.name for v in t.leaves]
 ([('MulBackward0', 'a'), ('SumBackward0', 'o')], ['x'])
@@ -37,11 +38,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _engine, autograd
-from .naming import auto_name, collect_names, is_tensor
+from .naming import auto_name, is_tensor
 
 __all__ = ["record", "Recording", "BackwardEvent", "forward_nodes", "Trace", "Step", "Value", "Input",
-           "Run", "Event", "trace_of", "replay", "no_derivation_latex", "describe_error", "array_of",
-           "steps_reached", "make_adapter", "EngineAdapter"]
+           "Run", "Event", "replay", "no_derivation_latex", "describe_error", "array_of",
+           "steps_reached", "EngineAdapter", "GradvizAdapter"]
 
 
 # --- recording gradviz's engine -----------------------------------------------------------------
@@ -628,30 +629,6 @@ def _library_file(path):
     torch = sys.modules.get("torch")
     base = os.path.dirname(getattr(torch, "__file__", "") or "") if torch is not None else ""
     return bool(base) and path.startswith(base + os.sep)
-
-
-def trace_of(*roots, names=None, name=None, frame=None, namespace=None, recording=None, cuts=True):
-    """The :class:`Trace` behind ``roots``: gradviz tensors, or real ``torch.Tensor``s.
-
-    Names come from ``name=`` (the first root), ``names={"w": w}``, then the variables of
-    ``frame`` or ``namespace`` (see :func:`gradviz.naming.collect_names`).  ``recording`` (a
-    :func:`record` result) becomes the trace's runs.
-    """
-    if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
-        roots = tuple(roots[0])
-    adapter = make_adapter(roots, names=names, name=name, frame=frame, namespace=namespace, cuts=cuts)
-    if recording is not None:
-        adapter.add_recording(recording)
-    return adapter.trace
-
-
-def make_adapter(roots, names=None, name=None, frame=None, namespace=None, cuts=True):
-    """The adapter for the roots' engine (gradviz's, or PyTorch's when handed torch tensors)."""
-    found = collect_names(roots, names, name, frame, namespace)
-    if roots and all(is_tensor(r) == "torch" for r in roots):
-        from ._torch_trace import TorchAdapter     # torch is imported only when it is handed over
-        return TorchAdapter(roots, found, cuts=cuts)
-    return GradvizAdapter(roots, found, cuts=cuts)
 
 
 def steps_reached(trace):

@@ -48,9 +48,6 @@ def _lazy_face_import(module, node, parents):
 # Imports inside a function that close a cycle, each waiting for its owner to move a layer.  Every
 # entry must stay a lazy import (the test fails if it moves to the top) and should go, not grow.
 KNOWN_LAZY_CYCLES = {
-    # the PyTorch adapter is loaded only when a torch tensor is handed over; it builds on the
-    # trace model, which also holds make_adapter: the adapters belong in a layer above the model
-    ("gradviz.trace", "gradviz._torch_trace"),
     # standalone reads the widget class's synced traits; the widget's save_html()/state() call back
     ("gradviz.widget.autograd_widget", "gradviz.widget.standalone"),
 }

@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ..graph import format_number, format_value, latex_name
-from ..trace import steps_reached, trace_of
+from ..adapters import trace_of
+from ..trace import steps_reached
 
 __all__ = ["Lesson", "num", "short", "latex_name"]
 

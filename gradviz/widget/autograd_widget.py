@@ -15,10 +15,11 @@ import traitlets as t
 
 from .. import _check
 from .._gc import paused_gc
+from .._watch import module_calls
+from ..adapters import make_adapter
 from ..draw import RANKDIRS
 from ..graph import VIEWS
-from ..trace import make_adapter
-from ..trace_modules import fold_runs
+from ..trace_modules import collapse as fold, fold_runs
 from . import frames as F
 from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import draw
@@ -94,8 +95,6 @@ class AutogradWidget(anywidget.AnyWidget):
         elif backward and root.requires_grad:
             runs, error = self._engine.backward(gradient, retain_graph=True)
         if collapse is not None:               # each layer of the model as one step
-            from .._watch import module_calls
-            from ..trace_modules import collapse as fold
             fold(trace, collapse, self._engine.found.modules, module_calls())
         self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
         drawing = draw(trace, view, rankdir)
