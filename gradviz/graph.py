@@ -413,11 +413,12 @@ class _Builder:
         self.acc_node = {}        # id(leaf Value) -> AccumulateGrad GraphNode
         self.refs = []            # (engine object, node): for Graph.id_of
         # Values are written as text only for what is shown: a summary folds most nodes away, and
-        # formatting is most of a big graph's cost.  (node or edge, {field: function giving it})
-        self.later = []
+        # formatting is most of a big graph's cost.  id(node or edge) -> (it, {field: function giving it})
+        self.later_nodes, self.later_edges = {}, {}
 
     def lazily(self, item, **fields):
-        self.later.append((item, fields))
+        later = self.later_nodes if isinstance(item, GraphNode) else self.later_edges
+        later[id(item)] = (item, fields)
         return item
 
     # -- nodes -----------------------------------------------------------------------------------
@@ -661,16 +662,17 @@ class _Builder:
 
         Nodes first: an edge's label is its source node's text.
         """
-        nodes = [(item, f) for item, f in self.later if isinstance(item, GraphNode)]
-        edges = [(item, f) for item, f in self.later if not isinstance(item, GraphNode)]
-        for item, fields in nodes + edges:
-            if only is None or id(item) in only:
-                for key, make in fields.items():
-                    if key.startswith("_"):      # writes several fields itself
-                        make()
-                    else:
-                        setattr(item, key, make())
-        self.later = []
+        if only is None:
+            todo = list(self.later_nodes.values()) + list(self.later_edges.values())
+        else:
+            todo = [entry for i, entry in self.later_nodes.items() if i in only]   # forward order
+        for item, fields in todo:
+            for key, make in fields.items():
+                if key.startswith("_"):      # writes several fields itself
+                    make()
+                else:
+                    setattr(item, key, make())
+        self.later_nodes, self.later_edges = {}, {}
 
     def build(self, max_nodes=None):
         steps = self.trace.steps if self.view == "dataflow" else [s for s in self.trace.steps if not s.cut_only]

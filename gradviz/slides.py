@@ -23,6 +23,8 @@ import os
 import re
 from pathlib import Path
 
+from . import _check
+
 __all__ = ["SlidesError", "read_notebook", "check_output", "execute_notebook", "deck_html", "write_slides",
            "latex_to_tokens"]
 
@@ -285,6 +287,8 @@ def write_slides(notebook, output=None, execute=True, timeout=300, progress=None
     and the output checked before anything runs; what goes wrong is a :class:`SlidesError`.
     ``progress`` (a function of one string) hears what is being done, once the checks passed.
     """
+    _check.boolean("write_slides", "execute", execute)
+    _check.positive_number("write_slides", "timeout", timeout)
     notebook = Path(notebook)
     output = Path(output) if output else notebook.with_suffix(".slides.html")
     nb = read_notebook(notebook)

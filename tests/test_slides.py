@@ -313,3 +313,15 @@ def test_a_tagged_raising_cell_is_fine(tmp_path):
     r = gradviz_cli("slides", str(tmp_path / "lesson.ipynb"))
     assert r.returncode == 0, r.stderr
     assert "ZeroDivisionError" in (tmp_path / "lesson.slides.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("options, exc, words", [
+    ({"timeout": 0}, ValueError, ["write_slides(): timeout=", "positive"]),
+    ({"timeout": "300"}, TypeError, ["timeout=", "number"]),
+    ({"execute": "no"}, TypeError, ["execute=", "True or False"]),
+])
+def test_write_slides_checks_its_options(tmp_path, options, exc, words):
+    from gradviz.slides import write_slides
+    with pytest.raises(exc) as e:
+        write_slides(tmp_path / "lesson.ipynb", **options)
+    assert all(w in str(e.value) for w in words), str(e.value)

@@ -117,7 +117,8 @@ class AutogradWidget(anywidget.AnyWidget):
         except Exception:  # no running product then; the frames still play
             self._math = None
         try:
-            self._targets = targets(lesson, seed, expected)      # a wrong expected= name raises here
+            # (a wrong expected= name raises here)
+            self._targets = targets(lesson, seed, expected, self._formulas.get("chain"))
         except UserCodeError as exc:  # the instructor's own closed form failed: say so, keep the chain rule
             self._targets, problem = targets(lesson, seed), problem or str(exc)
         self._before = {seq: data for seq, (_, _, data, _) in before.items()}

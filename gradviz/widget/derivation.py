@@ -502,7 +502,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
         defs.append(mathml(f"{latex_name(lesson.name(node))} = {fill(node.latex, lesson, node, False)}"))
     if seed is not None and seed_expr(lesson, seed) is not None:
         defs.append(mathml(r"v = " + F.Num(seed).latex() if np.size(seed) <= 16 else "v"))
-    chain = chain_gradients(lesson, seed) if lesson.nodes else {}
+    chain = keep["chain"] = chain_gradients(lesson, seed) if lesson.nodes else {}
     closed = expected_gradients(lesson, expected)
     root = latex_name(lesson.root_name)
     leaves = []
@@ -519,7 +519,12 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             # (a 20,000-op path as one formula would be 20,000 factors long: unreadable, and slow)
             expr = path_expr(lesson, path, seed) if len(path) <= MAX_WRITTEN else None
             keep["exprs"][leaf.seq].append(expr)
-            value = expr.value() if expr is not None else _path_value(lesson, path, seed)
+            if expr is not None:
+                value = expr.value()
+            elif count == 1 and seed is not None:     # the only path: its value is the chain rule's sum
+                value = chain.get(leaf.seq)
+            else:
+                value = _path_value(lesson, path, seed)
             stages = [r" \cdot ".join(sym + dots)]
             if expr is not None:
                 stages += [expr.latex(), expr.latex(numbers=True)]
@@ -570,9 +575,13 @@ def _factor_data(lesson, node, i, ids):
             "edge": ids.edge_in(node, i) if ids is not None else None}
 
 
-def targets(lesson, seed, expected=None):
-    """What each leaf's ``.grad`` is checked against: the closed form if given, else the chain rule."""
-    chain = chain_gradients(lesson, seed) if lesson.nodes else {}
+def targets(lesson, seed, expected=None, chain=None):
+    """What each leaf's ``.grad`` is checked against: the closed form if given, else the chain rule.
+
+    ``chain``: :func:`chain_gradients` already computed (``build_derivation``'s ``keep["chain"]``).
+    """
+    if chain is None:
+        chain = chain_gradients(lesson, seed) if lesson.nodes else {}
     closed = expected_gradients(lesson, expected)
     out = {}
     for leaf in lesson.leaves:
