@@ -119,13 +119,17 @@ def text(func, option, value):
     raise TypeError(f"{_subject(func, option)} must be a string, not {describe(value)}")
 
 
+def _dict(func, option, value, of, example):
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{func}(): {option}= must be a dict from {of}, e.g. {option}={example}, "
+                        f"not {describe(value)}")
+
+
 def names(func, value):
     """``names={"x": x, "model": model}``: each name a string, each value a tensor or a module."""
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{func}(): names= must be a dict from name to tensor, e.g. names={{'x': x, 'y': y}}, "
-                        f"not {describe(value)}")
+    _dict(func, "names", value, "name to tensor", "{'x': x, 'y': y}")
     for key, v in value.items():
         if is_tensor(key) and isinstance(v, str):      # {x: "x"} reads as well
             key, v = v, key
@@ -157,9 +161,7 @@ def expected(func, value):
     """``expected={"x": lambda x: 5 * (x + 1)}``: leaf name -> closed form (array, callable or (latex, that))."""
     if value is None:
         return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{func}(): expected= must be a dict from leaf name to its gradient, e.g. "
-                        f"expected={{'x': lambda x: 5 * (x + 1)}}, not {describe(value)}")
+    _dict(func, "expected", value, "leaf name to its gradient", "{'x': lambda x: 5 * (x + 1)}")
     for key, spec in value.items():
         if not isinstance(key, str):
             raise TypeError(f"{func}(): expected= is keyed by leaf names (strings); the key {_show(key)} is "
