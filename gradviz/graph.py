@@ -444,7 +444,8 @@ class _Builder:
         node = self.add(
             v.order[:2] + (len(self.nodes),),
             kind="const" if v.literal else "leaf",
-            label=format_number(a[()]) if v.literal and a is not None and a.ndim == 0 else (name or ""),
+            label=format_number(a[()]) if v.literal and a is not None and a.ndim == 0 else
+            ("" if v.literal else v.name or ""),
             name=name, seq=v.seq, shape=tuple(v.shape), dtype=_dtype_name(v.dtype),
             is_leaf=v.is_leaf, requires_grad=v.requires_grad, retains_grad=v.retains_grad)
         self.lazily(node, value=lambda: format_value(a), grad=lambda: format_value(v.grad),
@@ -490,8 +491,8 @@ class _Builder:
         data = v.data
         name = None if v.auto else v.name
         flow = self.rec.node_in.get(id(step))
-        node = self.add(
-            (step.seq, 1, 0), kind="value", label=name or "", name=name,
+        node = self.add(     # a made-up letter is drawn (as animate() names it) but is no variable's name
+            (step.seq, 1, 0), kind="value", label=v.name or "", name=name,
             seq=v.seq, fn_seq=step.seq,
             shape=tuple(v.shape), dtype=_dtype_name(v.dtype), is_leaf=False, requires_grad=True,
             retains_grad=v.retains_grad, is_root=is_root, grad_fn=step.name)

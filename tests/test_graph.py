@@ -23,11 +23,12 @@ def kinds(g):
 
 
 def test_seed_dataflow_nodes_in_forward_order():
+    """Intermediates get the letters animate()'s captions use (drawn, though no variable's name)."""
     g, _ = seed1()
     assert kinds(g) == [
-        ("n0", "leaf", "x"), ("n1", "const", "1"), ("n2", "op", "+"), ("n3", "value", ""),
-        ("n4", "const", "2"), ("n5", "op", "^"), ("n6", "value", ""), ("n7", "const", "5"),
-        ("n8", "op", "×"), ("n9", "value", "y"), ("n10", "op", "Σ"), ("n11", "value", ""),
+        ("n0", "leaf", "x"), ("n1", "const", "1"), ("n2", "op", "+"), ("n3", "value", "a"),
+        ("n4", "const", "2"), ("n5", "op", "^"), ("n6", "value", "b"), ("n7", "const", "5"),
+        ("n8", "op", "×"), ("n9", "value", "y"), ("n10", "op", "Σ"), ("n11", "value", "c"),
         ("n12", "const", "0.5"), ("n13", "op", "×"), ("n14", "value", "o")]
     assert g.roots == ["n14"] and g.node("n14").is_root
     assert [n.grad_fn for n in g.nodes if n.kind == "op"] == [
@@ -195,7 +196,7 @@ def test_constants_from_parameters_and_detached_data():
     rsub = next(n for n in g.nodes if n.grad_fn == "RsubBackward1" and n.kind == "op")
     into = g.in_edges(rsub.id)
     assert [(g.node(e.src).kind, g.node(e.src).label, e.position, e.input) for e in into] == [
-        ("const", "1", 0, None), ("leaf", "", 1, 0)]
+        ("const", "1", 0, None), ("leaf", "a", 1, 0)]     # unnamed: a made-up letter, as animate() says
     leaves = [n for n in g.nodes if n.kind == "leaf"]
     assert [(n.requires_grad, n.value) for n in leaves] == [(True, "[1., 1.]"), (False, "[2., 3.]"), (False, "[2., 2.]")]
 
