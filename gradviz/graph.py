@@ -6,7 +6,7 @@ r"""Tensors -> a neutral computation graph: plain nodes and edges, deterministic
 >>> o = (1/2) * torch.sum(y)
 >>> g = build_graph(o)
 >>> [(n.id, n.kind, n.label) for n in g.nodes][:6]
-[('n0', 'leaf', 'x'), ('n1', 'const', '1'), ('n2', 'op', '+'), ('n3', 'value', ''), ('n4', 'const', '2'), ('n5', 'op', '^')]
+[('n0', 'leaf', 'x'), ('n1', 'const', '1'), ('n2', 'op', '+'), ('n3', 'value', 'a'), ('n4', 'const', '2'), ('n5', 'op', '^')]
 >>> g.node(g.id_of(o)).name, g.node(g.id_of(o)).value
 ('o', '20.')
 >>> g.id_of(o.grad_fn), g.id_of(x)

@@ -71,7 +71,9 @@ def collect_names(roots, names, name, frame, namespace):
         for key, value in list(space.items()):
             if not isinstance(key, str) or key.startswith("_"):
                 continue
+            found.bound.update(_local_names(value, space))
             if is_tensor(value):
+                found.bound.add(key)
                 found.add(value, key)
             else:
                 modules.append((key, value))
@@ -94,12 +96,22 @@ class Found(dict):
     def __init__(self):
         super().__init__()
         self.tensors, self.modules = {}, []
+        self.bound = set()      # every name the caller gives a tensor (and its functions' locals):
+        #                         a made-up name must not be one of them (a lesson's h is its own h)
 
     def add(self, tensor, name):
         if id(tensor) not in self:
             self[id(tensor)] = name
             self.tensors[id(tensor)] = tensor
 
+
+
+def _local_names(obj, space):
+    """The local variable names of a function a notebook (or script) defined: ``h`` inside ``forward``."""
+    code = getattr(obj, "__code__", None)
+    if code is None or space.get("__name__") != "__main__" or getattr(obj, "__module__", None) != "__main__":
+        return ()
+    return code.co_varnames
 
 
 def named_parameters(obj):

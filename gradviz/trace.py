@@ -304,7 +304,7 @@ def name_values(trace, found):
         t = v.tensor()
         if t is not None and not v.literal and v.name is None:
             v.name = found.get(id(t))
-    taken = {v.name for v in trace.values if v.name}
+    taken = {v.name for v in trace.values if v.name} | getattr(found, "bound", set())
     letters = auto_name(taken)
     for v in trace.leaves:
         if v.name is None:
