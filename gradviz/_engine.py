@@ -133,7 +133,8 @@ class Node:
                  "_seq", "_freed", "_nograd_inputs", "metadata", "__weakref__")
 
     def name(self):
-        return type(self).__name__
+        name = type(self).__name__   # PyTorch's node for an op without a derivative: a C++ name
+        return "torch::autograd::NotImplemented" if name == "NotImplemented" else name
 
     def __repr__(self):
         cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch

@@ -271,6 +271,65 @@ op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
    latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
    domain=(0.5, 3.0), method="div", aliases=("divide", "true_divide"), inplace=True, function=True,
    inputs="binary", precedence=5)
+# --- rounded divisions ------------------------------------------------------------------------------
+# ``//`` has no derivative in PyTorch: its node is a NotImplemented that fails when backward reaches
+# it. ``%``, fmod and div(rounding_mode=...) have one (1 for the dividend, −⌊a/b⌋ or −trunc(a/b) for
+# the divisor, 0 for a rounded quotient). The callers promote both operands first.
+
+def _remainder(a, b):
+    """a mod b with the sign of b, as PyTorch computes it (fmod, then shift by b)"""
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((m < 0) != (b < 0)), m + b, m).astype(a.dtype)
+
+
+def _trunc_divide(a, b):
+    """a / b rounded toward 0"""
+    if a.dtype.kind == "f":
+        return np.trunc(a / b)
+    return (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(a.dtype)
+
+
+def _not_implemented(aten):
+    def rule(g, y, *arrays, **params):
+        raise RuntimeError(f"derivative for aten::{aten} is not implemented")
+    return rule
+
+
+_ROUNDED = {"floor": np.floor_divide, "trunc": _trunc_divide}
+
+op("floor_divide", grad_fn="NotImplemented", symbol="//", forward=_quiet(lambda a, b: np.floor_divide(a, b)),
+   vjps=[_not_implemented("floor_divide")] * 2, uses=["", ""],
+   latex=r"\left\lfloor \frac{@0}{@1} \right\rfloor", dlatex=["?", "?"], inputs="rounded",
+   method="floor_divide", function=True)
+op("floor_divide_scalar", grad_fn="NotImplemented", symbol="//",
+   forward=_quiet(lambda a, c, reverse=False: np.floor_divide(c, a) if reverse else np.floor_divide(a, c)),
+   vjps=[_not_implemented("floor_divide")], uses=[""],
+   latex=r"\left\lfloor \frac{@0}{@c} \right\rfloor", dlatex=["?"], params={"c": 2.0}, domain=(0.5, 3.0),
+   function="floor_divide")
+op("remainder", grad_fn="RemainderBackward1", symbol="mod", forward=_quiet(_remainder),
+   vjps=[lambda g, y, a, b: g, lambda g, y, a, b: -g * np.floor_divide(a, b)], uses=["", "01"],
+   latex=r"@0 \bmod @1", dlatex=["1", r"-\left\lfloor \frac{@0}{@1} \right\rfloor"], inputs="rounded",
+   method="remainder", function=True)
+op("remainder_scalar", grad_fn="RemainderBackward0", symbol="mod", forward=_quiet(lambda a, c: _remainder(a, c)),
+   vjps=[lambda g, y, a, c: g], uses=[""],
+   latex=r"@0 \bmod @c", dlatex=["1"], params={"c": 2.0}, domain=(0.1, 1.9), function="remainder")
+op("rremainder", grad_fn="NotImplemented", symbol="mod", forward=_quiet(lambda a, c: _remainder(np.asarray(c, a.dtype), a)),
+   vjps=[_not_implemented("remainder")], uses=[""],
+   latex=r"@c \bmod @0", dlatex=["?"], params={"c": 2.0}, domain=(0.5, 3.0), function="remainder")
+op("fmod", grad_fn="FmodBackward1", forward=_quiet(lambda a, b: np.fmod(a, b)),
+   vjps=[lambda g, y, a, b: g, lambda g, y, a, b: -g * _trunc_divide(a, b)], uses=["", "01"],
+   latex=r"\operatorname{fmod}(@0, @1)", dlatex=["1", r"-\operatorname{trunc}\frac{@0}{@1}"], inputs="rounded",
+   method="fmod", function=True)
+op("fmod_scalar", grad_fn="FmodBackward0", forward=_quiet(lambda a, c: np.fmod(a, np.asarray(c, a.dtype))),
+   vjps=[lambda g, y, a, c: g], uses=[""],
+   latex=r"\operatorname{fmod}(@0, @c)", dlatex=["1"], params={"c": 2.0}, domain=(0.1, 1.9), function="fmod")
+op("div_rounding", grad_fn="DivBackward2", symbol="÷",
+   forward=_quiet(lambda a, b, rounding_mode: np.asarray(_ROUNDED[rounding_mode](a, b), a.dtype)),
+   vjps=[lambda g, y, a, b, rounding_mode: np.zeros_like(g)] * 2, uses=["", ""],
+   latex=r"\operatorname{round}\left(\frac{@0}{@1}\right)", dlatex=["0", "0"], inputs="rounded",
+   params={"rounding_mode": "floor"}, function="div")
+
+
 # ATen's own composites divide by a C++ number (cross_entropy's mean over the batch): DivBackward1,
 # one input, the number rounded to the tensor's dtype first
 op("div_scalar", grad_fn="DivBackward1", symbol="÷", forward=_quiet(lambda a, c: a / a.dtype.type(c)),

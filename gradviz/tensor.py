@@ -53,6 +53,8 @@ def _from_data(value, dtype=None):
         first = first[0]
     if isinstance(first, np.ndarray):  # arrays inside lists add their dimensions
         sizes.extend(first.shape)
+    if 0 in sizes:   # nothing to store: PyTorch checks no lengths (torch.tensor([[], [1]]) is 2x0)
+        return np.zeros(sizes, (dtype or _empty_data_dtype(value)).np)
     dtypes, misplaced = [], []
     _check_nested(value, 0, sizes, dtypes, misplaced)
     dt = dtypes[0] if dtypes else D.get_default_dtype()
@@ -68,6 +70,21 @@ def _from_data(value, dtype=None):
 
 
 _SEQUENCES = (list, tuple, range)
+
+
+def _empty_data_dtype(v):
+    """The dtype PyTorch infers for data holding no element: promoted over every number found, an
+    empty sequence counting as the default dtype."""
+    if isinstance(v, np.ndarray):
+        return D.from_numpy_dtype(v.dtype)
+    if not isinstance(v, _SEQUENCES):
+        return _scalar_dtype(v)
+    if len(v) == 0:
+        return D.get_default_dtype()
+    dt = _empty_data_dtype(v[0])
+    for x in v[1:]:
+        dt = D._promote(dt, _empty_data_dtype(x))
+    return dt
 
 
 def _check_nested(v, dim, sizes, dtypes, misplaced):
@@ -213,10 +230,12 @@ def _check_alpha(t, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def _rounded_division(t, other, fn):
-    """``//``, ``%`` and ``div(rounding_mode=...)``: PyTorch's promotion, no gradient recorded."""
+def _rounded_division(t, other, kind, reverse=False):
+    """``//``, ``%``, fmod and ``div(rounding_mode=...)``: PyTorch's promotion, and its node
+    (NotImplemented for ``//``, whose derivative PyTorch does not define)."""
     if not _is_operand(other):
         return NotImplemented
+    number = not isinstance(other, (Tensor, np.ndarray))
     o = other if isinstance(other, Tensor) else Tensor._wrap(as_array(other)) if isinstance(other, np.ndarray) \
         else _literal(other, D.result_type(t, other))
     dt = D.result_type(t, o)
@@ -224,22 +243,17 @@ def _rounded_division(t, other, fn):
     if not dt.is_floating_point and (b == 0).any():
         raise RuntimeError("ZeroDivisionError")   # integers have no inf to give
     try:
-        with np.errstate(all="ignore"):
-            return Tensor._wrap(np.asarray(fn(a, b), dt.np))
+        np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise _broadcast_error(t.shape, o.shape) from None
-
-
-def _remainder(a, b):
-    """a mod b with the sign of b, as PyTorch computes it (fmod, then shift by b)."""
-    m = np.fmod(a, b)
-    return np.where((m != 0) & ((m < 0) != (b < 0)), m + b, m)
-
-
-def _trunc_divide(a, b):
-    if a.dtype.kind == "f":
-        return np.trunc(a / b)
-    return np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))
+    if kind in ("floor", "trunc"):
+        return apply(OPS["div_rounding"], (t, o), [a, b], rounding_mode=kind)
+    if reverse:
+        key = {"floor_divide": "floor_divide_scalar", "remainder": "rremainder"}[kind]
+        return apply(OPS[key], (t,), [a], c=b, **({"reverse": True} if key == "floor_divide_scalar" else {}))
+    if number:
+        return apply(OPS[kind + "_scalar"], (t,), [a], c=b)
+    return apply(OPS[kind], (t, o), [a, b])
 
 
 def _unary(key, t, **params):
@@ -692,19 +706,22 @@ class Tensor(TensorBase):
         return self.reciprocal() * other
 
     def __floordiv__(self, other):
-        return _rounded_division(self, other, np.floor_divide)
+        return _rounded_division(self, other, "floor_divide")
 
     def __rfloordiv__(self, other):
-        return _rounded_division(self, other, lambda a, b: np.floor_divide(b, a))
+        return _rounded_division(self, other, "floor_divide", reverse=True)
 
     def __mod__(self, other):
-        return _rounded_division(self, other, _remainder)
+        return _rounded_division(self, other, "remainder")
+
+    def __rmod__(self, other):
+        return _rounded_division(self, other, "remainder", reverse=True)
 
     remainder = __mod__
 
     def fmod(self, other):
         """The remainder with the sign of self (C's fmod), where ``%`` takes the divisor's sign."""
-        return _rounded_division(self, other, np.fmod)
+        return _rounded_division(self, other, "fmod")
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
@@ -755,7 +772,7 @@ class Tensor(TensorBase):
 
     def div(self, other, rounding_mode=None):
         if rounding_mode is not None:
-            return _rounded_division(self, other, np.floor_divide if rounding_mode == "floor" else _trunc_divide)
+            return _rounded_division(self, other, rounding_mode)
         return self / other
 
     floor_divide = __floordiv__
@@ -1578,6 +1595,8 @@ def matmul(a, b):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} "
                                f"and {b.shape[0]}x{b.shape[1]})")
         return apply(OPS["mm"], (a, b))
+    if a.ndim <= 2:   # one vector or matrix times a batch of matrices
+        return _small_times_batch(a, b)
     if b.ndim <= 2:   # a batch of rows times one matrix (or vector): folded into one mm (mv), as PyTorch does
         out = matmul(a.reshape(-1, a.shape[-1]), b)
         return apply(OPS["reshape_copy"], (out,), shape=a.shape[:-1] + b.shape[1:])
@@ -1586,6 +1605,27 @@ def matmul(a, b):
     except ValueError as e:
         raise RuntimeError(str(e)) from None
 
+
+
+def _small_times_batch(a, b):
+    """``a @ b`` for a vector or matrix ``a`` and a batch ``b``, recorded as PyTorch records it: when ``a``
+    requires grad, folded into one mv or mm of b's transposed matrices stacked (the gradient of ``a``
+    is then one product, not a batch of them summed); otherwise ``a`` expanded to the batch and one bmm."""
+    batch, (m2, p) = b.shape[:-2], b.shape[-2:]
+    n, m1 = (1, a.shape[0]) if a.ndim == 1 else a.shape
+    if a.requires_grad:
+        folded = b.transpose(-1, -2).reshape(-1, m2)
+        if a.ndim == 1:
+            return apply(OPS["reshape_copy"], (folded.mv(a),), shape=batch + (p,))
+        out = apply(OPS["reshape_copy"], (folded.mm(a.t()),), shape=batch + (p, n))
+        return out.transpose(-1, -2).contiguous()
+    count = math.prod(batch)
+    a3 = a.expand(*batch, n, m1).reshape(count, n, m1)
+    b3 = b.expand(*batch, m2, p).reshape(count, m2, p)
+    if m1 != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{count}, {m1}] but "
+                           f"got: [{count}, {m2}].")
+    return apply(OPS["reshape_copy"], (apply(OPS["bmm"], (a3, b3)),), shape=batch + ((n,) if a.ndim == 2 else ()) + (p,))
 
 
 def where(condition, input=None, other=None):

@@ -192,6 +192,13 @@ def op_case(draw, op):
             params.update(running_mean=draw(arrays((shape[1],), -1.0, 1.0)),
                           running_var=draw(arrays((shape[1],), 0.5, 2.0)))
         return [x, draw(arrays((shape[1],), 0.5, 2.0)), draw(arrays((shape[1],), lo, hi))], params
+    if kind == "rounded":  # a / b away from whole numbers, where //, % and fmod jump
+        shape = draw(shapes())
+        b = draw(arrays(shape, 1.0, 2.0))
+        whole = np.array(draw(st.lists(st.integers(-2, 2), min_size=b.size, max_size=b.size))).reshape(shape)
+        a = np.array(b * (whole + draw(arrays(shape, 0.1, 0.9))), np.float64)   # 0-d stays an array
+        params = {"rounding_mode": draw(st.sampled_from(["floor", "trunc"]))} if op.key == "div_rounding" else {}
+        return [a, b], params
     if kind == "reshape":
         shape = draw(shapes())
         a = draw(arrays(shape, lo, hi))

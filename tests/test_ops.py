@@ -29,6 +29,10 @@ def _vec(f):
     return lambda a: np.vectorize(f, otypes=[np.float64])(a)
 
 
+def _vec2(f):
+    return lambda a, b: np.vectorize(f, otypes=[np.float64])(a, b)
+
+
 def _extreme_along(a, dim, keepdim, pick):
     out = np.apply_along_axis(lambda v: pick(v.tolist()), dim, a)
     return np.expand_dims(out, dim) if keepdim else out
@@ -116,6 +120,15 @@ REFERENCE = {
                                          "mean": lambda e: math.fsum(e.ravel().tolist()) / e.size}[reduction](
         np.vectorize(lambda u, v: (u - v) ** 2, otypes=[np.float64])(a, b)),
     "div_scalar": lambda a, c: a * (1.0 / c),
+    "floor_divide": lambda a, b: _vec2(lambda u, v: math.floor(u / v))(a, b),
+    "floor_divide_scalar": lambda a, c, reverse=False: _vec(lambda u: math.floor((c / u) if reverse else (u / c)))(a),
+    "remainder": lambda a, b: _vec2(lambda u, v: u - math.floor(u / v) * v)(a, b),
+    "remainder_scalar": lambda a, c: _vec(lambda u: u - math.floor(u / c) * c)(a),
+    "rremainder": lambda a, c: _vec(lambda u: c - math.floor(c / u) * u)(a),
+    "fmod": lambda a, b: _vec2(math.fmod)(a, b),
+    "fmod_scalar": lambda a, c: _vec(lambda u: math.fmod(u, c))(a),
+    "div_rounding": lambda a, b, rounding_mode: _vec2(lambda u, v: math.floor(u / v) if rounding_mode == "floor"
+                                                      else math.trunc(u / v))(a, b),
     "embedding": lambda w, indices, padding_idx=None: np.array([[w[i, j] for j in range(w.shape[1])]
                                                                 for i in np.ravel(indices)]).reshape(
         np.shape(indices) + (w.shape[1],)),
@@ -203,7 +216,7 @@ def test_every_op_has_a_reference():
 def test_table_entry_is_well_formed(key):
     op = OPS[key]
     assert op.key == key
-    assert re.fullmatch(r"[A-Z]\w*Backward\d(_copy)?|CopySlices", op.name)
+    assert re.fullmatch(r"[A-Z]\w*Backward\d(_copy)?|CopySlices|NotImplemented", op.name)
     assert len(op.uses) == len(op.vjps) == len(op.dlatex)
     assert all(set(u) <= set("012o") for u in op.uses)
     assert op.domain[0] < op.domain[1]
@@ -230,6 +243,8 @@ def test_forward_matches_reference(key):
 def test_each_vjp_matches_central_differences(key):
     """``vjps[i](g, y, *x)`` equals ∂<f(x), g>/∂x_i, computed by central differences in float64."""
     op = OPS[key]
+    if op.name == "NotImplemented":
+        pytest.skip("no derivative, as in PyTorch: backward through it raises (tests/test_torch_parity.py)")
 
     @SETTINGS
     @given(op_case(op), st.integers(0, 2 ** 32 - 1))
@@ -253,6 +268,8 @@ def test_each_vjp_matches_central_differences(key):
 def test_engine_backward_matches_central_differences(key):
     """Through the engine, one input at a time requiring grad (so only what that rule uses is saved)."""
     op = OPS[key]
+    if op.name == "NotImplemented":
+        pytest.skip("no derivative, as in PyTorch: backward through it raises (tests/test_torch_parity.py)")
 
     @SETTINGS
     @given(op_case(op), st.integers(0, 2 ** 32 - 1))

@@ -812,6 +812,24 @@ a = x * 1; e = a.exp(); a.add_(1); print(e.grad_fn._saved_result)
 b = x * 1; s = b.sin(); b.mul_(2); s.grad_fn._saved_self
 print(x.grad_fn, torch.ones(2, requires_grad=True).sum().grad_fn._saved_self_sym_sizes)
 """,
+    'rounded divisions and 1-D @ batch': """
+x = torch.tensor([1.5, -2.], requires_grad=True); w = torch.tensor([3., 4.], requires_grad=True)
+y = x // 2; print(y, y.requires_grad, y.grad_fn, y.grad_fn.name(), y.grad_fn.next_functions, (x // w).grad_fn.next_functions, 2 // x)
+y.sum().backward()
+(2 % x).sum().backward()
+z = x % 2 + x % w + torch.fmod(x, 2) + torch.fmod(x, w) + x.div(w, rounding_mode='floor') + x.div(2, rounding_mode='trunc'); z.sum().backward(); print(z, x.grad, w.grad)
+print((x % w).grad_fn, torch.fmod(x, 2).grad_fn, x.div(2, rounding_mode='floor').grad_fn.next_functions, torch.tensor([3, -4]) // 2, torch.tensor([3, -4]) % 2)
+print(torch.tensor([1, 2]) ** -1, torch.tensor([2]).pow(-2), torch.tensor([1, 2]) ** -1.0)
+print(torch.tensor([[], [1]]), torch.tensor([[1], []]), torch.tensor([[], []]), torch.tensor([[[]], [[1]]]), torch.tensor([[], [1.]]))
+a = torch.ones(3, requires_grad=True); M = torch.arange(24.).view(2, 3, 4).requires_grad_(); y = a @ M; print(y, y.grad_fn, y.grad_fn.next_functions, y.grad_fn.next_functions[0][0].next_functions)
+(y * torch.arange(8.).view(2, 4)).sum().backward(); print(a.grad, M.grad)
+y = torch.ones(3) @ M; print(y.grad_fn.next_functions, y.grad_fn.next_functions[0][0].next_functions); B = torch.ones(5, 3, requires_grad=True); y = B @ M; print(y.shape, y.grad_fn, y.grad_fn.next_functions)
+torch.ones(3) @ torch.ones(2, 4, 3)
+torch.ones(3, requires_grad=True) @ torch.ones(2, 4, 3)
+torch.ones(5, 3) @ torch.ones(2, 4, 3)
+torch.ones(5, 3, requires_grad=True) @ torch.ones(2, 4, 3)
+torch.ones(3) @ torch.ones(2, 2, 4, 3)
+""",
     'SGD steps and init': """
 nn = torch.nn; torch.manual_seed(4)
 w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)
