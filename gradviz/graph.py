@@ -199,8 +199,9 @@ class Graph:
         self.op_ids, self.value_ids = op_ids, value_ids
         self.tensor_ids, self.accumulate_ids = tensor_ids, accumulate_ids
         self.summarized = summarized
-        # summaries: what each group folds, {"op" | "value" | "tensor": {seq: group node id}}
-        self.folded = folded or {"op": {}, "value": {}, "tensor": {}}
+        # summaries: what each group folds, {"op" | "value" | "tensor": {seq: group node id}}, and
+        # "groups": the group ids by depth, inputs first (the order they run forward)
+        self.folded = folded or {"op": {}, "value": {}, "tensor": {}, "groups": []}
         self._refs = refs or {}          # id(obj) -> (weakref(obj), node id): no object kept alive
         self._by_id = {n.id: n for n in nodes}
 
@@ -829,7 +830,8 @@ def _summarize(graph, max_nodes, prepare=None):
     def remap(mapping):
         return {k: old_to_new[v] for k, v in mapping.items() if v in kept}
     refs = {k: (ref, old_to_new[v]) for k, (ref, v) in graph._refs.items()}
-    folded = {"op": {}, "value": {}, "tensor": {}}
+    # groups by band, inputs first: an order in which a group only reads groups before it
+    folded = {"op": {}, "value": {}, "tensor": {}, "groups": [renamed[id(g)].id for g in groups]}
     for n in graph.nodes:
         if n.id in kept:
             continue

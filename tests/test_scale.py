@@ -51,7 +51,7 @@ def test_the_folded_steps_tell_the_truth(big):
     for k in range(N):
         expected = np.float32(expected * np.float32(1.0001)) if k % 2 else np.float32(expected + np.float32(0.001))
     fwd = [f for f in w.frames if f["kind"] == "fwd_group"]
-    assert fwd[0]["msg"][1]["k"] == "1" and fwd[-1]["msg"][1]["m"] == str(N)
+    assert all(f["msg"][1]["n"] == str(N) for f in fwd)
     assert w.caption(w.frames.index(fwd[-1])).endswith("gives " + fwd[-1]["msg"][1]["value"])
     acc = next(f for f in w.frames if f["kind"] == "acc")
     assert acc["msg"][0] == "cap_acc_new" and acc["msg"][1]["leaf"] == "x"
@@ -113,6 +113,27 @@ def test_paths_are_listed_in_input_order():
     paths, count = _paths(lesson, lesson.leaves[0], 10)
     assert count == 3
     assert [[n.out.name for n, _ in p] for p in paths] == [["o", "c", "a"], ["o", "c", "b"], ["o"]]
+
+
+def test_interleaved_groups_are_still_one_step_each():
+    """x_i * 2 summed: the products and the sums sit in neighbouring bands of the picture, so in
+    creation order their groups alternate; each group is still one step, run in depth order."""
+    xs = [torch.tensor(float(i), requires_grad=True) for i in range(1500)]
+    s = xs[0] * 2
+    for x in xs[1:]:
+        s = s + x * 2
+    w = gradviz.animate(s)
+    kinds = [f["kind"] for f in w.frames]
+    groups = [f["folded"]["group"] for f in w.frames if f["kind"] == "fwd_group"]
+    assert len(groups) == len(set(groups)) and len(w.frames) < 100
+    assert sum(f["folded"]["count"] for f in w.frames if f["kind"] == "fwd_group") == 2999
+    back = [f["folded"]["group"] for f in w.frames if f["kind"] == "bwd_group"]
+    assert back == groups[::-1]                                  # backward: deepest first
+    assert kinds[-1] == "done" and len(json_size(w)) < 2_000_000
+
+
+def json_size(w):
+    return json.dumps(w.state())
 
 
 def test_a_small_graph_is_not_folded():

@@ -246,13 +246,16 @@ class AutogradWidget(anywidget.AnyWidget):
         if "folded" not in f:
             raise ValueError(f"expand(): step {i} is not a folded step (only a group of a big graph's "
                              "picture runs as one step)")
-        a, n = f["folded"]["first"], f["folded"]["count"]
+        group = f["folded"]["group"]
         if f["phase"] == "forward":
-            new = F.forward_frames(self._lesson, self._ids, self._lesson.nodes[a:a + n], first=a + 1, fold=False)
+            new = []
+            for k, step in enumerate(self._lesson.nodes, 1):
+                if self._ids.group(step) == group:
+                    new += F.forward_frames(self._lesson, self._ids, [step], first=k, fold=False)
         else:
             run, gradient_given = self._recorded[f["run"]]
             new = F.backward_frames(self._lesson, self._ids, f["run"], run.events, run.seed, run.retain_graph,
-                                    gradient_given, self._targets, f["run"] + 1, fold=False, only=(a, a + n))
+                                    gradient_given, self._targets, f["run"] + 1, fold=False, only=group)
         with self.hold_sync():
             self.frames = self.frames[:i] + new + self.frames[i + 1:]
             self.frame = i

@@ -21,8 +21,8 @@ Slots are ``val:<node id>``, ``grad:<node id>``, ``edge:<edge id>``, ``cls:<node
 
 A big graph's picture folds regions into ``group`` nodes (``gradviz.graph``); the ops a group
 folds run as one step forward (``fwd_group``) and one backward (``bwd_group``), so a 20,000-op
-chain has a few dozen frames, not 60,000.  ``"folded": {"group", "first", "count"}`` says which
-ops such a frame stands for (``AutogradWidget.expand(i)`` writes them out one by one).
+chain has a few dozen frames, not 60,000.  ``"folded": {"group", "count"}`` says which group
+such a frame stands for (``AutogradWidget.expand(i)`` writes its ops out one by one).
 """
 
 import math
@@ -68,6 +68,12 @@ class Ids:
     def group(self, node):
         """The group node folding this op in a summarized picture (None: drawn on its own)."""
         return self._folded.get("op", {}).get(node.seq)
+
+    def band(self, group):
+        """Where a group runs forward among the groups (by depth, inputs first)."""
+        if not hasattr(self, "_bands"):
+            self._bands = {g: k for k, g in enumerate(self._folded.get("groups", []))}
+        return self._bands.get(group, 0)
 
     def group_of_leaf(self, t):
         return self._folded.get("tensor", {}).get(t.seq)
@@ -215,15 +221,25 @@ def _frame(phase, kind, msg, run=None, focus=(), lit=(), edges=(), set=None, eve
             "lit": _ids(lit), "edges": _ids(edges), "set": set or {}, "event": event}
 
 
-def _runs(items, group_of):
-    """``items`` cut into ``(group id or None, [items])``: folded neighbours together, others alone."""
-    out = []
+def _by_group(items, group_of, rank):
+    """``items`` as ``(group id or None, [items])`` steps: all the items of a group in one step.
+
+    Groups come in ``rank`` order (by depth: a group only needs groups before it); an item drawn
+    on its own comes after every group met before it, so it still follows what it needs.
+    """
+    buckets, after, latest = {}, {}, None
     for item in items:
         g = group_of(item)
-        if g is not None and out and out[-1][0] == g:
-            out[-1][1].append(item)
-        else:
-            out.append((g, [item]))
+        if g is None:
+            after.setdefault(latest, []).append(item)
+            continue
+        buckets.setdefault(g, []).append(item)
+        if latest is None or rank(g) > rank(latest):
+            latest = g
+    out = [(None, [item]) for item in after.get(None, [])]
+    for g in sorted(buckets, key=rank):
+        out.append((g, buckets[g]))
+        out += [(None, [item]) for item in after.get(g, [])]
     return out
 
 
@@ -273,14 +289,16 @@ def _check_slot(grad, want, leaf, lesson):
 def forward_frames(lesson, ids, steps=None, first=1, fold=True):
     """Two frames per op, in the order the ops ran: its inputs light up, then its output appears.
 
-    Ops folded into one group of the picture run as one frame (``fold=False``: each op its own
-    two, for :meth:`AutogradWidget.expand`).  ``steps``: only these ops, the first being op ``first``.
+    The ops folded into one group of the picture run as one frame, the groups inputs first
+    (``fold=False``: each op its own two, for :meth:`AutogradWidget.expand`).  ``steps``: only
+    these ops, the first being op ``first``.
     """
     steps = lesson.nodes if steps is None else steps
     frames, n, k = [], len(lesson.nodes), first - 1
-    for group, steps in _runs(steps, ids.group) if fold else [(None, [st]) for st in steps]:
+    pairs = _by_group(steps, ids.group, ids.band) if fold else [(None, [st]) for st in steps]
+    for group, steps in pairs:
         if group is not None:
-            frames.append(_forward_group(lesson, ids, group, steps, k + 1, n))
+            frames.append(_forward_group(lesson, ids, group, steps, n))
             k += len(steps)
             continue
         node = steps[0]
@@ -306,7 +324,7 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
     return frames
 
 
-def _forward_group(lesson, ids, group, steps, first, n):
+def _forward_group(lesson, ids, group, steps, n):
     """One frame for ``steps``, run one after the other inside the group node ``group``."""
     last = steps[-1]
     s = {f"cls:{group}": "fwd"}
@@ -315,10 +333,10 @@ def _forward_group(lesson, ids, group, steps, first, n):
             s[f"val:{ids.value(st)}"] = _val_slot(lesson.output(st))
             s[f"cls:{ids.value(st)}"] = "fwd"
     f = _frame("forward", "fwd_group", ["cap_fwd_group", {
-        "k": str(first), "m": str(first + len(steps) - 1), "n": str(n), "count": str(len(steps)),
+        "n": str(n), "count": str(len(steps)),
         "ops": _op_counts(steps), "out": lesson.name(last), "value": short(lesson.output(last))}],
         focus=[group], lit=[ids.value(st) for st in steps if ids.own_value(st)], set=s)
-    f["folded"] = {"group": group, "first": first - 1, "count": len(steps)}
+    f["folded"] = {"group": group, "count": len(steps)}
     return f
 
 
@@ -328,8 +346,9 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
 
     ``math`` (a :class:`~gradviz.widget.derivation.StepMath`) adds to each frame its ``chain``:
     the factors of the written chain rule this step applies and the product so far.
-    Consecutive events of ops folded into one group are one frame.  ``fold=False, only=(a, b)``:
-    just the frames of events ``a`` to ``b - 1``, each its own (:meth:`AutogradWidget.expand`).
+    The events of ops (and leaves) folded into one group of the picture are one frame, the groups
+    deepest first.  ``fold=False, only=group``: just the frames of that group's events, each its own
+    (:meth:`AutogradWidget.expand`).
     """
     root = lesson.root_step
     rname = lesson.root_name
@@ -355,16 +374,18 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
     def group_of(e):
         return ids.group_of_leaf(e.variable) if e.node is None else ids.group(e.node)
 
-    at = 0
-    for group, folded in _runs(events, group_of) if fold else [(None, [e]) for e in events]:
-        first, at = at, at + len(folded)
-        if group is not None or (only is not None and not only[0] <= first < only[1]):
+    if fold:                                    # backwards: the deepest groups first
+        pairs = _by_group(events, group_of, lambda g: -ids.band(g))
+    else:
+        pairs = [(None, [e]) for e in events]
+    for group, folded in pairs:
+        if group is not None or (only is not None and group_of(folded[0]) != only):
             for e in folded:            # what was sent still counts for the sums further down
                 for i, gi in enumerate(e.grads_out):
                     if gi is not None and e.node is not None:
                         sent[(e.node.seq, i)] = gi
             if group is not None:
-                frames.append(_backward_group(lesson, ids, run, group, folded, rname, first))
+                frames.append(_backward_group(lesson, ids, run, group, folded, rname))
             continue
         e = folded[0]
         node = e.node
@@ -485,7 +506,7 @@ def _hint(message):
     return ""
 
 
-def _backward_group(lesson, ids, run, group, events, rname, at):
+def _backward_group(lesson, ids, run, group, events, rname):
     """One frame for consecutive backward events of the ops (and leaves) a group folds."""
     steps = [e.node for e in events if e.node is not None]
     leaves = [e for e in events if e.node is None]
@@ -499,7 +520,7 @@ def _backward_group(lesson, ids, run, group, events, rname, at):
         "first": lesson.name(first.node if first.node is not None else first.variable),
         "gin": shown(first.grad_in), "last": lesson.name(last.node if last.node is not None else last.variable),
         "leaves": str(len(leaves))}], run=run, focus=[group], set=s)
-    f["folded"] = {"group": group, "first": at, "count": len(events)}
+    f["folded"] = {"group": group, "count": len(events)}
     return f
 
 
