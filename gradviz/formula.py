@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
-           "Rule", "parse", "step", "number_text", "latex_name", "StepKinds"]
+           "Rule", "parse", "step", "number_text", "latex_name", "StepKinds", "fill", "plain"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
 
@@ -125,6 +125,69 @@ def _as_written(v):
     """The numbers a reader sees: what :func:`number_text` wrote, read back."""
     return np.vectorize(lambda x: float(f"{x:.4g}") if np.isfinite(x) and not float(x).is_integer()
                         else x, otypes=[np.float64])(v) if np.size(v) else v
+
+
+# --- templates filled as text (forward expressions, and the ops no tree is written for) ---------
+
+_TOKEN = re.compile(r"@(\d+|y|[A-Za-z_]\w*)(\^?)")
+_SIMPLE = re.compile(r"[A-Za-z0-9.]+|\\[A-Za-z]+|[A-Za-z]_\{\d+\}|\\mathrm\{[^{}]*\}")
+_NUMBER = re.compile(r"-?[\d.]+(e[-+]?\d+)?|\\left\[.*")
+
+
+def fill(template, subs):
+    r"""An op-table template with ``@0``, ``@y``, ``@n``... replaced by ``subs[key]`` (LaTeX).
+
+    A power's base gets parentheses unless it is one symbol; a number written after a name or
+    a number gets a ``\cdot`` (``3 \cdot 2``, not ``32``); a negative number is parenthesised.
+    Keys missing from ``subs`` are left as they are.
+
+    >>> fill("@n @0^{@n - 1}", {"n": "2", "0": "x + 1"})
+    '2 \\left(x + 1\\right)^{2 - 1}'
+    >>> fill(r"e^{@0}", {"0": "-2"})
+    'e^{\\left(-2\\right)}'
+    """
+    def one(m):
+        key, power = m.group(1), m.group(2)
+        if key not in subs:
+            return m.group(0)
+        text = str(subs[key])
+        numberish = _NUMBER.fullmatch(text) is not None
+        if numberish and text.startswith("-") and template.strip() != m.group(0):
+            text = rf"\left({text}\right)"
+        elif power and not _SIMPLE.fullmatch(text) and not text.startswith(r"\left("):
+            text = rf"\left({text}\right)"        # the base of a power
+        before = template[:m.start()].rstrip()
+        if numberish and re.search(r"(\d|[})]|(?<![\\A-Za-z])[A-Za-z])$", before):
+            text = r"\cdot " + text
+        return text + power
+
+    return _TOKEN.sub(one, template)
+
+
+_PLAIN = [
+    (r"\\_", "_"),
+    (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2 "),
+    (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
+    (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
+    (r"\\left\(", "("), (r"\\right\)", ")"), (r"\\left\[", "["), (r"\\right\]", "]"),
+    (r"\\cdot", "·"), (r"\\odot", "⊙"), (r"\\sum", "Σ"), (r"\\sigma", "σ"), (r"\\ln", "ln"),
+    (r"\\sin", "sin"), (r"\\cos", "cos"), (r"\\tanh", "tanh"), (r"\\max", "max"), (r"\\min", "min"),
+    (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathrm\{([^{}]+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"),
+    (r"\\text\{([^{}]*)\}", r"\1"), (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
+    (r"\^\{T\}", "ᵀ"), (r"\^\{2\}", "²"), (r"\^\{([^{}]*)\}", r"^\1"), (r"_\{([^{}]*)\}", r"_\1"),
+]
+
+
+def plain(latex):
+    r"""A formula as plain text for a caption: ``x + 1``, ``a²``, ``Σ y``, ``tanh(b)``.
+
+    >>> plain(r"1 - \tanh^{2}\left(b\right)")
+    '1 - tanh²(b)'
+    """
+    text = latex
+    for pat, rep in _PLAIN:
+        text = re.sub(pat, rep, text)
+    return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).strip()
 
 
 # --- the tree ---------------------------------------------------------------------------------

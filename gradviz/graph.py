@@ -104,7 +104,7 @@ from .adapters import trace_of
 from . import autograd as _ag
 from ._dtype import _BY_NP
 from ._format import format_array, printoptions, tensor_repr
-from .formula import latex_name     # formulas are written in one place
+from .formula import fill as write, latex_name     # formulas are written in one place
 from .ops import OPS
 
 __all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number",
@@ -631,14 +631,8 @@ class _Builder:
         if swapped:  # commutative: write it in the order it is drawn
             forward["@0"], forward["@1"] = subs["@1"], subs["@0"]
 
-        def fill(s, table):
-            def one(m):
-                text = table.get(m.group(1), m.group(1))
-                if m.group(2) and not re.fullmatch(r"[A-Za-z0-9.]+|\\[A-Za-z]+|[A-Za-z]_\{\d+\}", text) \
-                        and not text.startswith(r"\left("):
-                    text = rf"\left({text}\right)"   # the base of a power
-                return text + m.group(2)
-            return re.sub(r"(@\d+|@[A-Za-z_]+)(\^?)", one, s)
+        def fill(s, table):       # formulas are written in one place: gradviz.formula
+            return write(s, {k[1:]: v for k, v in table.items()})
         out._expr, out._prec = fill(step.latex, forward), prec
         dlatex = [fill(step.dlatex[min(i, len(step.dlatex) - 1)], subs) for i in range(n)] if step.dlatex else None
         if node is not None:

@@ -22,8 +22,8 @@ def test_seed_lesson_by_hand():
     root, names, _, lesson = lesson_of("seed")
     d = build_derivation(lesson, np.float32(1), [r"o = \frac12 \sum_i 5(x_i+1)^2"],
                          {"x": lambda x: 5 * (x + 1)})
-    assert [m["latex"] for m in d["defs"]] == ["a = x + 1", "b = a^{2}", r"y = b \cdot 5", r"c = \sum y",
-                                               r"o = c \cdot 0.5"]
+    assert [m["latex"] for m in d["defs"]] == ["a = x + 1", "b = a^{2}", r"y = 5 b", r"c = \sum y",
+                                               r"o = 0.5 c"]
     (leaf,) = d["leaves"]
     assert leaf["leaf"] == "x" and leaf["count"] == 1 and leaf["chain"] == "[10., 10.]"
     stages = [m["latex"] for m in leaf["paths"][0]["stages"]]

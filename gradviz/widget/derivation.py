@@ -49,9 +49,6 @@ def mathml(latex, display=False):
 
 # --- filling in the op table's templates ------------------------------------------------------
 
-_TOKEN = re.compile(r"@(\d+|y|[A-Za-z_]\w*)")
-
-
 def _param_text(v):
     if v is None:
         return r"\infty"
@@ -75,35 +72,40 @@ def value_latex(a, limit=4):
 
 
 def fill(template, lesson, node, numeric):
-    """``template`` with ``@0``/``@1``/``@y``/``@param`` replaced by names, or by values."""
+    """``template`` with ``@0``/``@1``/``@y``/``@param`` replaced by names, or by values
+    (written by :func:`gradviz.formula.fill`; a mean's ``n`` is filled in as its count)."""
     kinds = lesson.kinds(node)
-    params = node.params
+    subs = {}
+    for i, (kind, thing) in enumerate(kinds):
+        text = None
+        if numeric or kind == "const" and (thing is None or thing.name is None):
+            text = value_latex(lesson.inputs(node)[i])      # None: too big to write, keep the name
+        subs[str(i)] = text if text is not None else latex_name(lesson.input_text(kind, thing) or "?")
+    subs["y"] = (value_latex(lesson.output(node)) if numeric else None) or latex_name(lesson.name(node))
+    for key, v in node.params.items():
+        subs.setdefault(key, _param_text(v))
+    count = _count(node, node.inputs[0].shape, np.shape(lesson.output(node))) if node.inputs else None
+    if count is not None:
+        template = re.sub(r"(?<![\\A-Za-z@])n(?![A-Za-z])", str(count), template)
+    out = F.fill(template, subs)
+    return re.sub(r"@\d+", "?", out)
 
-    def sub(m):
-        key = m.group(1)
-        if key.isdigit():
-            i = int(key)
-            if i >= len(kinds):
-                return "?"
-            kind, thing = kinds[i]
-            text = None
-            if numeric or kind == "const" and (thing is None or thing.name is None):
-                text = value_latex(lesson.inputs(node)[i])      # None: too big to write, keep the name
-            if text is None:
-                text = latex_name(lesson.input_text(kind, thing) or "?")
-        elif key == "y":
-            text = (value_latex(lesson.output(node)) if numeric else None) or latex_name(lesson.name(node))
-        else:
-            return _param_text(params.get(key))
-        before = template[:m.start()].rstrip()
-        numberish = re.fullmatch(r"-?[\d.]+(e[-+]?\d+)?|\\left\[.*", text) is not None
-        if numberish and text.startswith("-") and template.strip() != m.group(0):
-            text = rf"\left({text}\right)"
-        if numberish and re.search(r"(\d|[})]|(?<![\\A-Za-z])[A-Za-z])$", before):
-            text = r"\cdot " + text
-        return text
 
-    return _TOKEN.sub(sub, template)
+def forward_latex(lesson, node):
+    """What ``node`` computed, as written in the definitions: ``\\tanh\\left(b\\right)``, ``X W_{1}``."""
+    if node.key in F.ELEMENTWISE and node.op is not None:
+        refs = {str(i): operand(lesson, node, i) for i in range(len(node.inputs))}
+        for key, v in node.params.items():
+            if F._param(key, v) is not None:
+                refs[key] = F._param(key, v)
+        if getattr(node.op, "coefficient_first", False) and isinstance(refs.get("1"), F.Num) \
+                and not isinstance(refs.get("0"), F.Num):
+            refs["0"], refs["1"] = refs["1"], refs["0"]        # 5 * b is written 5 b, as drawn
+        try:
+            return F.parse(node.latex, refs).latex()
+        except F.ParseError:
+            pass
+    return fill(node.latex, lesson, node, False)
 
 
 def _factor(latex):
@@ -499,7 +501,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     custom = [mathml(s, display=True) for s in (steps or [])]
     defs = []
     for node in lesson.nodes[:MAX_DEFS]:
-        defs.append(mathml(f"{latex_name(lesson.name(node))} = {fill(node.latex, lesson, node, False)}"))
+        defs.append(mathml(f"{latex_name(lesson.name(node))} = {forward_latex(lesson, node)}"))
     if seed is not None and seed_expr(lesson, seed) is not None:
         defs.append(mathml(r"v = " + F.Num(seed).latex() if np.size(seed) <= 16 else "v"))
     chain = keep["chain"] = chain_gradients(lesson, seed) if lesson.nodes else {}

@@ -30,6 +30,7 @@ import re
 
 import numpy as np
 
+from ..formula import fill, plain
 from ._lesson import num, short
 from .derivation import check, local_derivative
 
@@ -135,32 +136,12 @@ def event_data(e):
     }
 
 
-_PLAIN = [
-    (r"\\_", "_"),
-    (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2 "),
-    (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
-    (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
-    (r"\\cdot", "·"), (r"\\sum", "Σ"), (r"\\sigma", "σ"), (r"\\ln", "ln"), (r"\\sin", "sin"),
-    (r"\\cos", "cos"), (r"\\tanh", "tanh"), (r"\\max", "max"), (r"\\min", "min"),
-    (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"), (r"\\text\{([^{}]*)\}", r"\1"),
-    (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
-    (r"\^\{T\}", "ᵀ"), (r"\^\{([^{}]*)\}", r"^\1"), (r"_\{([^{}]*)\}", r"_\1"),
-]
-
-
 def expr_text(template, names, params):
-    """An op's forward LaTeX as plain words for a caption: ``x + 1``, ``a^2``, ``Σ y``."""
-    def sub(m):
-        key = m.group(1)
-        if key.isdigit():
-            return names[int(key)] if int(key) < len(names) else "?"
-        v = params.get(key)
-        return short(v) if isinstance(v, (int, float, np.number)) else str(v)
-
-    text = re.sub(r"@(\d+|[A-Za-z_]\w*)", sub, template)
-    for pat, rep in _PLAIN:
-        text = re.sub(pat, rep, text)
-    return re.sub(r"\s+", " ", text.replace("{", "").replace("}", "")).strip()
+    """An op's forward LaTeX as plain words for a caption: ``x + 1``, ``a²``, ``Σ y``."""
+    subs = {str(i): n for i, n in enumerate(names)}
+    for key, v in (params or {}).items():
+        subs.setdefault(key, short(v) if isinstance(v, (int, float, np.number)) else str(v))
+    return plain(re.sub(r"@\d+", "?", fill(template, subs)))
 
 
 CAPTION_FULL = 8       # arrays up to this many numbers are written out in full in a caption
