@@ -124,3 +124,59 @@ def test_printed_like_torch(torch_sqrt, name):
 @pytest.mark.parametrize("code", ERRORS)
 def test_messages_like_torch(code):
     assert printed(gradviz, code) == printed(torch, code)
+
+
+# --- seeded training loops, printed ----------------------------------------------------------------
+
+LOOPS = {
+    "Adam, CrossEntropyLoss, MLP": """torch.manual_seed(0)
+X = torch.randn(24, 4); y = (X[:, 0] + X[:, 1] > 0).long() + (X[:, 2] > 1).long()
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+opt = torch.optim.Adam(model.parameters(), lr=0.01)
+loss_fn = torch.nn.CrossEntropyLoss()
+for step in range(8):
+    opt.zero_grad(); loss = loss_fn(model(X), y); loss.backward(); opt.step()
+    print(step, loss.item())
+print(model[2].bias)
+""",
+    "RMSprop, MSELoss, tanh": """torch.manual_seed(1)
+X = torch.randn(16, 3); y = X @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.3
+model = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 1))
+opt = torch.optim.RMSprop(model.parameters(), lr=0.01)
+for step in range(8):
+    opt.zero_grad(); loss = torch.nn.functional.mse_loss(model(X), y); loss.backward(); opt.step()
+    print(step, loss.item())
+print(model[0].weight)
+""",
+    "Adam, MSELoss, ReLU (no exp or log)": """torch.manual_seed(2)
+X = torch.randn(16, 3); y = X @ torch.tensor([[1.0], [-2.0], [0.5]])
+model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+opt = torch.optim.Adam(model.parameters(), lr=0.05)
+for step in range(8):
+    opt.zero_grad(); loss = torch.nn.functional.mse_loss(model(X), y); loss.backward(); opt.step()
+    print(step, loss.item())
+""",
+}
+
+
+# Where a loop still differs in the last digits, the reason is named (strict=False: an xfail that
+# starts passing when the numerics land is a reminder to remove it, not a failure).
+SQRT = pytest.mark.xfail(reason="PyTorch's CPU sqrt is MKL's vsSqrt, not correctly rounded (on this machine about "
+                                "20% of float32 results differ from numpy's by one ulp); gradviz does not reproduce "
+                                "it yet, so Adam/RMSprop/Adagrad steps differ in the last bit", strict=False)
+F32 = pytest.mark.xfail(reason="the data's X @ w and nn.Linear's addmm, and tanh, are not yet bit-identical to "
+                               "PyTorch's CPU kernels: helper f32's 'Exact float32' work (small matmuls, SLEEF tanh)",
+                        strict=False)
+_MARKS = {"RMSprop, MSELoss, tanh": [F32], "Adam, MSELoss, ReLU (no exp or log)": [SQRT]}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_MARKS.get(n, [])) for n in LOOPS])
+def test_training_loop_prints_torchs_losses(name):
+    assert printed(gradviz, LOOPS[name]) == printed(torch, LOOPS[name])
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[F32] if n == "RMSprop, MSELoss, tanh" else [])
+                                  for n in LOOPS])
+def test_training_loop_prints_torchs_losses_given_its_sqrt(torch_sqrt, name):
+    """With PyTorch's sqrt, everything else of the steps is gradviz's own."""
+    assert printed(gradviz, LOOPS[name]) == printed(torch, LOOPS[name])
