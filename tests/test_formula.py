@@ -258,3 +258,16 @@ def test_factors_point_at_the_picture_and_fan_in_paths_carry_their_term():
     (item,) = acc["chain"]["so_far"]
     assert item["of"] == "a" and item["value"] == "[1245.2864, -18.8506]"    # PyTorch's format
     assert item["latex"].startswith(r"\frac{\partial \mathrm{out}}{\partial a} = ")
+
+
+def test_the_nn_linear_network_of_lesson_6():
+    """nn.Linear records addmm with a transposed weight: Xᵀ … then ᵀ, and the bias summed over the batch."""
+    X = torch.tensor([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    Y = torch.tensor([[0.], [1.], [1.], [0.]])
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    loss = torch.nn.MSELoss()(model(X), Y)
+    w = AutogradWidget(loss, names={"X": X, "Y": Y, "model": model, "loss": loss})
+    assert_displayed_math_is_the_engines(w)
+    bias = next(e for e in w.derivation["leaves"] if e["leaf"] == "model.0.bias")
+    assert any(m["latex"].startswith(r"\sum_{\text{batch}}") for m in bias["paths"][0]["stages"])

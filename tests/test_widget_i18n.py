@@ -60,6 +60,7 @@ def test_korean_needs_no_particle_after_a_number_or_code_name(key):
 def test_korean_says_gradient_one_way():
     words = " ".join(i18n.STRINGS["ko"].values())
     assert "기울기" not in words and "그라디언트" in words
+    assert "리프" not in words and "잎 텐서" in words          # one word for a leaf, too
     assert "scalar" not in words.replace("scalar outputs", "")
 
 

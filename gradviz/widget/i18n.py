@@ -139,7 +139,7 @@ STRINGS = {
         "zoom_fit": "그래프 전체 보기",
         "fullscreen": "전체 화면",
         "key_title": "범례: 표시의 뜻",
-        "key_leaf": "리프 텐서 (requires_grad)",
+        "key_leaf": "잎 텐서 (requires_grad)",
         "key_const": "상수 또는 데이터: 그라디언트 없음",
         "key_root": "출력 (backward 시작점)",
         "key_op": "연산, grad_fn 이름으로 표시",
