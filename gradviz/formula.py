@@ -134,12 +134,13 @@ _SIMPLE = re.compile(r"[A-Za-z0-9.]+|\\[A-Za-z]+|[A-Za-z]_\{\d+\}|\\mathrm\{[^{}
 _NUMBER = re.compile(r"-?[\d.]+(e[-+]?\d+)?|\\left\[.*")
 
 
-def fill(template, subs):
+def fill(template, subs, text=False):
     r"""An op-table template with ``@0``, ``@y``, ``@n``... replaced by ``subs[key]`` (LaTeX).
 
     A power's base gets parentheses unless it is one symbol; a number written after a name or
     a number gets a ``\cdot`` (``3 \cdot 2``, not ``32``); a negative number is parenthesised.
-    Keys missing from ``subs`` are left as they are.
+    Keys missing from ``subs`` are left as they are.  ``text=True``: a plain-text template (a node's
+    symbol, ``^@n``): parentheses and ``·`` as characters.
 
     >>> fill("@n @0^{@n - 1}", {"n": "2", "0": "x + 1"})
     '2 \\left(x + 1\\right)^{2 - 1}'
@@ -150,16 +151,17 @@ def fill(template, subs):
         key, power = m.group(1), m.group(2)
         if key not in subs:
             return m.group(0)
-        text = str(subs[key])
-        numberish = _NUMBER.fullmatch(text) is not None
-        if numberish and text.startswith("-") and template.strip() != m.group(0):
-            text = rf"\left({text}\right)"
-        elif power and not _SIMPLE.fullmatch(text) and not text.startswith(r"\left("):
-            text = rf"\left({text}\right)"        # the base of a power
+        out = str(subs[key])
+        around = ("(", ")") if text else (r"\left(", r"\right)")
+        numberish = _NUMBER.fullmatch(out) is not None
+        if numberish and out.startswith("-") and template.strip() != m.group(0):
+            out = around[0] + out + around[1]
+        elif power and not _SIMPLE.fullmatch(out) and not out.startswith(around[0]):
+            out = around[0] + out + around[1]        # the base of a power
         before = template[:m.start()].rstrip()
         if numberish and re.search(r"(\d|[})]|(?<![\\A-Za-z])[A-Za-z])$", before):
-            text = r"\cdot " + text
-        return text + power
+            out = ("· " if text else r"\cdot ") + out
+        return out + power
 
     return _TOKEN.sub(one, template)
 

@@ -474,8 +474,7 @@ class _Builder:
         operand = getattr(_drawing(step), "operand", None)   # a number written as an operand: x ** 2
         if self.view == "dataflow" and operand:
             symbol = operand[2]
-        for k, v in sorted(params.items(), key=lambda kv: -len(kv[0])):
-            symbol = symbol.replace("@" + k, v)
+        symbol = write(symbol, params, text=True)              # ^@n -> ^2
         label = symbol if self.view == "dataflow" else step.name
         node = self.add((step.seq, 0, 0), kind="op", label=label, seq=step.seq, grad_fn=step.name,
                         op=step.key, symbol=symbol, params=params, is_leaf=False, requires_grad=True,
