@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 from ._watch import watched
+from .naming import is_tensor
 from .ops import OPS
 from .trace import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
@@ -147,11 +148,15 @@ class TorchAdapter(EngineAdapter):
     def _live_outputs(self, roots):
         """grad_fn -> a live tensor it made: the roots and the caller's variables."""
         out = {}
-        for t in list(roots) + list(self.found.tensors.values()):
+        for t in list(roots) + self._torch_tensors():
             fn = getattr(t, "grad_fn", None)
             if fn is not None:
-                out.setdefault(id(fn), t)
+                out.setdefault((id(fn), t.output_nr), t)
         return out
+
+    def _torch_tensors(self):
+        """The caller's named tensors that are torch's (a notebook may hold gradviz ones too)."""
+        return [t for t in self.found.tensors.values() if is_tensor(t) == "torch"]
 
     def _leaf(self, t, literal=False, use=None):
         """The Value of a leaf or data tensor (shared by every use; one per use for a literal).
@@ -182,7 +187,7 @@ class TorchAdapter(EngineAdapter):
         user = isinstance(fn, torch.autograd.function.BackwardCFunction)
         op = None if user else BY_NAME.get(name)
         meta = fn._input_metadata[0] if len(fn._input_metadata) else None
-        out_t = self.outputs.get(id(fn))
+        out_t = self.outputs.get((id(fn), 0))
         shape = tuple(meta.shape) if meta is not None else (tuple(out_t.shape) if out_t is not None else ())
         dtype = _np_dtype(torch, meta.dtype) if meta is not None else np.dtype(np.float32)
         out = Value(shape=shape, dtype=dtype, requires_grad=True, is_leaf=False,
@@ -197,10 +202,16 @@ class TorchAdapter(EngineAdapter):
             latex, dlatex = no_derivation_latex(label, len(fn.next_functions))
             key, symbol, op = None, label, None
         step = Step(seq=fn._sequence_nr(), name=name, op=op, key=key, symbol=symbol, latex=latex,
-                    dlatex=dlatex, params=params, out=out, fn=lambda fn=fn: fn, user=user)
-        for i, (nxt, _) in enumerate(fn.next_functions):
+                    dlatex=dlatex, params=params, out=out, fn=lambda fn=fn: fn, user=user,
+                    outputs=len(fn._input_metadata) or 1)
+        for i, (nxt, nr) in enumerate(fn.next_functions):
             if nxt is None:
                 step.inputs.append(self._const(fn, i, shape, dtype))
+            elif nr:     # output nr of a node with several (split): its value only from a variable
+                src, other = self.by_fn[id(nxt)], self.outputs.get((id(nxt), nr))
+                shape_nr = tuple(other.shape) if other is not None else src.out.shape
+                step.inputs.append(Input("op", src, shape_nr, src.out.dtype,
+                                         _array(other) if other is not None else None, output_nr=nr))
             elif nxt.name() == ACCUMULATE:
                 v = self._leaf(nxt.variable, use=step.seq)
                 step.inputs.append(Input("leaf", v, v.shape, v.dtype, v.data))
@@ -264,7 +275,7 @@ class TorchAdapter(EngineAdapter):
         """The step's output value, and its inputs' values (forward order: producers are done)."""
         fn = step.fn()
         for inp in step.inputs:
-            if inp.kind == "op":
+            if inp.kind == "op" and not inp.output_nr:
                 inp.data = inp.src.out.data
         seen = self.watched(fn)
         out_t = step.out.tensor()
@@ -347,7 +358,7 @@ class TorchAdapter(EngineAdapter):
         """A caller's data tensor (no gradient) holding exactly the numbers ``a`` (an inferred operand)."""
         if a.ndim == 0:
             return None
-        for t in self.found.tensors.values():
+        for t in self._torch_tensors():
             if t.grad_fn is None and not t.requires_grad and tuple(t.shape) == a.shape:
                 data = _array(t)
                 if data is not None and np.allclose(data, a, rtol=1e-5, atol=1e-6):

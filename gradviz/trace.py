@@ -167,6 +167,7 @@ class Input:
     shape: tuple = ()
     dtype: object = None
     data: np.ndarray = None
+    output_nr: int = 0           # which output of a node with several (torch's split: one node, n outputs)
 
 
 @dataclass(eq=False)
@@ -186,6 +187,7 @@ class Step:
     cut_only: bool = False       # reached only across a detach()/no_grad() cut (drawn, not animated)
     fn: object = field(default=None, repr=False)    # a weakref to the engine's node
     user: bool = False           # a custom autograd.Function: its code is the user's, never re-run
+    outputs: int = 1             # how many outputs the node has (torch's split: one node, several)
 
     @property
     def derivable(self):

@@ -385,3 +385,23 @@ def test_a_real_torch_model_collapses_into_its_layers():
         chain = {leaf["leaf"]: leaf["chain"] for leaf in w.derivation["leaves"]}
         assert chain["model.0.bias"] == " ".join(gradviz.graph.format_value(model[0].bias.grad.numpy()).split())
         model.zero_grad()
+
+
+def test_a_node_with_several_outputs_reads_each_from_its_variable():
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    p, q = a.split(2)                        # one SplitBackward0, two outputs
+    o = (p * 2 + q.exp()).sum()
+    w = animate(o, names={"a": a, "p": p, "q": q, "o": o})
+    assert w.error == ""
+    exp_in = next(w.caption(i) for i in range(len(w.frames)) if w.caption(i).startswith("Forward") and "ExpBackward0" in
+                  w.caption(i))
+    assert "= [3., 4.]" in exp_in                 # output 1 of the split, not output 0 (named after it: README)
+    assert w.derivation["leaves"][0]["chain"] == " ".join(
+        gradviz.graph.format_value(np.array([2, 2, np.exp(3), np.exp(4)], np.float32)).split())
+
+
+def test_a_gradient_torch_refuses_is_torchs_message():
+    x = torch.ones(2, requires_grad=True)
+    w = animate(x * 2, torch.ones(3))
+    assert w.frames[-1]["kind"] == "error" and "Mismatch in shape" in w.frames[-1]["error"]
+    assert "torch.Size([3])" in w.frames[-1]["error"] and x.grad is None

@@ -78,12 +78,16 @@ class Lesson:
         return [(i.kind, i.src) for i in node.inputs]
 
     def consumers(self):
-        """For each step or leaf (by id): the ``(step, i)`` uses of its output, in forward order."""
+        """For each step or leaf (by id): the ``(step, i)`` uses of its output, in forward order.
+
+        (The uses of a further output of a step with several are under ``(id(step), output_nr)``.)
+        """
         uses = {}
         for node in self.nodes:
             for i, inp in enumerate(node.inputs):
                 if inp.kind != "const":
-                    uses.setdefault(id(inp.src), []).append((node, i))
+                    key = (id(inp.src), inp.output_nr) if inp.output_nr else id(inp.src)
+                    uses.setdefault(key, []).append((node, i))
         return uses
 
     # -- names ---------------------------------------------------------------------------------

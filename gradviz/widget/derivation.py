@@ -150,7 +150,11 @@ def _vjp(lesson, node, i, g):
 
 def _recorded_vjp(lesson, node, i, g):
     e = lesson.trace.recorded(node)
-    if e is None or i >= len(e.grads_out) or e.grads_out[i] is None or np.shape(g) != np.shape(e.grad_in):
+    if e is None or i >= len(e.grads_out) or e.grads_out[i] is None:
+        return None
+    if node.outputs > 1:        # torch's split: what arrived at every output went out at once
+        return e.grads_out[i]
+    if np.shape(g) != np.shape(e.grad_in):
         return None
     if not np.allclose(np.asarray(g, np.float64), np.asarray(e.grad_in, np.float64), rtol=1e-5, atol=1e-8):
         return None
