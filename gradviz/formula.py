@@ -547,8 +547,8 @@ class Ind(Expr):
         return np.asarray(out, dtype=np.float64)
 
 
-class Sum(Expr):
-    """The sum a broadcast input gets back: over the copies PyTorch made (``\\sum_{\\text{batch}}``)."""
+class _Shaped(Expr):
+    """A formula of one argument brought to ``shape`` (a sum over copies, a reshape, a copy-back)."""
 
     def __init__(self, arg, shape):
         self.arg, self.shape = arg, tuple(shape)
@@ -559,6 +559,10 @@ class Sum(Expr):
     @property
     def matrix(self):
         return self.arg.matrix
+
+
+class Sum(_Shaped):
+    """The sum a broadcast input gets back: over the copies PyTorch made (``\\sum_{\\text{batch}}``)."""
 
     def latex(self, numbers=False):
         under = "" if len(self.shape) == 0 or math.prod(self.shape) == 1 else r"_{\text{batch}}"
@@ -568,22 +572,12 @@ class Sum(Expr):
         return unbroadcast(np.asarray(self.arg.value()), self.shape)
 
 
-class Reshape(Expr):
+class Reshape(_Shaped):
     """The same numbers in another shape (views, squeeze...): written as its argument."""
-
-    def __init__(self, arg, shape):
-        self.arg, self.shape = arg, tuple(shape)
-
-    def children(self):
-        return (self.arg,)
 
     @property
     def prec(self):
         return self.arg.prec
-
-    @property
-    def matrix(self):
-        return self.arg.matrix
 
     def latex(self, numbers=False):
         return self.arg.latex(numbers)

@@ -131,9 +131,16 @@ def test_the_mlp_is_written_as_matrices():
     assert any(r"\frac{1}{4}" in s for s in w1), "n = 4 filled in"
 
 
-def notebook_widgets(path):
-    """Run a notebook's code in-process; every ``gradviz.animate()`` call gives its widget."""
-    cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+def notebook_cells(path):
+    """The code of a notebook's code cells, in order."""
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def notebook_widgets(path, ns=None, stop=None):
+    """Run a notebook's code in-process (in ``ns``); every ``gradviz.animate()`` call gives its widget.
+
+    ``stop``: end after the cell that made that many widgets (the namespace as it was then)."""
+    cells = notebook_cells(path)
     made = []
     real = gradviz.animate
 
@@ -143,11 +150,12 @@ def notebook_widgets(path):
         made.append(w)
         return w
 
-    ns = {"__name__": "__main__"}
+    ns = {"__name__": "__main__"} if ns is None else ns
     gradviz.animate = animate
     try:
-        for c in cells:
-            src = "".join(c["source"])
+        for src in cells:
+            if stop is not None and len(made) >= stop:
+                break
             try:
                 exec(compile(src, path.name, "exec"), ns)
             except Exception:  # the lessons raise on purpose (a freed graph...): go on, as Run All does
