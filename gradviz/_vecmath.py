@@ -222,6 +222,107 @@ def _running_sum(a, b, start):
     return out
 
 
+def _sequential(products, start=None):
+    """``products`` (..., k) added left to right along the last axis, after ``start`` if given."""
+    if start is not None:
+        products = np.concatenate((np.asarray(start, _f)[..., None], products), axis=-1)
+    if not products.shape[-1]:
+        return np.zeros(products.shape[:-1], _f)
+    return np.add.accumulate(products, axis=-1)[..., -1]
+
+
+def _four_accumulators(products):
+    r"""Each row's sum as the column kernel for 4 or more rows adds it: the first r = k mod 4
+    (or 4) products in order, then four running sums :math:`s_j` over the rest (element r + j,
+    r + j + 4, ..., the first r joining :math:`s_0`), then :math:`(s_0 + s_2) + (s_1 + s_3)`."""
+    k = products.shape[1]
+    if k <= 4:
+        return _sequential(products)
+    r = k % 4 or 4
+    lanes = np.add.accumulate(products[:, r:].reshape(len(products), -1, 4), axis=1)[:, -1]
+    lanes[:, 0] = _sequential(products[:, r::4], _sequential(products[:, :r]))
+    return (lanes[:, 0] + lanes[:, 2]) + (lanes[:, 1] + lanes[:, 3])
+
+
+def _eight_accumulators(products):
+    r"""Each row's sum as the column kernel for 1 to 3 rows adds it: the first 4 products in order,
+    then blocks of 8 into eight running sums :math:`s_j` (the first four joining :math:`s_0`),
+    folded as :math:`((s_0 + s_4) + (s_2 + s_6)) + ((s_1 + s_5) + (s_3 + s_7))`, then the
+    leftover products in order."""
+    k = products.shape[1]
+    blocks = (k - 4) // 8 if k >= 12 else 0
+    if not blocks:
+        return _sequential(products)
+    end = 4 + 8 * blocks
+    s = np.add.accumulate(products[:, 4:end].reshape(len(products), -1, 8), axis=1)[:, -1]
+    s[:, 0] = _sequential(products[:, 4:end:8], _sequential(products[:, :4]))
+    total = ((s[:, 0] + s[:, 4]) + (s[:, 2] + s[:, 6])) + ((s[:, 1] + s[:, 5]) + (s[:, 3] + s[:, 7]))
+    return _sequential(products[:, end:], total)
+
+
+def _lanes(q, start, stride, blocks, peel):
+    """Running sums of ``q`` (..., k) over ``blocks`` blocks of ``stride`` from ``start``, one per
+    lane; the ``peel`` products before ``start`` join lane 0 first."""
+    end = start + stride * blocks
+    lanes = np.add.accumulate(q[..., start:end].reshape(q.shape[:-1] + (blocks, stride)), axis=-2)[..., -1, :]
+    if peel:
+        lanes[..., 0] = _sequential(q[..., start:end:stride], _sequential(q[..., :peel]))
+    return lanes
+
+
+def _aligned_dots(products, peel, unit):
+    r"""Dot products (..., k) as the row-by-row BLAS kernel adds them: the ``peel`` products that
+    bring the row to a 16-byte boundary in order, then 4 (``unit`` 4, or 8 when 8 to 15 remain)
+    or 8 (16 or more remain with ``unit`` 8) running sums over whole blocks, folded in pairs
+    (:math:`(s_0 + s_2) + (s_1 + s_3)`, or the 8-sum fold of :func:`_eight_accumulators`), then
+    the leftover products in order."""
+    k = products.shape[-1]
+    rest = k - peel
+    if unit == 8 and rest >= 16:
+        blocks = rest // 8
+        s = _lanes(products, peel, 8, blocks, peel)
+        total = ((s[..., 0] + s[..., 4]) + (s[..., 2] + s[..., 6])) + \
+                ((s[..., 1] + s[..., 5]) + (s[..., 3] + s[..., 7]))
+        end = peel + 8 * blocks
+    else:
+        groups = rest // 4 if unit == 4 else rest // 8 * 2
+        if not groups:
+            return _sequential(products)
+        s = _lanes(products, peel, 4, groups, peel)
+        total = (s[..., 0] + s[..., 2]) + (s[..., 1] + s[..., 3])
+        end = peel + 4 * groups
+    return _sequential(products[..., end:], total)
+
+
+def _rows_times_columns(a, b):
+    """``a @ b`` for row-major ``a`` and column-major ``b`` (``x @ W.t()``), few columns: each output
+    a dot product of two contiguous rows, cut where row i of ``a`` (at offset i·k of an aligned
+    tensor) meets a 16-byte boundary; columns in fours by one kernel, the rest by another."""
+    m, k = a.shape
+    n = b.shape[1]
+    products = a[:, None, :] * b.T[None, :, :]              # (m, n, k), rounded
+    out = np.empty((m, n), _f)
+    fours = n // 4 * 4
+    peels = (-np.arange(m) * k) % 4
+    for peel in range(4):
+        rows = np.nonzero(peels == peel)[0]
+        if len(rows):
+            if fours:
+                out[rows, :fours] = _aligned_dots(products[rows, :fours], peel, 4)
+            if fours < n:
+                out[rows, fours:] = _aligned_dots(products[rows, fours:], peel, 8)
+    return out
+
+
+def _matrix_vector(a, v):
+    """``a @ v`` for a matrix laid out by rows: rounded products, summed per row by the kernel
+    PyTorch's BLAS picks for a one-column product (by the number of rows)."""
+    products = a * v[None, :]
+    if len(a) >= 4:
+        return _four_accumulators(products)
+    return _eight_accumulators(products)
+
+
 def mm(a, b, bias=None):
     r"""``a @ b (+ bias)`` for 2-D float32 arrays, in the order PyTorch's CPU gemm rounds.
 
@@ -240,8 +341,12 @@ def mm(a, b, bias=None):
         return out if bias is None else out + bias
     m, k = a.shape
     n = b.shape[1]
-    if m >= 4 and n >= 12 and k:
+    if n == 1 and k > 4 and not _column_major(a) and (m > 1 or _column_major(b)):
+        out = _matrix_vector(a, b[:, 0])[:, None]
+    elif m >= 4 and n >= 12 and k:
         out = _fma_chain(a, b)
+    elif k > 4 and n > 1 and _column_major(b) and not _column_major(a):
+        out = _rows_times_columns(a, b)
     elif bias is not None and _bias_first(a, b):
         return _running_sum(a, b, np.asarray(bias, _f))
     else:
@@ -279,14 +384,42 @@ def mm_grad_b(g, y, a, b):
 
 
 def mv(a, v):
-    """``a @ v`` (matrix times vector) for float32: each row's products added from 0 in order."""
-    return mm(a, np.asarray(v)[:, None])[:, 0] if np.asarray(a).dtype == _f else np.matmul(a, v)
+    """``a @ v`` (matrix times vector) for float32, summed as PyTorch's BLAS sums (see :func:`mm`)."""
+    a, v = np.asarray(a), np.asarray(v)
+    if a.dtype != _f or v.dtype != _f:
+        return np.matmul(a, v)
+    if a.shape[1] > 4 and not _column_major(a):
+        return _matrix_vector(a, v)
+    return mm(a, v[:, None])[:, 0]
 
 
 def dot(a, b):
-    """``a · b`` for float32 vectors, the products added from 0 in order."""
-    return mm(np.asarray(a)[None, :], np.asarray(b)[:, None])[0, 0] if np.asarray(a).dtype == _f \
-        else np.dot(a, b)
+    r"""``a · b`` for float32 vectors, as the vectorised dot kernel adds the rounded products up.
+
+    Fewer than 4: in order.  Otherwise 16 running sums :math:`l_j` (lane j gets products j,
+    j + 16, ...); the leftover is taken 8 then 4 at a time into the first lanes, then one by one
+    into lane 0; the lanes fold as :math:`L_r = ((l_r + l_{r+4}) + l_{r+8}) + l_{r+12}`, then
+    :math:`(L_0 + L_2) + (L_1 + L_3)`.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != _f or b.dtype != _f:
+        return np.dot(a, b)
+    p = a * b
+    k = len(p)
+    if k < 4:
+        return _sequential(p[None, :])[0]
+    lanes = np.zeros(16, _f)
+    full = k // 16 * 16
+    if full:
+        lanes = np.add.accumulate(p[:full].reshape(-1, 16), axis=0)[-1]
+    i = full
+    for width in (8, 4):
+        if k - i >= width:
+            lanes[:width] += p[i:i + width]
+            i += width
+    lanes[0] = _sequential(p[None, i:], lanes[:1])[0]
+    quarters = np.add.accumulate(lanes.reshape(4, 4), axis=0)[-1]
+    return (quarters[0] + quarters[2]) + (quarters[1] + quarters[3])
 
 
 def bmm(a, b):

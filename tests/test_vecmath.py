@@ -91,19 +91,28 @@ EXACT_PRODUCTS = {
     "mm 4x2 @ 2x4": ("mm", 4, 2, 4),
     "mm 32x16 @ 16x16 (vectorised kernel)": ("mm", 32, 16, 16),
     "mm 32x2 @ 2x16 (vectorised kernel)": ("mm", 32, 2, 16),
+    "mm 3x17 @ 17x1": ("mm", 3, 17, 1),
     "addmm Linear(2, 4), batch 4": ("linear", 4, 2, 4),
     "addmm Linear(3, 1), batch 100": ("linear", 100, 3, 1),
+    "addmm Linear(16, 1), batch 32": ("linear", 32, 16, 1),
+    "addmm Linear(8, 5), batch 32": ("linear", 32, 8, 5),
+    "addmm Linear(13, 3), batch 2": ("linear", 2, 13, 3),
     "addmm Linear(16, 16), batch 32": ("linear", 32, 16, 16),
     "Linear(3, 2) weight gradient, batch 32": ("wgrad", 32, 3, 2),
+    "Linear(16, 1) weight gradient, batch 32": ("wgrad", 32, 16, 1),
     "mv 4x4 @ 4": ("mv", 4, 4, 1),
+    "mv 32x16 @ 16": ("mv", 32, 16, 1),
+    "mv 1x40 @ 40": ("mv", 1, 40, 1),
     "dot of 3": ("dot", 1, 3, 1),
+    "dot of 31": ("dot", 1, 31, 1),
+    "dot of 100": ("dot", 1, 100, 1),
     "bmm 2 x (3x5 @ 5x4)": ("bmm", 3, 5, 4),
 }
 # classes still computed in a different order than PyTorch's kernels use (see the report)
 OPEN_PRODUCTS = {
-    "addmm Linear(16, 1), batch 32": ("linear", 32, 16, 1),
-    "mv 32x16 @ 16": ("mv", 32, 16, 1),
-    "dot of 100": ("dot", 1, 100, 1),
+    "addmm Linear(30, 1), one row": ("linear", 1, 30, 1),
+    "addmm Linear(8, 5), one row": ("linear", 1, 8, 5),
+    "mm 2x33 @ 33x1": ("mm", 2, 33, 1),
 }
 
 
@@ -225,12 +234,16 @@ def test_training_loop_prints_torchs_losses():
     torch = pytest.importorskip("torch")
     import gradviz
 
-    def losses(lib, in_features, batch, out_features):
+    def losses(lib, in_features, batch, out_features, hidden=None, lr=0.01):
         lib.manual_seed(0)
         x = lib.randn(batch, in_features) * 10
         y = x @ lib.randn(in_features, out_features) + 0.5 * lib.randn(batch, out_features)
-        model = lib.nn.Linear(in_features, out_features)
-        loss_fn, opt = lib.nn.MSELoss(), lib.optim.SGD(model.parameters(), lr=0.01)
+        if hidden:   # a small MLP with a sigmoid layer
+            model = lib.nn.Sequential(lib.nn.Linear(in_features, hidden), lib.nn.Sigmoid(),
+                                      lib.nn.Linear(hidden, out_features))
+        else:
+            model = lib.nn.Linear(in_features, out_features)
+        loss_fn, opt = lib.nn.MSELoss(), lib.optim.SGD(model.parameters(), lr=lr)
         out = []
         for _ in range(100):
             opt.zero_grad()
@@ -240,5 +253,5 @@ def test_training_loop_prints_torchs_losses():
             out.append(repr(loss.item()))
         return out
 
-    for shape in [(3, 100, 1), (1, 100, 1), (3, 32, 2)]:
-        assert losses(gradviz, *shape) == losses(torch, *shape)
+    for case in [(3, 100, 1), (1, 100, 1), (3, 32, 2), (2, 32, 1, 16, 0.001), (2, 4, 1, 4, 0.001)]:
+        assert losses(gradviz, *case) == losses(torch, *case)
