@@ -93,7 +93,7 @@ def fill(template, lesson, node, numeric):
 
 def forward_latex(lesson, node):
     """What ``node`` computed, as written in the definitions: ``\\tanh\\left(b\\right)``, ``X W_{1}``."""
-    if node.key in F.ELEMENTWISE and node.op is not None:
+    if node.key in F.ELEMENTWISE and node.op is not None and all(i.data is not None for i in node.inputs):
         refs = {str(i): operand(lesson, node, i) for i in range(len(node.inputs))}
         for key, v in node.params.items():
             if F._param(key, v) is not None:

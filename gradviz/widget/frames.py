@@ -32,7 +32,7 @@ import numpy as np
 
 from ..formula import fill, plain
 from ._lesson import num, short
-from .derivation import check, local_derivative
+from .derivation import check, forward_latex, local_derivative
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
            "error_frame", "note_frame", "event_data", "expr_text"]
@@ -286,7 +286,7 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
         k += 1
         kinds = lesson.kinds(node)
         names = [lesson.input_text(kind, thing) or "?" for kind, thing in kinds]
-        expr = expr_text(node.latex, names, node.params)
+        expr = plain(forward_latex(lesson, node))      # as the definitions write it: 5 b, tanh(b)
         inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
         edges = [ids.edge_in(node, i) for i in range(len(kinds))]
         listed = [f"{names[i]} = {shown(a) if a is not None else '?'}" if kinds[i][0] != "const" or getattr(
