@@ -74,7 +74,7 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
         widget.locator('[data-gv="step"]').click()
         assert step_number(widget) == i
         if i == 10:
-            assert caption(widget).startswith("o = c · 0.5 = 20.")
+            assert caption(widget).startswith("o = 0.5 c = 20.")
             assert grad_text(widget) == ""
     assert caption(widget) == ("animate()'s backward() is done (x.grad = [10., 10.]); it put every .grad back "
                                "as it was, so o.backward() in the notebook starts from there.")
