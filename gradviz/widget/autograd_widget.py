@@ -241,7 +241,8 @@ class AutogradWidget(anywidget.AnyWidget):
         and shows the first.  Returns the new frames.
         """
         last = len(self.frames) - 1
-        i = self.frame if i is None else _check.whole_number("expand", "i", i, 0, last, f"the widget has {last + 1} steps")
+        # (the frames may have been replaced by fewer since the frame was set)
+        i = min(self.frame, len(self.frames) - 1) if i is None else _check.whole_number("expand", "i", i, 0, last, f"the widget has {last + 1} steps")
         f = self.frames[i]
         if "folded" not in f:
             raise ValueError(f"expand(): step {i} is not a folded step (only a group of a big graph's "
@@ -284,7 +285,8 @@ class AutogradWidget(anywidget.AnyWidget):
 
     def caption(self, i=None):
         """The words shown at step ``i`` (default: the current step), in the widget's language."""
-        i = self.frame if i is None else _check.whole_number(
+        # (the frames may have been replaced by fewer since the frame was set)
+        i = min(self.frame, len(self.frames) - 1) if i is None else _check.whole_number(
             "caption", "i", i, 0, len(self.frames) - 1, f"the widget has {len(self.frames)} steps")
         return render(self.lang, self.frames[i]["msg"])
 
