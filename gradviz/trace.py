@@ -395,13 +395,18 @@ class GradvizAdapter(EngineAdapter):
         seen, stack, fns, grad_fns = set(), [], [], set()
 
         def visit(t):
-            if t._grad_fn is not None:
-                stack.append(t._grad_fn)
-            elif cuts and id(t) not in seen:
-                seen.add(id(t))
-                for origin, how in _cut_origins(t):
-                    self.cuts.append((t, origin, how))
-                    visit(origin)
+            # depth first, with a stack of our own: a leaf cut from a leaf cut from ... can be
+            # thousands deep.  A task is (tensor, the cut that led to it or None).
+            todo = [(t, None)]
+            while todo:
+                t, cut = todo.pop()
+                if cut is not None:
+                    self.cuts.append(cut)
+                if t._grad_fn is not None:
+                    stack.append(t._grad_fn)
+                elif cuts and id(t) not in seen:
+                    seen.add(id(t))
+                    todo.extend((origin, (t, origin, how)) for origin, how in reversed(_cut_origins(t)))
 
         # first the gradient graph alone (what backward() can reach), then the cut history
         gstack, gseen = [r._grad_fn for r in roots if r._grad_fn is not None], set()

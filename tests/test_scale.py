@@ -147,3 +147,15 @@ def test_draw_a_20000_op_chain():
     x, h = chain(N)
     d = gradviz.draw(h)
     assert d.graph.summarized and len(d.graph.nodes) <= 200 and "<svg" in d.svg()
+
+
+def test_a_leaf_cut_from_a_leaf_thousands_deep():
+    """detach().requires_grad_() again and again: each leaf remembers (weakly) the one it was cut
+    from, and the dataflow view walks that history without recursing."""
+    c = torch.tensor(1.0, requires_grad=True)
+    alive = [c]
+    for _ in range(3000):
+        c = c.detach().requires_grad_()
+        alive.append(c)
+    w = gradviz.animate(c)
+    assert w.error == "" and w.graph["summarized"]
