@@ -8,7 +8,7 @@ as ``torch.Tensor`` derives from ``torch._C.TensorBase``.
 
 import math
 
-__all__ = ["TensorBase", "device", "layout", "strided", "Size", "return_types"]
+__all__ = ["TensorBase", "device", "check_device", "layout", "strided", "Size", "return_types"]
 
 
 class TensorBase:
@@ -41,6 +41,12 @@ class device:
 
     def __hash__(self):
         return hash((self.type, self.index))
+
+
+def check_device(device):
+    """``device="cuda"`` fails as it does in a PyTorch built without CUDA: gradviz computes on the CPU."""
+    if device is not None and str(device).split(":")[0] not in ("cpu",):
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 class layout:

@@ -132,7 +132,6 @@ def test_the_cycle_finder_finds_cycles():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-@pytest.mark.xfail(strict=True, reason="tensor.py is being split")
 def test_no_module_is_too_long():
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
     assert max(sizes.values()) < 1000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]

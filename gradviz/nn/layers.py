@@ -8,7 +8,7 @@ from itertools import islice
 
 from .. import _dtype
 from ..autograd import no_grad
-from ..tensor import _filled
+from .._creation import _filled
 from . import functional as F
 from . import init
 from .module import Module, _addindent

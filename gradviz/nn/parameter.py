@@ -1,6 +1,8 @@
 """Parameter: a tensor that a Module registers as something to train."""
 
-from ..tensor import Tensor, _filled, _finish
+from .._creation import _filled
+from .._operands import _finish
+from ..tensor import Tensor
 
 __all__ = ["Parameter"]
 

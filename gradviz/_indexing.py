@@ -1,0 +1,127 @@
+"""Indexing: ``x[0]``, ``x[:, 1:]``, ``x[None]``, ``x[[0, 2]]``, ``x[x > 0]``, and ``x[i] = v``,
+recorded node by node as PyTorch records them, and refused in PyTorch's words.
+"""
+
+import builtins
+
+import numpy as np
+
+from ._engine import apply
+from ._inplace import _check_leaf, _inplace
+from ._operands import _literal
+from ._types import TensorBase
+from .ops import OPS
+
+__all__ = ["getitem", "setitem"]
+
+
+def getitem(self, key):
+    """``x[key]``: basic indexing as one view node per dimension, advanced indexing as one IndexBackward0."""
+    if self.ndim == 0 and any(isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool)
+                              for k in (key if isinstance(key, tuple) else (key,))):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if isinstance(key, slice):  # a lone slice is always recorded, even x[:]
+        if self.ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        if key.step is not None and key.step <= 0:
+            raise ValueError("step must be greater than zero")
+        return apply(OPS["slice"], (self,), dim=0, s=slice(*key.indices(self.shape[0])))
+    key = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in key):
+        np_key = tuple(k._data if isinstance(k, TensorBase) else k for k in key)
+        _check_indices(np_key, self.shape)
+        try:
+            return apply(OPS["index"], (self,), key=np_key if len(np_key) > 1 else np_key[0])
+        except IndexError as e:
+            raise IndexError(str(e)) from None
+    # basic indexing, one dimension at a time, as PyTorch records it
+    _check_indices(key, self.shape)
+    out, dim = self, 0
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    for k in key:
+        if k is Ellipsis:
+            dim += out.ndim - dim - (consumed - _consumed_before(key, k))
+        elif k is None:
+            out = apply(OPS["unsqueeze"], (out,), dim=dim)
+            dim += 1
+        elif isinstance(k, slice):
+            if dim >= out.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+            n = out.shape[dim]
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            s = slice(*k.indices(n))
+            if s != slice(0, n, 1):
+                out = apply(OPS["slice"], (out,), dim=dim, s=s)
+            dim += 1
+        else:
+            if dim >= out.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+            i, n = int(k), out.shape[dim]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+            out = apply(OPS["select"], (out,), dim=dim, index=i % n)
+    if out is self:  # only full slices and ...: still a new view, as in PyTorch
+        out = apply(OPS["alias"], (self,))
+    return out
+
+
+def setitem(self, key, value):
+    """``x[key] = value``: written through the view, recorded as CopySlices when a gradient flows."""
+    key = _np_key(key)
+    _check_leaf(self, view=True)  # PyTorch writes through the view self[key]
+    if isinstance(value, TensorBase) and value._requires_grad or self._requires_grad:
+        value = value if isinstance(value, TensorBase) else _literal(value, self.dtype, self)
+        _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value)
+        return
+    self._data[key] = value._data if isinstance(value, TensorBase) else value
+    self._vbox[0] += 1
+
+
+def _is_advanced(k):
+    return isinstance(k, (TensorBase, list, np.ndarray)) or isinstance(k, (builtins.bool, np.bool_))
+
+
+def _check_indices(key, shape):
+    """Refuse what PyTorch refuses, in its words: float indices, integers out of range (counted
+    among the index tensors), boolean masks of the wrong shape."""
+    dim = advanced = 0
+    for k in key:
+        if isinstance(k, builtins.float):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got float)")
+        if isinstance(k, np.ndarray) and k.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if isinstance(k, (np.ndarray, list)) and np.asarray(k).dtype.kind in "iu" and dim < len(shape):
+            k, n = np.asarray(k), shape[dim]
+            bad = k[(k >= n) | (k < -n)]
+            if bad.size:
+                raise IndexError(f"index {bad.flat[0]} is out of bounds for dimension {advanced} with size {n}")
+        if isinstance(k, (np.ndarray, list)):
+            advanced += 1
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim:
+            for j, n in enumerate(k.shape):
+                if dim + j >= len(shape) or n != shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(shape)} at index {dim + j}")
+            dim += k.ndim
+        elif k is not None and k is not Ellipsis:
+            dim += 1
+
+
+def _consumed_before(key, stop):
+    n = 0
+    for k in key:
+        if k is stop:
+            return n
+        if k is not None:
+            n += 1
+    return n
+
+
+def _np_key(key):
+    if isinstance(key, tuple):
+        return tuple(k._data if isinstance(k, TensorBase) else k for k in key)
+    return key._data if isinstance(key, TensorBase) else key

@@ -1,0 +1,78 @@
+"""In-place operations: ``x.add_(y)``, ``x[0] = 1``, ``x.t_()`` -- the out-of-place op written back.
+
+Writing into a tensor must keep autograd honest: a leaf that requires grad refuses (its gradient
+would be wrong), the tensor takes over the new node's history, and its version counter goes up
+so that a value saved earlier for backward is caught if it changed.
+"""
+
+import weakref
+
+from . import _dtype as D
+from ._engine import _GradMode, apply
+from ._types import TensorBase
+from .ops import OPS
+
+__all__ = []
+
+
+def _check_leaf(t, view=False):
+    """In-place changes to a leaf that requires grad (or to a view of one) would corrupt its gradient."""
+    if not _GradMode.enabled:
+        return
+    owner = t if t._base is None else t._base
+    if (view or owner is not t) and owner._requires_grad and owner._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _inplace(self, fn, *args):
+    """``self.op_(...)``: compute ``fn(self, ...)``, then write it into self's storage.
+
+    When the result has a grad_fn, self takes it over (PyTorch "rebases" the history), and
+    its version counter goes up so saved copies of the old value can be caught at backward.
+    """
+    record = _GradMode.enabled and (self._requires_grad or any(
+        isinstance(a, TensorBase) and a._requires_grad for a in args))
+    _check_leaf(self)
+    src = self
+    if record:  # the op may save its input: give it the old value, not the storage we overwrite
+        src = self._wrap(self._data.copy())
+        src._grad_fn, src._requires_grad, src._acc = self._grad_fn, self._requires_grad, self._acc
+        src._seq = self._seq
+    result = fn(src, *args)
+    if result.dtype.kind > self.dtype.kind:
+        raise RuntimeError(f"result type {D.TYPE_NAMES[result.dtype.name]} can't be cast to the "
+                           f"desired output type {D.TYPE_NAMES[self.dtype.name]}")
+    if result.shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    self._data[...] = result._data
+    self._vbox[0] += 1
+    node = result._grad_fn
+    if node is not None:
+        self._grad_fn, self._requires_grad = node, True
+        node._out = weakref.ref(self)
+        if node._saved and node._saved[-1] is not None:  # it saved its output: that is self now
+            node._saved[-1] = (self._data, self._vbox, self._vbox[0], None)
+    return self
+
+
+def _restride(self, key, **params):
+    """``x.t_()``, ``x.transpose_()``, ``x.(un)squeeze_()``: x itself becomes the view (same
+    storage, new shape) and, when it has a history, the view's node continues it."""
+    _check_leaf(self)
+    view = apply(OPS[key], (self,), **params)
+    self._data = view._data
+    if view._grad_fn is not None:
+        self._grad_fn, view._grad_fn._out = view._grad_fn, weakref.ref(self)
+    return self
+
+
+def _make_inplace(name):
+    def method(self, *args, **kwargs):
+        return _inplace(self, lambda t, *a: getattr(t, name)(*a, **kwargs), *args)
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``t.{name}_(...)``: ``t.{name}(...)`` written into t's own storage."
+    return method

@@ -1,0 +1,34 @@
+"""The legacy constructors: ``FloatTensor``, ``LongTensor``... -- ``FloatTensor(2, 3)``,
+``isinstance(x, LongTensor)`` and ``x.type(DoubleTensor)``, as old tutorials use them.
+"""
+
+from . import _dtype as D
+from .tensor import Tensor, _legacy_new
+
+__all__ = ["FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
+           "ByteTensor", "BoolTensor"]
+
+
+class _LegacyMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, **kwargs):
+        return _legacy_new(cls.dtype, *args, **kwargs)
+
+    def __repr__(cls):
+        return f"<class 'gradviz.{cls.__name__}'>"
+
+
+def _legacy_class(name, dtype):
+    return _LegacyMeta(name, (), {"dtype": dtype})
+
+
+FloatTensor = _legacy_class("FloatTensor", D.float32)
+DoubleTensor = _legacy_class("DoubleTensor", D.float64)
+LongTensor = _legacy_class("LongTensor", D.int64)
+IntTensor = _legacy_class("IntTensor", D.int32)
+ShortTensor = _legacy_class("ShortTensor", D.int16)
+CharTensor = _legacy_class("CharTensor", D.int8)
+ByteTensor = _legacy_class("ByteTensor", D.uint8)
+BoolTensor = _legacy_class("BoolTensor", D.bool)

@@ -1,0 +1,313 @@
+"""An op's arguments as PyTorch reads them: numbers as constant tensors, type promotion, dims and
+shapes, and PyTorch's own words when it refuses one.
+
+Tensors are recognised as :class:`gradviz._types.TensorBase` and new ones (a constant for
+``x * 2``) made through the class of a tensor at hand, so this module sits below ``Tensor``.
+"""
+
+import builtins
+import functools
+import inspect
+import math
+
+import numpy as np
+
+from . import _dtype as D
+from ._arrays import as_array
+from ._engine import apply
+from ._types import TensorBase
+from .ops import OPS
+
+__all__ = []
+
+
+def _literal(value, dt, like):
+    """A Python number used in an op, as a 0-d constant tensor of ``like``'s class (PyTorch's 'wrapped number')."""
+    t = like._wrap(np.asarray(value).astype(dt.np))   # wraps around as PyTorch does: int8 * 200
+    t._literal = True
+    return t
+
+
+def _broadcast_error(a, b):
+    sa, sb = list(a), list(b)
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        x = sa[-i] if i <= len(sa) else 1
+        y = sb[-i] if i <= len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            dim = max(len(sa), len(sb)) - i
+            return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                                f"at non-singleton dimension {dim}")
+    return RuntimeError("shapes cannot be broadcast")
+
+
+def _is_operand(v):
+    """Tensors, numbers and arrays take part in arithmetic; ``x + "a"`` or ``x + [1]`` is a TypeError."""
+    return isinstance(v, (TensorBase, builtins.int, builtins.float, np.ndarray, np.number, np.bool_))
+
+
+_BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+             "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _check_sub(a, b):
+    """PyTorch refuses ``-`` on booleans (a mask is inverted with ``~``)."""
+    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, TensorBase) and v.dtype is D.bool
+               for v in (a, b)]
+    if all(is_bool) and isinstance(a, TensorBase) and isinstance(b, TensorBase):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if any(is_bool):
+        raise RuntimeError(_BOOL_SUB)
+
+
+def _binary(key, a, b, float_result=False, **params):
+    """``a <op> b`` with PyTorch's type promotion; Python numbers become constant inputs."""
+    if not _is_operand(b):
+        return NotImplemented
+    if isinstance(b, TensorBase) and a._data.dtype == b._data.dtype and (a._data.dtype.kind == "f" or not float_result):
+        try:  # the common case, two tensors of one dtype: nothing to promote
+            return apply(OPS[key], (a, b), [a._data, b._data], **params)
+        except ValueError:
+            raise _broadcast_error(a.shape, b.shape) from None
+    if not isinstance(b, TensorBase):
+        if isinstance(b, np.ndarray):
+            b = a._wrap(as_array(b))
+        else:
+            dt = D.with_scalar(a.dtype, b) if isinstance(a, TensorBase) else D.result_type(a, b)
+            if float_result and not dt.is_floating_point:
+                dt = D.get_default_dtype()
+            b = _literal(b, dt, a)
+    if not isinstance(a, TensorBase):
+        a = _literal(a, D.result_type(a, b), b)
+    dt = a.dtype if a._data.dtype == b._data.dtype else D.result_type(a, b)
+    if float_result and not dt.is_floating_point:
+        dt = D.get_default_dtype()
+    arrays = [a._data if a._data.dtype == dt.np else a._data.astype(dt.np),
+              b._data if b._data.dtype == dt.np else b._data.astype(dt.np)]
+    try:
+        return apply(OPS[key], (a, b), arrays, **params)
+    except ValueError:
+        raise _broadcast_error(a.shape, b.shape) from None
+
+
+def _floating(t):
+    """Unary maths on an integer tensor happens in the default float dtype, as in PyTorch."""
+    if t.dtype.is_floating_point:
+        return None
+    return [t._data.astype(D.get_default_dtype().np)]
+
+
+def _check_alpha(t, alpha):
+    if isinstance(alpha, builtins.float) and not t.dtype.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _rounded_division(t, other, kind, reverse=False):
+    """``//``, ``%``, fmod and ``div(rounding_mode=...)``: PyTorch's promotion, and its node
+    (NotImplemented for ``//``, whose derivative PyTorch does not define)."""
+    if not _is_operand(other):
+        return NotImplemented
+    number = not isinstance(other, (TensorBase, np.ndarray))
+    o = other if isinstance(other, TensorBase) else t._wrap(as_array(other)) if isinstance(other, np.ndarray) \
+        else _literal(other, D.result_type(t, other), t)
+    dt = D.result_type(t, o)
+    a, b = t._data.astype(dt.np, copy=False), o._data.astype(dt.np, copy=False)
+    if not dt.is_floating_point and (b == 0).any():
+        raise RuntimeError("ZeroDivisionError")   # integers have no inf to give
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise _broadcast_error(t.shape, o.shape) from None
+    if kind in ("floor", "trunc"):
+        return apply(OPS["div_rounding"], (t, o), [a, b], rounding_mode=kind)
+    if reverse:
+        key = {"floor_divide": "floor_divide_scalar", "remainder": "rremainder"}[kind]
+        return apply(OPS[key], (t,), [a], c=b, **({"reverse": True} if key == "floor_divide_scalar" else {}))
+    if number:
+        return apply(OPS[kind + "_scalar"], (t,), [a], c=b)
+    return apply(OPS[kind], (t, o), [a, b])
+
+
+def _unary(key, t, **params):
+    return apply(OPS[key], (t,), _floating(t), **params)
+
+
+def _dims(dim, ndim):
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {d})")
+        out.append(d % max(ndim, 1))
+    return tuple(out)
+
+
+class _EveryDim:
+    """The default of sum/mean: no ``dim`` given at all, which PyTorch records as another node
+    (SumBackward0) than an explicit ``dim=None`` or ``dim=()`` (SumBackward1)."""
+
+    def __repr__(self):
+        return "None"
+
+
+_EVERY_DIM = _EveryDim()
+
+
+def _reduced_dims(dim, ndim):
+    if dim is None or isinstance(dim, (tuple, list)) and not dim:
+        return tuple(range(ndim))
+    dims = _dims(dim, ndim)
+    return dims if ndim else ()
+
+
+def _shape_args(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def _new_shape(args, fn):
+    """The shape of a new tensor from ``fn(2, 3)`` or ``fn((2, 3))``, refused as PyTorch refuses it."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    elif len(args) == 1 and not _is_int(args[0]):
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {type(args[0]).__name__}")
+    for i, a in enumerate(args, 1):
+        if not _is_int(a):
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i} with error "
+                            f'"type must be tuple of ints,but got {type(a).__name__}"')
+    shape = tuple(int(a) for a in args)
+    for d in shape:
+        if d < 0 and fn == "zeros":  # zeros has a check of its own
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(shape)}")
+    return shape
+
+
+def _is_int(a):
+    return isinstance(a, (builtins.int, np.integer)) or isinstance(a, TensorBase) and not a.is_floating_point()
+
+
+def _number(v):
+    return v.item() if isinstance(v, TensorBase) else v
+
+
+def _viewable(a, shape):
+    """Can ``a`` be seen with ``shape`` without copying? PyTorch's ``computeStride``, on numpy strides.
+
+    Runs of dimensions that are contiguous with each other may be merged or split; a view cannot
+    cross from one such run to the next.
+    """
+    old, new = a.shape, tuple(shape)
+    if not old or a.size == 0:
+        return True
+    strides = [s // a.itemsize for s in a.strides]
+    view_d, base = len(new) - 1, strides[-1]
+    tensor_numel = view_numel = 1
+    for d in range(len(old) - 1, -1, -1):
+        tensor_numel *= old[d]
+        if d == 0 or (old[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
+
+
+def _finish(t, requires_grad):
+    """``requires_grad=`` of a new tensor: only floating-point tensors can have a gradient."""
+    if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return t
+
+
+def _inferred(shape, n):
+    """``shape`` with its ``-1`` worked out for ``n`` elements, refused as PyTorch refuses it."""
+    known = math.prod(d for d in shape if d != -1)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape and known and n % known == 0:
+        shape = tuple(n // known if d == -1 else d for d in shape)
+    if math.prod(shape) != n or any(d < 0 for d in shape):
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
+    return shape
+
+
+def _expanded(t, shape):
+    """The shape ``t.expand(*shape)`` makes (``-1`` keeps a size), refused in PyTorch's words."""
+    if len(shape) < t.ndim:
+        raise RuntimeError(f"expand(gradviz.{t.dtype.legacy}{{{list(t.shape)}}}, size={list(shape)}): the "
+                           f"number of sizes provided ({len(shape)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({t.ndim})")
+    old = (None,) * (len(shape) - t.ndim) + tuple(t.shape)
+    asked, shape = shape, tuple(s if d == -1 else d for d, s in zip(shape, old))
+    for i in reversed(range(len(shape))):          # PyTorch checks from the last dimension
+        d, s = shape[i], old[i]
+        if s is not None and s != 1 and d != s:
+            raise RuntimeError(f"The expanded size of the tensor ({d}) must match the existing size ({s}) "
+                               f"at non-singleton dimension {i}.  Target sizes: {list(asked)}.  "
+                               f"Tensor sizes: {list(t.shape)}")
+    return shape
+
+
+def _permutation(t, dims):
+    """``t.permute(*dims)``'s dims, checked as PyTorch checks them."""
+    if len(dims) != t.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           "length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{t.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = _dims(dims, t.ndim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return dims
+
+
+def _check_multinomial(t, num_samples, replacement):
+    """``t.multinomial(...)``'s weights and count, refused in PyTorch's words."""
+    if not 1 <= t.ndim <= 2:
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           + t.type().split(".")[-1].removesuffix("Tensor"))
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > t.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = t._data.reshape(-1, t._data.shape[-1])
+    if not replacement or num_samples == 1:
+        if not ((rows < np.inf) & (rows >= 0)).all():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if (rows.sum(axis=-1) == 0).any():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        return
+    for row in rows:
+        if (row < 0).any():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if not np.isfinite(row).all():
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+        if not row.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _with_keepdims(method):
+    @functools.wraps(method)
+    def accepting_keepdims(*args, **kwargs):
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return method(*args, **kwargs)
+    return accepting_keepdims
+
+
+def accept_keepdims(cls):
+    """PyTorch's argument parser takes numpy's spelling ``keepdims=`` for ``keepdim=`` wherever a
+    function has one (``x.sum(1, keepdims=True)``), but not in ``norm``, which is written in Python."""
+    for name, method in list(vars(cls).items()):
+        if name != "norm" and inspect.isfunction(method) and "keepdim" in inspect.signature(method).parameters:
+            setattr(cls, name, _with_keepdims(method))

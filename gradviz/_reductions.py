@@ -1,0 +1,85 @@
+"""Reductions with PyTorch's argument handling: which node ``sum()`` records (SumBackward0, or
+SumBackward1 for any ``dim=``), the dtype integers are summed in, ``max(dim)``'s values and
+indices, ``median``, and ``var``/``std`` with their corrections.
+"""
+
+import builtins
+
+import numpy as np
+
+from . import _dtype as D
+from ._engine import apply
+from ._operands import _EVERY_DIM, _binary, _dims, _reduced_dims
+from ._types import TensorBase, return_types
+from .ops import OPS, _median_index
+
+__all__ = ["sum_", "mean", "prod", "moment", "extreme", "median"]
+
+
+def sum_(t, dim, keepdim, dtype):
+    """The sum of all elements (SumBackward0), or along ``dim`` (SumBackward1; ``dim=None`` is every dim)."""
+    t = t.to(dtype) if dtype is not None else t
+    if not t.dtype.is_floating_point and t.dtype is not D.int64:
+        t = t.to(D.int64)
+    if dim is _EVERY_DIM:
+        return apply(OPS["sum"], (t,))
+    return apply(OPS["sum_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
+
+
+def mean(t, dim, keepdim, dtype):
+    t = t.to(dtype) if dtype is not None else t
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {D.TYPE_NAMES[t.dtype.name]}")
+    if dim is _EVERY_DIM:
+        return apply(OPS["mean"], (t,))
+    return apply(OPS["mean_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
+
+
+def prod(t, dim, keepdim, dtype):
+    """The product of the elements (along ``dim``)."""
+    t = t.to(dtype) if dtype is not None else t
+    if not t.dtype.is_floating_point and t.dtype is not D.int64:
+        t = t.to(D.int64)
+    if dim is None:
+        return apply(OPS["prod"], (t,))
+    return apply(OPS["prod_dim"], (t,), dim=_dims(dim, t.ndim)[0], keepdim=keepdim)
+
+
+def moment(t, key, dim, unbiased, keepdim, correction):
+    if isinstance(dim, builtins.bool):  # std(False): the old positional unbiased
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not t.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if dim is None:
+        return apply(OPS[key], (t,), correction=correction)
+    return apply(OPS[key], (t,), dim=_dims(dim, t.ndim), correction=correction, keepdim=keepdim)
+
+
+def extreme(t, which, dim, keepdim):
+    if isinstance(dim, TensorBase):  # torch.max(a, b): the elementwise maximum
+        return _binary(which + "imum", t, dim)
+    if dim is None:
+        if t._data.size == 0:
+            raise RuntimeError(f"{which}(): Expected reduction dim to be specified for input.numel() "
+                               "== 0. Specify the reduction dim with the 'dim' argument.")
+        return apply(OPS["a" + which], (t,))
+    d = _dims(dim, t.ndim)[0]
+    values = apply(OPS[which + "_dim"], (t,), dim=d, keepdim=keepdim)
+    arg = np.argmax if which == "max" else np.argmin
+    indices = t._wrap(np.asarray(arg(t._data, axis=d, keepdims=keepdim), np.int64))
+    return getattr(return_types, which)(values, indices)
+
+
+def median(t, dim, keepdim):
+    """The lower of the two middle values (no averaging): overall, or along ``dim`` with where it is."""
+    if dim is None:
+        if t._data.size == 0:        # no middle value: nan, as PyTorch says
+            return t._wrap(np.asarray(np.nan, t._data.dtype))
+        return apply(OPS["median"], (t,))
+    d = _dims(dim, t.ndim)[0]
+    values = apply(OPS["median_dim"], (t,), dim=d, keepdim=keepdim)
+    idx = _median_index(t._data, d)
+    return return_types.median(values, t._wrap((idx if keepdim else np.squeeze(idx, d)).astype(np.int64)))
