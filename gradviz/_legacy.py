@@ -3,7 +3,8 @@
 """
 
 from . import _dtype as D
-from .tensor import Tensor, _legacy_new
+from ._operands import _legacy_new
+from .tensor import Tensor
 
 __all__ = ["FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor",
            "ByteTensor", "BoolTensor"]
@@ -14,7 +15,7 @@ class _LegacyMeta(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype
 
     def __call__(cls, *args, **kwargs):
-        return _legacy_new(cls.dtype, *args, **kwargs)
+        return _legacy_new(Tensor, cls.dtype, *args, **kwargs)
 
     def __repr__(cls):
         return f"<class 'gradviz.{cls.__name__}'>"

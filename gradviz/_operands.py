@@ -15,7 +15,7 @@ import numpy as np
 from . import _dtype as D
 from ._arrays import as_array
 from ._engine import apply
-from ._types import TensorBase
+from ._types import Size, TensorBase, check_device
 from .ops import OPS
 
 __all__ = []
@@ -311,3 +311,32 @@ def accept_keepdims(cls):
     for name, method in list(vars(cls).items()):
         if name != "norm" and inspect.isfunction(method) and "keepdim" in inspect.signature(method).parameters:
             setattr(cls, name, _with_keepdims(method))
+
+
+def _legacy_new(cls, dtype, *args, **kwargs):
+    """``Tensor(2, 3)`` (a new 2x3 tensor) or ``Tensor([[0, 1], [1, 0]])`` (from data), made of ``cls``."""
+    if kwargs.get("device") not in (None, "cpu"):
+        check_device(kwargs["device"])
+    if not args:
+        return cls._wrap(np.zeros((0,), dtype.np))
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, TensorBase)) and not isinstance(args[0], Size):
+        data = args[0]
+        if isinstance(data, TensorBase):
+            if data.dtype is not dtype:
+                raise TypeError(f"expected {_options(dtype)} (got {_options(data.dtype)})")
+            return data.detach()
+        return cls._wrap(np.array(as_array(data), dtype=dtype.np))
+    if len(args) == 1 and isinstance(args[0], str):
+        raise TypeError("new(): invalid data type 'str'")
+    if len(args) == 1 and not _is_int(args[0]):
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    if not _is_int(args[0]):
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)}), but expected one of:")
+    return cls._wrap(np.zeros(_new_shape(args, "new"), dtype.np))
+
+
+def _options(dtype):
+    """How PyTorch's C++ prints a legacy constructor's expected type (c10::TensorOptions)."""
+    return (f"TensorOptions(dtype={D.CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")

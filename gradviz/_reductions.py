@@ -11,7 +11,8 @@ from . import _dtype as D
 from ._engine import apply
 from ._operands import _EVERY_DIM, _binary, _dims, _reduced_dims
 from ._types import TensorBase, return_types
-from .ops import OPS, _median_index
+from ._rules import _median_index
+from .ops import OPS
 
 __all__ = ["sum_", "mean", "prod", "moment", "extreme", "median"]
 

@@ -22,12 +22,14 @@ from ._format import tensor_repr
 from ._functions import matmul, where
 from ._indexing import getitem, setitem
 from ._inplace import _check_leaf, _inplace, _restride
+from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_multinomial, _check_sub, _dims,
+                        _expanded, _finish, _floating, _inferred, _is_int, _is_operand, _legacy_new, _new_shape, _number,
+                        _permutation, _reduced_dims, _rounded_division, _shape_args, _unary, _viewable,
+                        accept_keepdims)
+from ._rules import _median_index, _sorted
 from ._table_methods import install_table_methods
-from ._operands import (_EVERY_DIM, _check_multinomial, _expanded, _inferred, _permutation, accept_keepdims, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _finish, _floating,
-                        _is_int, _is_operand, _new_shape, _number, _reduced_dims, _rounded_division,
-                        _shape_args, _unary, _viewable)
 from ._types import Size, TensorBase, check_device, device, return_types, strided
-from .ops import OPS, _median_index, _sorted
+from .ops import OPS
 
 __all__ = ["Tensor", "Size", "apply", "as_array", "return_types"]
 
@@ -49,7 +51,7 @@ class Tensor(TensorBase):
     __array_priority__ = 1000   # numpy defers to Tensor's reflected operators
 
     def __new__(cls, *args, **kwargs):
-        return _legacy_new(D.get_default_dtype(), *args, **kwargs)
+        return _legacy_new(Tensor, D.get_default_dtype(), *args, **kwargs)
 
     @classmethod
     def _wrap(cls, array):
@@ -966,34 +968,6 @@ class _RemovableHandle:
     def remove(self):
         self.hooks.pop(self.key, None)
 
-
-def _legacy_new(dtype, *args, **kwargs):
-    """``Tensor(2, 3)`` (a new 2x3 tensor) or ``Tensor([[0, 1], [1, 0]])`` (from data)."""
-    if kwargs.get("device") not in (None, "cpu"):
-        check_device(kwargs["device"])
-    if not args:
-        return Tensor._wrap(np.zeros((0,), dtype.np))
-    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)) and not isinstance(args[0], Size):
-        data = args[0]
-        if isinstance(data, Tensor):
-            if data.dtype is not dtype:
-                raise TypeError(f"expected {_options(dtype)} (got {_options(data.dtype)})")
-            return data.detach()
-        return Tensor._wrap(np.array(as_array(data), dtype=dtype.np))
-    if len(args) == 1 and isinstance(args[0], str):
-        raise TypeError("new(): invalid data type 'str'")
-    if len(args) == 1 and not _is_int(args[0]):
-        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
-    if not _is_int(args[0]):
-        raise TypeError(f"new() received an invalid combination of arguments - got "
-                        f"({', '.join(type(a).__name__ for a in args)}), but expected one of:")
-    return Tensor._wrap(np.zeros(_new_shape(args, "new"), dtype.np))
-
-
-def _options(dtype):
-    """How PyTorch's C++ prints a legacy constructor's expected type (c10::TensorOptions)."""
-    return (f"TensorOptions(dtype={D.CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
-            "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 install_table_methods(Tensor)

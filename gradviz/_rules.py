@@ -1,0 +1,130 @@
+"""The numpy helpers the op table's forwards and gradient rules share: putting back reduced axes,
+scattering a gradient to where the values came from, ties, sorting, and computing in double.
+
+Kept apart from :mod:`gradviz.ops` so that the table reads as one entry per op.
+"""
+
+import numpy as np
+
+__all__ = ["_own_doc", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+
+
+def _expand_reduced(g, shape, dim, keepdim):
+    """Put back the axes a reduction removed, so ``g`` broadcasts against the input."""
+    if dim is None:
+        return np.broadcast_to(g, shape)
+    if not keepdim:
+        g = np.expand_dims(g, dim)
+    return np.broadcast_to(g, shape)
+
+
+def _count(shape, dim):
+    return int(np.prod(shape)) if dim is None else int(np.prod([shape[d] for d in dim]))
+
+
+def _evenly(g, x, y, dim=None, keepdim=False):
+    """max/min: the gradient goes to the extreme elements, split evenly among ties."""
+    yy = y if dim is None or keepdim else np.expand_dims(y, dim)
+    mask = (x == yy)
+    gg = g if dim is None or keepdim else np.expand_dims(g, dim)
+    return mask * (gg / mask.sum(axis=dim, keepdims=True))
+
+
+def _to_index(g, shape, idx, dim, keepdim):
+    """A pick along ``dim``: the gradient goes where ``idx`` (dims kept) points, 0 elsewhere."""
+    out = np.zeros(shape, dtype=g.dtype)
+    np.put_along_axis(out, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
+    return out
+
+
+def _first_extreme(g, x, dim, keepdim, arg):
+    """max/min along dim: the gradient goes to the element that ``indices`` points at."""
+    return _to_index(g, x.shape, arg(x, axis=dim, keepdims=True), dim, keepdim)
+
+
+def _median_index(a, dim):
+    """Where the lower median sits along ``dim``, dims kept (a stable sort: the middle of equals)."""
+    return np.take(np.argsort(a, axis=dim, kind="stable"), [(a.shape[dim] - 1) // 2], axis=dim)
+
+
+def _median_dim(a, dim, keepdim=False):
+    """the lower median along dim"""
+    m = np.take_along_axis(a, _median_index(a, dim), dim)
+    return m if keepdim else np.squeeze(m, dim)
+
+
+def _diag_scatter(g, shape, offset):
+    out = np.zeros(shape, g.dtype)
+    rows = np.arange(len(g)) + max(-offset, 0)
+    out[rows, rows + offset] = g
+    return out
+
+
+def _scatter_along(g, shape, dim, index):
+    """Add each element of ``g`` into the place along ``dim`` that ``index`` says it came from."""
+    out = np.zeros(shape, g.dtype)
+    idx = np.indices(index.shape, sparse=True)
+    key = tuple(index if d == dim % len(shape) else i for d, i in enumerate(idx))
+    np.add.at(out, key, g)
+    return out
+
+
+def _sorted(a, dim, descending):
+    """Values and indices, sorted along ``dim`` (stable, so equal values keep their order)."""
+    idx = np.argsort(-a if descending else a, axis=dim, kind="stable")
+    return np.take_along_axis(a, idx, dim), idx
+
+
+def _scatter(g, shape, key):
+    out = np.zeros(shape, dtype=g.dtype)
+    np.add.at(out, key, g)
+    return out
+
+
+def _zero_at(g, key):
+    g = np.array(g, copy=True)
+    g[key] = 0
+    return g
+
+
+def _copy_slices(a, b, key):
+    out = np.array(a, copy=True)
+    out[key] = b
+    return out
+
+
+def _own_doc(f):
+    """A forward's docstring when gradviz wrote it; numpy's own (np.absolute's page) is not ours to show."""
+    return (f.__doc__ or "") if getattr(f, "__module__", "").startswith("gradviz") else ""
+
+
+def _quiet(f):
+    """``f`` without numpy's warnings: PyTorch makes nan and inf silently (log(-1), 1/0, exp(1000))."""
+    def quietly(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return f(*args, **kwargs)
+    quietly.__name__, quietly.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
+    return quietly
+
+
+def _rounded(f):
+    """``f`` computed in double and rounded once: float32 results then agree with PyTorch's
+    (its vectorised exp, log, sin... are within an ulp of exact; numpy's float32 ones differ more)."""
+    @_quiet
+    def in_double(a):
+        return f(a.astype(np.float64)).astype(a.dtype) if a.dtype == np.float32 else f(a)
+    in_double.__name__ = getattr(f, "__name__", "f")
+    in_double.__doc__ = f"{in_double.__name__}, computed in double and rounded once"
+    return in_double
+
+
+def _winner(a, b, g, better):
+    """The gradient goes to the larger (or smaller) input, half to each where they tie."""
+    return np.where(a == b, g / 2, np.where(better(a, b), g, 0))
+
+
+def _unrepeat(g, shape, sizes):
+    """Undo ``repeat``: every copy of an element contributed, so its gradient sums over the copies."""
+    padded = (1,) * (len(sizes) - len(shape)) + tuple(shape)
+    split = g.reshape([n for r, s in zip(sizes, padded) for n in (r, s)])
+    return split.sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(shape)
