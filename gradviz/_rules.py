@@ -6,7 +6,7 @@ Kept apart from :mod:`gradviz.ops` so that the table reads as one entry per op.
 
 import numpy as np
 
-__all__ = ["_own_doc", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -128,3 +128,6 @@ def _unrepeat(g, shape, sizes):
     padded = (1,) * (len(sizes) - len(shape)) + tuple(shape)
     split = g.reshape([n for r, s in zip(sizes, padded) for n in (r, s)])
     return split.sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(shape)
+
+
+_exp, _log, _sin, _cos, _tanh = (_rounded(f) for f in (np.exp, np.log, np.sin, np.cos, np.tanh))

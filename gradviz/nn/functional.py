@@ -5,7 +5,8 @@ import warnings
 import numpy as np
 
 from .. import _dtype, _random
-from ..ops import OPS, _bn_stats
+from .._nn_ops import _bn_stats
+from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
 __all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "one_hot", "mse_loss", "l1_loss",

@@ -1,0 +1,288 @@
+"""Op-table entries of the losses and layers that are one node in PyTorch: MseLossBackward0,
+NllLossBackward0, BinaryCrossEntropyBackward0, EmbeddingBackward0, NativeBatchNormBackward0...
+Declared with :func:`gradviz._op.op` into the one table, :data:`gradviz.ops.OPS`; the contract
+of an entry is written in :mod:`gradviz.ops`.
+"""
+
+import numpy as np
+
+from . import _libm, _vecmath
+from ._numerics import fma
+from ._op import OPS, op
+from ._reduce import torch_sum
+from ._rules import _exp, _log
+
+__all__ = []
+
+
+# --- losses -------------------------------------------------------------------------------------
+
+def _mse_loss(a, b, reduction="mean"):
+    """ℓ = mean((a − b)²) (or their sum, or each one for reduction='none')"""
+    d = a - b
+    sq = d * d
+    if reduction == "none":
+        return sq
+    return torch_sum(sq) / sq.size if reduction == "mean" else torch_sum(sq)
+
+
+def _mse_vjp(g, a, b, reduction):
+    """(2/n)(a − b)·g, multiplied in the order of PyTorch's kernel: the factor first, then g"""
+    norm = a.dtype.type(2.0 / a.size if reduction == "mean" else 2.0)
+    return norm * (a - b) * g
+
+
+op("mse_loss", grad_fn="MseLossBackward0", symbol="MSE", forward=_mse_loss,
+   vjps=[lambda g, y, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
+    lambda g, y, a, b, reduction="mean": _mse_vjp(g, b, a, reduction)], uses=["01", "01"],
+   latex=r"\frac{1}{n}\sum (@0 - @1)^{2}", dlatex=[r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
+   params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss")
+
+# The classification losses below are PyTorch's CPU kernels step by step: plain loops over floats
+# (no fused multiply-adds), the C library's logf/log1pf where they call std::log, nll_loss's
+# cascade of partial sums. ``target`` and ``weight`` are parameters: PyTorch has no gradient for
+# class indices, nor for a weight.
+
+def _nll_rows(a, target):
+    """(rows of scores, their targets): a 1-D input is one row."""
+    return (a.reshape(1, -1), np.reshape(target, (1,))) if a.ndim == 1 else (a, np.asarray(target))
+
+
+def _nll_sums(x, t, weight, ignore_index):
+    """(−Σ w[t_b]·x[b, t_b], Σ w[t_b]) over the rows not ignored, added as PyTorch's kernel adds them:
+    a cascade of partial sums, flushed one level up every 16**k rows (so long batches lose little)."""
+    dt = x.dtype.type
+    levels, n = 8, len(t)
+    power = max(4, (int(n - 1).bit_length() if n > 1 else 0) // levels)
+    mask = (1 << power) - 1
+    losses, weights, ignored = [dt(0)] * levels, [dt(0)] * levels, 0
+    for b, c in enumerate(t.tolist()):
+        if c == ignore_index:
+            ignored += 1
+            continue
+        if weight is not None:
+            losses[0] = dt(losses[0] - x[b, c] * weight[c])
+            weights[0] = dt(weights[0] + weight[c])
+        else:
+            losses[0] = dt(losses[0] - x[b, c])
+        for j in range(levels - 1):
+            if b & (mask << (j * power)):
+                break
+            losses[j + 1], weights[j + 1] = dt(losses[j + 1] + losses[j]), dt(weights[j + 1] + weights[j])
+            losses[j], weights[j] = dt(0), dt(0)
+    total = dt(n - ignored) if weight is None else _sum_in_order(weights, dt)
+    return _sum_in_order(losses, dt), total
+
+
+def _sum_in_order(values, dt):
+    total = dt(0)
+    for v in values:
+        total = dt(total + v)
+    return total
+
+
+def _nll_loss(a, target, weight=None, reduction="mean", ignore_index=-100):
+    """ℓ = −Σ w[t_b]·x[b, t_b] / Σ w[t_b] over the rows b (ignore_index skipped)"""
+    x, t = _nll_rows(a, target)
+    if reduction == "none" and a.ndim == 2:
+        out = np.zeros(len(t), x.dtype)
+        for b, c in enumerate(t.tolist()):
+            if c != ignore_index:
+                out[b] = -x[b, c] * (weight[c] if weight is not None else 1)
+        return out
+    loss, total = _nll_sums(x, t, weight, ignore_index)
+    return np.asarray(loss / total if reduction == "mean" else loss, x.dtype)
+
+
+def _nll_vjp(g, a, target, weight=None, reduction="mean", ignore_index=-100):
+    """−w[t]·g at each row's target (divided by Σ w for the mean), 0 elsewhere."""
+    x, t = _nll_rows(np.zeros(a.shape, g.dtype), target)
+    dt = x.dtype.type
+    if reduction == "none" and a.ndim == 2:
+        for b, c in enumerate(t.tolist()):
+            if c != ignore_index:
+                x[b, c] = -(weight[c] if weight is not None else dt(1)) * g[b]
+        return x.reshape(a.shape)
+    g = dt(g)
+    grad = -(dt(g / _nll_sums(x, t, weight, ignore_index)[1]) if reduction == "mean" else g)
+    for b, c in enumerate(t.tolist()):
+        if c != ignore_index:
+            x[b, c] = weight[c] * grad if weight is not None else grad
+    return x.reshape(a.shape)
+
+
+op("nll_loss", grad_fn="NllLossBackward0", symbol="NLL", forward=_nll_loss,
+   vjps=[lambda g, y, a, **p: _nll_vjp(g, a, **p)], uses=[""],
+   latex=r"-\frac{1}{n}\sum_b @0_{b, t_b}", dlatex=[r"-\frac{1}{n}\mathbb{1}[j = t_b]"],
+   params={"target": np.array([0, 1]), "reduction": "mean"}, function="nn.functional.nll_loss", inputs="nll",
+   elementwise=False)
+
+
+def _reduce_loss(loss, reduction):
+    return loss if reduction == "none" else \
+        np.asarray(torch_sum(loss) / loss.size if reduction == "mean" else torch_sum(loss), loss.dtype)
+
+
+def _bce(a, t, weight=None, reduction="mean"):
+    """ℓ = −(t·log x + (1 − t)·log(1 − x)), each log at least −100"""
+    if not ((a >= 0) & (a <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if not ((t >= 0) & (t <= 1)).all():
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    dt = a.dtype.type
+    loss = (t - dt(1)) * np.maximum(_libm.log1p(-a), dt(-100)) - t * np.maximum(_libm.log(a), dt(-100))
+    return _reduce_loss(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_vjp(g, a, t, weight=None, reduction="mean"):
+    """g·(x − t) / max(x(1 − x), 10⁻¹²) (times the weight, over n for the mean)"""
+    dt = a.dtype.type
+    grad = g * (a - t) / np.maximum((dt(1) - a) * a, dt(1e-12))
+    return _loss_scaled(grad, weight, reduction)
+
+
+def _loss_scaled(grad, weight, reduction):
+    if weight is not None:
+        grad = grad * weight
+    return grad / grad.dtype.type(grad.size) if reduction == "mean" else grad
+
+
+def _bce_target_vjp(g, a, t, weight=None, reduction="mean"):
+    """−logit(x)·g: the loss is linear in the target"""
+    return _loss_scaled(-_log(a / (a.dtype.type(1) - a)) * g, weight, reduction)
+
+
+op("binary_cross_entropy", grad_fn="BinaryCrossEntropyBackward0", symbol="BCE", forward=_bce,
+   vjps=[lambda g, y, a, t, **p: _bce_vjp(g, a, t, **p), lambda g, y, a, t, **p: _bce_target_vjp(g, a, t, **p)],
+   uses=["01", "0"],
+   latex=r"-\frac{1}{n}\sum \left(@1 \ln @0 + (1 - @1) \ln(1 - @0)\right)",
+   dlatex=[r"\frac{1}{n}\frac{@0 - @1}{@0 (1 - @0)}", r"-\frac{1}{n}\ln\frac{@0}{1 - @0}"],
+   params={"reduction": "mean"}, function="nn.functional.binary_cross_entropy", inputs="bce", domain=(0.05, 0.95),
+   elementwise=False)
+
+
+def _log_sigmoid(a):
+    """log σ(x) = min(x, 0) − log1p(e^{−|x|}), as PyTorch's kernel computes it (no overflow)"""
+    return np.minimum(a, a.dtype.type(0)) - _libm.log1p(_exp(-np.abs(a)))
+
+
+def _bce_logits(a, t, weight=None, pos_weight=None, reduction="mean"):
+    """ℓ = (1 − t)·x − log σ(x) (with pos_weight p: (1 − t)·x − ((p − 1)·t + 1)·log σ(x))"""
+    dt = a.dtype.type
+    log_sig = _log_sigmoid(a)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight - dt(1)) * t + dt(1))
+    loss = (dt(1) - t) * a - log_sig
+    return _reduce_loss(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_logits_vjp(g, a, t, weight=None, pos_weight=None, reduction="mean"):
+    """(σ(x) − t)·g (with pos_weight p: ((p·t + 1 − t)·σ(x) − p·t)·g)"""
+    if pos_weight is None:
+        grad = _vecmath.sigmoid(a) - t
+    else:
+        pt = pos_weight * t
+        grad = (pt + a.dtype.type(1) - t) * _vecmath.sigmoid(a) - pt
+    return _loss_scaled(grad * g, weight, reduction)
+
+
+def _bce_logits_target_vjp(g, a, t, weight=None, pos_weight=None, reduction="mean"):
+    """−x·g (with pos_weight p: (log σ(−x) − p·log σ(x))·g)"""
+    grad = -a if pos_weight is None else _log_sigmoid(-a) - _log_sigmoid(a) * pos_weight
+    return _loss_scaled(grad * g, weight, reduction)
+
+
+op("binary_cross_entropy_with_logits", grad_fn="BinaryCrossEntropyWithLogitsBackward0", symbol="BCE",
+   forward=_bce_logits,
+   vjps=[lambda g, y, a, t, **p: _bce_logits_vjp(g, a, t, **p),
+         lambda g, y, a, t, **p: _bce_logits_target_vjp(g, a, t, **p)],
+   uses=["01", "0"],
+   latex=r"\frac{1}{n}\sum \left((1 - @1)\,@0 - \ln \sigma(@0)\right)",
+   dlatex=[r"\frac{1}{n}(\sigma(@0) - @1)", r"-\frac{1}{n} @0"],
+   params={"reduction": "mean"}, function="nn.functional.binary_cross_entropy_with_logits", inputs="bce",
+   elementwise=False)
+
+# --- layers with their own node -------------------------------------------------------------------
+
+def _embedding_vjp(g, weight, indices, padding_idx=None):
+    """Each looked-up row's gradient added into its row of the table, in lookup order (0 for padding)."""
+    out = np.zeros(weight.shape, g.dtype)
+    rows = np.reshape(indices, -1)
+    g = g.reshape(len(rows), weight.shape[1])
+    for i, k in enumerate(rows.tolist()):
+        if k != padding_idx:
+            out[k] += g[i]
+    return out
+
+
+op("embedding", grad_fn="EmbeddingBackward0", symbol="lookup",
+   forward=lambda weight, indices, padding_idx=None: np.take(weight, indices, axis=0),
+   vjps=[lambda g, y, weight, indices, padding_idx=None: _embedding_vjp(g, weight, indices, padding_idx)],
+   uses=[""], latex=r"@0_{\text{indices}}", dlatex=["1"],
+   params={"indices": np.array([1, 0, 1])}, function="nn.functional.embedding", inputs="embedding",
+   elementwise=False)
+
+
+def _bn_axes(x):
+    """The axes a batch norm averages over: all but the channels (axis 1)."""
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def _bn_channel(v, x):
+    """A per-channel vector, shaped to broadcast along axis 1 of ``x``."""
+    return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
+
+
+def _bn_stats(x, training, running_mean, running_var, eps):
+    """(mean, 1/√(var + eps), Σ(x − mean)²) per channel: the batch's (biased variance; sums in double,
+    mean and sum of squares stored in x's dtype, as PyTorch's kernel stores them) or the running ones."""
+    if not training:
+        dt = x.dtype.type
+        return running_mean.astype(x.dtype), dt(1) / np.sqrt(running_var.astype(x.dtype) + dt(eps)), None
+    axes = _bn_axes(x)
+    n = x.size // x.shape[1]
+    mean = (np.sum(x, axis=axes, dtype=np.float64) / n).astype(x.dtype)
+    d = x - _bn_channel(mean, x)
+    var_sum = np.sum(d * d, axis=axes, dtype=np.float64).astype(x.dtype)
+    return mean, (1 / np.sqrt(var_sum.astype(np.float64) / n + eps)).astype(x.dtype), var_sum
+
+
+def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=True, eps=1e-5):
+    """y = (x − mean) / √(var + eps) · w + b, per channel (axis 1): the batch's statistics while
+    training, the running ones in eval mode"""
+    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    alpha = invstd * weight                                    # y = x·α + β, as PyTorch's kernel
+    beta = bias - mean * alpha
+    return fma(x, _bn_channel(alpha, x), _bn_channel(beta, x), x.dtype)
+
+
+def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5):
+    """dx = (g − mean(g) − x̂·mean(g·x̂)) · w/σ while training (the batch's statistics depend on x);
+    g · w/σ in eval mode. Sums in double, as PyTorch's kernel keeps them."""
+    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    mean, invstd = mean.astype(np.float64), invstd.astype(np.float64)
+    if not training:
+        return (g * _bn_channel(invstd * weight, x)).astype(x.dtype)
+    axes, n = _bn_axes(x), x.size // x.shape[1]
+    centred = x.astype(np.float64) - _bn_channel(mean, x)
+    total = np.sum(g, axis=axes, dtype=np.float64)
+    k = np.sum(centred * g, axis=axes, dtype=np.float64) * invstd * invstd / n
+    dx = (g - _bn_channel(total / n, x) - centred * _bn_channel(k, x)) * _bn_channel(invstd * weight, x)
+    return dx.astype(x.dtype)
+
+
+def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5):
+    """dw = Σ g · x̂ over the batch"""
+    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    centred = x.astype(np.float64) - _bn_channel(mean.astype(np.float64), x)
+    return (np.sum(centred * g, axis=_bn_axes(x), dtype=np.float64) * invstd.astype(np.float64)).astype(x.dtype)
+
+
+op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward=_batch_norm,
+   vjps=[lambda g, y, x, w, b, **p: _bn_grad_input(g, x, w, **p),
+         lambda g, y, x, w, b, **p: _bn_grad_weight(g, x, **p),
+         lambda g, y, x, w, b, **p: np.sum(g, axis=_bn_axes(x), dtype=np.float64).astype(g.dtype)],
+   uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} @1 + @2",
+   dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
+           r"\hat{x}", "1"],
+   params={"training": True}, function="nn.functional.batch_norm", inputs="batch_norm", elementwise=False)

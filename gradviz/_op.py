@@ -1,0 +1,96 @@
+"""The form of an op-table entry (:class:`Op`), the table itself (``OPS``) and :func:`op`, which
+declares an entry.  The entries are in :mod:`gradviz.ops` (and the losses' and layers' in
+:mod:`gradviz._nn_ops`); read the contract there.
+"""
+
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from ._rules import _own_doc
+
+__all__ = ["Op", "Meta", "OPS", "op"]
+
+# PyTorch makes nan and inf silently. Ops that make them from ordinary inputs (log(-1), 1/0) run
+# under np.errstate (_quiet below), and so does every backward pass; overflow can come from any
+# op (a training run that diverges), so numpy's RuntimeWarnings raised inside gradviz's own
+# modules are also filtered out here, at no cost per op. (A `warnings.catch_warnings()` block
+# around `import gradviz` drops that filter again when it ends; pytest's collection is one.)
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz\.")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One primitive: how to compute it, how to differentiate it, how to show it, how to reach it."""
+
+    key: str                     # short name used in the table and the tests
+    name: str                    # PyTorch grad_fn class name, e.g. "MulBackward0"
+    symbol: str                  # what the graph node shows, e.g. "×"
+    forward: Callable            # (*arrays, **params) -> array
+    vjps: tuple                  # one rule per input (the last one repeats for variadic ops)
+    uses: tuple                  # per input: which saved values its rule reads
+    latex: str                   # the forward expression
+    dlatex: tuple                # the local derivative ∂y/∂x_i, one per input
+    doc: str = ""
+    variadic: bool = False       # cat/stack: any number of inputs, rule gets i=
+    is_view: bool = False        # the output shares storage (and the version counter) with input 0
+    # -- how a student reaches it (Tensor methods, in-place twins and gradviz.* functions are made from these)
+    method: str = None           # the Tensor method that records this node: x.atan()
+    aliases: tuple = ()          # other names of that method: x.arctan()
+    inplace: bool = False        # an in-place twin exists: x.atan_() (the method, written back into x)
+    function: object = False     # True: gradviz.atan(x) as well; a name: the function that records it
+    integers: str = "float"      # what integer inputs get: "float" (computed in the default float dtype),
+    #                              "same" (their own dtype: abs, relu), "copy" (already whole: floor)
+    # -- how it is tested (tests/strategies.py draws inputs of this kind, inside the domain)
+    inputs: str = "unary"
+    domain: tuple = (-3.0, 3.0)  # where tests draw inputs from (kept away from kinks and poles)
+    params: dict = field(default_factory=dict)  # parameter values used by the table-driven tests
+    # -- how it is drawn and written
+    operand: tuple = None        # (param, position, symbol): a number drawn as an operand (x ** 2: n, 1, "^")
+    coefficient_first: bool = False  # commutative, its constant operand drawn and written first (5 * u)
+    precedence: int = 4          # how tightly its LaTeX binds (1: + −, 2: ×, 3: powers, 4: calls, 5: delimited)
+    elementwise: bool = True     # False for matrix products: no per-element local derivative to show
+    # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
+    #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
+    #    "%i" for its element count
+    saved: dict = field(default_factory=dict)
+
+    def vjp(self, i):
+        return self.vjps[min(i, len(self.vjps) - 1)]
+
+    def renamed(self, name, **changes):
+        """The same maths under another PyTorch name (``reshape`` vs ``view``...)."""
+        return replace(self, name=name, **changes)
+
+
+class Meta:
+    """Stands in for a value that was not saved: only its shape and dtype are known."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+
+OPS = {}
+
+
+def op(key, *, grad_fn, forward, vjps, uses, latex, dlatex, symbol=None, doc=None, **how):
+    """Declare one primitive: ``op("atan", grad_fn="AtanBackward0", forward=np.arctan, vjps=[...], ...)``.
+
+    The keywords after ``dlatex`` are the fields of :class:`Op` that say how it is reached,
+    tested and drawn; the symbol defaults to the key, the doc to the forward's docstring.
+    """
+    OPS[key] = Op(key, grad_fn, key if symbol is None else symbol, forward, tuple(vjps), tuple(uses), latex,
+                  tuple(dlatex), doc=_own_doc(forward) if doc is None else doc, **how)
+    return OPS[key]
