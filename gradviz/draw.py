@@ -52,6 +52,7 @@ from pathlib import Path
 from . import _check
 from ._gc import paused_gc
 from .dot_text import to_dot
+from .adapters import trace_of
 from .graph import MAX_NODES, VIEWS, Graph, build_graph
 from .legend import legend_html
 from .render import TIMEOUT, RenderError, RendererNotFound, render
@@ -98,23 +99,35 @@ def draw(*roots, view="dataflow", names=None, name=None, frame=None, namespace=N
     if frame is None and namespace is None:
         frame = sys._getframe(1)
     with paused_gc():      # a big graph is many small objects that all stay: see gradviz._gc
-        graph = build_graph(*roots, view=view, names=names, name=name, frame=frame, namespace=namespace,
-                            recording=recording)
+        trace = trace_of(*roots, names=names, name=name, frame=frame, namespace=namespace,
+                         recording=recording, cuts=view == "dataflow")
+        # folded before its values are written: a 20,000-op graph costs what its summary shows
+        graph = build_graph(view=view, trace=trace, max_nodes=max_nodes)
     del frame
     return Drawing(graph, rankdir=rankdir, max_nodes=max_nodes, renderer=renderer, timeout=timeout,
-                   title=title)
+                   title=title, full=lambda: build_graph(view=view, trace=trace))
 
 
 class Drawing:
     """A drawn graph: ``.graph`` (what is drawn), ``.source`` (DOT), ``.svg()``, ``.save(path)``."""
 
-    def __init__(self, graph, rankdir="TB", max_nodes=MAX_NODES, renderer=None, timeout=TIMEOUT, title=None):
-        self.full_graph = graph
+    def __init__(self, graph, rankdir="TB", max_nodes=MAX_NODES, renderer=None, timeout=TIMEOUT, title=None,
+                 full=None):
+        # ``full``: a function giving the unfolded graph, when ``graph`` was folded as it was built
+        self._full = full if full is not None and graph.summarized else graph
         self.graph = graph.summarized_graph(max_nodes) if max_nodes else graph
         self.view = graph.view
         self.renderer, self.timeout = renderer, timeout
         self.source = to_dot(self.graph, rankdir=rankdir, title=title)
         self._raw = {}
+
+    @property
+    def full_graph(self):
+        """The graph before big regions were folded into groups (built when first asked for)."""
+        if callable(self._full):
+            with paused_gc():
+                self._full = self._full()
+        return self._full
 
     def __repr__(self):
         return f"<gradviz.Drawing {self.view}: {len(self.graph.nodes)} nodes>"
