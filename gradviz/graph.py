@@ -704,8 +704,8 @@ class _Builder:
         for obj, node in self.refs:
             try:
                 refs.setdefault(id(obj), (weakref.ref(obj), node.id))
-            except TypeError:  # an object that cannot be weakly referenced is not looked up
-                pass
+            except TypeError:  # torch's grad_fn nodes: held (the trace holds them too) so id() stays theirs
+                refs.setdefault(id(obj), ((lambda obj=obj: obj), node.id))
         root_ids = []
         for r in self.trace.roots:
             rid = self.value_node[id(r)].id

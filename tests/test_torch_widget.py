@@ -405,3 +405,15 @@ def test_a_gradient_torch_refuses_is_torchs_message():
     w = animate(x * 2, torch.ones(3))
     assert w.frames[-1]["kind"] == "error" and "Mismatch in shape" in w.frames[-1]["error"]
     assert "torch.Size([3])" in w.frames[-1]["error"] and x.grad is None
+
+
+def test_the_graph_finds_torch_tensors_and_nodes():
+    x = torch.ones(2, requires_grad=True)
+    y = 5 * (x + 1) ** 2
+    o = (1 / 2) * torch.sum(y)
+    g = gradviz.draw(o).graph
+    assert g.node(g.id_of(x)).name == "x" and g.node(g.id_of(y)).name == "y" and g.node(g.id_of(o)).is_root
+    assert g.node(g.id_of(o.grad_fn)).kind == "op"
+    p = gradviz.draw(o, view="pytorch").graph
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
+    assert p.node(p.id_of(acc)).kind == "accumulate" and p.node(p.id_of(o.grad_fn)).label == "MulBackward0"

@@ -34,8 +34,9 @@ STATIC = Path(__file__).parent / "static"
 class AutogradWidget(anywidget.AnyWidget):
     """The graph of ``root`` with its forward and backward passes, node by node, and the chain rule.
 
-    ``AutogradWidget(o)`` records ``o.backward(gradient, retain_graph=True)`` with
-    :func:`gradviz.trace.record` (the engine's real steps), then puts every ``.grad`` back as it
+    ``AutogradWidget(o)`` records ``o.backward(gradient, retain_graph=True)`` through the adapter
+    of ``o``'s engine (:mod:`gradviz.adapters`: gradviz's :func:`gradviz.trace.record`, or hooks on
+    a real torch graph's nodes), then puts every ``.grad`` back as it
     was, so the notebook's own ``o.backward()`` afterwards behaves as if the widget were not there.
     Pass ``backward=False`` to show the forward pass only, or ``recording=rec`` to show a
     recording of your own instead.  The ``backward()`` and ``zero_()`` buttons act on the real
@@ -333,7 +334,9 @@ def animate(root, gradient=None, **options):
     ``names={"x": x}`` (default: the variables of the calling cell), ``derivation=[latex, ...]``
     and ``expected={"x": lambda x: 5 * (x + 1)}`` (the instructor's steps and closed forms),
     ``lang="ko"``, ``presenter=True``, ``view="pytorch"``, ``speed=2``, ``backward=False``,
-    ``recording=rec``.  Returns the :class:`AutogradWidget`.
+    ``recording=rec``, ``collapse=model`` (each layer of an ``nn.Module`` as one node).  ``root`` may
+    be a real ``torch.Tensor``: PyTorch's own engine is read and run (see the README, "With real
+    PyTorch", and ``gradviz.watch()``).  Returns the :class:`AutogradWidget`.
     """
     with paused_gc():      # a big graph is many small objects that all stay: see gradviz._gc
         return AutogradWidget(root, gradient, _frame=sys._getframe(1), **options)
