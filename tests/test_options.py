@@ -69,6 +69,9 @@ ANIMATE = COMMON + [
     ({"expected": {"x": np.ones((2, 2))}}, ValueError, ["expected['x']", "shape (2, 2)"]),
     ({"frame": 10 ** 6}, ValueError, ["frame=", "steps", "1000000"]),
     ({"frame": -1}, ValueError, ["frame=", "-1"]),
+    ({"frame": "last"}, TypeError, ["frame=", "whole number"]),
+    ({"retain_graph": "yes"}, traitlets.TraitError, ["'retain_graph' trait", "bool"]),   # traits: traitlets says it
+    ({"live": "no"}, traitlets.TraitError, ["'live' trait", "bool"]),
 ]
 
 
