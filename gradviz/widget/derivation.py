@@ -135,6 +135,8 @@ def _vjp(lesson, node, i, g):
     """
     op, params = node.op, node.params
     args = lesson.inputs(node)
+    if op is not None and op.multi_output:   # split/unbind: one gradient per piece, which this
+        return None                           # one-output-per-node account cannot add up by hand
     if op is None or any(a is None for a in args):
         return _recorded_vjp(lesson, node, i, g)
     rule = op.vjp(i)
