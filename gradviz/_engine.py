@@ -129,7 +129,7 @@ class Node:
     ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
     """
 
-    __slots__ = ("op", "next_functions", "_saved", "_metas", "_params", "_out", "_out_meta",
+    __slots__ = ("op", "next_functions", "_saved", "_metas", "_params", "_out", "_out_meta", "_outs",
                  "_seq", "_freed", "_nograd_inputs", "metadata", "__weakref__")
 
     def name(self):
@@ -176,7 +176,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable, self.next_functions, self.op = variable, (), None
-        self._seq, self._saved, self._freed = variable._seq, None, False
+        self._seq, self._saved, self._freed, self._outs = variable._seq, None, False, None
         self.metadata = {}
 
     def name(self):
@@ -206,8 +206,9 @@ def accumulator(t):
 
 
 def edge(t):
+    """``(node, output number)``: where ``t``'s gradient goes (split's pieces are outputs 0, 1...)."""
     if t._grad_fn is not None:
-        return (t._grad_fn, 0)
+        return (t._grad_fn, t.__dict__.get("_output_nr", 0))
     if t._requires_grad:
         return (accumulator(t), 0)
     return (None, 0)
@@ -247,8 +248,18 @@ def record(op, inputs, arrays, needs, result, params):
     node._metas = tuple([(a.shape, a.dtype) for a in arrays])
     node._out_meta = (result._data.shape, result._data.dtype)
     node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not t._requires_grad}
-    node._out = weakref.ref(result)
+    node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
+    return node
+
+
+def record_outputs(op, inputs, arrays, results, params):
+    """One node for several outputs (split, chunk, unbind), as PyTorch records them: output ``k``
+    leads to ``(node, k)``, and backward waits for every output's gradient (zeros where none came)."""
+    node = record(op, inputs, arrays, [t._requires_grad for t in inputs], results[0], params)
+    node._outs = tuple((weakref.ref(r), (r._data.shape, r._data.dtype)) for r in results)
+    for k, r in enumerate(results):
+        r._grad_fn, r._requires_grad, r._output_nr = node, True, k
     return node
 
 
@@ -275,6 +286,16 @@ def apply(op, inputs, arrays=None, **params):
         # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
         result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
     return result
+
+
+def apply_outputs(op, t, **params):
+    """An op with several outputs (split, unbind): views of ``t`` that share one grad_fn node."""
+    pieces = [t._wrap(a) for a in op.forward(t._data, **params)]
+    for p in pieces:
+        p._vbox, p._base = t._vbox, t._base if t._base is not None else t
+    if _GradMode.enabled and t._requires_grad and t._data.dtype.kind == "f" and pieces:
+        record_outputs(op, (t,), [t._data], pieces, params)
+    return tuple(pieces)
 
 
 # --- errors a student meets ---------------------------------------------------------------------
@@ -348,7 +369,7 @@ def apply_node(node, g):
         if entry is not None and entry[1][0] != entry[2]:
             raise _modified_error(node, entry, i == last)
     args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, node._metas)]
-    out = saved[-1][0] if saved[-1] is not None else Meta(*node._out_meta)
+    out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
     for i, (fn, _) in enumerate(node.next_functions):
         if fn is None:
@@ -426,11 +447,12 @@ def _reaching(nodes, targets):
 
 @no_grad()                   # as in PyTorch: hooks and custom backward()s record no graph
 @np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
-def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True):
+def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True, root_outputs=None):
     """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
 
     ``targets`` (nodes) limits the run to what they need; with ``accumulate=False`` their
     incoming gradients are returned instead of added into ``.grad`` (``autograd.grad``).
+    ``root_outputs`` says which output of each root is seeded (0 unless a root has several).
     """
     rec = _recorders[-1] if _recorders else None
     if rec is not None:
@@ -446,11 +468,15 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
                     deps[fn] = deps.get(fn, 0) + 1
     captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
 
-    def push(node, g):
-        buffers[node] = buffers[node] + g if node in buffers else g
+    def push(node, g, k=0):
+        if node._outs is None:
+            buffers[node] = buffers[node] + g if node in buffers else g
+            return
+        slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
+        slots[k] = g if slots[k] is None else slots[k] + g
 
-    for node, g in zip(roots, root_grads):
-        push(node, g)
+    for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
+        push(node, g, k)
     for node in dict.fromkeys(roots):
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
@@ -469,24 +495,20 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
         if g is None:
             grads = [None] * len(node.next_functions)
         else:
-            out = node._out()
-            if out is not None:
-                if out._hooks:
-                    g = _run_hooks(out, g)
-                if out._retains_grad:
-                    if out._grad is None:
-                        out._grad = out._wrap(np.array(g, copy=True))
-                    else:
-                        out._grad._data += g
+            if node._outs is None:
+                g = _output_received(node._out(), g)
+            else:   # the outputs no gradient reached count as zeros
+                g = [_output_received(out(), np.zeros(*meta) if gk is None else gk)
+                     for (out, meta), gk in zip(node._outs, g)]
             grads = apply_node(node, g)
             executed.append(node)
             if rec is not None:
-                rec._node(node, g, grads)
-        for (fn, _), gi in zip(node.next_functions, grads):
+                rec._node(node, g if node._outs is None else np.concatenate([gk.ravel() for gk in g]), grads)
+        for (fn, k), gi in zip(node.next_functions, grads):
             if fn is None or (live is not None and fn not in live):
                 continue
             if gi is not None:
-                push(fn, gi)
+                push(fn, gi, k)
             deps[fn] -= 1
             if deps[fn] == 0:
                 heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
@@ -498,6 +520,19 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
     if rec is not None:
         rec._end()
     return captured
+
+
+def _output_received(out, g):
+    """The gradient an output tensor receives: through its hooks, and kept if it retains grad."""
+    if out is not None:
+        if out._hooks:
+            g = _run_hooks(out, g)
+        if out._retains_grad:
+            if out._grad is None:
+                out._grad = out._wrap(np.array(g, copy=True))
+            else:
+                out._grad._data += g
+    return g
 
 
 def _priority(node):
@@ -558,7 +593,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = {edge(t)[0] for t in inputs}
-    run_backward(roots, seeds, bool(retain_graph), targets=targets)
+    run_backward(roots, seeds, bool(retain_graph), targets=targets, root_outputs=[edge(t)[1] for t in tensors])
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -575,6 +610,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     targets = [edge(t)[0] for t in inputs]
     captured = run_backward([edge(t)[0] for t in outputs], seeds, bool(retain_graph),
+                            root_outputs=[edge(t)[1] for t in outputs],
                             targets=set(targets), accumulate=False)
     result = []
     for i, (t, node) in enumerate(zip(inputs, targets)):

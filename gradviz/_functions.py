@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._arrays import as_array
-from ._engine import apply
+from ._engine import apply, apply_outputs
 from ._operands import _dims, _literal
 from ._types import TensorBase
 from .ops import OPS
@@ -115,11 +115,7 @@ def split(t, split_size_or_sections, dim=0):
         if step < 0 or (step == 0 and n != 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [min(step, n - start) for start in range(0, n, step)] if step else [0]
-    pieces, start = [], 0
-    for k in sizes:
-        pieces.append(apply(op, (t,), dim=d, s=slice(start, start + k, 1)))
-        start += k
-    return tuple(pieces)
+    return apply_outputs(op, t, dim=d, sizes=tuple(sizes))
 
 
 def chunk(t, chunks, dim=0):
@@ -135,8 +131,7 @@ def chunk(t, chunks, dim=0):
 
 def unbind(t, dim=0):
     """Every slice along ``dim``, that dimension removed: ``x.unbind(0)`` is ``(x[0], x[1], ...)``."""
-    d = _dims(dim, t.ndim)[0]
-    return tuple(apply(OPS["unbind"], (t,), dim=d, index=i) for i in range(t.shape[d]))
+    return apply_outputs(OPS["unbind"], t, dim=_dims(dim, t.ndim)[0])
 
 
 def outer(input, vec2):

@@ -36,6 +36,11 @@ def _inplace(self, fn, *args):
     record = _GradMode.enabled and (self._requires_grad or any(
         isinstance(a, TensorBase) and a._requires_grad for a in args))
     _check_leaf(self)
+    if record and self._grad_fn is not None and self._grad_fn._outs:   # a piece of split/unbind
+        raise RuntimeError(f"Output {self._output_nr} of {self._grad_fn.name().removesuffix('Backward0')} is a view "
+                           "and is being modified inplace. This view is the output of a function that returns "
+                           "multiple views. Such functions do not allow the output views to be modified inplace. "
+                           "You should replace the inplace operation by an out-of-place one.")
     src = self
     if record:  # the op may save its input: give it the old value, not the storage we overwrite
         src = self._wrap(self._data.copy())

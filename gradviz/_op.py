@@ -56,6 +56,7 @@ class Op:
     #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
     #    "%i" for its element count
     saved: dict = field(default_factory=dict)
+    multi_output: bool = False   # forward returns a list of arrays (split); the rule gets one gradient per output
 
     def vjp(self, i):
         return self.vjps[min(i, len(self.vjps) - 1)]

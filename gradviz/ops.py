@@ -606,11 +606,28 @@ OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpos
 OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_", method="unsqueeze_",
                                              function=False)
 OPS["squeeze_"] = OPS["squeeze"].renamed("SqueezeBackward3", key="squeeze_", method="squeeze_", function=False)
-# split/chunk and unbind: PyTorch makes one node with several outputs; gradviz one node per piece
-# (same name, same maths as slicing), so each piece prints as PyTorch prints it.
-OPS["split"] = OPS["slice"].renamed("SplitBackward0", key="split", method="split")
-OPS["split_sizes"] = OPS["slice"].renamed("SplitWithSizesBackward0", key="split_sizes", method="split")
-OPS["unbind"] = OPS["select"].renamed("UnbindBackward0", key="unbind", method="unbind")
+# split/chunk and unbind: one node with several outputs, as PyTorch records them (piece k leads to
+# (node, k)); the rule receives the list of the pieces' gradients, zeros for pieces no gradient reached.
+def _pieces(a, dim, sizes):
+    """a cut along ``dim`` into pieces of the given sizes (views)"""
+    starts = np.cumsum((0,) + tuple(sizes))
+    return [a[(slice(None),) * dim + (slice(int(b), int(b + k)),)] for b, k in zip(starts, sizes)]
+
+
+def _split_op(key, grad_fn):
+    op(key, grad_fn=grad_fn, symbol="split", forward=_pieces,
+       vjps=[lambda g, y, a, dim, sizes: np.concatenate(g, axis=dim)], uses=[""],
+       latex="@0", dlatex=["1"], params={"dim": 0, "sizes": (1, 1)}, method="split", function=True, inputs="split",
+       is_view=True, multi_output=True)
+
+
+_split_op("split", "SplitBackward0")
+_split_op("split_sizes", "SplitWithSizesBackward0")
+op("unbind", grad_fn="UnbindBackward0", symbol="unbind",
+   forward=lambda a, dim: [np.take(a, i, axis=dim) for i in range(a.shape[dim])],
+   vjps=[lambda g, y, a, dim: np.stack(g, axis=dim)], uses=[""],
+   latex="@0", dlatex=["1"], params={"dim": 0}, method="unbind", function=True, inputs="split", is_view=True,
+   multi_output=True)
 OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
 # a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0},
@@ -647,6 +664,9 @@ SAVED = {
     "view": {"self_sym_sizes": "#0"}, "expand": {"self_sym_sizes": "#0"},
     "transpose": {"dim0": "@d0", "dim1": "@d1"}, "permute": {"dims": "@dims"}, "unsqueeze": {"dim": "@dim"},
     "cat": {"dim": "@dim"}, "stack": {"dim": "@dim"},
+    "split": {"dim": "@dim", "self_sym_sizes": "#0"}, "split_sizes": {"dim": "@dim", "self_sym_sizes": "#0",
+                                                                      "split_sizes": "@sizes"},
+    "unbind": {"dim": "@dim"},
     "mse_loss": {"self": 0, "target": 1},
     "nll_loss": {"self": 0, "target": "@target", "weight": "@weight", "ignore_index": "@ignore_index"},
     "binary_cross_entropy": {"self": 0, "target": 1, "weight": "@weight"},

@@ -239,6 +239,15 @@ def op_case(draw, op):
         stop = draw(st.integers(start + 1, shape[dim]))
         step = draw(st.integers(1, 2))
         return [draw(arrays(shape, lo, hi))], {"dim": dim, "s": slice(start, stop, step)}
+    if kind == "split":  # split into pieces of the given sizes (some empty), or unbind
+        shape = draw(shapes(min_dims=1))
+        dim = draw(st.integers(0, len(shape) - 1))
+        params = {"dim": dim}
+        if op.key != "unbind":
+            n = shape[dim]
+            cuts = [0] + sorted(draw(st.lists(st.integers(0, n), max_size=3))) + [n]
+            params["sizes"] = tuple(b - a for a, b in zip(cuts, cuts[1:]))
+        return [draw(arrays(shape, lo, hi))], params
     if kind == "index":
         shape = draw(shapes(min_dims=1))
         idx = draw(st.lists(st.integers(0, shape[0] - 1), min_size=1, max_size=5))  # repeats add up

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import gradviz
 from gradviz import autograd
 from gradviz._broadcast import unbroadcast
+from gradviz._engine import apply_outputs as _apply_outputs
 from gradviz.gradcheck import numerical_grad
 from gradviz.ops import OPS
 from gradviz.tensor import Tensor, apply
@@ -27,6 +28,13 @@ KEYS = sorted(OPS)
 def _vec(f):
     """An elementwise reference built from Python's math module, one element at a time."""
     return lambda a: np.vectorize(f, otypes=[np.float64])(a)
+
+
+def _pieces_flat(a, dim, sizes):
+    """split's outputs, each flattened, one after another (np.take of the indices of each piece)."""
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    return np.concatenate([np.take(a, list(range(b, b + k)), axis=dim).ravel() for b, k in zip(starts, sizes)]
+                          or [np.zeros(0)])
 
 
 def _vec2(f):
@@ -161,9 +169,9 @@ REFERENCE = {
     "transpose_": lambda a, d0, d1: np.swapaxes(a, d0, d1),
     "select": lambda a, dim, index: np.moveaxis(a, dim, 0)[index],
     "slice": lambda a, dim, s: np.moveaxis(np.moveaxis(a, dim, 0)[s], 0, dim),
-    "split": lambda a, dim, s: np.moveaxis(np.moveaxis(a, dim, 0)[s], 0, dim),
-    "split_sizes": lambda a, dim, s: np.moveaxis(np.moveaxis(a, dim, 0)[s], 0, dim),
-    "unbind": lambda a, dim, index: np.moveaxis(a, dim, 0)[index],
+    "split": lambda a, dim, sizes: _pieces_flat(a, dim, sizes),
+    "split_sizes": lambda a, dim, sizes: _pieces_flat(a, dim, sizes),
+    "unbind": lambda a, dim, index=None: np.concatenate([np.take(a, i, axis=dim).ravel() for i in range(a.shape[dim])]),
     "index": lambda a, key: np.stack([a[i] for i in key[0].tolist()]),
     "cat": lambda *xs, dim: np.moveaxis(np.array([v for x in xs for v in np.moveaxis(x, dim, 0)]), 0, dim),
     "stack": lambda *xs, dim: np.moveaxis(np.array(xs), 0, dim),
@@ -205,7 +213,18 @@ REFERENCE.update({key: _vec(getattr(math, key)) for key in OPS
 
 
 def _forward(op, arrays, params):
-    return op.forward(*arrays, **params)
+    """One array: a multi-output op's pieces flattened one after another."""
+    out = op.forward(*arrays, **params)
+    return np.concatenate([np.ravel(p) for p in out] or [np.zeros(0)]) if op.multi_output else out
+
+
+def _pieces(op, g, arrays, params):
+    """The flat gradient ``g`` cut back into one gradient per output of a multi-output op."""
+    if not op.multi_output:
+        return g
+    shapes = [p.shape for p in op.forward(*arrays, **params)]
+    ends = np.cumsum([int(np.prod(sh)) for sh in shapes])
+    return [piece.reshape(sh) for piece, sh in zip(np.split(g, ends[:-1]), shapes)]
 
 
 def test_every_op_has_a_reference():
@@ -255,7 +274,8 @@ def test_each_vjp_matches_central_differences(key):
         for i, x in enumerate(arrays):
             rule = op.vjp(i)
             extra = {"i": i} if op.variadic else {}
-            analytic = unbroadcast(np.asarray(rule(g, y, *arrays, **extra, **params), np.float64), x.shape)
+            gp = _pieces(op, g, arrays, params)
+            analytic = unbroadcast(np.asarray(rule(gp, y, *arrays, **extra, **params), np.float64), x.shape)
             numeric = numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)),
                                      [a.copy() for a in arrays], i, g)
             np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6,
@@ -280,9 +300,14 @@ def test_engine_backward_matches_central_differences(key):
         for i in range(len(arrays)):
             tensors = [Tensor._wrap(a.copy()) for a in arrays]
             tensors[i].requires_grad_()
-            out = apply(op, tuple(tensors), **params)
-            assert type(out.grad_fn).__name__ == op.name
-            (grad,) = autograd.grad(out, tensors[i], Tensor._wrap(g))
+            if op.multi_output:
+                outs = _apply_outputs(op, tensors[0], **params)
+                assert all(type(o.grad_fn).__name__ == op.name for o in outs)
+                (grad,) = autograd.grad(outs, tensors[i], tuple(Tensor._wrap(p) for p in _pieces(op, g, arrays, params)))
+            else:
+                out = apply(op, tuple(tensors), **params)
+                assert type(out.grad_fn).__name__ == op.name
+                (grad,) = autograd.grad(out, tensors[i], Tensor._wrap(g))
             numeric = numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)),
                                      [a.copy() for a in arrays], i, g)
             np.testing.assert_allclose(grad.numpy(), numeric, rtol=1e-5, atol=1e-6)
