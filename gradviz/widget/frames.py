@@ -32,7 +32,7 @@ import numpy as np
 
 from ..formula import fill, plain
 from ._lesson import num, short
-from .derivation import check, forward_latex, local_derivative
+from .derivation import MAX_LEAVES, check, forward_latex, local_derivative
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
            "error_frame", "note_frame", "event_data", "expr_text"]
@@ -251,7 +251,8 @@ def start_frame(lesson, ids, grads, targets):
             s[f"val:{ids.leaf(t)}"] = _val_slot(t.data)
             s[f"cls:{ids.leaf(t)}"] = ""
             s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
-        s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t.seq), t, lesson)
+        if _written(lesson, t):
+            s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t.seq), t, lesson)
     for node in lesson.nodes:           # names the widget made up, so captions can point at them
         if node.out.auto and ids.group(node) is None and ids.value(node) != ids.op(node):
             s[f"name:{ids.value(node)}"] = lesson.name(node)
@@ -518,6 +519,16 @@ def note_frame(lesson, key):
     return _frame("note", "note", [key, {"root": lesson.root_name}])
 
 
+def _written(lesson, leaf):
+    """Whether the derivation writes this leaf out (and so shows a check mark for it)."""
+    return any(t is leaf for t in lesson.leaves[:MAX_LEAVES])
+
+
+def _listed(parts):
+    """The first :data:`MAX_LISTED` items of a caption's list, and how many more (3,000 leaves...)."""
+    return parts if len(parts) <= MAX_LISTED else parts[:MAX_LISTED] + [f"… (+{len(parts) - MAX_LISTED})"]
+
+
 def zero_frame(lesson, ids, before, targets, after=None):
     """``.grad.zero_()`` on every leaf: one frame, the before and after of each."""
     parts, s = [], {}
@@ -530,8 +541,9 @@ def zero_frame(lesson, ids, before, targets, after=None):
         after_ = (after or {}).get(t.seq)
         parts.append(["cap_zero", {"leaf": name, "before": shown(b), "after": shown(after_)}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(after_, True)
-        s[f"check:{name}"] = _check_slot(after_, targets.get(t.seq), t, lesson)
-    f = _frame("zero", "zero", ["cap_list", {"items": {"join": parts}}],
+        if _written(lesson, t):
+            s[f"check:{name}"] = _check_slot(after_, targets.get(t.seq), t, lesson)
+    f = _frame("zero", "zero", ["cap_list", {"items": {"join": _listed(parts)}}],
                focus=[ids.leaf(t) for t in lesson.leaves], set=s)
     return f
 
@@ -543,7 +555,8 @@ def sync_frame(lesson, ids, changed, now, targets, restored=False):
         name, g = lesson.name(t), now.get(t.seq)
         parts.append(["cap_sync_item", {"leaf": name, "value": shown(g) if g is not None else "None"}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
-        s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson)
+        if _written(lesson, t):
+            s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson)
     key = "cap_restored" if restored else "cap_sync"
-    return _frame("note", "sync", [key, {"items": {"join": parts}, "root": lesson.root_name}],
+    return _frame("note", "sync", [key, {"items": {"join": _listed(parts)}, "root": lesson.root_name}],
                   focus=[ids.leaf(t) for t in changed], set=s)
