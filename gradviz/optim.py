@@ -105,7 +105,7 @@ class Optimizer:
 
     def _step(self, closure):
         """Run ``closure`` (with gradients on) for its loss, then update each parameter that has a
-        gradient, under no_grad (``_update`` is each optimizer's own rule)."""
+        gradient, under no_grad (``_update`` is each optimizer's own rule: Adam, RMSprop, Adagrad)."""
         loss = None
         if closure is not None:
             with enable_grad():
@@ -139,7 +139,16 @@ class Optimizer:
         return text + ")"
 
 
-class SGD(Optimizer):
+class _ParameterWise(Optimizer):
+    """An optimizer whose step updates each parameter on its own (``_update``), as PyTorch's
+    single-tensor code paths do on CPU."""
+
+    def step(self, closure=None):
+        """One step for every parameter that has a gradient; returns the closure's loss, if given."""
+        return self._step(closure)
+
+
+class SGD(_ParameterWise):
     """Stochastic gradient descent: p ← p − lr·g, with optional weight decay and momentum.
 
     With momentum μ the step follows a running buffer b ← μ·b + (1 − dampening)·g
@@ -165,31 +174,20 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One update of every parameter that has a gradient (parameters without one are skipped)."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for group in self.param_groups:
-                lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    # PyTorch's own steps and order: each add with alpha is one fused multiply-add
-                    g = p.grad if not group["maximize"] else -p.grad
-                    if wd != 0:
-                        g = g.add(p, alpha=wd)
-                    if momentum != 0:
-                        buf = self.state[p].get("momentum_buffer")
-                        if buf is None:
-                            buf = self.state[p]["momentum_buffer"] = g.detach().clone()
-                        else:
-                            buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
-                        g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
-                    p.add_(g, alpha=-lr)
-        return loss
+    def _update(self, p, group):
+        # PyTorch's own steps and order: each add with alpha is one fused multiply-add
+        lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
+        g = p.grad if not group["maximize"] else -p.grad
+        if wd != 0:
+            g = g.add(p, alpha=wd)
+        if momentum != 0:
+            buf = self.state[p].get("momentum_buffer")
+            if buf is None:
+                buf = self.state[p]["momentum_buffer"] = g.detach().clone()
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
+            g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(g, alpha=-lr)
 
 
 # --- PyTorch's in-place CPU kernels, float by float ------------------------------------------------
@@ -225,6 +223,11 @@ def _addcdiv(a, t1, t2, value):
     return a + (a.dtype.type(value) * t1) / t2
 
 
+def _step_counter():
+    """``state["step"]``: a float32 scalar tensor, as PyTorch keeps it."""
+    return Tensor._wrap(np.array(0.0, np.float32))
+
+
 def _step_state(state):
     """The step counter: a float32 tensor in PyTorch's state, incremented in place."""
     step = state["step"]
@@ -245,12 +248,18 @@ def _zeros_like(p, value=0):
     return Tensor._wrap(np.full_like(p._data, value))
 
 
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    _check(lr, "learning rate")
+
+
 def _check(value, what, low=0.0):
     if not low <= value:
         raise ValueError(f"Invalid {what}: {value}")
 
 
-class Adam(Optimizer):
+class Adam(_ParameterWise):
     """Adam: steps along a running mean of the gradients (m), scaled by the root of a running mean
     of their squares (v), both corrected for starting at zero:
     p ← p − lr · m̂ / (√v̂ + eps), m̂ = m / (1 − β₁ᵗ), v̂ = v / (1 − β₂ᵗ).
@@ -268,9 +277,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        _check(lr, "learning rate")
+        _check_lr(lr)
         _check(eps, "epsilon value")
         for i in (0, 1):
             if not 0.0 <= betas[i] < 1.0:
@@ -284,14 +291,10 @@ class Adam(Optimizer):
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One Adam step for every parameter that has a gradient."""
-        return self._step(closure)
-
     def _update(self, p, group):
         state = self.state[p]
         if not state:
-            state["step"] = Tensor._wrap(np.array(0.0, np.float32))
+            state["step"] = _step_counter()
             state["exp_avg"], state["exp_avg_sq"] = _zeros_like(p), _zeros_like(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = _zeros_like(p)
@@ -330,7 +333,7 @@ class AdamW(Adam):
                          decoupled_weight_decay=True)
 
 
-class RMSprop(Optimizer):
+class RMSprop(_ParameterWise):
     """RMSprop: each parameter's step is its gradient divided by the root of a running mean of the
     gradient's squares, v ← α·v + (1 − α)·g², p ← p − lr · g / (√v + eps)
     (``centered=True`` subtracts the squared running mean of g from v; ``momentum`` as in SGD)."""
@@ -339,9 +342,7 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        _check(lr, "learning rate")
+        _check_lr(lr)
         _check(eps, "epsilon value")
         _check(momentum, "momentum value")
         _check(weight_decay, "weight_decay value")
@@ -351,14 +352,10 @@ class RMSprop(Optimizer):
                     "maximize": maximize, "differentiable": differentiable}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """One RMSprop step for every parameter that has a gradient."""
-        return self._step(closure)
-
     def _update(self, p, group):
         state = self.state[p]
         if not state:
-            state["step"] = Tensor._wrap(np.array(0.0, np.float32))
+            state["step"] = _step_counter()
             state["square_avg"] = _zeros_like(p)
             if group["momentum"] > 0:
                 state["momentum_buffer"] = _zeros_like(p)
@@ -385,7 +382,7 @@ class RMSprop(Optimizer):
             _write(p, _addcdiv(p._data, g, avg, -lr))
 
 
-class Adagrad(Optimizer):
+class Adagrad(_ParameterWise):
     """Adagrad: each parameter's step is its gradient divided by the root of the sum of all its
     squared gradients so far, s ← s + g², p ← p − lr · g / (√s + eps)."""
 
@@ -393,9 +390,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        _check(lr, "learning rate")
+        _check_lr(lr)
         _check(lr_decay, "lr_decay value")
         _check(weight_decay, "weight_decay value")
         _check(initial_accumulator_value, "initial_accumulator_value value")
@@ -406,12 +401,8 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:     # Adagrad's state exists from the start
             for p in group["params"]:
-                self.state[p]["step"] = Tensor._wrap(np.array(0.0, np.float32))
+                self.state[p]["step"] = _step_counter()
                 self.state[p]["sum"] = _zeros_like(p, initial_accumulator_value)
-
-    def step(self, closure=None):
-        """One Adagrad step for every parameter that has a gradient."""
-        return self._step(closure)
 
     def _update(self, p, group):
         state = self.state[p]

@@ -164,10 +164,7 @@ for step in range(8):
 SQRT = pytest.mark.xfail(reason="PyTorch's CPU sqrt is MKL's vsSqrt, not correctly rounded (on this machine about "
                                 "20% of float32 results differ from numpy's by one ulp); gradviz does not reproduce "
                                 "it yet, so Adam/RMSprop/Adagrad steps differ in the last bit", strict=False)
-F32 = pytest.mark.xfail(reason="the data's X @ w and nn.Linear's addmm, and tanh, are not yet bit-identical to "
-                               "PyTorch's CPU kernels: helper f32's 'Exact float32' work (small matmuls, SLEEF tanh)",
-                        strict=False)
-_MARKS = {"RMSprop, MSELoss, tanh": [F32], "Adam, MSELoss, ReLU (no exp or log)": [SQRT]}
+_MARKS = {"RMSprop, MSELoss, tanh": [SQRT], "Adam, MSELoss, ReLU (no exp or log)": [SQRT]}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_MARKS.get(n, [])) for n in LOOPS])
@@ -175,8 +172,7 @@ def test_training_loop_prints_torchs_losses(name):
     assert printed(gradviz, LOOPS[name]) == printed(torch, LOOPS[name])
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[F32] if n == "RMSprop, MSELoss, tanh" else [])
-                                  for n in LOOPS])
+@pytest.mark.parametrize("name", list(LOOPS))
 def test_training_loop_prints_torchs_losses_given_its_sqrt(torch_sqrt, name):
     """With PyTorch's sqrt, everything else of the steps is gradviz's own."""
     assert printed(gradviz, LOOPS[name]) == printed(torch, LOOPS[name])
