@@ -227,6 +227,24 @@ def _pieces(op, g, arrays, params):
     return [piece.reshape(sh) for piece, sh in zip(np.split(g, ends[:-1]), shapes)]
 
 
+def _differentiable(op):
+    if op.name == "NotImplemented":
+        pytest.skip("no derivative, as in PyTorch: backward through it raises (tests/test_torch_parity.py)")
+    return op
+
+
+def _vjp_case(op, case, seed):
+    """One drawn case for a gradient test: the inputs, the parameters, a random upstream gradient
+    ``g`` of the (flattened) output's shape, and ``numeric(i)``, the central difference of <f(x), g>
+    for input i."""
+    arrays, params = case
+    g = np.random.default_rng(seed).standard_normal(np.shape(_forward(op, arrays, params)))
+
+    def numeric(i):
+        return numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)), [a.copy() for a in arrays], i, g)
+    return arrays, params, g, numeric
+
+
 def test_every_op_has_a_reference():
     assert set(KEYS) == set(REFERENCE), "REFERENCE must compute every op"
 
@@ -261,24 +279,18 @@ def test_forward_matches_reference(key):
 @pytest.mark.parametrize("key", KEYS)
 def test_each_vjp_matches_central_differences(key):
     """``vjps[i](g, y, *x)`` equals ∂<f(x), g>/∂x_i, computed by central differences in float64."""
-    op = OPS[key]
-    if op.name == "NotImplemented":
-        pytest.skip("no derivative, as in PyTorch: backward through it raises (tests/test_torch_parity.py)")
+    op = _differentiable(OPS[key])
 
     @SETTINGS
     @given(op_case(op), st.integers(0, 2 ** 32 - 1))
     def check(case, seed):
-        arrays, params = case
+        arrays, params, g, numeric = _vjp_case(op, case, seed)
         y = np.asarray(_forward(op, arrays, params))
-        g = np.random.default_rng(seed).standard_normal(y.shape)
         for i, x in enumerate(arrays):
-            rule = op.vjp(i)
             extra = {"i": i} if op.variadic else {}
             gp = _pieces(op, g, arrays, params)
-            analytic = unbroadcast(np.asarray(rule(gp, y, *arrays, **extra, **params), np.float64), x.shape)
-            numeric = numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)),
-                                     [a.copy() for a in arrays], i, g)
-            np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6,
+            analytic = unbroadcast(np.asarray(op.vjp(i)(gp, y, *arrays, **extra, **params), np.float64), x.shape)
+            np.testing.assert_allclose(analytic, numeric(i), rtol=1e-5, atol=1e-6,
                                        err_msg=f"{key}: vjp for input {i}")
 
     check()
@@ -287,16 +299,12 @@ def test_each_vjp_matches_central_differences(key):
 @pytest.mark.parametrize("key", KEYS)
 def test_engine_backward_matches_central_differences(key):
     """Through the engine, one input at a time requiring grad (so only what that rule uses is saved)."""
-    op = OPS[key]
-    if op.name == "NotImplemented":
-        pytest.skip("no derivative, as in PyTorch: backward through it raises (tests/test_torch_parity.py)")
+    op = _differentiable(OPS[key])
 
     @SETTINGS
     @given(op_case(op), st.integers(0, 2 ** 32 - 1))
     def check(case, seed):
-        arrays, params = case
-        y = np.asarray(_forward(op, arrays, params))
-        g = np.random.default_rng(seed).standard_normal(y.shape)
+        arrays, params, g, numeric = _vjp_case(op, case, seed)
         for i in range(len(arrays)):
             tensors = [Tensor._wrap(a.copy()) for a in arrays]
             tensors[i].requires_grad_()
@@ -308,9 +316,7 @@ def test_engine_backward_matches_central_differences(key):
                 out = apply(op, tuple(tensors), **params)
                 assert type(out.grad_fn).__name__ == op.name
                 (grad,) = autograd.grad(out, tensors[i], Tensor._wrap(g))
-            numeric = numerical_grad(lambda xs: np.asarray(_forward(op, xs, params)),
-                                     [a.copy() for a in arrays], i, g)
-            np.testing.assert_allclose(grad.numpy(), numeric, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(grad.numpy(), numeric(i), rtol=1e-5, atol=1e-6)
 
     check()
 
