@@ -231,6 +231,16 @@ def _sequential(products, start=None):
     return np.add.accumulate(products, axis=-1)[..., -1]
 
 
+def _lanes(q, start, stride, blocks, peel):
+    """Running sums of ``q`` (..., k) over ``blocks`` blocks of ``stride`` from ``start``, one per
+    lane; the ``peel`` products before ``start`` join lane 0 first."""
+    end = start + stride * blocks
+    lanes = np.add.accumulate(q[..., start:end].reshape(q.shape[:-1] + (blocks, stride)), axis=-2)[..., -1, :]
+    if peel:
+        lanes[..., 0] = _sequential(q[..., start:end:stride], _sequential(q[..., :peel]))
+    return lanes
+
+
 def _four_accumulators(products):
     r"""Each row's sum as the column kernel for 4 or more rows adds it: the first r = k mod 4
     (or 4) products in order, then four running sums :math:`s_j` over the rest (element r + j,
@@ -239,9 +249,8 @@ def _four_accumulators(products):
     if k <= 4:
         return _sequential(products)
     r = k % 4 or 4
-    lanes = np.add.accumulate(products[:, r:].reshape(len(products), -1, 4), axis=1)[:, -1]
-    lanes[:, 0] = _sequential(products[:, r::4], _sequential(products[:, :r]))
-    return (lanes[:, 0] + lanes[:, 2]) + (lanes[:, 1] + lanes[:, 3])
+    s = _lanes(products, r, 4, (k - r) // 4, r)
+    return (s[:, 0] + s[:, 2]) + (s[:, 1] + s[:, 3])
 
 
 def _eight_accumulators(products):
@@ -254,20 +263,9 @@ def _eight_accumulators(products):
     if not blocks:
         return _sequential(products)
     end = 4 + 8 * blocks
-    s = np.add.accumulate(products[:, 4:end].reshape(len(products), -1, 8), axis=1)[:, -1]
-    s[:, 0] = _sequential(products[:, 4:end:8], _sequential(products[:, :4]))
+    s = _lanes(products, 4, 8, blocks, 4)
     total = ((s[:, 0] + s[:, 4]) + (s[:, 2] + s[:, 6])) + ((s[:, 1] + s[:, 5]) + (s[:, 3] + s[:, 7]))
     return _sequential(products[:, end:], total)
-
-
-def _lanes(q, start, stride, blocks, peel):
-    """Running sums of ``q`` (..., k) over ``blocks`` blocks of ``stride`` from ``start``, one per
-    lane; the ``peel`` products before ``start`` join lane 0 first."""
-    end = start + stride * blocks
-    lanes = np.add.accumulate(q[..., start:end].reshape(q.shape[:-1] + (blocks, stride)), axis=-2)[..., -1, :]
-    if peel:
-        lanes[..., 0] = _sequential(q[..., start:end:stride], _sequential(q[..., :peel]))
-    return lanes
 
 
 def _aligned_dots(products, peel, unit):
@@ -297,12 +295,17 @@ def _aligned_dots(products, peel, unit):
 def _rows_times_columns(a, b):
     """``a @ b`` for row-major ``a`` and column-major ``b`` (``x @ W.t()``), few columns: each output
     a dot product of two contiguous rows, cut where row i of ``a`` (at offset i·k of an aligned
-    tensor) meets a 16-byte boundary; columns in fours by one kernel, the rest by another."""
+    tensor) meets a 16-byte boundary; columns in fours by one kernel, the rest by another.  One
+    row goes to the matrix-vector kernels instead."""
     m, k = a.shape
     n = b.shape[1]
     products = a[:, None, :] * b.T[None, :, :]              # (m, n, k), rounded
     out = np.empty((m, n), _f)
     fours = n // 4 * 4
+    if m == 1:   # one row: the matrix-vector kernel, columns in fours, then the rest
+        out[0, :fours] = _four_accumulators(products[0, :fours])
+        out[0, fours:] = _eight_accumulators(products[0, fours:])
+        return out
     peels = (-np.arange(m) * k) % 4
     for peel in range(4):
         rows = np.nonzero(peels == peel)[0]

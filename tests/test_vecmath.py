@@ -98,6 +98,8 @@ EXACT_PRODUCTS = {
     "addmm Linear(8, 5), batch 32": ("linear", 32, 8, 5),
     "addmm Linear(13, 3), batch 2": ("linear", 2, 13, 3),
     "addmm Linear(16, 16), batch 32": ("linear", 32, 16, 16),
+    "addmm Linear(30, 1), one row": ("linear", 1, 30, 1),
+    "addmm Linear(8, 5), one row": ("linear", 1, 8, 5),
     "Linear(3, 2) weight gradient, batch 32": ("wgrad", 32, 3, 2),
     "Linear(16, 1) weight gradient, batch 32": ("wgrad", 32, 16, 1),
     "mv 4x4 @ 4": ("mv", 4, 4, 1),
@@ -110,8 +112,7 @@ EXACT_PRODUCTS = {
 }
 # classes still computed in a different order than PyTorch's kernels use (see the report)
 OPEN_PRODUCTS = {
-    "addmm Linear(30, 1), one row": ("linear", 1, 30, 1),
-    "addmm Linear(8, 5), one row": ("linear", 1, 8, 5),
+    "addmm Linear(33, 2), one row": ("linear", 1, 33, 2),
     "mm 2x33 @ 33x1": ("mm", 2, 33, 1),
 }
 
@@ -162,10 +163,11 @@ def _product_share(torch, kind, m, k, n, trials=40):
             if kind == "mm":
                 out = lib.mm(A, B)
             elif kind == "linear":   # nn.Linear's addmm(bias, x, Wᵀ) with W stored (out, in)
-                W = lib.tensor(np.ascontiguousarray(b.T))
+                # (b.T.copy(): row-major strides even for a dimension of 1, as a module's weight has)
+                W = lib.tensor(b.T.copy())
                 out = lib.addmm(C, A, W.t())
             elif kind == "wgrad":    # the weight's gradient of a Linear(k, n) on a batch of m
-                W = lib.tensor(np.ascontiguousarray(b.T), requires_grad=True)
+                W = lib.tensor(b.T.copy(), requires_grad=True)
                 (lib.addmm(C, A, W.t()) * lib.tensor(rng_fixed(m, n))).sum().backward()
                 out = W.grad
             elif kind == "mv":
