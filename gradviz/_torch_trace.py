@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from ._watch import watched
+from ._watch import born, watched
 from .naming import is_tensor
 from .ops import OPS
 from .trace import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
@@ -113,6 +113,8 @@ class TorchAdapter(EngineAdapter):
         self._consumers = None
         self.fns = self._walk(roots)                       # strong references: the nodes stay alive
         self.outputs = self._live_outputs(roots)
+        self._made_when = sorted((seen["n"], fn._sequence_nr()) for fn in self.fns
+                                 for seen in [watched(fn)] if seen is not None and "n" in seen)
         steps = [self._step(fn) for fn in self.fns]
         self.all_steps = list(steps)         # hooked on every backward(), even if a layer folds some
         for step in steps:
@@ -161,14 +163,19 @@ class TorchAdapter(EngineAdapter):
     def _leaf(self, t, literal=False, use=None):
         """The Value of a leaf or data tensor (shared by every use; one per use for a literal).
 
-        Its place in forward order: where the caller's names were found (their order of
-        assignment), else just before ``use`` (the seq of the first step that reads it).
+        Its place in forward order: when ``gradviz.watch()`` saw it made, else where the caller's
+        names were found (their order of assignment), else just before ``use`` (the seq of the
+        first step that reads it).
         """
         v = self.by_tensor.get(id(t))
         if v is not None and not literal:
             return v
         rank = self.ranks.get(id(t))
-        if rank is None and use is not None:
+        when = born(t)
+        if when is not None and self._made_when:      # before the first node made after it
+            later = [seq for n, seq in self._made_when if n > when]
+            order = ((min(later) if later else self._made_when[-1][1] + 1) - 0.5, 0, when)
+        elif rank is None and use is not None:
             order = (use - 0.5, 0, 0)
         else:
             order = ((rank if rank is not None else 10 ** 6 + len(self.values)) - 10 ** 9, 0, 0)

@@ -14,13 +14,17 @@ Only the most recent :data:`KEEP` results are kept (a training loop under watch(
 torch is imported when ``watch()`` is called, not before.
 """
 
+import itertools
+import weakref
 from collections import OrderedDict
 
-__all__ = ["watch", "watched", "module_calls", "KEEP"]
+__all__ = ["watch", "watched", "born", "module_calls", "KEEP"]
 
 KEEP = 20_000
 _SEEN = OrderedDict()       # id(grad_fn) -> (grad_fn, {"out": array, "args": [array or number, ...]})
 _CALLS = {}                 # id(module) -> (output grad_fn, {input grad_fns}): its last call
+_BORN = {}                  # id(tensor) -> (weakref, count): tensors made without a graph, and when
+_CLOCK = itertools.count()  # one count for tensors and nodes: the order things were made
 
 
 def watch():
@@ -51,7 +55,13 @@ def watch():
 
 
 def _note(torch, args, out):
-    if not isinstance(out, torch.Tensor) or out.grad_fn is None:
+    if not isinstance(out, torch.Tensor):
+        return
+    n = next(_CLOCK)
+    if out.grad_fn is None:            # a tensor made without a graph (data, a parameter): when
+        _BORN[id(out)] = (weakref.ref(out), n)
+        while len(_BORN) > KEEP:
+            _BORN.pop(next(iter(_BORN)))
         return
     fn = out.grad_fn
     operands = []
@@ -60,7 +70,7 @@ def _note(torch, args, out):
             operands.append(a.detach().cpu().numpy().copy())
         elif isinstance(a, (bool, int, float)):
             operands.append(a)
-    _SEEN[id(fn)] = (fn, {"out": out.detach().cpu().numpy().copy(), "args": operands})
+    _SEEN[id(fn)] = (fn, {"out": out.detach().cpu().numpy().copy(), "args": operands, "n": n})
     _SEEN.move_to_end(id(fn))
     while len(_SEEN) > KEEP:
         _SEEN.popitem(last=False)
@@ -77,6 +87,12 @@ def _module_called(module, inputs, output):
 def module_calls():
     """``{id(module): (output grad_fn, input grad_fns)}``: each module's last call seen by watch()."""
     return dict(_CALLS)
+
+
+def born(t):
+    """When watch() saw the tensor ``t`` made (a count shared with the nodes' ``"n"``), or None."""
+    entry = _BORN.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
 
 
 def watched(fn):

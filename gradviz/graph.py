@@ -443,7 +443,7 @@ class _Builder:
         name = None if v.literal or v.auto else v.name
         flow = self.rec.leaf_in.get(id(v))
         node = self.add(
-            v.order[:2] + (len(self.nodes),),
+            tuple(v.order) + (len(self.nodes),),
             kind="const" if v.literal else "leaf",
             label=format_number(a[()]) if v.literal and a is not None and a.ndim == 0 else
             ("" if v.literal else v.name or ""),

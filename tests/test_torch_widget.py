@@ -415,3 +415,48 @@ def test_the_graph_finds_torch_tensors_and_nodes():
     p = gradviz.draw(o, view="pytorch").graph
     acc = y.grad_fn.next_functions[0][0].next_functions[0][0].next_functions[0][0]
     assert p.node(p.id_of(acc)).kind == "accumulate" and p.node(p.id_of(o.grad_fn)).label == "MulBackward0"
+
+
+ACTS = ["tanh", "sigmoid", "relu", "exp", "square", "none"]
+
+
+@st.composite
+def network_recipes(draw):
+    """Small networks on a batch: matrix products, broadcast biases, activations, a loss."""
+    seed = draw(st.integers(0, 2 ** 16))
+    batch, n_in = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    layers = draw(st.lists(st.tuples(st.integers(1, 3), st.booleans(), st.sampled_from(ACTS)), min_size=1, max_size=2))
+    return seed, batch, n_in, layers, draw(st.sampled_from(["mse", "sum", "mean"]))
+
+
+def build_network(lib, recipe):
+    seed, batch, n_in, layers, loss = recipe
+    rng = np.random.default_rng(seed)
+    names = {"X": lib.tensor(rng.uniform(-1, 1, (batch, n_in)).astype(np.float32).tolist())}
+    h, k = names["X"], n_in
+    for j, (m, bias, act) in enumerate(layers):
+        W = names[f"W{j}"] = lib.tensor(rng.uniform(-1, 1, (k, m)).astype(np.float32).tolist(), requires_grad=True)
+        h = h @ W
+        if bias:
+            b = names[f"b{j}"] = lib.tensor(rng.uniform(-1, 1, m).astype(np.float32).tolist(), requires_grad=True)
+            h = h + b
+        h = {"tanh": lib.tanh, "sigmoid": lib.sigmoid, "relu": lib.relu, "exp": lib.exp,
+             "square": lambda t: t ** 2, "none": lambda t: t * 2.0}[act](h)
+        k = m
+    if loss == "mse":
+        names["Y"] = lib.tensor(rng.uniform(-1, 1, tuple(h.shape)).astype(np.float32).tolist())
+        out = ((h - names["Y"]) ** 2).mean()
+    else:
+        out = h.sum() if loss == "sum" else h.mean()
+    names["loss"] = out
+    return out, names
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(network_recipes())
+def test_random_networks_animate_the_same_under_real_torch(recipe):
+    g_root, g_names = build_network(gradviz, recipe)
+    with gradviz.watch():
+        t_root, t_names = build_network(torch, recipe)
+    a, b = AutogradWidget(g_root, names=g_names), AutogradWidget(t_root, names=t_names)
+    assert_same(shown(a), shown(b), str(recipe))
