@@ -169,6 +169,12 @@ def test_zoom_pan_fit_and_key(offline_page, pages):
     assert legend.is_visible() and "leaf" in legend.inner_text() and "constant" in legend.inner_text()
     widget.locator('[data-gv="key"]').click()
     assert legend.is_hidden()
+    widget.locator('[data-gv="fullscreen"]').click()        # the widget alone, the whole screen
+    page.wait_for_function("() => document.fullscreenElement && document.fullscreenElement.matches('.gv-widget')")
+    page.wait_for_timeout(300)
+    assert widget.bounding_box()["height"] == VIEW["height"]
+    widget.locator('[data-gv="fullscreen"]').click()
+    page.wait_for_function("() => !document.fullscreenElement")
     assert page.gv_errors == []
 
 

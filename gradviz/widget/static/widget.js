@@ -358,6 +358,8 @@ function createPicture(ctx) {
   let zoom = 1;
   let userZoom = false;            // after +/−/fit/wheel the zoom stays the user's, else it follows the box
   let lit = [];
+  let geo = null;                  // id -> [x0, y0, x1, y1] in the SVG's units (measure)
+  const view = { w: 0, h: 0, x: 0, y: 0 };   // the box's size and scroll, known without a layout
 
   const presenter = () => !!model.get("presenter");
   /** Screen px per CSS px around the widget (a slide deck scales its slides). */
@@ -399,16 +401,19 @@ function createPicture(ctx) {
     box.scrollLeft = cx * z + pad(box.clientWidth, nat.w * z) - ax;
     box.scrollTop = cy * z + pad(box.clientHeight, nat.h * z) - ay;
     el.dataset.zoom = z.toFixed(3);
+    sizeView();
   }
   const pad = (room, size) => Math.max(0, (room - size) / 2);   // a small picture sits centred
 
   function relayout() {
     if (!userZoom) setZoom(defaultZoom());
+    else sizeView();
   }
 
   function load(svgText) {
     index = mountSvg(box, svgText, uid);
     lit = [];
+    geo = null;
     userZoom = false;
     followScheme(ctx.root, index.svg);
     relayout();
@@ -431,26 +436,49 @@ function createPicture(ctx) {
     }
   }
 
+  /** Where each node and edge is, in the SVG's units: measured once per drawing (positions do
+   *  not change with the zoom), so following the step costs no layout. */
+  function measure() {
+    geo = new Map();
+    const nat = index.natural;
+    if (!index.svg || !nat || !nat.w) return;
+    const s = index.svg.getBoundingClientRect();
+    const k = s.width / nat.w;
+    if (!k) { geo = null; return; }
+    for (const map of [index.nodes, index.edges]) {
+      for (const [id, e] of map) {
+        const r = e.getBoundingClientRect();
+        geo.set(id, [(r.left - s.left) / k, (r.top - s.top) / k, (r.right - s.left) / k, (r.bottom - s.top) / k]);
+      }
+    }
+  }
+  function sizeView() {
+    view.w = box.clientWidth; view.h = box.clientHeight; view.x = box.scrollLeft; view.y = box.scrollTop;
+  }
+  box.addEventListener("scroll", () => { view.x = box.scrollLeft; view.y = box.scrollTop; }, { passive: true });
+
   /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view. */
   function follow(f, smooth) {
-    if (box.scrollHeight <= box.clientHeight + 1 && box.scrollWidth <= box.clientWidth + 1) return;
-    const els = [...(f.focus || []), ...(f.lit || [])].map((id) => index.nodes.get(id)).filter(Boolean);
-    for (const id of f.edges || []) if (index.edges.get(id)) els.push(index.edges.get(id));
-    if (!els.length) return;
-    const view = box.getBoundingClientRect();
-    let top = Infinity, bottom = -Infinity, left = Infinity, right = -Infinity;
-    for (const e of els) {
-      const r = e.getBoundingClientRect();
-      top = Math.min(top, r.top); bottom = Math.max(bottom, r.bottom);
-      left = Math.min(left, r.left); right = Math.max(right, r.right);
+    const nat = index.natural;
+    if (!index.svg || !nat || !nat.w) return;
+    const W = nat.w * zoom, H = nat.h * zoom;
+    if (W <= view.w + 1 && H <= view.h + 1) return;
+    if (!geo) measure();
+    if (!geo) return;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const id of [...(f.focus || []), ...(f.lit || []), ...(f.edges || [])]) {
+      const g = geo.get(id);
+      if (!g) continue;
+      x0 = Math.min(x0, g[0]); y0 = Math.min(y0, g[1]); x1 = Math.max(x1, g[2]); y1 = Math.max(y1, g[3]);
     }
-    if (top >= view.top && bottom <= view.bottom && left >= view.left && right <= view.right) return;
-    const o = outer() || 1;
-    box.scrollTo({
-      top: box.scrollTop + (top + bottom - view.top - view.bottom) / 2 / o,
-      left: box.scrollLeft + (left + right - view.left - view.right) / 2 / o,
-      behavior: smooth && !reduceMotion() ? "smooth" : "auto",
-    });
+    if (x0 === Infinity) return;
+    const left = x0 * zoom + pad(view.w, W), right = x1 * zoom + pad(view.w, W);
+    const top = y0 * zoom + pad(view.h, H), bottom = y1 * zoom + pad(view.h, H);
+    if (left >= view.x && right <= view.x + view.w && top >= view.y && bottom <= view.y + view.h) return;
+    const x = Math.max(0, Math.min(W - view.w, (left + right - view.w) / 2));
+    const y = Math.max(0, Math.min(H - view.h, (top + bottom - view.h) / 2));
+    view.x = x; view.y = y;          // where it goes (a smooth scroll reports its way there)
+    box.scrollTo({ left: x, top: y, behavior: smooth && !reduceMotion() ? "smooth" : "auto" });
   }
 
   // zoom: buttons, ctrl + wheel (a trackpad's pinch arrives as one); pan: drag with the mouse
@@ -527,6 +555,7 @@ function createDerivationPanel(ctx) {
   let shownChecks = new Map();       // leaf -> check value shown
   let litFactors = [];
   let soFarKey = "";
+  let revealed = null;              // what show() last scrolled into view
 
   function mathEl(m, cls = "gv-math") {
     const d = h("div", { class: cls });
@@ -556,6 +585,7 @@ function createDerivationPanel(ctx) {
     checkEls = new Map(); leafEls = new Map(); factorEls = new Map(); litFactors = [];
     soFarKey = "";
     soFar.textContent = "";
+    revealed = null;
     el.append(h("h3", { class: "gv-dtitle", text: s.derivation_title || "" }));
     if (d.custom && d.custom.length) {
       const sec = h("div", { class: "gv-custom" }, h("h4", { text: s.instructor_title || "" }));
@@ -688,8 +718,11 @@ function createDerivationPanel(ctx) {
       }
     }
     for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
-    if (litFactors.length) reveal(litFactors[0].closest(".gv-stages") || litFactors[0], "top");
-    else if (lastCheck && checkEls.get(lastCheck)) reveal(checkEls.get(lastCheck), "bottom");
+    // scroll only when what should be in view changed (reading positions costs a layout)
+    const want = litFactors.length ? litFactors[0].closest(".gv-stages") || litFactors[0] : checkEls.get(lastCheck);
+    if (want === revealed) return;
+    revealed = want;
+    if (want) reveal(want, litFactors.length ? "top" : "bottom");
   }
 
   return { el, soFar, build, indexFrames, applyCheck, show };
