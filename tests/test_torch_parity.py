@@ -820,6 +820,9 @@ y2 = x.exp(); y2.sum().backward(retain_graph=True); print(y2.grad_fn._saved_resu
 a = x * 1; e = a.exp(); a.add_(1); print(e.grad_fn._saved_result)
 b = x * 1; s = b.sin(); b.mul_(2); s.grad_fn._saved_self
 print(x.grad_fn, torch.ones(2, requires_grad=True).sum().grad_fn._saved_self_sym_sizes)
+X = torch.tensor([[1., 5., 2.], [4., 3., 6.]], requires_grad=True); m = X.max(1); print(m.values.grad_fn._saved_dim, m.values.grad_fn._saved_keepdim, m.values.grad_fn._saved_self_sym_sizes)
+s = X[1]; print(s.grad_fn._saved_dim, s.grad_fn._saved_index, s.grad_fn._saved_self_sym_sizes); g = X.gather(1, torch.tensor([[0], [2]])); print(g.grad_fn._saved_dim, g.grad_fn._saved_index)
+print(torch.where(X > 2, X, X * 2).grad_fn._saved_condition, X.min(0, keepdim=True)[0].grad_fn._saved_keepdim)
 """,
     'rounded divisions and 1-D @ batch': """
 x = torch.tensor([1.5, -2.], requires_grad=True); w = torch.tensor([3., 4.], requires_grad=True)
