@@ -268,3 +268,129 @@ def test_nn_and_optim_are_submodules_reachable_every_way():
             "assert nn is torch.nn and F is nn.functional and optim is torch.optim\n"
             "assert isinstance(nn.Linear(1, 1).weight, torch.nn.Parameter)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- the next tier, without PyTorch (tests/test_torch_parity.py compares each with PyTorch) ----------
+
+def test_cross_entropy_is_nll_of_log_softmax_by_hand():
+    x = torch.tensor([[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]], dtype=torch.float64, requires_grad=True)
+    t = torch.tensor([0, 1])
+    loss = F.cross_entropy(x, t)
+    a = x.detach().numpy()
+    logp = a - np.log(np.exp(a).sum(1, keepdims=True))
+    assert loss.item() == pytest.approx(-(logp[0, 0] + logp[1, 1]) / 2, rel=1e-12)
+    assert names(loss.grad_fn) == ("NllLossBackward0", ["LogSoftmaxBackward0"])
+    loss.backward()
+    expected = (np.exp(logp) - np.eye(3)[[0, 1]]) / 2        # (softmax − one-hot) / batch
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    # ignore_index: that row counts for nothing, not even in the mean's denominator
+    assert F.cross_entropy(x, torch.tensor([0, -100])).item() == pytest.approx(-logp[0, 0], rel=1e-12)
+    w = torch.tensor([2.0, 1.0, 1.0], dtype=torch.float64)
+    assert F.nll_loss(torch.tensor(logp), t, weight=w).item() == pytest.approx(
+        -(2 * logp[0, 0] + logp[1, 1]) / 3, rel=1e-12)
+
+
+def test_binary_cross_entropy_by_hand():
+    p = torch.tensor([0.9, 0.2], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([1.0, 0.0], dtype=torch.float64)
+    loss = nn.BCELoss()(p, y)
+    assert loss.item() == pytest.approx(-(np.log(0.9) + np.log(0.8)) / 2, rel=1e-12)
+    loss.backward()
+    np.testing.assert_allclose(p.grad.numpy(), [(0.9 - 1) / (0.9 * 0.1) / 2, 0.2 / (0.2 * 0.8) / 2], rtol=1e-12)
+    z = torch.tensor([2.0, -1.0], dtype=torch.float64, requires_grad=True)
+    loss = nn.BCEWithLogitsLoss()(z, y)
+    sig = 1 / (1 + np.exp(-np.array([2.0, -1.0])))
+    assert loss.item() == pytest.approx(-(np.log(sig[0]) + np.log(1 - sig[1])) / 2, rel=1e-12)
+    assert loss.grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+    loss.backward()
+    np.testing.assert_allclose(z.grad.numpy(), (sig - [1.0, 0.0]) / 2, rtol=1e-12)
+    assert F.binary_cross_entropy_with_logits(torch.tensor([100.0]), torch.tensor([1.0])).item() < 1e-40   # no overflow
+
+
+def test_dropout_masks_are_seeded_and_scale_the_kept():
+    torch.manual_seed(0)
+    a = nn.Dropout(0.25)(torch.ones(1000))
+    torch.manual_seed(0)
+    b = nn.Dropout(0.25)(torch.ones(1000))
+    assert torch.equal(a, b)
+    kept = a[a > 0]
+    assert set(kept.tolist()) == {float(np.float32(1) / np.float32(0.75))}
+    assert 0.2 < 1 - kept.numel() / 1000 < 0.3
+    d = nn.Dropout(0.5).eval()
+    x = torch.ones(3)
+    assert d(x) is x
+
+
+def test_module_list_registers_its_modules():
+    ml = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 1)])
+    ml.append(nn.ReLU())
+    assert len(ml) == 3 and isinstance(ml[-1], nn.ReLU)
+    assert [n for n, _ in ml.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert repr(nn.ModuleList([nn.ReLU(), nn.ReLU()])) == "ModuleList(\n  (0-1): 2 x ReLU()\n)"
+
+
+def test_embedding_adds_the_gradients_of_repeated_rows():
+    e = nn.Embedding(4, 2, padding_idx=0)
+    assert e.weight[0].tolist() == [0.0, 0.0]
+    out = e(torch.tensor([1, 3, 1, 0]))
+    assert out.grad_fn.name() == "EmbeddingBackward0"
+    out.sum().backward()
+    assert e.weight.grad.tolist() == [[0, 0], [2, 2], [0, 0], [1, 1]]
+
+
+def test_batch_norm_normalises_each_feature_and_tracks_running_stats():
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(3)
+    x = torch.randn(50, 3, dtype=torch.float64) * 4 + 2
+    bn.double()
+    y = bn(x)
+    assert y.grad_fn.name() == "NativeBatchNormBackward0"
+    np.testing.assert_allclose(y.detach().numpy().mean(0), 0, atol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy().var(0), 1, rtol=1e-3)
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * x.numpy().mean(0), rtol=1e-12)
+    assert bn.num_batches_tracked.item() == 1
+    bn.eval()
+    z = bn(x)
+    expected = (x.numpy() - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
+    np.testing.assert_allclose(z.detach().numpy(), expected, rtol=1e-12)
+
+
+def test_one_hot_multinomial_keepdims_jacobian():
+    assert F.one_hot(torch.tensor([2, 0])).tolist() == [[0, 0, 1], [1, 0, 0]]
+    torch.manual_seed(1)
+    a = torch.multinomial(torch.tensor([0.0, 1.0, 3.0]), 2)
+    assert sorted(a.tolist()) == [1, 2]                 # never the class of weight 0
+    g = torch.Generator().manual_seed(5)
+    draws = torch.multinomial(torch.tensor([1.0, 3.0]), 4000, replacement=True, generator=g)
+    assert 0.7 < draws.float().mean().item() < 0.8      # P(class 1) = 3/4
+    x = torch.arange(6.0).view(2, 3)
+    assert x.sum(1, keepdims=True).shape == (2, 1) and torch.max(x, 0, keepdims=True).values.shape == (1, 3)
+    J = torch.autograd.functional.jacobian(lambda v: v ** 2, torch.tensor([1.0, 2.0]))
+    assert J.tolist() == [[2.0, 0.0], [0.0, 4.0]]
+
+
+def test_saved_tensors_and_one_node_for_split():
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x ** 2
+    assert y.grad_fn._saved_self is x and y.grad_fn._saved_exponent == 2
+    e = x.exp()
+    assert e.grad_fn._saved_result is not e and torch.equal(e.grad_fn._saved_result, e)
+    e.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        e.grad_fn._saved_result
+    a, b = x.split(2)
+    assert a.grad_fn is b.grad_fn and a.grad_fn.name() == "SplitBackward0"
+    z = a * 2 + b
+    assert z.grad_fn.next_functions[1] == (b.grad_fn, 1)
+    x.grad = None
+    z.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 1.0, 1.0]
+
+
+def test_adam_first_step_is_lr_times_the_sign():
+    w = nn.Parameter(torch.tensor([1.0, -2.0], dtype=torch.float64))
+    opt = optim.Adam([w], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(w.detach().numpy(), [0.9, -1.9], rtol=1e-6)   # m̂/√v̂ = sign(g) at step 1
+    assert opt.state[w]["step"].item() == 1.0
