@@ -192,7 +192,8 @@ class TorchAdapter(EngineAdapter):
     def _step(self, fn):
         torch, name = self.torch, fn.name()
         user = isinstance(fn, torch.autograd.function.BackwardCFunction)
-        op = None if user else BY_NAME.get(name)
+        # gradviz's table describes a split as one node per piece; torch's node has them all
+        op = None if user or len(fn._input_metadata) > 1 else BY_NAME.get(name)
         meta = fn._input_metadata[0] if len(fn._input_metadata) else None
         out_t = self.outputs.get((id(fn), 0))
         shape = tuple(meta.shape) if meta is not None else (tuple(out_t.shape) if out_t is not None else ())
