@@ -908,8 +908,9 @@ def _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix):
     """``g`` times the op's local derivative (parsed from the table), summed or copied as shapes need."""
     if op_key in REDUCTIONS and (op_key != "mse_loss" or (params or {}).get("reduction", "mean") == "mean"):
         d = parse(dl, refs)
-        gg = Expand(g, in_shape, (params or {}).get("dim"), (params or {}).get("keepdim", False)) \
-            if g is not None else None
+        if g is None:                  # the seed 1: each element's derivative, copied to every element
+            return Expand(d, in_shape)
+        gg = Expand(g, in_shape, (params or {}).get("dim"), (params or {}).get("keepdim", False))
         return times(gg, d, matrix)
     if op_key in ELEMENTWISE:
         d = parse(dl, refs)

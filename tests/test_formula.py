@@ -228,7 +228,19 @@ def test_random_networks(case):
 @pytest.mark.parametrize("name", sorted(LESSONS))
 def test_each_backward_step_says_what_it_sends_and_the_formula_agrees(name):
     root, names, gradient = LESSONS[name]()
-    w = AutogradWidget(root, gradient, names=names)
+    assert_steps_agree(AutogradWidget(root, gradient, names=names))
+
+
+@SETTINGS
+@given(st.one_of(graphs(), networks()))
+def test_each_backward_step_of_random_graphs_agrees(case):
+    root, leaves = case
+    assume(root.requires_grad)
+    assert_steps_agree(AutogradWidget(root, names={}))
+
+
+def assert_steps_agree(w):
+    """Every node frame's so-far formulas evaluate to what the engine sent down each edge."""
     math_ = w._math
     nodes = {n.seq: n for n in w._lesson.nodes}
     seen = 0
@@ -279,3 +291,14 @@ def test_the_nn_linear_network_of_lesson_6():
     assert_displayed_math_is_the_engines(w)
     bias = next(e for e in w.derivation["leaves"] if e["leaf"] == "model.0.bias")
     assert any(m["latex"].startswith(r"\sum_{\text{batch}}") for m in bias["paths"][0]["stages"])
+
+
+def test_a_scalar_broadcast_under_the_roots_sum_is_summed_over_its_copies():
+    """(x·s + s).sum(): s was copied to both elements, so ∂/∂s through + is Σ(1 · 1) = 2, not 1."""
+    x = torch.tensor([1.137, 0.77], requires_grad=True)
+    s = torch.tensor(0.541, requires_grad=True)
+    w = AutogradWidget((x * s + s).sum(), names={"x": x, "s": s})
+    assert_displayed_math_is_the_engines(w)
+    assert_steps_agree(w)
+    entry = next(e for e in w.derivation["leaves"] if e["leaf"] == "s")
+    assert any(m["latex"] == r"\sum \left(1 \cdot 1\right)" for p in entry["paths"] for m in p["stages"])
