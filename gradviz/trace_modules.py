@@ -29,6 +29,10 @@ def layers(modules, names):
     """
     if not isinstance(modules, (list, tuple)):
         modules = [modules]
+    for m in modules:
+        if not callable(getattr(type(m), "named_parameters", None)) or isinstance(m, type):
+            raise TypeError(f"animate(): collapse= takes an nn.Module (or a list of them), e.g. "
+                            f"collapse=model, not {type(m).__name__} {m!r:.40}")
     known = {id(m): n for n, m in names}
     out = []
     for m in modules:

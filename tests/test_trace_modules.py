@@ -50,3 +50,10 @@ def test_the_backward_button_folds_its_new_events_too():
     n = len([f for f in w.frames if f["kind"] == "node"])
     w.backward(retain_graph=True)
     assert len([f for f in w.frames if f["kind"] == "node"]) == 2 * n
+
+
+def test_collapse_takes_modules_only():
+    import pytest
+    model, X, Y, loss = mlp()
+    with pytest.raises(TypeError, match="collapse= takes an nn.Module"):
+        AutogradWidget(loss, collapse=5)
