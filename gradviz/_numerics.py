@@ -9,13 +9,16 @@ computes it: ``arange``, ``linspace``, ``rand(low, high)`` and ``add(alpha=)`` u
 
 import numpy as np
 
-__all__ = ["fma"]
+__all__ = ["fma", "fma32"]
+
+_MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
+_LOW29 = np.uint64((1 << 29) - 1)
 
 
 def fma(a, b, c, np_dtype):
     """``a * b + c`` rounded once, as the compiled kernels' fused multiply-add does."""
-    if np.dtype(np_dtype) == np.float32:  # the float32 product is exact in double
-        return (np.asarray(a, np.float64) * np.float64(b) + np.float64(c)).astype(np.float32)
+    if np.dtype(np_dtype) == np.float32:
+        return fma32(a, b, c)
     a, b = np.asarray(a, np.float64), np.float64(b)
     p = a * b
     ah, al = _split(a)
@@ -32,3 +35,29 @@ def _split(x):
     t = 134217729.0 * x   # 2**27 + 1
     hi = t - (t - x)
     return hi, x - hi
+
+
+def fma32(a, b, c):
+    r"""``a·b + c`` rounded once to float32, as the processor's fused multiply-add rounds it.
+
+    The product of two float32 numbers is exact in float64 (24 + 24 bits < 53), so only the sum
+    can round twice: first to float64, then to float32.  Rounding twice gives a different answer
+    only when the float64 sum lands exactly on a float32 midpoint while the exact sum was not
+    there; that case is found from the low bits and decided by the exact remainder of the sum
+    (Knuth's two-sum), so the result is always the correctly rounded :math:`\mathrm{fl}(ab + c)`.
+    """
+    p = np.multiply(a, b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    s = p + c
+    low = np.asarray(s).view(np.uint64) & _LOW29
+    tie = low == _MID_LOW
+    if tie.any():  # rare: settle the tie with the part of p + c that float64 rounded away
+        s = np.array(s, dtype=np.float64, copy=True, ndmin=1)
+        p, c, tie = (np.broadcast_to(v, s.shape) for v in (p, c, tie))
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)
+        nudge = tie & (err != 0)
+        s[nudge] = np.nextafter(s[nudge], np.where(err[nudge] > 0, np.inf, -np.inf))
+        if np.ndim(p) == 0:
+            s = s.reshape(())
+    return s.astype(np.float32)
