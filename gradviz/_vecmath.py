@@ -4,64 +4,41 @@ Floating-point results depend on the order of the roundings, not only on the for
 repeats, on whole numpy arrays (no loop over elements), the steps PyTorch 2.13's CPU kernels take
 for float32 on an x86-64 machine with AVX-512 or AVX2, so gradviz prints PyTorch's digits:
 
-* :func:`fma` -- ``a·b + c`` with one rounding, as the processor's fused multiply-add;
+* ``fma`` -- ``a·b + c`` with one rounding, as the processor's fused multiply-add (``_numerics.fma32``);
 * :func:`sigmoid` -- ``1 / (1 + e^{-x})``: SLEEF's vectorised ``expf`` (:func:`sleef_exp`, its
   polynomial re-derived below) on whole vectors of 16, the C library's ``expf`` on the leftovers;
-* :func:`mm` -- small matrix products in the order PyTorch's CPU gemm adds the products up:
-  one product after the other, separately rounded, for small outputs; one fused multiply-add
-  after the other (the vectorised kernel) once the output has at least 4 rows and 12 columns;
-  ``addmm``'s bias added last;
-* :func:`libm` -- ``exp``, ``log``, ``sin``, ``cos``, ``tanh``: correctly rounded (computed in
-  float64, rounded once).  PyTorch runs these float32 functions through Intel MKL's vector maths
-  library (``vmsExp``... with ``VML_HA``, for any tensor layout and CPU capability), whose
-  algorithms are not public; MKL's results are within 1 ulp of these and equal on 92-99.8% of
-  inputs (``tests/test_vecmath.py`` measures the share).
+* :func:`softmax`, :func:`log_softmax` and their backward passes -- SLEEF's exp and log
+  (:func:`sleef_log`), the 16-lane vector sums and the fused steps of PyTorch's kernels;
+* :func:`mm` (``addmm``, :func:`mv`, :func:`dot`, :func:`bmm`) -- matrix products in the order
+  PyTorch's CPU BLAS adds the products up, which depends on the shapes and layouts: plain loops
+  (one product after the other), the vectorised kernel (one fused multiply-add after the other,
+  for outputs of at least 4 rows and 12 columns), the matrix-vector and dot kernels (several
+  running sums folded in pairs), and ``x @ W.t()``'s row kernel (sums cut at 16-byte boundaries);
+  ``addmm``'s bias first or last as the loops do.  The shape classes measured, and the few still
+  open, are listed in ``tests/test_vecmath.py``;
+* not here: ``exp``, ``log``, ``sin``, ``cos``, ``tanh`` of a tensor.  PyTorch runs these float32
+  functions through Intel MKL's vector maths library (``vmsExp``... with ``VML_HA``, for any tensor
+  layout and CPU capability), whose algorithms are not public; the op table computes them
+  correctly rounded (float64, rounded once), within 1 ulp of MKL's and equal on 93-99.9% of inputs
+  (``tests/test_vecmath.py`` measures the share).
 
 float64 and other dtypes are left to numpy.  The SLEEF algorithm is public (https://sleef.org);
-this is a re-derivation in numpy, the maths next to each step.  This module imports nothing from
-gradviz: it is the bottom layer.
+this is a re-derivation in numpy, the maths next to each step.  It sits in the bottom layer and
+imports only ``_numerics`` (the exact fused multiply-add) from gradviz.
 """
 
 import math
 
 import numpy as np
 
-__all__ = ["fma", "sleef_exp", "sleef_log", "libm_exp", "libm", "sigmoid", "softmax", "log_softmax",
+from ._numerics import _LOW29, _MID_LOW, fma32 as fma
+
+__all__ = ["fma", "sleef_exp", "sleef_log", "libm_exp", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward",
            "mm", "mm_grad_a", "mm_grad_b", "mv", "dot", "bmm"]
 
 _f = np.float32
 _d = np.float64
-_MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
-_LOW29 = np.uint64((1 << 29) - 1)
-
-
-# --- one rounding ------------------------------------------------------------------------------
-
-def fma(a, b, c):
-    r"""``a·b + c`` rounded once to float32, as the processor's fused multiply-add rounds it.
-
-    The product of two float32 numbers is exact in float64 (24 + 24 bits < 53), so only the sum
-    can round twice: first to float64, then to float32.  Rounding twice gives a different answer
-    only when the float64 sum lands exactly on a float32 midpoint while the exact sum was not
-    there; that case is found from the low bits and decided by the exact remainder of the sum
-    (Knuth's two-sum), so the result is always the correctly rounded :math:`\mathrm{fl}(ab + c)`.
-    """
-    p = np.multiply(a, b, dtype=_d)
-    c = np.asarray(c, dtype=_d)
-    s = p + c
-    low = np.asarray(s).view(np.uint64) & _LOW29
-    tie = low == _MID_LOW
-    if tie.any():  # rare: settle the tie with the part of p + c that float64 rounded away
-        s = np.array(s, dtype=_d, copy=True, ndmin=1)
-        p, c, tie = (np.broadcast_to(v, s.shape) for v in (p, c, tie))
-        bb = s - p
-        err = (p - (s - bb)) + (c - bb)
-        nudge = tie & (err != 0)
-        s[nudge] = np.nextafter(s[nudge], np.where(err[nudge] > 0, np.inf, -np.inf))
-        if np.ndim(p) == 0:
-            s = s.reshape(())
-    return s.astype(_f)
 
 
 # --- exp ---------------------------------------------------------------------------------------
@@ -105,18 +82,6 @@ def sleef_exp(d):
     u = np.where(d < _f(-104), _f(0), u)
     u = np.where(d > _f(100), _f(np.inf), u)
     return np.where(np.isnan(d), d, u)
-
-
-def libm(f):
-    """``f`` (a numpy ufunc such as ``np.exp``) for float32 computed in float64 and rounded once:
-    the correctly rounded result (C's ``expf`` and MKL's functions are within an ulp of it)."""
-    def rounded(a):
-        a = np.asarray(a)
-        with np.errstate(all="ignore"):
-            return f(a.astype(_d)).astype(_f) if a.dtype == _f else f(a)
-    rounded.__name__ = rounded.__qualname__ = f.__name__
-    rounded.__doc__ = f"{f.__name__}, float32 correctly rounded (computed in float64)"
-    return rounded
 
 
 # the C library's expf (glibc): x·32/ln 2 = k + r with k an integer and |r| ≤ ½, then
