@@ -159,3 +159,16 @@ def test_a_leaf_cut_from_a_leaf_thousands_deep():
         alive.append(c)
     w = gradviz.animate(c)
     assert w.error == "" and w.graph["summarized"]
+
+
+def test_the_front_end_can_ask_for_a_folded_step_op_by_op():
+    x, h = chain(600)
+    w = gradviz.animate(h, names={"x": x, "h": h})
+    i = next(k for k, f in enumerate(w.frames) if f["kind"] == "fwd_group")
+    count = w.frames[i]["folded"]["count"]
+    w._on_msg(w, {"type": "expand", "frame": i}, [])
+    assert [f["kind"] for f in w.frames[i:i + 2]] == ["fwd_in", "fwd_out"] and w.frame == i
+    n = len(w.frames)
+    w._on_msg(w, {"type": "expand", "frame": 0}, [])          # not a folded step: said in the widget
+    assert len(w.frames) == n + 1 and w.frames[-1]["kind"] == "error" and "not a folded step" in w.caption()
+    assert count > 1

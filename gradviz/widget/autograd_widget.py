@@ -231,6 +231,8 @@ class AutogradWidget(anywidget.AnyWidget):
                 self.backward(content.get("retain_graph"))
             elif kind == "zero":
                 self.zero_grad()
+            elif kind == "expand":            # a folded step, written out op by op (see expand())
+                self.expand(content.get("frame"))
         except Exception as exc:  # never a traceback in the cell: the message goes into the widget
             self._append([F.error_frame(self._lesson, None, self._runs, f"{type(exc).__name__}: {exc}")])
 
