@@ -418,8 +418,12 @@ class _Builder:
         self.later_nodes, self.later_edges = {}, {}
 
     def lazily(self, item, **fields):
-        later = self.later_nodes if isinstance(item, GraphNode) else self.later_edges
-        later[id(item)] = (item, fields)
+        later = self.later_nodes if type(item) is GraphNode else self.later_edges
+        entry = later.get(id(item))
+        if entry is None:
+            later[id(item)] = (item, fields)
+        else:                        # a second call for the same item adds to the first
+            entry[1].update(fields)
         return item
 
     # -- nodes -----------------------------------------------------------------------------------

@@ -50,6 +50,8 @@ class Ids:
 
     def __init__(self, op=None, value=None, leaf=None, const=None, edge_in=None, edge_out=None, folded=None):
         self._folded = folded or {}    # "op" | "value" | "tensor" -> {seq: id of the group folding it}
+        self._folded_op, self._folded_value, self._folded_tensor = (
+            self._folded.get(k) or {} for k in ("op", "value", "tensor"))
         self._op = op or {}            # node seq -> op node id
         self._value = value or {}      # node seq -> id of the node showing its output value
         self._leaf = leaf or {}        # leaf tensor seq -> node id
@@ -61,14 +63,14 @@ class Ids:
         return self._op.get(node.seq) or self.group(node) or f"op{node.seq}"
 
     def value(self, node):
-        return self._value.get(node.seq) or self._folded.get("value", {}).get(node.seq) or self.op(node)
+        return self._value.get(node.seq) or self._folded_value.get(node.seq) or self.op(node)
 
     def leaf(self, t):
         return self._leaf.get(t.seq) or self.group_of_leaf(t) or f"leaf{t.seq}"
 
     def group(self, node):
         """The group node folding this op in a summarized picture (None: drawn on its own)."""
-        return self._folded.get("op", {}).get(node.seq)
+        return self._folded_op.get(node.seq)
 
     def band(self, group):
         """Where a group runs forward among the groups (by depth, inputs first)."""
@@ -77,7 +79,7 @@ class Ids:
         return self._bands.get(group, 0)
 
     def group_of_leaf(self, t):
-        return self._folded.get("tensor", {}).get(t.seq)
+        return self._folded_tensor.get(t.seq)
 
     def own_value(self, node):
         """Whether the op's output has a node of its own (not folded into a group)."""
