@@ -4,6 +4,8 @@ Declared with :func:`gradviz._op.op` into the one table, :data:`gradviz.ops.OPS`
 of an entry is written in :mod:`gradviz.ops`.
 """
 
+import os
+
 import numpy as np
 
 from . import _libm, _vecmath
@@ -233,18 +235,52 @@ def _bn_channel(v, x):
     return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
 
 
+def _threads():
+    """How many threads PyTorch's CPU kernels split a batch between by default: one per CPU here."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:        # not Linux
+        return os.cpu_count() or 1
+
+
+def _bn_sums(x):
+    """(mean, Σ(x − mean)²) per channel, added up as PyTorch's CPU kernel adds them.
+
+    A batch of rows (N, C) takes the "channels last" path: the rows are split into one run per
+    thread, each run summed in x's dtype (the squares with fused multiply-adds), and the runs'
+    sums added in double. A batch of sequences (N, C, L) is summed per channel in double.
+    The last bits of the statistics so depend on PyTorch's thread count (here: one per CPU).
+    """
+    n = x.size // x.shape[1]
+    if x.ndim == 2 or x.shape[2] == 1:
+        runs = _bn_runs(x.reshape(x.shape[0], x.shape[1]))
+        total = sum(np.add.accumulate(r, axis=0)[-1].astype(np.float64) for r in runs)
+        mean = (total / n).astype(x.dtype)
+        squares = np.zeros(x.shape[1], np.float64)
+        for r in runs:
+            acc = np.zeros(x.shape[1], x.dtype)
+            for row in r:
+                dx = row - mean
+                acc = fma(dx, dx, acc, x.dtype)
+            squares += acc
+        return mean, squares.astype(x.dtype)
+    flat = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)     # per channel, in memory order
+    mean = (np.add.accumulate(flat.astype(np.float64), axis=1)[:, -1] / n).astype(x.dtype)
+    d = flat - mean[:, None]
+    squares = np.add.accumulate((d * d).astype(np.float64), axis=1)[:, -1]
+    return mean, squares.astype(x.dtype)
+
+
 def _bn_stats(x, training, running_mean, running_var, eps):
-    """(mean, 1/√(var + eps), Σ(x − mean)²) per channel: the batch's (biased variance; sums in double,
-    mean and sum of squares stored in x's dtype, as PyTorch's kernel stores them) or the running ones."""
+    """(mean, 1/√(var + eps), Σ(x − mean)²) per channel: the batch's (biased variance; mean and sum
+    of squares stored in x's dtype, as PyTorch's kernel stores them) or the running ones."""
     if not training:
         dt = x.dtype.type
         return running_mean.astype(x.dtype), dt(1) / np.sqrt(running_var.astype(x.dtype) + dt(eps)), None
-    axes = _bn_axes(x)
     n = x.size // x.shape[1]
-    mean = (np.sum(x, axis=axes, dtype=np.float64) / n).astype(x.dtype)
-    d = x - _bn_channel(mean, x)
-    var_sum = np.sum(d * d, axis=axes, dtype=np.float64).astype(x.dtype)
-    return mean, (1 / np.sqrt(var_sum.astype(np.float64) / n + eps)).astype(x.dtype), var_sum
+    mean, var_sum = _bn_sums(x)
+    var = var_sum / x.dtype.type(n)                            # the biased variance, in x's dtype,
+    return mean, (1 / np.sqrt(var.astype(np.float64) + eps)).astype(x.dtype), var_sum   # then 1/√ in double
 
 
 def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=True, eps=1e-5):
@@ -252,30 +288,54 @@ def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=T
     training, the running ones in eval mode"""
     mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
     alpha = invstd * weight                                    # y = x·α + β, as PyTorch's kernel
-    beta = bias - mean * alpha
+    beta = fma(-mean, alpha, bias, x.dtype)                    # b − mean·α, one fused multiply-add
     return fma(x, _bn_channel(alpha, x), _bn_channel(beta, x), x.dtype)
+
+
+def _bn_runs(rows):
+    """The rows split into one run per thread, as PyTorch's parallel_for splits a batch."""
+    threads = max(1, min(_threads(), len(rows)))
+    size = -(-len(rows) // threads)
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def _bn_backward_sums(g, x, mean):
+    """(Σ g, Σ (x − mean)·g) per channel, in x's dtype: per thread for a batch of rows (the products
+    fused into the running sum), then the threads' sums added; in double for sequences."""
+    if x.ndim == 2 or x.shape[2] == 1:
+        rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
+        total, dot = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
+        for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
+            s, p = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
+            for xi, gi in zip(xr, gr):
+                s = s + gi
+                p = fma(xi - mean, gi, p, x.dtype)
+            total, dot = total + s, dot + p
+        return total, dot
+    axes = _bn_axes(x)
+    centred = x.astype(np.float64) - _bn_channel(mean.astype(np.float64), x)
+    return (np.sum(g, axis=axes, dtype=np.float64).astype(x.dtype),
+            np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype))
 
 
 def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5):
     """dx = (g − mean(g) − x̂·mean(g·x̂)) · w/σ while training (the batch's statistics depend on x);
-    g · w/σ in eval mode. Sums in double, as PyTorch's kernel keeps them."""
+    g · w/σ in eval mode. In x's dtype, step by step as PyTorch's kernel computes it."""
     mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
-    mean, invstd = mean.astype(np.float64), invstd.astype(np.float64)
+    g = g.astype(x.dtype, copy=False)
     if not training:
-        return (g * _bn_channel(invstd * weight, x)).astype(x.dtype)
-    axes, n = _bn_axes(x), x.size // x.shape[1]
-    centred = x.astype(np.float64) - _bn_channel(mean, x)
-    total = np.sum(g, axis=axes, dtype=np.float64)
-    k = np.sum(centred * g, axis=axes, dtype=np.float64) * invstd * invstd / n
-    dx = (g - _bn_channel(total / n, x) - centred * _bn_channel(k, x)) * _bn_channel(invstd * weight, x)
-    return dx.astype(x.dtype)
+        return g * _bn_channel(invstd, x) * _bn_channel(weight, x)
+    n = x.dtype.type(x.size // x.shape[1])
+    total, dot = _bn_backward_sums(g, x, mean)
+    k = dot * invstd * invstd / n
+    dx = (x - _bn_channel(mean, x)) * _bn_channel(k, x)
+    return (g - _bn_channel(total / n, x) - dx) * _bn_channel(invstd, x) * _bn_channel(weight, x)
 
 
 def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5):
-    """dw = Σ g · x̂ over the batch"""
+    """dw = Σ g · x̂ over the batch: the dot product of g with x − mean, times 1/σ"""
     mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
-    centred = x.astype(np.float64) - _bn_channel(mean.astype(np.float64), x)
-    return (np.sum(centred * g, axis=_bn_axes(x), dtype=np.float64) * invstd.astype(np.float64)).astype(x.dtype)
+    return _bn_backward_sums(g.astype(x.dtype, copy=False), x, mean)[1] * invstd
 
 
 op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward=_batch_norm,

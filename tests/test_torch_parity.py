@@ -1064,3 +1064,29 @@ def run_error(L, code):
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_error_messages_match(name):
     assert as_torch_text(run_error(gradviz, ERRORS[name])) == run_error(torch, ERRORS[name])
+
+
+# --- layers, bit for bit ---------------------------------------------------------------------------
+
+def test_batch_norm_is_bit_identical():
+    """BatchNorm1d on a batch of rows, training and eval: output, gradients and running statistics.
+    PyTorch splits the batch into one run per thread, so this holds where both count the same threads."""
+    from gradviz._nn_ops import _threads
+    if torch.get_num_threads() != _threads():
+        pytest.skip(f"torch uses {torch.get_num_threads()} threads, gradviz assumes {_threads()}")
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        n, c = int(rng.integers(2, 60)), int(rng.integers(1, 9))
+        x = (rng.standard_normal((n, c)) * 3 + 1).astype(np.float32)
+        seen = []
+        for L in LIBS.values():
+            bn = L.nn.BatchNorm1d(c)
+            X = L.tensor(x, requires_grad=True)
+            y = bn(X)
+            (y * L.tensor(np.arange(n * c, dtype=np.float32).reshape(n, c))).sum().backward()
+            bn.eval()
+            seen.append([y.detach().numpy(), X.grad.numpy(), bn.weight.grad.numpy(), bn.bias.grad.numpy(),
+                         bn.running_mean.numpy().copy(), bn.running_var.numpy().copy(),
+                         bn(L.tensor(x)).detach().numpy()])
+        for a, b in zip(*seen):
+            np.testing.assert_array_equal(b, a)

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _dtype, _random
 from .._nn_ops import _bn_stats
+from .._numerics import fma
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
@@ -136,13 +137,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def _update_running_stats(x, running_mean, running_var, momentum):
-    """running ← momentum·batch + (1 − momentum)·running, in double (the variance unbiased, n − 1),
-    from the op's own statistics, so the update and the output see the same numbers."""
+    """running ← momentum·batch + (1 − momentum)·running, in the buffers' dtype (the variance
+    unbiased, over n − 1), from the op's own statistics, so the update and the output agree."""
     mean, _, var_sum = _bn_stats(x, True, None, None, 0.0)
-    n = x.size // x.shape[1]
-    m = float(momentum)
-    running_mean._data[...] = m * mean.astype(np.float64) + (1 - m) * running_mean._data.astype(np.float64)
-    running_var._data[...] = m * (var_sum.astype(np.float64) / (n - 1)) + (1 - m) * running_var._data.astype(np.float64)
+    dt = running_mean._data.dtype.type
+    unbiased = var_sum.astype(dt) / dt(x.size // x.shape[1] - 1)
+    m = dt(momentum)
+    one_minus = dt(1 - float(momentum))
+    running_mean._data[...] = fma(m, mean.astype(dt), one_minus * running_mean._data, dt)   # one rounding,
+    running_var._data[...] = fma(m, unbiased, one_minus * running_var._data, dt)           # as the kernel
     running_mean._vbox[0] += 1
     running_var._vbox[0] += 1
 
