@@ -93,6 +93,26 @@ def latex_name(name):
     return rf"\mathrm{{{escaped}}}"
 
 
+def constant_latex(a):
+    r"""An unnamed constant too big to write out: ``\mathbf{1}_{3 \times 4}`` (all ones), else ``C_{3 \times 4}``.
+
+    >>> constant_latex(np.ones((3, 4)))
+    '\\mathbf{1}_{3 \\times 4}'
+    """
+    a = np.asarray(a)
+    shape = r" \times ".join(str(n) for n in a.shape)
+    if a.size and np.all(a == 1):
+        return rf"\mathbf{{1}}_{{{shape}}}"
+    return rf"C_{{{shape}}}"
+
+
+def _is_ones(e):
+    """A formula that is all ones (the seed copied to a matrix): written 𝟏 beside a matrix product."""
+    while isinstance(e, Reshape):
+        e = e.arg
+    return isinstance(e, Num) and e.v.size and bool(np.all(e.v == 1))
+
+
 def _array_text(a):
     """A small array as LaTeX numbers: ``\\left[10,\\ 10\\right]``."""
     a = np.asarray(a)
@@ -450,10 +470,11 @@ class MatMul(Expr):
 
     def latex(self, numbers=False):
         a, b = self.a.latex(numbers), self.b.latex(numbers)
-        a = _paren(a) if self.a.prec < 3 or (self.a.prec == 3 and not isinstance(self.a, MatMul)) else a
-        b = _paren(b) if self.b.prec <= 3 or b.startswith("-") else b
-        if self.outer:
-            return rf"{a}\, {b}"
+        a = r"\mathbf{1}" if _is_ones(self.a) else \
+            _paren(a) if self.a.prec < 3 or (self.a.prec == 3 and not isinstance(self.a, MatMul)) else a
+        b = r"\mathbf{1}" if _is_ones(self.b) else _paren(b) if self.b.prec <= 3 or b.startswith("-") else b
+        if self.outer:                  # mv's matrix: the column g times the row vᵀ
+            return rf"{a}\, {b}^{{T}}"
         return f"{a} {b}"
 
     def value(self):

@@ -302,3 +302,42 @@ def test_a_scalar_broadcast_under_the_roots_sum_is_summed_over_its_copies():
     assert_steps_agree(w)
     entry = next(e for e in w.derivation["leaves"] if e["leaf"] == "s")
     assert any(m["latex"] == r"\sum \left(1 \cdot 1\right)" for p in entry["paths"] for m in p["stages"])
+
+
+# one of each way a gradient is written: reductions along a dim, views, transposes, expand, the
+# losses, powers, matrix-vector products, and ops written as their backward node applied (Rule)
+ON_A_MATRIX = {
+ "sum_dim": lambda a: (a.sum(dim=0) ** 2).sum(),
+ "sum_dim_keep": lambda a: (a.sum(dim=1, keepdim=True) * a).sum(),
+ "mean_dim": lambda a: a.mean(dim=1).exp().sum(),
+ "view": lambda a: (a.view(-1) * 3).sum(),
+ "t": lambda a: (a.t() @ a).sum(),
+ "transpose": lambda a: (a.transpose(0, 1) * 2).sum(),
+ "unsqueeze": lambda a: (a.unsqueeze(0) * a).sum(),
+ "expand": lambda a: (a[:, :1].expand(3, 4) * a).sum(),
+ "mse": lambda a: torch.nn.functional.mse_loss(a, torch.ones(3, 4)),
+ "mse_sum": lambda a: torch.nn.functional.mse_loss(a, torch.ones(3, 4), reduction="sum"),
+ "pow_tt": lambda a: (a ** a).sum(),
+ "div": lambda a: (1 / a + a / 2).mean(),
+ "rsub": lambda a: (2 - a).log().sum(),
+ "mv": lambda a: (a @ torch.ones(4)).sum(),
+ "softmax": lambda a: (a.softmax(dim=1) * torch.arange(4.)).sum(),
+ "max": lambda a: a.max() * 2,
+ "clamp": lambda a: a.clamp(0.8, 1.2).sum(),
+ "sigmoid_relu": lambda a: (a.sigmoid() - 0.6).relu().sum(),
+ "abs_neg": lambda a: (-a + 1).abs().sum(),
+ "cat": lambda a: torch.cat([a, a * 2]).sum(),
+ "index": lambda a: (a[1] * a[2]).sum(),
+ "addmm": lambda a: torch.addmm(torch.ones(4), a, torch.ones(4, 4)).tanh().sum(),
+}
+
+
+
+@pytest.mark.parametrize("name", sorted(ON_A_MATRIX))
+def test_each_way_a_gradient_is_written_evaluates_to_the_engines(name):
+    rng = np.random.default_rng(1)
+    a = torch.tensor(rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), requires_grad=True)
+    w = AutogradWidget(ON_A_MATRIX[name](a), names={"a": a})
+    assert w.derivation.get("error") is None, w.derivation.get("error")
+    assert_displayed_math_is_the_engines(w)
+    assert_steps_agree(w)

@@ -344,7 +344,7 @@ def operand(lesson, node, i, matrix=False):
         if np.size(value) <= F.SUBSTITUTE_MAX and np.ndim(value) <= 1:
             return F.Num(value)
         text = lesson.input_text(kind, thing) or "c"
-        return F.Sym(text, value, latex=r"\mathrm{c}", substitute=False)
+        return F.Sym(text, value, latex=F.constant_latex(value), substitute=False)
     name = lesson.input_text(kind, thing) or "?"
     return F.Sym(name, value, scalar_ok=not matrix)
 
