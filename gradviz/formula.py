@@ -868,6 +868,9 @@ def times(g, d, hadamard):
 
 
 def _scalar(e):
+    """Written as one number (a number copied to every element counts: 1/n · 2f, not 1/n ⊙ 2f)."""
+    while isinstance(e, Reshape):
+        e = e.arg
     return np.ndim(_safe_value(e)) == 0 or np.size(_safe_value(e)) == 1
 
 

@@ -341,3 +341,10 @@ def test_each_way_a_gradient_is_written_evaluates_to_the_engines(name):
     assert w.derivation.get("error") is None, w.derivation.get("error")
     assert_displayed_math_is_the_engines(w)
     assert_steps_agree(w)
+
+
+def test_a_number_copied_to_every_element_is_multiplied_with_a_dot():
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    w = AutogradWidget(root, gradient, names=names)
+    w1 = next(e for e in w.derivation["leaves"] if e["leaf"] == "W1")
+    assert r"\frac{1}{4} \cdot \left(2 f\right)" in w1["paths"][0]["stages"][2]["latex"]
