@@ -416,6 +416,7 @@ class _Builder:
         # Values are written as text only for what is shown: a summary folds most nodes away, and
         # formatting is most of a big graph's cost.  id(node or edge) -> (it, {field: function giving it})
         self.later_nodes, self.later_edges = {}, {}
+        self.brief = False
 
     def lazily(self, item, **fields):
         later = self.later_nodes if type(item) is GraphNode else self.later_edges
@@ -473,6 +474,18 @@ class _Builder:
                         value=format_number(v), shape=(), dtype=None, params={"param": key})
 
     def op(self, step):
+        if self.brief:   # folded for sure: a summary shows an op only as a count of its grad_fn name
+            node = self.add((step.seq, 0, 0), kind="op", label=step.name, seq=step.seq, grad_fn=step.name,
+                            op=step.key, is_leaf=False, requires_grad=True)
+        else:
+            node = self._op_node(step)
+        self.fn_node[id(step)] = node
+        fn = step.fn() if step.fn is not None else None
+        if fn is not None:
+            self.refs.append((fn, node))
+        return node
+
+    def _op_node(self, step):
         params = {k: _param_str(v) for k, v in (step.params or {}).items()}
         symbol = step.symbol
         operand = getattr(_drawing(step), "operand", None)   # a number written as an operand: x ** 2
@@ -480,14 +493,9 @@ class _Builder:
             symbol = operand[2]
         symbol = write(symbol, params, text=True)              # ^@n -> ^2
         label = symbol if self.view == "dataflow" else step.name
-        node = self.add((step.seq, 0, 0), kind="op", label=label, seq=step.seq, grad_fn=step.name,
+        return self.add((step.seq, 0, 0), kind="op", label=label, seq=step.seq, grad_fn=step.name,
                         op=step.key, symbol=symbol, params=params, is_leaf=False, requires_grad=True,
                         shape=tuple(step.out.shape), dtype=_dtype_name(step.out.dtype))
-        self.fn_node[id(step)] = node
-        fn = step.fn() if step.fn is not None else None
-        if fn is not None:
-            self.refs.append((fn, node))
-        return node
 
     def output(self, step, is_root=False):
         """The node showing what ``step`` produced (its tensor may be gone: value replayed)."""
@@ -675,6 +683,9 @@ class _Builder:
 
     def build(self, max_nodes=None):
         steps = self.trace.steps if self.view == "dataflow" else [s for s in self.trace.steps if not s.cut_only]
+        # every step is an op node (and a value node, in the dataflow view): past max_nodes, the
+        # graph will be folded, and a summary never shows an op node itself
+        self.brief = bool(max_nodes) and len(steps) * (2 if self.view == "dataflow" else 1) > max_nodes
         if self.view == "dataflow":
             self.dataflow(steps)
         else:

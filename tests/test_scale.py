@@ -147,6 +147,7 @@ def test_draw_a_20000_op_chain():
     x, h = chain(N)
     d = gradviz.draw(h)
     assert d.graph.summarized and len(d.graph.nodes) <= 200 and "<svg" in d.svg()
+    assert d.graph.node(d.graph.id_of(h.grad_fn)).kind == "group" and d.graph.node(d.graph.id_of(h)).is_root
 
 
 def test_a_leaf_cut_from_a_leaf_thousands_deep():
