@@ -427,6 +427,24 @@ class TorchAdapter(EngineAdapter):
         self.trace.runs.append(run)
         return [run], error
 
+    def stale(self):
+        """Why ``backward()`` would fail now: ``"freed"`` or ``"modified"`` (read from the saved tensors), or None."""
+        for step in self.all_steps:
+            fn = step.fn()
+            for attr in dir(fn):
+                if not attr.startswith("_saved_"):
+                    continue
+                try:
+                    getattr(fn, attr)
+                except RuntimeError as exc:
+                    return "modified" if "inplace" in str(exc) else "freed"
+        return None
+
+    @staticmethod
+    def forward_again():
+        """The forward pass is the user's own PyTorch code: the widget never runs it again."""
+        return "user"
+
     def add_recording(self, rec, error=None):
         raise TypeError("recording= is a gradviz recording; for a torch tensor, animate() records "
                         "the real backward() itself")

@@ -460,3 +460,14 @@ def test_random_networks_animate_the_same_under_real_torch(recipe):
         t_root, t_names = build_network(torch, recipe)
     a, b = AutogradWidget(g_root, names=g_names), AutogradWidget(t_root, names=t_names)
     assert_same(shown(a), shown(b), str(recipe))
+
+
+def test_a_freed_torch_graph_is_not_run_forward_again_and_says_why():
+    x = torch.ones(2, requires_grad=True)
+    o = (x * x).sum()
+    w = animate(o, names={"x": x, "o": o})
+    w.backward(retain_graph=False)
+    w.backward()                                  # forward_again is on: the widget says it cannot
+    kinds = [f["kind"] for f in w.frames]
+    assert kinds[-1] == "error" and "second time" in w.frames[-1]["error"]
+    assert any(f["msg"][0] == "cap_forward_again_no" for f in w.frames)
