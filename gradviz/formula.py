@@ -470,8 +470,11 @@ class MatMul(Expr):
 
     def latex(self, numbers=False):
         a, b = self.a.latex(numbers), self.b.latex(numbers)
+        # a product of numbers and one matrix needs no parentheses before a matrix product
+        # ((c·A) B = c·(A B)); an elementwise product of matrices does
+        scaled = isinstance(self.a, Mul) and not self.a.hadamard
         a = r"\mathbf{1}" if _is_ones(self.a) else \
-            _paren(a) if self.a.prec < 3 or (self.a.prec == 3 and not isinstance(self.a, MatMul)) else a
+            _paren(a) if self.a.prec < 3 or (self.a.prec == 3 and not isinstance(self.a, MatMul) and not scaled) else a
         b = r"\mathbf{1}" if _is_ones(self.b) else _paren(b) if self.b.prec <= 3 or b.startswith("-") else b
         if self.outer:                  # mv's matrix: the column g times the row vᵀ
             return rf"{a}\, {b}^{{T}}"
