@@ -219,10 +219,11 @@ def _four_accumulators(products):
 
 
 def _eight_accumulators(products):
-    r"""Each row's sum as the column kernel for 1 to 3 rows adds it: the first 4 products in order,
-    then blocks of 8 into eight running sums :math:`s_j` (the first four joining :math:`s_0`),
-    folded as :math:`((s_0 + s_4) + (s_2 + s_6)) + ((s_1 + s_5) + (s_3 + s_7))`, then the
-    leftover products in order."""
+    r"""Each row's sum as the column kernel for the 1 to 3 rows left after the fours adds it: the
+    first 4 products in order, then blocks of 8 into eight running sums :math:`s_j` (the first
+    four joining :math:`s_0`), folded as :math:`((s_0 + s_4) + (s_2 + s_6)) + ((s_1 + s_5) +
+    (s_3 + s_7))`; the second of those rows takes the same blocks into four running sums instead,
+    folded as :math:`(s_0 + s_2) + (s_1 + s_3)`; then the leftover products in order."""
     k = products.shape[1]
     blocks = (k - 4) // 8 if k >= 12 else 0
     if not blocks:
@@ -230,8 +231,10 @@ def _eight_accumulators(products):
     end = 4 + 8 * blocks
     s = _lanes(products, 4, 8, blocks, 4)
     total = ((s[:, 0] + s[:, 4]) + (s[:, 2] + s[:, 6])) + ((s[:, 1] + s[:, 5]) + (s[:, 3] + s[:, 7]))
+    if len(products) > 1:
+        q = _lanes(products[1:2], 4, 4, 2 * blocks, 4)
+        total[1] = ((q[:, 0] + q[:, 2]) + (q[:, 1] + q[:, 3]))[0]
     return _sequential(products[:, end:], total)
-
 
 def _aligned_dots(products, peel, unit):
     r"""Dot products (..., k) as the row-by-row BLAS kernel adds them: the ``peel`` products that
@@ -283,12 +286,11 @@ def _rows_times_columns(a, b):
 
 
 def _matrix_vector(a, v):
-    """``a @ v`` for a matrix laid out by rows: rounded products, summed per row by the kernel
-    PyTorch's BLAS picks for a one-column product (by the number of rows)."""
+    """``a @ v`` for a matrix laid out by rows: rounded products, summed per row by the kernels
+    PyTorch's BLAS runs for a one-column product: rows in fours by one, the rest by another."""
     products = a * v[None, :]
-    if len(a) >= 4:
-        return _four_accumulators(products)
-    return _eight_accumulators(products)
+    fours = len(a) // 4 * 4
+    return np.concatenate((_four_accumulators(products[:fours]), _eight_accumulators(products[fours:])))
 
 
 def mm(a, b, bias=None):
@@ -391,11 +393,15 @@ def dot(a, b):
 
 
 def bmm(a, b):
-    """A batch of matrix products, each as :func:`mm`."""
+    """A batch of matrix products: small ones (fewer than 400 multiply-adds each) by PyTorch's own
+    loop, the products added one after the other; larger ones each as :func:`mm` (BLAS)."""
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != _f or a.ndim != 3:
+    if a.dtype != _f or b.dtype != _f or a.ndim != 3 or not len(a):
         return np.matmul(a, b)
-    return np.stack([mm(x, y) for x, y in zip(a, b)]) if len(a) else np.matmul(a, b)
+    _, m, k = a.shape
+    if m * k * b.shape[2] < 400:
+        return np.stack([_running_sum(x, y, _f(0)) for x, y in zip(a, b)])
+    return np.stack([mm(x, y) for x, y in zip(a, b)])
 
 
 # --- SLEEF's logf, for log_softmax ---------------------------------------------------------------
