@@ -10,11 +10,11 @@ import numpy as np
 from . import _dtype as D
 from ._arrays import as_array
 from ._engine import apply, apply_outputs
-from ._operands import _dims, _literal
+from ._operands import _broadcast_error, _dims, _literal
 from ._types import TensorBase
 from .ops import OPS
 
-__all__ = ["matmul", "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "outer", "ger",
+__all__ = ["matmul", "bmm", "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "outer", "ger",
            "split", "chunk", "unbind"]
 
 
@@ -52,36 +52,83 @@ def matmul(a, b):
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} "
                                f"and {b.shape[0]}x{b.shape[1]})")
         return apply(OPS["mm"], (a, b))
-    if a.ndim <= 2:   # one vector or matrix times a batch of matrices
-        return _small_times_batch(a, b)
-    if b.ndim <= 2:   # a batch of rows times one matrix (or vector): folded into one mm (mv), as PyTorch does
-        out = matmul(a.reshape(-1, a.shape[-1]), b)
-        return apply(OPS["reshape_copy"], (out,), shape=a.shape[:-1] + b.shape[1:])
+    if _should_fold(a, b):
+        return _folded(a, b)
+    return _batched(a, b)
+
+
+def bmm(a, b):
+    """A batch of matrix products, one BmmBackward0 (``torch.bmm``: two 3-D tensors, equal batches)."""
+    if a.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    return apply(OPS["bmm"], (a, b))
+
+
+def _unsafe_view(t, shape):
+    return apply(OPS["reshape_copy"], (t,), shape=tuple(shape))
+
+
+def _should_fold(a, b):
+    """PyTorch's ``should_fold``: fold a batch into the rows of one mm (or mv) when one side is
+    3-D or more and the other 1-D or 2-D, and either the small one requires grad (its gradient is
+    then one product, not a batch of them summed) or the big one folds without a copy."""
+    larger = a.ndim >= b.ndim
+    big, small = (a, b) if larger else (b, a)
+    if not (big.ndim >= 3 and small.ndim <= 2):
+        return False
+    if small.requires_grad:
+        return True
+    if a.ndim == 2:      # folding would need a transposed copy of the result
+        return False
+    if big._data.size == 0:
+        return True
+    data = big._data if larger else np.swapaxes(big._data, -1, -2)
+    strides = [st // data.itemsize for st in data.strides]
+    return all(strides[i] == strides[i + 1] * data.shape[i + 1] for i in range(data.ndim - 2))
+
+
+def _folded(a, b):
+    """``a @ b`` as one mm or mv over the big side's rows (its batch folded in), reshaped back."""
+    transpose = b.ndim > a.ndim
+    t1 = b.mT if transpose else a
+    t2 = (a.t() if a.ndim == 2 else a) if transpose else b
+    shape = tuple(t1.shape[:-1])
+    rows = t1.reshape(math.prod(shape), t1.shape[-1])
+    if t2.ndim == 1:
+        return _unsafe_view(rows.mv(t2), shape)
+    out = _unsafe_view(rows.mm(t2), shape + (t2.shape[1],))
+    return out.mT.contiguous() if transpose else out
+
+
+def _batched(a, b):
+    """``a @ b`` as one bmm: both sides expanded to the broadcast batch and folded into 3-D."""
+    n, m1, batch1 = (a.shape[-2] if a.ndim > 1 else 1), a.shape[-1], tuple(a.shape[:max(a.ndim - 2, 0)])
+    m2, p = (b.shape[-2], b.shape[-1]) if b.ndim > 1 else (b.shape[0], 1)
+    batch2 = tuple(b.shape[:max(b.ndim - 2, 0)])
+    if a.ndim == 3 and b.ndim == 3 and batch1[0] != batch2[0]:   # a batch of one that requires grad folds
+        if batch1[0] == 1 and a.requires_grad:
+            return matmul(a.squeeze(0), b)
+        if batch2[0] == 1 and b.requires_grad:
+            return matmul(a, b.squeeze(0))
     try:
-        return apply(OPS["bmm"], (a, b))
-    except ValueError as e:
-        raise RuntimeError(str(e)) from None
-
-
-def _small_times_batch(a, b):
-    """``a @ b`` for a vector or matrix ``a`` and a batch ``b``, recorded as PyTorch records it: when ``a``
-    requires grad, folded into one mv or mm of b's transposed matrices stacked (the gradient of ``a``
-    is then one product, not a batch of them summed); otherwise ``a`` expanded to the batch and one bmm."""
-    batch, (m2, p) = b.shape[:-2], b.shape[-2:]
-    n, m1 = (1, a.shape[0]) if a.ndim == 1 else a.shape
-    if a.requires_grad:
-        folded = b.transpose(-1, -2).reshape(-1, m2)
-        if a.ndim == 1:
-            return apply(OPS["reshape_copy"], (folded.mv(a),), shape=batch + (p,))
-        out = apply(OPS["reshape_copy"], (folded.mm(a.t()),), shape=batch + (p, n))
-        return out.transpose(-1, -2).contiguous()
+        batch = tuple(np.broadcast_shapes(batch1, batch2))
+    except ValueError:
+        raise _broadcast_error(batch1, batch2) from None
     count = math.prod(batch)
     a3 = a.expand(*batch, n, m1).reshape(count, n, m1)
-    b3 = b.expand(*batch, m2, p).reshape(count, m2, p)
-    if m1 != m2:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{count}, {m1}] but "
-                           f"got: [{count}, {m2}].")
-    return apply(OPS["reshape_copy"], (apply(OPS["bmm"], (a3, b3)),), shape=batch + ((n,) if a.ndim == 2 else ()) + (p,))
+    if b.ndim == 1:
+        b3 = b.expand(*batch, m2).reshape(count, m2).unsqueeze(2)
+    else:
+        b3 = b.expand(*batch, m2, p).reshape(count, m2, p)
+    out = bmm(a3, b3)
+    if b.ndim == 1:
+        out = out.squeeze(-1)
+    return _unsafe_view(out, batch + ((n,) if a.ndim > 1 else ()) + ((p,) if b.ndim > 1 else ()))
 
 
 def where(condition, input=None, other=None):
@@ -97,8 +144,15 @@ def where(condition, input=None, other=None):
     if b is None:
         b = _literal(other, D.result_type(ref, other), like)
     dt = D.result_type(a, b)
+    cond = np.asarray(condition._data if isinstance(condition, TensorBase) else condition, np.bool_)
+    shape = cond.shape
+    for s in (a.shape, b.shape):      # PyTorch broadcasts condition, input, other in that order
+        try:
+            shape = np.broadcast_shapes(shape, s)
+        except ValueError:
+            raise _broadcast_error(shape, s) from None
     return apply(OPS["where"], (a, b), [a._data.astype(dt.np, copy=False), b._data.astype(dt.np, copy=False)],
-                 cond=np.asarray(condition._data if isinstance(condition, TensorBase) else condition, np.bool_))
+                 cond=cond)
 
 
 def split(t, split_size_or_sections, dim=0):

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._rules import _own_doc
+from ._rules import _own_doc, _scalar_as_vector
 
 __all__ = ["Op", "Meta", "OPS", "op"]
 
@@ -86,12 +86,16 @@ class Meta:
 OPS = {}
 
 
-def op(key, *, grad_fn, forward, vjps, uses, latex, dlatex, symbol=None, doc=None, **how):
+def op(key, *, grad_fn, forward, vjps, uses, latex, dlatex, symbol=None, doc=None, along_dim=False, **how):
     """Declare one primitive: ``op("atan", grad_fn="AtanBackward0", forward=np.arctan, vjps=[...], ...)``.
 
     The keywords after ``dlatex`` are the fields of :class:`Op` that say how it is reached,
     tested and drawn; the symbol defaults to the key, the doc to the forward's docstring.
+    ``along_dim=True``: the op works along a dim, which a 0-d input has too (as one element).
     """
+    if along_dim:
+        doc = _own_doc(forward) if doc is None else doc
+        forward, vjps = _scalar_as_vector(forward), [_scalar_as_vector(v) for v in vjps]
     OPS[key] = Op(key, grad_fn, key if symbol is None else symbol, forward, tuple(vjps), tuple(uses), latex,
                   tuple(dlatex), doc=_own_doc(forward) if doc is None else doc, **how)
     return OPS[key]

@@ -14,7 +14,7 @@ from ._types import TensorBase, return_types
 from ._rules import _median_index
 from .ops import OPS
 
-__all__ = ["sum_", "mean", "prod", "moment", "extreme", "median"]
+__all__ = ["sum_", "mean", "prod", "moment", "extreme", "position", "amax", "median"]
 
 
 def sum_(t, dim, keepdim, dtype):
@@ -59,6 +59,18 @@ def moment(t, key, dim, unbiased, keepdim, correction):
     return apply(OPS[key], (t,), dim=_dims(dim, t.ndim), correction=correction, keepdim=keepdim)
 
 
+def _nonempty(t, name, d, shown=None):
+    if t.ndim and t.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d if shown is None else shown} to have non-zero size.")
+
+
+def _position(t, arg, d, keepdim):
+    """Where the extreme along ``d`` sits (0 for a 0-d tensor, its one element), int64."""
+    if t.ndim == 0:
+        return np.asarray(0, np.int64)
+    return np.asarray(arg(t._data, axis=d, keepdims=keepdim), np.int64)
+
+
 def extreme(t, which, dim, keepdim):
     if isinstance(dim, TensorBase):  # torch.max(a, b): the elementwise maximum
         return _binary(which + "imum", t, dim)
@@ -68,10 +80,31 @@ def extreme(t, which, dim, keepdim):
                                "== 0. Specify the reduction dim with the 'dim' argument.")
         return apply(OPS["a" + which], (t,))
     d = _dims(dim, t.ndim)[0]
+    _nonempty(t, which, d)
     values = apply(OPS[which + "_dim"], (t,), dim=d, keepdim=keepdim)
-    arg = np.argmax if which == "max" else np.argmin
-    indices = t._wrap(np.asarray(arg(t._data, axis=d, keepdims=keepdim), np.int64))
+    indices = t._wrap(_position(t, np.argmax if which == "max" else np.argmin, d, keepdim))
     return getattr(return_types, which)(values, indices)
+
+
+def position(t, which, dim, keepdim):
+    """``argmax``/``argmin``: where the extreme is, overall (flattened) or along ``dim``."""
+    arg = np.argmax if which == "max" else np.argmin
+    if dim is None:
+        if t._data.size == 0:
+            raise IndexError(f"arg{which}(): Expected reduction dim to be specified for input.numel() == 0.")
+        a = np.asarray(arg(t._data), np.int64)
+        return t._wrap(a.reshape((1,) * t.ndim) if keepdim else a)
+    d = _dims(dim, t.ndim)[0]
+    _nonempty(t, "arg" + which, d)
+    return t._wrap(_position(t, arg, d, keepdim))
+
+
+def amax(t, which, dim, keepdim):
+    """``amax``/``amin``: the extreme along every dim listed (all if none), one Amax/AminBackward0."""
+    dims = _reduced_dims(() if dim is None else dim, t.ndim)
+    for d, shown in zip(dims, (dim,) if isinstance(dim, int) else dims):
+        _nonempty(t, "a" + which, d, shown)
+    return apply(OPS["a" + which + "_dims"], (t,), dim=dims, keepdim=keepdim)
 
 
 def median(t, dim, keepdim):
@@ -81,6 +114,9 @@ def median(t, dim, keepdim):
             return t._wrap(np.asarray(np.nan, t._data.dtype))
         return apply(OPS["median"], (t,))
     d = _dims(dim, t.ndim)[0]
+    _nonempty(t, "median", d)
     values = apply(OPS["median_dim"], (t,), dim=d, keepdim=keepdim)
+    if t.ndim == 0:
+        return return_types.median(values, t._wrap(np.asarray(0, np.int64)))
     idx = _median_index(t._data, d)
     return return_types.median(values, t._wrap((idx if keepdim else np.squeeze(idx, d)).astype(np.int64)))

@@ -4,9 +4,11 @@ scattering a gradient to where the values came from, ties, sorting, and computin
 Kept apart from :mod:`gradviz.ops` so that the table reads as one entry per op.
 """
 
+import inspect
+
 import numpy as np
 
-__all__ = ["_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -131,3 +133,33 @@ def _unrepeat(g, shape, sizes):
 
 
 _exp, _log, _sin, _cos, _tanh = (_rounded(f) for f in (np.exp, np.log, np.sin, np.cos, np.tanh))
+
+
+_DIM_PARAMS = ("dim", "dims", "d0", "d1")
+
+
+def _scalar_as_vector(f):
+    """``f`` (a forward or a rule that works along dims) also for a 0-d input.
+
+    PyTorch lets a 0-d tensor be reduced, sorted, flipped or transposed along dim 0 (or -1) as if
+    it held one element along it; numpy has no axis 0 there.  So the 0-d arrays are seen as
+    one-element vectors, the dims as 0 and kept, and the result is 0-d again.
+    """
+    keeps = "keepdim" in inspect.signature(f).parameters
+
+    def along(*args, **params):
+        if np.ndim(args[-1]) != 0:        # the op's input (last for a rule: g, y, input)
+            return f(*args, **params)
+        args = [a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
+                else type(a)((1,), a.dtype) if hasattr(a, "shape") and not isinstance(a, np.ndarray) and a.shape == ()
+                else a for a in args]
+        for k in _DIM_PARAMS:
+            if params.get(k) is not None:
+                params[k] = (0,) * len(params[k]) if isinstance(params[k], tuple) else 0
+        if isinstance(params.get("index"), np.ndarray) and params["index"].ndim == 0:
+            params["index"] = params["index"].reshape(1)
+        if keeps:
+            params["keepdim"] = True
+        return np.reshape(f(*args, **params), ())
+    along.__name__, along.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
+    return along

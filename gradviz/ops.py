@@ -332,6 +332,15 @@ op("amin", grad_fn="MinBackward1", symbol="min", forward=lambda a, dim=None, kee
    vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
    method="min", function=True, inputs="reduce_all")
+# x.amax(dim): its own node, the gradient shared among ties as for max() (dims: a tuple, every dim if none)
+op("amax_dims", grad_fn="AmaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
+   latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
+   method="amax", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
+op("amin_dims", grad_fn="AminBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
+   latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
+   method="amin", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
 op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[(a.size - 1) // 2],
    vjps=[lambda g, y, a: _evenly(g, a, y)], uses=["0o"],   # ties share the gradient, as for max
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
@@ -339,15 +348,15 @@ op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[
 op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=_median_dim,
    vjps=[lambda g, y, a, dim, keepdim=False: _to_index(g, a.shape, _median_index(a, dim), dim, keepdim)], uses=["0"],
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
-   params={"dim": 0}, method="median", function=True, inputs="reduce_dim")
+   params={"dim": 0}, method="median", function=True, inputs="reduce_dim", along_dim=True)
 op("max_dim", grad_fn="MaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], uses=["0"],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
-   params={"dim": 0}, method="max", function=True, inputs="reduce_dim")
+   params={"dim": 0}, method="max", function=True, inputs="reduce_dim", along_dim=True)
 op("min_dim", grad_fn="MinBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], uses=["0"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
-   params={"dim": 0}, method="min", function=True, inputs="reduce_dim")
+   params={"dim": 0}, method="min", function=True, inputs="reduce_dim", along_dim=True)
 def _norm(a, p=2, dim=None, keepdim=False):
     """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|"""
     if p == 2:
@@ -375,7 +384,7 @@ def _norm_vjp(g, y, a, p=2, dim=None, keepdim=False):
 op("norm", grad_fn="LinalgVectorNormBackward0", symbol="‖·‖", forward=_norm,
    vjps=[_norm_vjp], uses=["0o"],
    latex=r"\lVert @0 \rVert", dlatex=[r"\frac{@0}{\lVert @0 \rVert}"],
-   domain=(0.5, 3.0), method="norm", function=True, inputs="norm")
+   domain=(0.5, 3.0), method="norm", function=True, inputs="norm", along_dim=True)
 
 
 
@@ -402,12 +411,12 @@ def _var_vjp(g, a, dim, correction, keepdim):
 op("var", grad_fn="VarBackward0", forward=_variance,
    vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False: _var_vjp(g, a, dim, correction, keepdim)], uses=["0"],
    latex=r"\operatorname{Var}(@0)", dlatex=[r"\frac{2 (@0 - \bar{@0})}{n - 1}"],
-   params={"correction": 1}, method="var", function=True, inputs="moments")
+   params={"correction": 1}, method="var", function=True, inputs="moments", along_dim=True)
 op("std", grad_fn="StdBackward0", forward=_std,   # through Var: ∂σ = ∂Var / 2σ, and 0 where σ = 0 (as PyTorch)
    vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False:
     _var_vjp(g / np.where(y == 0, np.inf, y * 2), a, dim, correction, keepdim)], uses=["0o"],
    latex=r"\sigma(@0)", dlatex=[r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"],
-   params={"correction": 1}, method="std", function=True, inputs="moments")
+   params={"correction": 1}, method="std", function=True, inputs="moments", along_dim=True)
 
 
 def _prod_others(a, dim):
@@ -427,17 +436,17 @@ op("prod", grad_fn="ProdBackward0", symbol="Π", forward=lambda a: np.asarray(np
 op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)], uses=["0"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
-   params={"dim": 0}, method="prod", function=True, inputs="reduce_dim")
+   params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True)
 
 
 op("softmax", grad_fn="SoftmaxBackward0", forward=_vecmath.softmax,
    vjps=[lambda g, y, a, dim: _vecmath.softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
-   params={"dim": -1}, method="softmax", function=True, inputs="softmax")
+   params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True)
 op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_vecmath.log_softmax,
    vjps=[lambda g, y, a, dim: _vecmath.log_softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
-   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax")
+   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True)
 
 # --- linear algebra ---------------------------------------------------------------------------
 
@@ -467,8 +476,10 @@ op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: _vecmath.mm(a, b, 
 
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
-    m = np.max(a, axis=dim, keepdims=True)
-    out = np.log(torch_sum(np.exp(a - m), axis=dim, keepdims=True)) + m
+    m = np.max(a, axis=dim, keepdims=True, initial=-np.inf)
+    m = np.where(np.isfinite(m), m, 0).astype(a.dtype)     # PyTorch's shift: 0 where the max is ±inf
+    with np.errstate(divide="ignore"):   # the log of an empty sum: -inf, silently as in PyTorch
+        out = np.log(torch_sum(np.exp(a - m), axis=dim, keepdims=True)) + m
     return out if keepdim else np.squeeze(out, axis=dim)
 
 
@@ -476,11 +487,11 @@ op("logsumexp", grad_fn="LogsumexpBackward0", symbol="logΣexp", forward=_logsum
    vjps=[lambda g, y, a, dim, keepdim=False:
     _expand_reduced(g, a.shape, dim, keepdim) * np.exp(a - _expand_reduced(y, a.shape, dim, keepdim))], uses=["0o"],
    latex=r"\log \sum e^{@0}", dlatex=[r"\operatorname{softmax}(@0)"],
-   params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim")
+   params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim", along_dim=True)
 op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype),
    vjps=[lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], uses=[""],
    latex=r"\sum_{j \le i} @0_j", dlatex=[r"\mathbb{1}[j \le i]"],
-   params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax")
+   params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax", along_dim=True)
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 
@@ -500,7 +511,7 @@ op("transpose", grad_fn="TransposeBackward0", forward=lambda a, d0, d1: np.swapa
    vjps=[lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], uses=[""],
    latex="@0^{T}", dlatex=["1"],
    params={"d0": 0, "d1": -1}, is_view=True, method="transpose", aliases=("swapaxes",), function=True,
-   inputs="transpose")
+   inputs="transpose", along_dim=True)
 op("unsqueeze", grad_fn="UnsqueezeBackward0", forward=lambda a, dim: np.expand_dims(a, dim),
    vjps=[lambda g, y, a, dim: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
@@ -532,7 +543,7 @@ op("diag_embed", grad_fn="DiagEmbedBackward0", symbol="diag", forward=lambda a, 
 op("flip", grad_fn="FlipBackward0", forward=lambda a, dims: np.flip(a, dims).copy(),
    vjps=[lambda g, y, a, dims: np.flip(g, dims)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"dims": (0,)}, method="flip", function=True, inputs="flip")
+   params={"dims": (0,)}, method="flip", function=True, inputs="flip", along_dim=True)
 op("tril", grad_fn="TrilBackward0", forward=lambda a, diagonal=0: np.tril(a, diagonal),
    vjps=[lambda g, y, a, diagonal=0: np.tril(g, diagonal)], uses=[""],
    latex=r"\operatorname{tril}(@0)", dlatex=["1"],
@@ -544,7 +555,7 @@ op("triu", grad_fn="TriuBackward0", forward=lambda a, diagonal=0: np.triu(a, dia
 op("gather", grad_fn="GatherBackward0", forward=lambda a, dim, index: np.take_along_axis(a, index, dim),
    vjps=[lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], uses=[""],
    latex=r"@0_{\text{index}}", dlatex=["1"],
-   params={"dim": 0, "index": np.array([[0]])}, method="gather", function=True, inputs="gather")
+   params={"dim": 0, "index": np.array([[0]])}, method="gather", function=True, inputs="gather", along_dim=True)
 op("index_select", grad_fn="IndexSelectBackward0", symbol="select", forward=lambda a, dim, index: np.take(a, index, axis=dim),
    vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
    latex=r"@0_{\text{index}}", dlatex=["1"],
@@ -553,7 +564,7 @@ op("sort", grad_fn="SortBackward0", forward=lambda a, dim=-1, descending=False: 
    vjps=[lambda g, y, a, dim=-1, descending=False:
     _scatter_along(g, a.shape, dim, _sorted(a, dim, descending)[1])], uses=["0"],
    latex=r"\operatorname{sort}(@0)", dlatex=["1"],
-   method="sort", function=True, inputs="sort")
+   method="sort", function=True, inputs="sort", along_dim=True)
 op("alias", grad_fn="AliasBackward0", forward=lambda a: a.view(),
    vjps=[lambda g, y, a: g], uses=[""],
    latex="@0", dlatex=["1"],
@@ -562,12 +573,12 @@ op("index", grad_fn="IndexBackward0", symbol="[idx]", forward=lambda a, key: a[k
    vjps=[lambda g, y, a, key: _scatter(g, a.shape, key)], uses=[""],
    latex="@0_{idx}", dlatex=["1"],
    params={"key": ([0, 0],)}, method="__getitem__", inputs="index")
-op("cat", grad_fn="CatBackward0", forward=lambda *xs, dim=0: np.concatenate(xs, axis=dim),
+op("cat", grad_fn="CatBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.concatenate(xs, axis=dim)),
    vjps=[lambda g, y, *xs, i, dim=0:
     np.split(g, np.cumsum([x.shape[dim] for x in xs])[:-1], axis=dim)[i]], uses=[""],
    latex=r"[@0, @1]", dlatex=["1"],
    variadic=True, function="cat", inputs="join")
-op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.stack(xs, axis=dim),
+op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.stack(xs, axis=dim)),
    vjps=[lambda g, y, *xs, i, dim=0: np.take(g, i, axis=dim)], uses=[""],
    latex=r"[@0, @1]", dlatex=["1"],
    variadic=True, function="stack", inputs="join")

@@ -19,7 +19,7 @@ from . import _engine, _functions, _random, _reductions
 from ._arrays import as_array
 from ._engine import _GradMode, apply
 from ._format import tensor_repr
-from ._functions import matmul, where
+from ._functions import bmm, matmul, where
 from ._indexing import getitem, setitem
 from ._inplace import _check_leaf, _inplace, _restride
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_multinomial, _check_sub, _dims,
@@ -587,10 +587,10 @@ class Tensor(TensorBase):
         return Tensor._wrap(np.asarray(self._data.all(axis=axis, keepdims=keepdim)))
 
     def argmax(self, dim=None, keepdim=False):
-        return Tensor._wrap(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim), np.int64))
+        return _reductions.position(self, "max", dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        return Tensor._wrap(np.asarray(np.argmin(self._data, axis=dim, keepdims=keepdim), np.int64))
+        return _reductions.position(self, "min", dim, keepdim)
 
     # -- reductions ------------------------------------------------------------------------------
 
@@ -640,7 +640,7 @@ class Tensor(TensorBase):
         """Values (differentiable) and the indices they came from."""
         d = _dims(dim, self.ndim)[0] if self.ndim else 0
         values = apply(OPS["sort"], (self,), dim=d, descending=descending)
-        _, idx = _sorted(self._data, d, descending)
+        _, idx = _sorted(self._data, d, descending) if self.ndim else (None, np.asarray(0))
         return return_types.sort(values, Tensor._wrap(idx.astype(np.int64)))
 
     def argsort(self, dim=-1, descending=False):
@@ -648,6 +648,8 @@ class Tensor(TensorBase):
 
     def select(self, dim, index):
         """The slice at ``index`` along ``dim``, that dimension removed (what ``x[i]`` does for dim 0)."""
+        if self.ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
         d = _dims(dim, self.ndim)[0]
         n = self.shape[d]
         if not -n <= index < n:
@@ -675,9 +677,7 @@ class Tensor(TensorBase):
         return self.to(other.dtype)
 
     def bmm(self, other):
-        if self.ndim != 3 or other.ndim != 3:
-            raise RuntimeError("batch1 must be a 3D tensor")
-        return matmul(self, other)
+        return bmm(self, other)
 
     def isnan(self):
         return Tensor._wrap(np.isnan(self._data))
@@ -742,11 +742,11 @@ class Tensor(TensorBase):
         """The lower of the two middle values (no averaging): overall, or along ``dim`` with where it is."""
         return _reductions.median(self, dim, keepdim)
 
-    def amax(self, dim=None, keepdim=False):
-        return self.max() if dim is None else self.max(dim, keepdim).values
+    def amax(self, dim=(), keepdim=False):
+        return _reductions.amax(self, "max", dim, keepdim)
 
-    def amin(self, dim=None, keepdim=False):
-        return self.min() if dim is None else self.min(dim, keepdim).values
+    def amin(self, dim=(), keepdim=False):
+        return _reductions.amax(self, "min", dim, keepdim)
 
     # -- linear algebra --------------------------------------------------------------------------
 
@@ -785,6 +785,9 @@ class Tensor(TensorBase):
 
     def view(self, *shape):
         """The same storage seen with another shape (possible only where the strides allow it)."""
+        if not shape:
+            raise TypeError("view() received an invalid combination of arguments - got (), but expected one of:\n"
+                            " * (gradviz.dtype dtype)\n * (tuple of ints size)\n")
         shape = _inferred(_shape_args(shape), self._data.size)
         if not _viewable(self._data, shape):
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -794,6 +797,8 @@ class Tensor(TensorBase):
 
     def reshape(self, *shape):
         """A view when the strides allow it, else a contiguous copy reshaped (as PyTorch records it)."""
+        if not shape:
+            raise TypeError('reshape() missing 1 required positional arguments: "shape"')
         shape = _inferred(_shape_args(shape), self._data.size)
         if self._data.flags.c_contiguous:
             return apply(OPS["view"], (self,), shape=shape)

@@ -75,10 +75,11 @@ def op_case(draw, op):
         return [draw(arrays(draw(shapes()), lo, hi, distinct=op.key in ("amax", "amin", "median")))], params
     if kind == "reduce_dim":
         shape = draw(shapes(min_dims=1))
-        a = draw(arrays(shape, lo, hi, distinct=op.key in ("max_dim", "min_dim", "median_dim")))
+        a = draw(arrays(shape, lo, hi, distinct=op.key in ("max_dim", "min_dim", "median_dim", "amax_dims",
+                                                            "amin_dims")))
         dim = draw(st.integers(0, len(shape) - 1))
         keepdim = draw(st.booleans())
-        if op.key in ("sum_dim", "mean_dim"):
+        if op.key in ("sum_dim", "mean_dim", "amax_dims", "amin_dims"):
             dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
             return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
         return [a], {"dim": dim, "keepdim": keepdim}

@@ -104,6 +104,10 @@ REFERENCE = {
     "median": lambda a: sorted(a.ravel().tolist())[(a.size - 1) // 2],
     "median_dim": lambda a, dim, keepdim=False: _extreme_along(a, dim, keepdim, lambda v: sorted(v)[(len(v) - 1) // 2]),
     "amin": lambda a: min(a.ravel().tolist()),
+    "amax_dims": lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim) if not dim else
+    _extreme_along(a, dim[0], keepdim, max) if len(dim) == 1 else a.max(axis=dim, keepdims=keepdim),
+    "amin_dims": lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim) if not dim else
+    _extreme_along(a, dim[0], keepdim, min) if len(dim) == 1 else a.min(axis=dim, keepdims=keepdim),
     "norm": lambda a, p=2, dim=None, keepdim=False: (
         np.abs(a).max(axis=dim, keepdims=keepdim) if p == np.inf
         else (np.abs(a) ** p).sum(axis=dim, keepdims=keepdim) ** (1 / p)),

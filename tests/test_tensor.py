@@ -325,3 +325,71 @@ def test_a_diverging_training_run_warns_nothing():
     out = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "tensor(nan, grad_fn=<AddBackward0>)", out.stderr
     assert "Warning" not in out.stderr, out.stderr
+
+
+def test_zero_dim_tensors_have_a_dim_0_as_in_pytorch():
+    """A 0-d tensor is one element along dim 0 (or -1): transposed, reduced or sorted it stays 0-d."""
+    for f, node in [(lambda x: x.t(), "TBackward0"), (lambda x: x.transpose(0, -1), "TransposeBackward0"),
+                    (lambda x: x.max(0).values, "MaxBackward0"), (lambda x: x.min(-1).values, "MinBackward0"),
+                    (lambda x: x.sort(0).values, "SortBackward0"), (lambda x: x.softmax(0), "SoftmaxBackward0"),
+                    (lambda x: x.logsumexp(0), "LogsumexpBackward0"), (lambda x: x.prod(0), "ProdBackward1"),
+                    (lambda x: x.flip(0), "FlipBackward0"), (lambda x: x.amax(0), "AmaxBackward0"),
+                    (lambda x: x.norm(dim=0), "LinalgVectorNormBackward0")]:
+        x = torch.tensor(1.5, requires_grad=True)
+        y = f(x)
+        assert y.shape == () and y.grad_fn.name() == node
+        y.backward()
+        assert x.grad.shape == () and x.grad.item() in (1.0, 0.0)
+    x = torch.tensor(1.5)
+    assert x.max(0).indices.item() == 0 and x.sort(0).indices.shape == () and x.argmax(0).item() == 0
+    with pytest.raises(IndexError, match=r"^select\(\) cannot be applied to a 0-dim tensor\.$"):
+        x.select(0, 0)
+
+
+def test_reductions_over_an_empty_dim_say_so_as_in_pytorch():
+    for f, msg in [(lambda: torch.ones(0).min(0), "min(): Expected reduction dim 0 to have non-zero size."),
+                   (lambda: torch.ones(2, 0).max(-1), "max(): Expected reduction dim 1 to have non-zero size."),
+                   (lambda: torch.ones(0).argmax(0), "argmax(): Expected reduction dim 0 to have non-zero size."),
+                   (lambda: torch.ones(0).median(0), "median(): Expected reduction dim 0 to have non-zero size."),
+                   (lambda: torch.ones(2, 0).amin(-1), "amin(): Expected reduction dim -1 to have non-zero size.")]:
+        with pytest.raises(IndexError) as e:
+            f()
+        assert str(e.value) == msg
+    assert torch.ones(0).logsumexp(0).item() == float("-inf")
+
+
+def test_where_that_does_not_broadcast_and_shapeless_reshapes_raise_pytorchs_errors():
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(2\) must match the size of tensor b \(3\) "
+                                           r"at non-singleton dimension 0$"):
+        torch.where(torch.ones(2) > 0, torch.ones(3), torch.ones(2))
+    with pytest.raises(TypeError, match='^reshape\\(\\) missing 1 required positional arguments: "shape"$'):
+        torch.ones(1).reshape()
+    with pytest.raises(TypeError, match=r"^view\(\) received an invalid combination of arguments - got \(\)"):
+        torch.ones(1).view()
+
+
+def test_joining_transposed_tensors_gives_a_contiguous_result():
+    x = torch.ones(2, 3)
+    for y in (torch.stack([x.t(), x.t()]), torch.cat([x.t(), x.t()]), torch.cat([x.t(), x.t()], 1)):
+        assert y.is_contiguous() and y.view(-1).shape == (12,)
+
+
+def test_batched_matmul_records_pytorchs_graph():
+    """Folded into one mm (or mv) where PyTorch folds, else both sides expanded into one bmm."""
+    def tree(fn):
+        return [fn.name(), [tree(f) for f, _ in fn.next_functions if f is not None]]
+    acc = ["torch::autograd::AccumulateGrad", []]
+    a, b = torch.ones(2, 2, 3, requires_grad=True), torch.ones(2, 3, 4, requires_grad=True)
+    view_of_expand = ["ViewBackward0", [["ExpandBackward0", [acc]]]]
+    assert tree((a @ b).grad_fn) == ["UnsafeViewBackward0", [["BmmBackward0", [view_of_expand, view_of_expand]]]]
+    a4 = torch.ones(2, 2, 2, 3, requires_grad=True)
+    assert tree((a4 @ b).grad_fn)[1][0][1][1] == ["UnsafeViewBackward0", [["CloneBackward0", [["ExpandBackward0", [acc]]]]]]
+    a1 = torch.ones(1, 2, 3, requires_grad=True)      # a batch of one that requires grad is squeezed and folded
+    y = a1 @ b
+    assert y.grad_fn.name() == "CloneBackward0" and y.shape == (2, 2, 4)
+    y.sum().backward()
+    assert a1.grad.tolist() == [[[8.0] * 3] * 2]
+    v = torch.tensor([1., 2.], requires_grad=True)    # 1-D @ 3-D: the gradient of each batch, summed once
+    m = torch.stack([torch.eye(2), 2 * torch.eye(2)]).requires_grad_()
+    (v @ m).sum().backward()
+    assert v.grad.tolist() == [3.0, 3.0] and m.grad.tolist() == [[[1., 1.], [2., 2.]]] * 2
