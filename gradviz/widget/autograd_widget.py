@@ -114,7 +114,7 @@ class AutogradWidget(anywidget.AnyWidget):
             deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
         try:   # (a folded picture runs its ops a group at a time: no product per op to write)
             folded = self._graph is not None and self._graph.summarized
-            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"))
+            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"), fmt=F.shown)
         except Exception:  # no running product then; the frames still play
             self._math = None
         try:

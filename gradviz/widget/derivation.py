@@ -422,8 +422,8 @@ class StepMath:
 
     ABBREVIATE = 24     # a gradient formula bigger than this is written as ∂o/∂name further down
 
-    def __init__(self, lesson, seed, paths=None):
-        self.lesson, self.seed = lesson, seed
+    def __init__(self, lesson, seed, paths=None, fmt=num):
+        self.lesson, self.seed, self.fmt = lesson, seed, fmt     # fmt: how a value is written
         self.root = latex_name(lesson.root_name)
         self.index = {}
         for leaf in lesson.leaves[:MAX_LEAVES]:
@@ -469,7 +469,7 @@ class StepMath:
         else:
             latex = _stages(lhs, expr.latex(), expr.latex(numbers=True), value=value_latex(value))
         m = mathml(latex)
-        return {"of": of, "latex": latex, "mathml": m["mathml"], "value": num(value)}
+        return {"of": of, "latex": latex, "mathml": m["mathml"], "value": self.fmt(value)}
 
     def sent(self, node, i, value):
         """The ``so_far`` entry for the gradient ``node`` sends to input ``i`` (one use of many, or all)."""
