@@ -111,7 +111,8 @@ def _font(text, face=None, size=None, color=None, bold=False):
 def _meta(node):
     if node.shape is None:
         return ""
-    text = "scalar" if len(node.shape) == 0 else "[" + ", ".join(str(n) for n in node.shape) + "]"
+    # [] as torch.Size([]) prints it: no word to translate (a Korean widget said "scalar")
+    text = "[" + ", ".join(str(n) for n in node.shape) + "]"
     if node.dtype and node.dtype != "float32":
         text += " " + node.dtype
     return text
