@@ -315,7 +315,7 @@ def mm(a, b, bias=None):
         out = _matrix_vector(a, b[:, 0])[:, None]
     elif m >= 4 and n >= 12 and k:
         out = _fma_chain(a, b)
-    elif k > 4 and n > 1 and _column_major(b) and not _column_major(a):
+    elif k >= 4 and n > 1 and _column_major(b) and not _column_major(a):
         out = _rows_times_columns(a, b)
     elif bias is not None and _bias_first(a, b):
         return _running_sum(a, b, np.asarray(bias, _f))

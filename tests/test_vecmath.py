@@ -92,6 +92,8 @@ EXACT_PRODUCTS = {
     "mm 32x16 @ 16x16 (vectorised kernel)": ("mm", 32, 16, 16),
     "mm 32x2 @ 2x16 (vectorised kernel)": ("mm", 32, 2, 16),
     "mm 3x17 @ 17x1": ("mm", 3, 17, 1),
+    "mm 32x16 @ 16x8": ("mm", 32, 16, 8),
+    "mm 4x4 @ 4x8 (x @ W.t() shapes)": ("linear", 4, 4, 8),
     "addmm Linear(2, 4), batch 4": ("linear", 4, 2, 4),
     "addmm Linear(3, 1), batch 100": ("linear", 100, 3, 1),
     "addmm Linear(16, 1), batch 32": ("linear", 32, 16, 1),
@@ -115,8 +117,13 @@ EXACT_PRODUCTS = {
     "mm 2x33 @ 33x1": ("mm", 2, 33, 1),
     "mv 7x64 @ 64": ("mv", 7, 64, 1),
 }
-# classes still computed in a different order than PyTorch's kernels use: none measured so far
-OPEN_PRODUCTS = {}
+# classes still computed in a different order than PyTorch's kernels use: a row-major right-hand
+# matrix of 5 to 11 columns (not 8) with more than about 8 terms (x @ W with W (in, out) of that
+# width, or a weight gradient of that width) goes to a BLAS kernel not reproduced yet
+OPEN_PRODUCTS = {
+    "mm 8x10 @ 10x5": ("mm", 8, 10, 5),
+    "mm 32x16 @ 16x10": ("mm", 32, 16, 10),
+}
 
 
 def _inputs(name, wide, rng, n=20000):
