@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
-           "Rule", "parse", "step", "number_text", "latex_name", "StepKinds", "fill", "plain"]
+           "Rule", "parse", "step", "number_text", "latex_name", "fill", "plain"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
 
@@ -44,11 +44,6 @@ RESHAPES = {"view", "reshape_copy", "reshape_alias", "unsqueeze", "unsqueeze_", 
             "squeeze_dim", "squeeze_mm", "expand"}
 TRANSPOSES = {"t", "t_", "transpose", "transpose_"}
 MATMULS = {"mm": ("right", "left"), "mv": ("outer", "left"), "addmm": (None, "right", "left")}
-
-
-class StepKinds:
-    """The sets above, for tests and readers: how each op's gradient formula is shaped."""
-    elementwise, reductions, reshapes, transposes, matmuls = ELEMENTWISE, REDUCTIONS, RESHAPES, TRANSPOSES, MATMULS
 
 
 # --- numbers and names ------------------------------------------------------------------------
@@ -230,8 +225,6 @@ class Expr:
         text = self.latex(numbers)
         return _paren(text) if self.prec < below else text
 
-    def leading_minus(self, numbers):
-        return self.latex(numbers).startswith("-")
 
     def size(self):
         return 1 + sum(c.size() for c in self.children())
@@ -294,8 +287,6 @@ class Sym(Expr):
             return np.broadcast_to(n.value(), self.v.shape)
         return self.v
 
-    def leading_minus(self, numbers):
-        return self.latex(numbers).startswith("-")
 
     @property
     def prec(self):
@@ -396,10 +387,6 @@ class Neg(Expr):
 
     def value(self):
         return -self.arg.value()
-
-
-def sub(a, b):
-    return Add(a, Neg(b))
 
 
 class Mul(Expr):
@@ -812,7 +799,7 @@ class _Parser:
             if self.peek() == "^":
                 self.take()
                 power = self.group()
-            return Fn(name, self.paren_arg() if self.peek() == "(" else self.power_arg(), power)
+            return Fn(name, self.paren_arg() if self.peek() == "(" else self.power(), power)
         raise ParseError(f"no formula for {tok!r}")
 
     def paren_arg(self):
@@ -820,9 +807,6 @@ class _Parser:
         e = self.expr()
         self.take(")")
         return e
-
-    def power_arg(self):
-        return self.power()
 
 
 def _simplify_add(terms):
