@@ -192,8 +192,9 @@ class TorchAdapter(EngineAdapter):
     def _step(self, fn):
         torch, name = self.torch, fn.name()
         user = isinstance(fn, torch.autograd.function.BackwardCFunction)
-        # gradviz's table describes a split as one node per piece; torch's node has them all
-        op = None if user or len(fn._input_metadata) > 1 else BY_NAME.get(name)
+        known = None if user else BY_NAME.get(name)
+        # a node with several outputs (split) has no hand derivation: its pieces' gradients arrive together
+        op = None if len(fn._input_metadata) > 1 else known
         meta = fn._input_metadata[0] if len(fn._input_metadata) else None
         out_t = self.outputs.get((id(fn), 0))
         shape = tuple(meta.shape) if meta is not None else (tuple(out_t.shape) if out_t is not None else ())
@@ -202,9 +203,9 @@ class TorchAdapter(EngineAdapter):
                     retains_grad=bool(out_t is not None and out_t.retains_grad),
                     grad=None if out_t is None or not out_t.retains_grad or out_t.grad is None else _array(out_t.grad),
                     order=(fn._sequence_nr(), 1, 0), ref=out_t)
-        params, known = self._params(fn, op, shape)
-        if op is not None and known:
-            key, symbol, latex, dlatex = op.key, op.symbol, op.latex, op.dlatex
+        params, complete = self._params(fn, known, shape)
+        if known is not None and complete:
+            key, symbol, latex, dlatex = known.key, known.symbol, known.latex, known.dlatex
         else:
             label = type(fn).__name__.removesuffix("Backward") if user else _op_name(name)
             latex, dlatex = no_derivation_latex(label, len(fn.next_functions))
@@ -386,8 +387,10 @@ class TorchAdapter(EngineAdapter):
 
         def on_node(step):
             def hook(grad_inputs, grad_outputs):
-                events.append(Event(index, len(events), step.name, step.seq, node=step,
-                                    grad_in=np_or_none(grad_outputs[0]),
+                grad_in = np_or_none(grad_outputs[0]) if len(grad_outputs) == 1 else np.concatenate(
+                    [(np.zeros(m.shape, _np_dtype(self.torch, m.dtype)) if g is None else _array(g)).ravel()
+                     for g, m in zip(grad_outputs, step.fn()._input_metadata)])    # as gradviz records them
+                events.append(Event(index, len(events), step.name, step.seq, node=step, grad_in=grad_in,
                                     grads_out=tuple(np_or_none(g) for g in grad_inputs)))
             return hook
 

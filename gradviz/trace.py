@@ -452,8 +452,9 @@ class GradvizAdapter(EngineAdapter):
 
     def _step(self, fn, cut_only):
         op, user = fn.op, _is_user_function(fn)
+        outs = getattr(fn, "_outs", None)           # split/unbind: one node, one output per piece
         inputs = []
-        for i, (nxt, _) in enumerate(fn.next_functions):
+        for i, (nxt, k) in enumerate(fn.next_functions):
             shape, dtype = fn._metas[i]
             if nxt is None:
                 t = fn._nograd_inputs.get(i)
@@ -462,6 +463,10 @@ class GradvizAdapter(EngineAdapter):
             elif isinstance(nxt, autograd.AccumulateGrad):
                 src = self._value(nxt.variable)
                 inputs.append(Input("leaf", src, tuple(shape), dtype, src.data))
+            elif k:              # a further piece of a node with several outputs: its own tensor's numbers
+                src, piece = self.by_fn[id(nxt)], nxt._outs[k][0]()
+                inputs.append(Input("op", src, tuple(shape), dtype, None if piece is None else piece._data,
+                                    output_nr=k))
             else:
                 src = self.by_fn[id(nxt)]
                 inputs.append(Input("op", src, tuple(shape), dtype, src.out.data))
@@ -472,9 +477,10 @@ class GradvizAdapter(EngineAdapter):
                     retains_grad=bool(out_t is not None and out_t._retains_grad),
                     grad=None if out_t is None or out_t._grad is None else out_t._grad._data,
                     order=(fn._seq, 1, 0), ref=weakref.ref(out_t) if out_t is not None else None)
-        step = Step(seq=fn._seq, name=fn.name(), op=None if user else op, key=op.key, symbol=op.symbol,
+        # (a node with several outputs has no hand derivation: its pieces' gradients arrive together)
+        step = Step(seq=fn._seq, name=fn.name(), op=None if user or outs else op, key=op.key, symbol=op.symbol,
                     latex=op.latex, dlatex=op.dlatex, params=dict(fn._params or {}), inputs=inputs, out=out,
-                    cut_only=cut_only, fn=weakref.ref(fn), user=user)
+                    cut_only=cut_only, fn=weakref.ref(fn), user=user, outputs=len(outs) if outs else 1)
         if out_t is not None:
             out.data = out_t._data
         elif fn._saved and fn._saved[-1] is not None:

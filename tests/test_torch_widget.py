@@ -385,17 +385,28 @@ def test_a_real_torch_model_collapses_into_its_layers():
         model.zero_grad()
 
 
-def test_a_node_with_several_outputs_reads_each_from_its_variable():
-    a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-    p, q = a.split(2)                        # one SplitBackward0, two outputs
+@pytest.mark.parametrize("lib", [gradviz, torch], ids=["gradviz", "torch"])
+def test_a_node_with_several_outputs_reads_each_from_its_variable(lib):
+    a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    p, q = a.split(2)                        # one SplitBackward0, two outputs, in both engines
     o = (p * 2 + q.exp()).sum()
     w = animate(o, names={"a": a, "p": p, "q": q, "o": o})
     assert w.error == ""
-    exp_in = next(w.caption(i) for i in range(len(w.frames)) if w.caption(i).startswith("Forward") and "ExpBackward0" in
-                  w.caption(i))
+    exp_in = next(w.caption(i) for i in range(len(w.frames)) if w.caption(i).startswith("Forward") and
+                  "ExpBackward0" in w.caption(i))
     assert "= [3., 4.]" in exp_in                 # output 1 of the split, not output 0 (named after it: README)
     assert w.derivation["leaves"][0]["chain"] == " ".join(
         gradviz.graph.format_value(np.array([2, 2, np.exp(3), np.exp(4)], np.float32)).split())
+
+
+def test_a_split_animates_the_same_in_both_engines():
+    widgets = []
+    for lib in (gradviz, torch):
+        a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        p, q = a.split(2)
+        o = (p * 2 + q.exp()).sum()
+        widgets.append(AutogradWidget(o, names={"a": a, "p": p, "q": q, "o": o}))
+    assert_same(*(shown(w) for w in widgets))
 
 
 def test_a_gradient_torch_refuses_is_torchs_message():

@@ -426,7 +426,7 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                 sends.append(["cap_send", {"out": name, "inp": inp, "local": shown(local), "grad": shown(gi)}])
             elif getattr(node, "members", None):      # a layer collapsed into one step
                 sends.append(["cap_send_layer", {"inp": inp, "grad": shown(gi)}])
-            elif node.op is None:      # a custom Function or a node the op table does not know
+            elif node.op is None and (node.key is None or node.user):   # a custom Function, a node the table lacks
                 sends.append(["cap_send_engine", {"inp": inp, "grad": shown(gi), "node": node.name}])
             else:
                 sends.append(["cap_send_vjp", {"rule": expr_text(node.dlatex[min(i, len(node.dlatex) - 1)],
