@@ -252,10 +252,12 @@ def test_factor_lights_in_step_and_a_click_jumps_to_its_step(offline_page, pages
     assert chip.count() == 1 and "gv-factor-now" not in chip.get_attribute("class")
     chip.click()                                             # jumps to the step that applies it
     assert int(widget.locator('[data-gv="scrub"]').input_value()) == k
-    assert "gv-factor-now" in chip.get_attribute("class")
+    page.wait_for_function("el => el.classList.contains('gv-factor-now')", arg=chip.element_handle(),
+                           timeout=3000)            # the panel follows at the next animation frame
     so_far = widget.locator('[data-gv="so-far"]')
     assert so_far.is_visible() and "∂" in so_far.inner_text()
     widget.locator('[data-gv="step"]').click()               # the next step lights its own factor
+    page.wait_for_timeout(200)
     lit = widget.evaluate("w => [...w.querySelectorAll('.gv-factor-now')].map(e => e.dataset.gvFactor)")
     assert key not in lit or len(lit) > 1
     page.screenshot(path=str(artifacts / "fit-seed-factor.png"))

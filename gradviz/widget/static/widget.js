@@ -457,8 +457,17 @@ function createPicture(ctx) {
   }
   box.addEventListener("scroll", () => { view.x = box.scrollLeft; view.y = box.scrollTop; }, { passive: true });
 
-  /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view. */
+  /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view.
+   *  Once per animation frame, for the last step asked (scrubbing fast scrolls once). */
+  let pendingFollow = null;
   function follow(f, smooth) {
+    const first = !pendingFollow;
+    pendingFollow = { f, smooth };
+    if (!first) return;
+    const run = () => { const p = pendingFollow; pendingFollow = null; if (p) followNow(p.f, p.smooth); };
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(run); else run();
+  }
+  function followNow(f, smooth) {
     const nat = index.natural;
     if (!index.svg || !nat || !nat.w) return;
     const W = nat.w * zoom, H = nat.h * zoom;
@@ -693,8 +702,19 @@ function createDerivationPanel(ctx) {
     el.scrollTop += top ? (r.top - view.top) / o - 4 : (r.bottom - view.bottom) / o + 6;
   }
 
-  /** Step k: light this frame's factors, show the product so far, keep the latest check in view. */
+  /** Step k: light this frame's factors, show the product so far, keep the latest check in view.
+   *  Once per animation frame, for the last step asked: scrubbing through a long graph lays out
+   *  the MathML once, not once per step passed. */
+  let pendingShow = null;
   function show(f, lastCheck) {
+    const first = !pendingShow;
+    pendingShow = [f, lastCheck];
+    if (!first) return;
+    const run = () => { const p = pendingShow; pendingShow = null; if (p) showNow(p[0], p[1]); };
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(run); else run();
+  }
+
+  function showNow(f, lastCheck) {
     for (const e of litFactors) e.classList.remove("gv-factor-now");
     litFactors = [];
     const chain = f.chain || {};
@@ -703,7 +723,7 @@ function createDerivationPanel(ctx) {
       if (e) { e.classList.add("gv-factor-now"); litFactors.push(e); }
     }
     const items = chain.so_far || [];
-    soFar.hidden = !items.length;
+    if (soFar.hidden !== !items.length) soFar.hidden = !items.length;
     const key = items.length ? JSON.stringify(items) : "";
     if (key !== soFarKey) {           // MathML is costly to lay out: only when it changes
       soFarKey = key;
