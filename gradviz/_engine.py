@@ -274,7 +274,11 @@ def apply(op, inputs, arrays=None, **params):
     if arrays is None:
         arrays = [t._data for t in inputs]
     out = op.forward(*arrays, **params)
-    result = inputs[0]._wrap(out if type(out) is np.ndarray else np.asarray(out))
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if not (op.is_view or out.flags.c_contiguous) and all(a.flags.c_contiguous for a in arrays):
+        out = np.ascontiguousarray(out)    # PyTorch's ops give contiguous results for contiguous inputs
+    result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         result._vbox = inputs[0]._vbox
         result._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]

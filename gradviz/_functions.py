@@ -157,6 +157,8 @@ def where(condition, input=None, other=None):
 
 def split(t, split_size_or_sections, dim=0):
     """Pieces along ``dim``: of ``split_size`` each (the last may be shorter), or of the sizes listed."""
+    if t.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _dims(dim, t.ndim)[0]
     n = t.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -185,6 +187,8 @@ def chunk(t, chunks, dim=0):
 
 def unbind(t, dim=0):
     """Every slice along ``dim``, that dimension removed: ``x.unbind(0)`` is ``(x[0], x[1], ...)``."""
+    if t.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return apply_outputs(OPS["unbind"], t, dim=_dims(dim, t.ndim)[0])
 
 

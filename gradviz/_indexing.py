@@ -6,8 +6,8 @@ import builtins
 
 import numpy as np
 
-from ._engine import apply
-from ._inplace import _check_leaf, _inplace
+from ._engine import _GradMode, apply
+from ._inplace import _check_leaf, _inplace, copy, fill
 from ._operands import _literal
 from ._types import TensorBase
 from .ops import OPS
@@ -72,8 +72,14 @@ def setitem(self, key, value):
     """``x[key] = value``: written through the view, recorded as CopySlices when a gradient flows."""
     key = _np_key(key)
     _check_leaf(self, view=True)  # PyTorch writes through the view self[key]
-    if isinstance(value, TensorBase) and value._requires_grad or self._requires_grad:
+    if _GradMode.enabled and (isinstance(value, TensorBase) and value._requires_grad or self._requires_grad):
         value = value if isinstance(value, TensorBase) else _literal(value, self.dtype, self)
+        if key is Ellipsis or key == (Ellipsis,):   # the whole tensor: PyTorch fills it, or copies into it
+            if value.ndim == 0 and self.ndim:
+                fill(self, value)
+            else:
+                copy(self, value)
+            return
         _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value)
         return
     self._data[key] = value._data if isinstance(value, TensorBase) else value

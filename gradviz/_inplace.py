@@ -7,8 +7,11 @@ so that a value saved earlier for backward is caught if it changed.
 
 import weakref
 
+import numpy as np
+
 from . import _dtype as D
 from ._engine import _GradMode, apply
+from ._operands import _broadcast_error
 from ._types import TensorBase
 from .ops import OPS
 
@@ -81,3 +84,39 @@ def _make_inplace(name):
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``t.{name}_(...)``: ``t.{name}(...)`` written into t's own storage."
     return method
+
+
+def _recording(t, value=None):
+    return _GradMode.enabled and (t._requires_grad or isinstance(value, TensorBase) and value._requires_grad)
+
+
+def fill(t, value):
+    """``t.fill_(value)``: every element set; recorded (FillBackward2, or FillBackward3 for a 0-d
+    tensor value, which then gets the gradient's sum) when a gradient flows through ``t``."""
+    if isinstance(value, TensorBase) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
+    if _recording(t, value):
+        if isinstance(value, TensorBase):
+            return _inplace(t, lambda s, v: apply(OPS["fill_tensor"], (s, v), [s._data, v._data.astype(s._data.dtype)]),
+                            value)
+        return _inplace(t, lambda s: apply(OPS["fill"], (s,), value=value))
+    _check_leaf(t)
+    t._data[...] = value._data if isinstance(value, TensorBase) else value
+    t._vbox[0] += 1
+    return t
+
+
+def zero(t):
+    """``t.zero_()``: recorded as ZeroBackward0 when a gradient flows through ``t``."""
+    if _recording(t):
+        return _inplace(t, lambda s: apply(OPS["zero"], (s,)))
+    return fill(t, 0)
+
+
+def copy(t, src):
+    """``t.copy_(src)``: src broadcast into t's shape and dtype, one CopyBackwards node."""
+    try:
+        np.broadcast_to(src._data, t.shape)
+    except ValueError:
+        raise _broadcast_error(t.shape, src.shape) from None
+    return _inplace(t, lambda s, v: apply(OPS["copy"], (s, v)), src)

@@ -150,9 +150,9 @@ def _scalar_as_vector(f):
     def along(*args, **params):
         if np.ndim(args[-1]) != 0:        # the op's input (last for a rule: g, y, input)
             return f(*args, **params)
-        args = [a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0
-                else type(a)((1,), a.dtype) if hasattr(a, "shape") and not isinstance(a, np.ndarray) and a.shape == ()
-                else a for a in args]
+        args = [np.reshape(a, 1) if isinstance(a, (np.ndarray, np.generic)) and np.ndim(a) == 0
+                else type(a)((1,), a.dtype) if getattr(a, "shape", None) == () and not isinstance(a, np.ndarray)
+                else a for a in args]      # (a value that was not saved, a Meta, keeps only its shape)
         for k in _DIM_PARAMS:
             if params.get(k) is not None:
                 params[k] = (0,) * len(params[k]) if isinstance(params[k], tuple) else 0

@@ -29,7 +29,7 @@ def _functions():
     names = [n for op in OPS.values() if op.function is True for n in (op.method, *op.aliases)]
     return names + ("true_divide floor_divide remainder fmod amax amin argmax argmin argsort chunk flatten "
                     "square isnan isinf isfinite nonzero any all detach numel allclose equal isclose "
-                    "eq ne lt le gt ge is_floating_point logical_not logical_and logical_or").split()
+                    "eq ne lt le gt ge is_floating_point logical_not logical_and logical_or fill_ zero_").split()
 
 
 FUNCTIONS = {name: _method(name) for name in _functions()}

@@ -594,6 +594,18 @@ op("to", grad_fn="ToCopyBackward0", forward=lambda a, dtype: a.astype(dtype),
    vjps=[lambda g, y, a, dtype: g.astype(a.dtype)], uses=[""],
    latex="@0", dlatex=["1"],
    params={"dtype": np.float64}, method="to")
+# Whole-tensor writes (x.zero_(), x.fill_(v), x.copy_(y), x[...] = v): the old values get no gradient
+op("zero", grad_fn="ZeroBackward0", forward=lambda a: np.zeros_like(a),
+   vjps=[lambda g, y, a: np.zeros_like(g)], uses=[""], latex="0", dlatex=["0"], method="zero_")
+op("fill", grad_fn="FillBackward2", forward=lambda a, value: np.full_like(a, value),
+   vjps=[lambda g, y, a, value: np.zeros_like(g)], uses=[""], latex="@value", dlatex=["0"],
+   method="fill_", params={"value": 1.5})
+op("fill_tensor", grad_fn="FillBackward3", symbol="fill", forward=lambda a, v: np.full_like(a, v),
+   vjps=[lambda g, y, a, v: np.zeros_like(g), lambda g, y, a, v: g.sum()], uses=["", ""],
+   latex="@1", dlatex=["0", "1"], method="fill_", inputs="fill_value")
+op("copy", grad_fn="CopyBackwards", forward=lambda a, b: np.array(np.broadcast_to(b, a.shape), a.dtype),
+   vjps=[lambda g, y, a, b: np.zeros_like(g), lambda g, y, a, b: g], uses=["", ""],   # unbroadcast sums
+   latex="@1", dlatex=["0", "1"], method="copy_", inputs="copy")
 op("copy_slices", grad_fn="CopySlices", symbol="[]=", forward=_copy_slices,
    vjps=[lambda g, y, a, b, key: _zero_at(g, key),
     lambda g, y, a, b, key: g[key]], uses=["", ""],

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype as D
 from . import _engine, _functions, _random, _reductions
+from . import _inplace as _inplace_module
 from ._arrays import as_array
 from ._engine import _GradMode, apply
 from ._format import tensor_repr
@@ -670,6 +671,8 @@ class Tensor(TensorBase):
         return _functions.unbind(self, dim)
 
     def narrow(self, dim, start, length):
+        if self.ndim == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _dims(dim, self.ndim)[0]
         return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))
 
@@ -826,6 +829,8 @@ class Tensor(TensorBase):
         return self.expand(other.shape)
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         return apply(OPS["permute"], (self,), dims=_permutation(self, _shape_args(dims)))
 
     def transpose(self, dim0, dim1):
@@ -839,10 +844,14 @@ class Tensor(TensorBase):
 
     @property
     def T(self):
-        return self.permute(*range(self.ndim - 1, -1, -1))
+        return apply(OPS["permute"], (self,), dims=tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self):
+        if self.ndim == 0:       # PyTorch: the identity (deprecated) on a 0-d tensor
+            return self
+        if self.ndim == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)
 
     def squeeze(self, dim=None):
@@ -905,20 +914,16 @@ class Tensor(TensorBase):
         return _inplace(self, Tensor.clamp, min, max)
 
     def copy_(self, src):
-        return _inplace(self, lambda s, v: v.expand(s.shape) if v.shape != s.shape else v.clone(),
-                        src if isinstance(src, Tensor) else Tensor._wrap(np.array(as_array(src))))
+        return _inplace_module.copy(self, src if isinstance(src, Tensor) else Tensor._wrap(np.array(as_array(src))))
 
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
 
     def zero_(self):
         """Set every element to 0 in place (``x.grad.zero_()`` between training steps)."""
-        return self.fill_(0)
+        return _inplace_module.zero(self)
 
     def fill_(self, value):
-        _check_leaf(self)
-        self._data[...] = value._data if isinstance(value, Tensor) else value
-        self._vbox[0] += 1
-        return self
+        return _inplace_module.fill(self, value)
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         """Indices drawn from each row of this tensor (non-negative weights): ``num_samples`` distinct ones, or

@@ -264,6 +264,12 @@ def op_case(draw, op):
             dim = draw(st.integers(0, len(shape)))
             shapes_ = [tuple(shape)] * n
         return [draw(arrays(s, lo, hi)) for s in shapes_], {"dim": dim}
+    if kind == "fill_value":   # a tensor and a 0-d value to fill it with
+        return [draw(arrays(draw(shapes()), lo, hi)), draw(arrays((), lo, hi))], params
+    if kind == "copy":         # a tensor and a source that broadcasts into its shape
+        shape = draw(shapes())
+        source = tuple(draw(st.sampled_from([1, n])) for n in shape[draw(st.integers(0, len(shape))):])
+        return [draw(arrays(shape, lo, hi)), draw(arrays(source, lo, hi))], params
     if kind == "where":
         a, b = draw(broadcastable(lo, hi))
         out_shape = np.broadcast_shapes(a.shape, b.shape)
