@@ -262,3 +262,29 @@ def test_factor_lights_in_step_and_a_click_jumps_to_its_step(offline_page, pages
     assert key not in lit or len(lit) > 1
     page.screenshot(path=str(artifacts / "fit-seed-factor.png"))
     assert page.gv_errors == []
+
+
+def test_pinch_zooms_on_a_touch_screen(browser_context, pages):
+    w, path = pages("seed")
+    page = browser_context.browser.new_context(viewport=VIEW, has_touch=True).new_page() \
+        if browser_context.browser else None
+    if page is None:                                          # a persistent context has no browser object
+        pytest.skip("needs a touch context")
+    try:
+        page.goto(path.as_uri())
+        widget = wait_ready(page)
+        g = widget.locator('[data-gv="graph"]').bounding_box()
+        cx, cy = g["x"] + g["width"] / 2, g["y"] + g["height"] / 2
+        z0 = float(widget.locator(".gv-graphcol").get_attribute("data-zoom"))
+        cdp = page.context.new_cdp_session(page)
+
+        def touch(kind, points):
+            cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
+                {"x": x, "y": y, "id": i} for i, (x, y) in enumerate(points)]})
+        touch("touchStart", [(cx - 30, cy), (cx + 30, cy)])
+        for d in range(30, 70, 10):
+            touch("touchMove", [(cx - d, cy), (cx + d, cy)])
+        touch("touchEnd", [])
+        assert float(widget.locator(".gv-graphcol").get_attribute("data-zoom")) > z0 * 1.8
+    finally:
+        page.context.close()

@@ -519,6 +519,27 @@ function createPicture(ctx) {
   const endDrag = () => { drag = null; box.classList.remove("gv-panning"); };
   box.addEventListener("pointerup", endDrag);
   box.addEventListener("pointercancel", endDrag);
+  // two fingers on a touch screen: pinch zooms around their middle (one finger scrolls natively;
+  // touch-action in widget.css keeps the browser from zooming the whole page instead)
+  const touches = new Map();
+  let pinch = null;
+  const spread = () => { const [a, b] = [...touches.values()]; return Math.hypot(a.x - b.x, a.y - b.y); };
+  box.addEventListener("pointerdown", (ev) => {
+    if (ev.pointerType !== "touch") return;
+    touches.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    if (touches.size === 2) pinch = { d: spread(), z: zoom };
+  });
+  box.addEventListener("pointermove", (ev) => {
+    if (!touches.has(ev.pointerId)) return;
+    touches.set(ev.pointerId, { x: ev.clientX, y: ev.clientY });
+    if (!pinch || touches.size !== 2 || !pinch.d) return;
+    const [a, b] = [...touches.values()];
+    userZoom = true;
+    setZoom(pinch.z * spread() / pinch.d, { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 });
+  });
+  const lift = (ev) => { touches.delete(ev.pointerId); if (touches.size < 2) pinch = null; };
+  box.addEventListener("pointerup", lift);
+  box.addEventListener("pointercancel", lift);
 
   t.full.addEventListener("click", () => {
     const doc = ctx.root.ownerDocument;
