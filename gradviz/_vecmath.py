@@ -317,11 +317,41 @@ def mm(a, b, bias=None):
         out = _fma_chain(a, b)
     elif k >= 4 and n > 1 and _column_major(b) and not _column_major(a):
         out = _rows_times_columns(a, b)
-    elif bias is not None and _bias_first(a, b):
-        return _running_sum(a, b, np.asarray(bias, _f))
     else:
-        out = _running_sum(a, b, _f(0))
+        first = bias is not None and _bias_first(a, b)
+        start = np.broadcast_to(np.asarray(bias, _f), (n,)) if first else _f(0)
+        out = _running_sum(a, b, start)
+        if n % 4 and n > 4 and not _column_major(b):
+            _peeled_columns(out, a, b, start)
+        if first:
+            return out
     return out if bias is None else out + np.asarray(bias, _f)
+
+
+def _peeled_columns(out, a, b, start):
+    r"""Redo, in place, the outputs the plain loops reach before a 16-byte boundary of the output
+    row (row i of an n-column result starts at offset i·n): when a vector of 4 still follows in
+    that row, those first outputs add the products 8 at a time, the first four one by one into
+    the sum and the next four summed apart and then added; leftovers one by one."""
+    m, k = a.shape
+    n = b.shape[1]
+    rows, cols = [], []
+    for i in range(m):
+        peel = (-i * n) % 4
+        if peel and n - peel >= 4:
+            rows += [i] * peel
+            cols += range(peel)
+    if not rows:
+        return
+    rows, cols = np.array(rows), np.array(cols)
+    products = a[rows, :] * b[:, cols].T                   # (outputs, k), rounded
+    acc = np.array(np.broadcast_to(start, (n,))[cols] if np.ndim(start) else
+                   np.full(len(rows), start), _f)
+    full = k // 8 * 8
+    for c in range(0, full, 8):
+        acc = _sequential(products[:, c:c + 4], acc)
+        acc = acc + _sequential(products[:, c + 4:c + 8])
+    out[rows, cols] = _sequential(products[:, full:], acc)
 
 
 def _bias_first(a, b):
