@@ -17,7 +17,7 @@ from types import ModuleType as _ModuleType
 
 from . import autograd, ops, random
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
-                        multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+                        bernoulli, multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                         randn_like, randperm, tensor, zeros, zeros_like)
 from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                      set_default_dtype, uint8)

@@ -19,7 +19,7 @@ from .tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "ones", "zeros", "empty", "full", "ones_like", "zeros_like",
            "empty_like", "full_like", "arange", "linspace", "logspace", "eye", "rand", "randn", "rand_like",
-           "randn_like", "randint", "randint_like", "randperm", "multinomial", "normal"]
+           "randn_like", "randint", "randint_like", "randperm", "bernoulli", "multinomial", "normal"]
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -211,6 +211,11 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _new(_random.randperm(n, generator), dtype, requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0 or 1 per element, 1 with probability ``input`` (or ``p``): PyTorch's draws after ``manual_seed``."""
+    return input.bernoulli(p, generator=generator)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):

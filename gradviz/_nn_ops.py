@@ -217,6 +217,14 @@ def _embedding_vjp(g, weight, indices, padding_idx=None):
     return out
 
 
+# torch.bernoulli(p): a sample is drawn from the probabilities (the draw is the parameter, so the
+# forward is a pure function); its gradient is 0, as PyTorch's BernoulliBackward0 sends.
+op("bernoulli", grad_fn="BernoulliBackward0", forward=lambda p, sample: np.array(sample, p.dtype),
+   vjps=[lambda g, y, p, sample: np.zeros_like(g)], uses=[""],
+   latex=r"\operatorname{Bernoulli}(@0)", dlatex=["0"], params={"sample": np.array(1.0)},
+   function="bernoulli", inputs="bernoulli")
+
+
 op("embedding", grad_fn="EmbeddingBackward0", symbol="lookup",
    forward=lambda weight, indices, padding_idx=None: np.take(weight, indices, axis=0),
    vjps=[lambda g, y, weight, indices, padding_idx=None: _embedding_vjp(g, weight, indices, padding_idx)],

@@ -294,7 +294,11 @@ def randperm(n, generator=None):
 
 def bernoulli(shape, p, np_dtype, generator=None):
     """1 with probability ``p``, else 0: one double uniform (53 bits) per element, 1 where it is
-    below ``p`` -- what ``bernoulli_(p)`` draws on CPU, so dropout masks after ``manual_seed`` agree."""
+    below ``p`` -- what ``bernoulli_(p)`` draws on CPU, so dropout masks after ``manual_seed`` agree.
+    With a probability per element (an array ``p``), the uniforms are drawn in ``p``'s own precision."""
+    if isinstance(p, np.ndarray):
+        u = _uniform01(p.size, p.dtype, _gen(generator)).reshape(p.shape)
+        return (u < p).astype(np_dtype)
     u = _uniform01(math.prod(shape), np.float64, _gen(generator))
     return (u < p).astype(np_dtype).reshape(shape)
 

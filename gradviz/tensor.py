@@ -931,6 +931,28 @@ class Tensor(TensorBase):
         _check_multinomial(self, num_samples, replacement)
         return Tensor._wrap(_random.multinomial(self._data, int(num_samples), replacement, generator))
 
+    def bernoulli(self, p=None, *, generator=None):
+        """0 or 1 per element, 1 with this tensor's value as probability (or with ``p``): PyTorch's draws."""
+        if p is not None:
+            return Tensor._wrap(_random.bernoulli(self.shape, float(p), self._data.dtype, generator))
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{D.TYPE_NAMES[self.dtype.name]}\'')
+        if self._data.size and not ((self._data >= 0) & (self._data <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                               "message be improved?  If so, please report an enhancement request to PyTorch.)")
+        sample = _random.bernoulli(self.shape, self._data, self._data.dtype, generator)
+        return apply(OPS["bernoulli"], (self,), sample=sample)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill with 0 or 1, 1 with probability ``p`` (a number, or a tensor of them)."""
+        _check_leaf(self)
+        if isinstance(p, Tensor):
+            return self.fill_(_random.bernoulli(self.shape, np.broadcast_to(p._data, self.shape).astype(p._data.dtype),
+                                                self._data.dtype, generator))
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        return self.fill_(_random.bernoulli(self.shape, float(p), self._data.dtype, generator))
+
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
         _check_leaf(self)

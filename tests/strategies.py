@@ -7,6 +7,8 @@ op takes is its table entry's ``inputs`` (``"unary"``, ``"binary"``, ``"reduce_d
 branch of :func:`op_case` per kind.
 """
 
+import math
+
 import numpy as np
 from hypothesis import assume, settings
 from hypothesis import strategies as st
@@ -200,6 +202,11 @@ def op_case(draw, op):
         a = np.array(b * (whole + draw(arrays(shape, 0.1, 0.9))), np.float64)   # 0-d stays an array
         params = {"rounding_mode": draw(st.sampled_from(["floor", "trunc"]))} if op.key == "div_rounding" else {}
         return [a, b], params
+    if kind == "bernoulli":  # probabilities, and a draw of the same shape
+        shape = draw(shapes())
+        sample = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=math.prod(shape),
+                                        max_size=math.prod(shape)))).reshape(shape)
+        return [draw(arrays(shape, 0.05, 0.95))], {"sample": sample}
     if kind == "reshape":
         shape = draw(shapes())
         a = draw(arrays(shape, lo, hi))

@@ -136,6 +136,7 @@ REFERENCE = {
                                          "mean": lambda e: math.fsum(e.ravel().tolist()) / e.size}[reduction](
         np.vectorize(lambda u, v: (u - v) ** 2, otypes=[np.float64])(a, b)),
     "div_scalar": lambda a, c: a * (1.0 / c),
+    "bernoulli": lambda p, sample: sample * 1.0,
     "floor_divide": lambda a, b: _vec2(lambda u, v: math.floor(u / v))(a, b),
     "floor_divide_scalar": lambda a, c, reverse=False: _vec(lambda u: math.floor((c / u) if reverse else (u / c)))(a),
     "remainder": lambda a, b: _vec2(lambda u, v: u - math.floor(u / v) * v)(a, b),

@@ -842,6 +842,17 @@ torch.ones(5, 3) @ torch.ones(2, 4, 3)
 torch.ones(5, 3, requires_grad=True) @ torch.ones(2, 4, 3)
 torch.ones(3) @ torch.ones(2, 2, 4, 3)
 """,
+    'bernoulli': """
+torch.manual_seed(3); x = torch.full((3,), 0.5)
+print(torch.bernoulli(x), torch.bernoulli(x, 0.3), x.bernoulli(), torch.bernoulli(torch.linspace(0, 1, 40)), torch.bernoulli(x.double()))
+print(torch.bernoulli(x, generator=torch.Generator().manual_seed(1)), torch.empty(5).bernoulli_(), torch.empty(4).bernoulli_(0.2), torch.empty(2).bernoulli_(torch.tensor([0.2, 0.9])))
+y = torch.bernoulli(torch.full((4,), 0.4, requires_grad=True)); print(y, y.grad_fn); y.sum().backward()
+print(torch.rand(2))
+torch.bernoulli(torch.tensor([1.5]))
+torch.bernoulli(torch.tensor([1, 0]))
+torch.empty(2).bernoulli_(1.5)
+torch.ones(2, requires_grad=True).bernoulli_(0.5)
+""",
     'SGD steps and init': """
 nn = torch.nn; torch.manual_seed(4)
 w = nn.Parameter(torch.tensor([1.0, -2.0])); opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)
