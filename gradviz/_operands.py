@@ -269,6 +269,21 @@ def _permutation(t, dims):
     return dims
 
 
+def _check_bernoulli(t):
+    """``t.bernoulli()``'s probabilities, refused in PyTorch's words."""
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{D.TYPE_NAMES[t.dtype.name]}\'')
+    if t._data.size and not ((t._data >= 0) & (t._data <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _check_bernoulli_p(p):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return float(p)
+
+
 def _check_multinomial(t, num_samples, replacement):
     """``t.multinomial(...)``'s weights and count, refused in PyTorch's words."""
     if not 1 <= t.ndim <= 2:

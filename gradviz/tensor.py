@@ -23,10 +23,10 @@ from ._format import tensor_repr
 from ._functions import bmm, matmul, where
 from ._indexing import getitem, setitem
 from ._inplace import _check_leaf, _inplace, _restride
-from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_multinomial, _check_sub, _dims,
-                        _expanded, _finish, _floating, _inferred, _is_int, _is_operand, _legacy_new, _new_shape, _number,
-                        _permutation, _reduced_dims, _rounded_division, _shape_args, _unary, _viewable,
-                        accept_keepdims)
+from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_bernoulli, _check_bernoulli_p,
+                        _check_multinomial, _check_sub, _dims, _expanded, _finish, _floating, _inferred, _is_int,
+                        _is_operand, _legacy_new, _new_shape, _number, _permutation, _reduced_dims,
+                        _rounded_division, _shape_args, _unary, _viewable, accept_keepdims)
 from ._rules import _median_index, _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided
@@ -935,23 +935,15 @@ class Tensor(TensorBase):
         """0 or 1 per element, 1 with this tensor's value as probability (or with ``p``): PyTorch's draws."""
         if p is not None:
             return Tensor._wrap(_random.bernoulli(self.shape, float(p), self._data.dtype, generator))
-        if not self.dtype.is_floating_point:
-            raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{D.TYPE_NAMES[self.dtype.name]}\'')
-        if self._data.size and not ((self._data >= 0) & (self._data <= 1)).all():
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-                               "message be improved?  If so, please report an enhancement request to PyTorch.)")
+        _check_bernoulli(self)
         sample = _random.bernoulli(self.shape, self._data, self._data.dtype, generator)
         return apply(OPS["bernoulli"], (self,), sample=sample)
 
     def bernoulli_(self, p=0.5, *, generator=None):
         """Fill with 0 or 1, 1 with probability ``p`` (a number, or a tensor of them)."""
         _check_leaf(self)
-        if isinstance(p, Tensor):
-            return self.fill_(_random.bernoulli(self.shape, np.broadcast_to(p._data, self.shape).astype(p._data.dtype),
-                                                self._data.dtype, generator))
-        if not 0 <= p <= 1:
-            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-        return self.fill_(_random.bernoulli(self.shape, float(p), self._data.dtype, generator))
+        probs = np.broadcast_to(p._data, self.shape) if isinstance(p, Tensor) else _check_bernoulli_p(p)
+        return self.fill_(_random.bernoulli(self.shape, probs, self._data.dtype, generator))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
