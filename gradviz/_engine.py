@@ -276,8 +276,8 @@ def apply(op, inputs, arrays=None, **params):
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if not (op.is_view or out.flags.c_contiguous) and all(a.flags.c_contiguous for a in arrays):
-        out = np.ascontiguousarray(out)    # PyTorch's ops give contiguous results for contiguous inputs
+    if not (op.is_view or out.flags.c_contiguous) and (op.contiguous or all(a.flags.c_contiguous for a in arrays)):
+        out = np.ascontiguousarray(out)    # PyTorch's results are row-major for row-major inputs (or always)
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         result._vbox = inputs[0]._vbox

@@ -7,7 +7,7 @@ import builtins
 import numpy as np
 
 from ._engine import _GradMode, apply
-from ._inplace import _check_leaf, _inplace, copy, fill
+from ._inplace import _check_leaf, _check_overlap, _inplace, copy, fill
 from ._operands import _literal
 from ._types import TensorBase
 from .ops import OPS
@@ -53,7 +53,7 @@ def getitem(self, key):
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
             s = slice(*k.indices(n))
-            if s != slice(0, n, 1):
+            if not _whole(k, n):
                 out = apply(OPS["slice"], (out,), dim=dim, s=s)
             dim += 1
         else:
@@ -82,6 +82,7 @@ def setitem(self, key, value):
             return
         _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value)
         return
+    _check_overlap(self)
     self._data[key] = value._data if isinstance(value, TensorBase) else value
     self._vbox[0] += 1
 
@@ -131,3 +132,9 @@ def _np_key(key):
     if isinstance(key, tuple):
         return tuple(k._data if isinstance(k, TensorBase) else k for k in key)
     return key._data if isinstance(key, TensorBase) else key
+
+
+def _whole(k, n):
+    """Whether PyTorch skips the slice ``k`` of a dim of size ``n`` (``:``, ``0:``, ``:n``, ``:99``):
+    it looks at what was written, so ``-n:`` or ``1:`` of an empty dim is still recorded."""
+    return (k.start is None or k.start == 0) and (k.stop is None or k.stop >= n) and k.step in (None, 1)

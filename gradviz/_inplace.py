@@ -30,6 +30,13 @@ def _check_leaf(t, view=False):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+def _check_overlap(t):
+    """An expanded tensor has elements that share memory: writing into it is refused, as in PyTorch."""
+    if any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+
+
 def _inplace(self, fn, *args):
     """``self.op_(...)``: compute ``fn(self, ...)``, then write it into self's storage.
 
@@ -39,6 +46,7 @@ def _inplace(self, fn, *args):
     record = _GradMode.enabled and (self._requires_grad or any(
         isinstance(a, TensorBase) and a._requires_grad for a in args))
     _check_leaf(self)
+    _check_overlap(self)
     if record and self._grad_fn is not None and self._grad_fn._outs:   # a piece of split/unbind
         raise RuntimeError(f"Output {self._output_nr} of {self._grad_fn.name().removesuffix('Backward0')} is a view "
                            "and is being modified inplace. This view is the output of a function that returns "
@@ -101,6 +109,7 @@ def fill(t, value):
                             value)
         return _inplace(t, lambda s: apply(OPS["fill"], (s,), value=value))
     _check_leaf(t)
+    _check_overlap(t)
     t._data[...] = value._data if isinstance(value, TensorBase) else value
     t._vbox[0] += 1
     return t

@@ -52,6 +52,7 @@ class Op:
     coefficient_first: bool = False  # commutative, its constant operand drawn and written first (5 * u)
     precedence: int = 4          # how tightly its LaTeX binds (1: + −, 2: ×, 3: powers, 4: calls, 5: delimited)
     elementwise: bool = True     # False for matrix products: no per-element local derivative to show
+    contiguous: bool = False     # its result is row-major whatever the inputs' layout (PyTorch allocates it so)
     # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
     #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
     #    "%i" for its element count

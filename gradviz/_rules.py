@@ -8,7 +8,7 @@ import inspect
 
 import numpy as np
 
-__all__ = ["_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -121,8 +121,9 @@ def _rounded(f):
 
 
 def _winner(a, b, g, better):
-    """The gradient goes to the larger (or smaller) input, half to each where they tie."""
-    return np.where(a == b, g / 2, np.where(better(a, b), g, 0))
+    """The gradient goes to the larger (or smaller) input, half to each where they tie; as in
+    PyTorch, an input loses it only where the other one wins (so both keep it beside a nan)."""
+    return np.where(better(b, a), 0, np.where(a == b, g / 2, g))
 
 
 def _unrepeat(g, shape, sizes):
@@ -163,3 +164,11 @@ def _scalar_as_vector(f):
         return np.reshape(f(*args, **params), ())
     along.__name__, along.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
     return along
+
+
+def _nonempty(f):
+    """``f`` that also takes an empty array (giving an empty copy), which numpy's kernels may refuse."""
+    def guarded(a, *args, **params):
+        return np.array(a, copy=True) if a.size == 0 else f(a, *args, **params)
+    guarded.__name__, guarded.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
+    return guarded

@@ -30,7 +30,7 @@ from . import _libm, _nn_ops, _vecmath  # noqa: F401 -- _nn_ops declares the los
 from ._op import OPS, Meta, Op, op
 from ._numerics import fma
 from ._reduce import torch_sum
-from ._rules import (_copy_slices, _cos, _count, _diag_scatter, _evenly, _exp, _expand_reduced,
+from ._rules import (_nonempty, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp, _expand_reduced,
                      _first_extreme, _log, _median_dim, _median_index, _quiet, _rounded, _scatter,
                      _scatter_along, _sin, _sorted, _tanh, _to_index, _unrepeat, _winner, _zero_at)
 
@@ -234,7 +234,8 @@ _steps("round", lambda a, decimals=0: np.round(a, decimals), "round", "round hal
 _steps("floor", np.floor, "⌊x⌋", "the largest integer ≤ x")
 _steps("ceil", np.ceil, "⌈x⌉", "the smallest integer ≥ x")
 _steps("trunc", np.trunc, "trunc", "x rounded toward 0")
-_steps("sign", np.sign, "sign", "−1, 0 or 1", integers="same")
+_steps("sign", lambda a: np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype), "sign", "−1, 0 or 1 (0 for nan)",
+       integers="same")
 
 _log1p, _expm1, _tan, _sinh, _cosh, _log2, _log10 = (
     _rounded(f) for f in (np.log1p, np.expm1, np.tan, np.sinh, np.cosh, np.log2, np.log10))
@@ -439,40 +440,40 @@ op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keep
    params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True)
 
 
-op("softmax", grad_fn="SoftmaxBackward0", forward=_vecmath.softmax,
+op("softmax", grad_fn="SoftmaxBackward0", forward=_nonempty(_vecmath.softmax),
    vjps=[lambda g, y, a, dim: _vecmath.softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
-   params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True)
-op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_vecmath.log_softmax,
+   params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True, contiguous=True)
+op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_nonempty(_vecmath.log_softmax),
    vjps=[lambda g, y, a, dim: _vecmath.log_softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
-   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True)
+   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True, contiguous=True)
 
 # --- linear algebra ---------------------------------------------------------------------------
 
 op("mm", grad_fn="MmBackward0", symbol="@", forward=_vecmath.mm,
    vjps=[_vecmath.mm_grad_a, _vecmath.mm_grad_b], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
-   method="mm", function=True, inputs="matmul", precedence=2, elementwise=False)
+   method="mm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True)
 op("mv", grad_fn="MvBackward0", symbol="@", forward=_vecmath.mv,
    vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: _vecmath.mv(a.T, g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
-   method="mv", function=True, inputs="matmul", precedence=2, elementwise=False)
+   method="mv", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True)
 op("dot", grad_fn="DotBackward0", symbol="·", forward=_vecmath.dot,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
-   method="dot", function=True, inputs="matmul", precedence=2)
+   method="dot", function=True, inputs="matmul", precedence=2, contiguous=True)
 op("bmm", grad_fn="BmmBackward0", symbol="@", forward=_vecmath.bmm,
    vjps=[lambda g, y, a, b: _vecmath.bmm(g, np.swapaxes(b, -1, -2)),
          lambda g, y, a, b: _vecmath.bmm(np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
-   method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False)
+   method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True)
 
 op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: _vecmath.mm(a, b, c),   # nn.Linear: bias + x Wᵀ
    vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
     lambda g, y, c, a, b: _vecmath.mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _vecmath.mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
-   method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False)
+   method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False, contiguous=True)
 
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
@@ -488,7 +489,8 @@ op("logsumexp", grad_fn="LogsumexpBackward0", symbol="logΣexp", forward=_logsum
     _expand_reduced(g, a.shape, dim, keepdim) * np.exp(a - _expand_reduced(y, a.shape, dim, keepdim))], uses=["0o"],
    latex=r"\log \sum e^{@0}", dlatex=[r"\operatorname{softmax}(@0)"],
    params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim", along_dim=True)
-op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype),
+# cumsum adds from 0, as PyTorch's loop does: a leading -0.0 becomes 0.0
+op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype) + a.dtype.type(0),
    vjps=[lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], uses=[""],
    latex=r"\sum_{j \le i} @0_j", dlatex=[r"\mathbb{1}[j \le i]"],
    params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax", along_dim=True)

@@ -393,3 +393,30 @@ def test_batched_matmul_records_pytorchs_graph():
     m = torch.stack([torch.eye(2), 2 * torch.eye(2)]).requires_grad_()
     (v @ m).sum().backward()
     assert v.grad.tolist() == [3.0, 3.0] and m.grad.tolist() == [[[1., 1.], [2., 2.]]] * 2
+
+
+def test_what_the_fuzzer_found():
+    """Each a difference tests/test_fuzz_torch.py found against torch 2.13, now agreeing."""
+    x = torch.tensor([float("nan"), -0.0, 2.0])
+    assert x.sign().tolist() == [0.0, 0.0, 1.0]                            # sign(nan) is 0
+    assert str(torch.tensor([-0.0, 1.0]).cumsum(0)) == "tensor([0., 1.])"  # sums from +0
+    with pytest.raises(RuntimeError, match="^unsupported operation: more than one element of the written-to"):
+        torch.ones(2, 1).expand(2, 3).exp_()
+    a = torch.tensor([float("nan"), 1.0], requires_grad=True)
+    b = torch.tensor([0.0, 2.0], requires_grad=True)
+    torch.maximum(a, b).sum().backward()                                   # beside a nan both keep the gradient
+    assert a.grad.tolist() == [1.0, 0.0] and b.grad.tolist() == [1.0, 1.0]
+    w = torch.ones(2, 2, requires_grad=True)
+    assert (w.t() * 1).log_softmax(0).is_contiguous()
+    assert (w @ torch.ones(1, 2, 2)).grad_fn.name() == "CloneBackward0"    # mm's result is row-major
+    z = torch.ones(2, 0, requires_grad=True)
+    assert z[:, 1:].grad_fn.name() == "SliceBackward0" and z[:, 0:].grad_fn.name() == "AliasBackward0"
+    assert torch.ones(0).softmax(0).shape == (0,)
+    y = w * 1
+    assert y.zero_().grad_fn.name() == "ZeroBackward0"
+    assert (w * 1).fill_(2.0).grad_fn.name() == "FillBackward2"
+    y = w * 1
+    y[...] = 1.5
+    assert y.grad_fn.name() == "FillBackward3"
+    y.copy_(torch.ones(2))
+    assert y.grad_fn.name() == "CopyBackwards"
