@@ -25,9 +25,10 @@ def _count(shape, dim):
 
 
 def _evenly(g, x, y, dim=None, keepdim=False):
-    """max/min: the gradient goes to the extreme elements, split evenly among ties."""
+    """max/min: the gradient goes to the extreme elements, split evenly among ties (a nan result:
+    among the nans, as PyTorch's evenly_distribute_backward does)."""
     yy = y if dim is None or keepdim else np.expand_dims(y, dim)
-    mask = (x == yy)
+    mask = (x == yy) | (np.isnan(x) & np.isnan(yy))
     gg = g if dim is None or keepdim else np.expand_dims(g, dim)
     return mask * (gg / mask.sum(axis=dim, keepdims=True))
 
@@ -45,8 +46,11 @@ def _first_extreme(g, x, dim, keepdim, arg):
 
 
 def _median_index(a, dim):
-    """Where the lower median sits along ``dim``, dims kept (a stable sort: the middle of equals)."""
-    return np.take(np.argsort(a, axis=dim, kind="stable"), [(a.shape[dim] - 1) // 2], axis=dim)
+    """Where the lower median sits along ``dim``, dims kept (a stable sort: the middle of equals);
+    where the values hold a nan, the first nan (PyTorch's median is then nan)."""
+    index = np.take(np.argsort(a, axis=dim, kind="stable"), [(a.shape[dim] - 1) // 2], axis=dim)
+    nan = np.isnan(a)
+    return np.where(nan.any(axis=dim, keepdims=True), np.argmax(nan, axis=dim, keepdims=True), index)
 
 
 def _median_dim(a, dim, keepdim=False):

@@ -168,8 +168,8 @@ op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
    precedence=3)
 op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=lambda a, b: _rounded(lambda t: np.power(t, b))(a),
-   vjps=[lambda g, y, a, b: g * (b * _rounded(lambda t: np.power(t, b - 1))(a)),
-    lambda g, y, a, b: g * (y * _log(a))], uses=["01", "01o"],
+   vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * _rounded(lambda t: np.power(t, b - 1))(a))),
+    lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * _log(a))], uses=["01", "01o"],   # PyTorch's masks
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
    domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3)
 op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _rounded(lambda t: np.power(np.asarray(c, t.dtype), t))(a),
@@ -213,11 +213,11 @@ op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_vecmath.sigmoid,
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
    method="sigmoid", inplace=True, function=True)
 op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype),
-   vjps=[lambda g, y, a: g * (y > 0)], uses=["o"],
+   vjps=[lambda g, y, a: np.where(y > 0, g, 0)], uses=["o"],   # where, not a product: inf · 0 would be nan
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
    domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same")
 op("clamp", grad_fn="ClampBackward1", forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
-   vjps=[lambda g, y, a, lo, hi: g * ((lo is None or a >= lo) & (hi is None or a <= hi))], uses=["0"],
+   vjps=[lambda g, y, a, lo, hi: np.where((lo is None or a >= lo) & (hi is None or a <= hi), g, 0)], uses=["0"],
    latex=r"\operatorname{clamp}(@0, @lo, @hi)", dlatex=[r"\mathbb{1}[@lo \le @0 \le @hi]"],
    params={"lo": -1.0, "hi": 1.0}, method="clamp", aliases=("clip",), inplace=True, function=True)
 
@@ -342,7 +342,8 @@ op("amin_dims", grad_fn="AminBackward0", symbol="min", forward=lambda a, dim, ke
    vjps=[lambda g, y, a, dim, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
    method="amin", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
-op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[(a.size - 1) // 2],
+op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[(a.size - 1) // 2]
+   if not np.isnan(a).any() else np.asarray(np.nan, a.dtype),
    vjps=[lambda g, y, a: _evenly(g, a, y)], uses=["0o"],   # ties share the gradient, as for max
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
    method="median", function=True, inputs="reduce_all")
@@ -431,11 +432,12 @@ def _prod_others(a, dim):
 
 
 op("prod", grad_fn="ProdBackward0", symbol="Π", forward=lambda a: np.asarray(np.prod(a), a.dtype),
-   vjps=[lambda g, y, a: g * _prod_others(a, None)], uses=["0"],
+   vjps=[lambda g, y, a: g * _prod_others(a, None)], uses=["0o"],   # the result saved too, as PyTorch
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
    method="prod", function=True, inputs="reduce_all")
 op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)], uses=["0"],
+   vjps=[lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)],
+   uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
    params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True)
 

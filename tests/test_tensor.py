@@ -420,3 +420,22 @@ def test_what_the_fuzzer_found():
     assert y.grad_fn.name() == "FillBackward3"
     y.copy_(torch.ones(2))
     assert y.grad_fn.name() == "CopyBackwards"
+
+
+def test_more_that_the_fuzzer_found():
+    x = torch.tensor([0.0, 2.0], requires_grad=True)
+    e = torch.tensor([0.0, 1.0], requires_grad=True)
+    (x ** e).sum().backward()                   # 0 ** 0: no nan from 0 · log 0 nor 0 · 0^-1, as PyTorch masks them
+    assert x.grad.tolist() == [0.0, 1.0] and e.grad.tolist()[0] == 0.0
+    y = torch.tensor([-1.0, 2.0], requires_grad=True)
+    y.relu().log2().sum().backward()             # relu's gradient is a choice, not a product (inf · 0 is nan)
+    assert y.grad.tolist()[0] == 0.0
+    m = torch.tensor([[1.0, float("nan"), 0.0], [3.0, 1.0, 2.0]])
+    r = m.median(1)
+    assert str(r.values) == "tensor([nan, 2.])" and r.indices.tolist() == [1, 2]
+    assert str(m.median()) == "tensor(nan)"
+    p = torch.tensor([2.0, 3.0], requires_grad=True)
+    q = p.prod(0)
+    q.relu_()                                   # prod saves its result, as PyTorch: writing it in place is caught
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        q.backward()
