@@ -30,7 +30,7 @@ def _evenly(g, x, y, dim=None, keepdim=False):
     yy = y if dim is None or keepdim else np.expand_dims(y, dim)
     mask = (x == yy) | (np.isnan(x) & np.isnan(yy))
     gg = g if dim is None or keepdim else np.expand_dims(g, dim)
-    return mask * (gg / mask.sum(axis=dim, keepdims=True))
+    return np.where(mask, gg / mask.sum(axis=dim, keepdims=True), 0)
 
 
 def _to_index(g, shape, idx, dim, keepdim):

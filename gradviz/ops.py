@@ -431,13 +431,22 @@ def _prod_others(a, dim):
     return others.reshape(a.shape) if dim is None else np.moveaxis(others, -1, dim)
 
 
+def _prod_vjp(g, y, a, dim, keepdim):
+    """∂Π/∂x_i = Π / x_i (g · y / x, as PyTorch computes it), or the product of the others where a
+    zero makes that a division by zero."""
+    g, y = _expand_reduced(g, a.shape, dim, keepdim), _expand_reduced(y, a.shape, dim, keepdim)
+    if not (a == 0).any():
+        with np.errstate(all="ignore"):
+            return g * (y / a)
+    return g * _prod_others(a, dim)
+
+
 op("prod", grad_fn="ProdBackward0", symbol="Π", forward=lambda a: np.asarray(np.prod(a), a.dtype),
-   vjps=[lambda g, y, a: g * _prod_others(a, None)], uses=["0o"],   # the result saved too, as PyTorch
+   vjps=[lambda g, y, a: _prod_vjp(g, y, a, None, False)], uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
    method="prod", function=True, inputs="reduce_all")
 op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim) * _prod_others(a, dim)],
-   uses=["0o"],
+   vjps=[lambda g, y, a, dim, keepdim=False: _prod_vjp(g, y, a, dim, keepdim)], uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
    params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True)
 

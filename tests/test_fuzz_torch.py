@@ -18,6 +18,9 @@ SEEDS = range(300)
 
 # Graphs that still disagree, each with why; a fix removes its line (the test says when one passes).
 KNOWN = {
+    # PyTorch rewrites history when a view is written in place: the base's grad_fn becomes CopySlices
+    # and views taken from it are replayed as AsStridedBackward0; gradviz records the write on the
+    # view alone (same values and gradients in simple cases, another graph)
     10: "x.T of a view whose base was written in place: PyTorch replays the view as AsStridedBackward0",
 }
 

@@ -439,3 +439,12 @@ def test_more_that_the_fuzzer_found():
     q.relu_()                                   # prod saves its result, as PyTorch: writing it in place is caught
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         q.backward()
+
+
+def test_extremes_and_products_beside_nan_as_pytorch():
+    x = torch.tensor([float("nan"), 1.0, 2.0], requires_grad=True)
+    x.min().backward()                           # the nan is the minimum: only it gets the gradient
+    assert x.grad.tolist()[1:] == [0.0, 0.0]
+    y = torch.tensor([2.0, float("inf")], requires_grad=True)
+    y.prod().backward()                          # g · Π / x_i, as PyTorch: inf / inf is nan
+    assert str(y.grad) == "tensor([inf, nan])"
