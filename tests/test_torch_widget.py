@@ -482,3 +482,14 @@ def test_a_freed_torch_graph_is_not_run_forward_again_and_says_why():
     kinds = [f["kind"] for f in w.frames]
     assert kinds[-1] == "error" and "second time" in w.frames[-1]["error"]
     assert any(f["msg"][0] == "cap_forward_again_no" for f in w.frames)
+
+
+@pytest.mark.parametrize("lesson", ["seed", "neuron", "tiny_mlp"])
+def test_after_a_torch_pass_only_leaves_keep_a_grad(lesson):
+    root, names, gradient = TORCH_LESSONS["LESSONS"][lesson]()
+    w = AutogradWidget(root, gradient, names=names)
+    shown, kinds = {}, {n["id"]: n["kind"] for n in w.graph["nodes"]}
+    for f in w.frames:
+        shown.update(f["set"])
+    assert w.frames[-1]["kind"] == "done"
+    assert all(v == "" for k, v in shown.items() if k.startswith("grad:") and kinds[k[5:]] != "leaf")

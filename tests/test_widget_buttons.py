@@ -80,6 +80,31 @@ def test_a_leaf_changed_in_place_runs_the_forward_pass_again():
     np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])         # d(x²)/dx at the new x = 2
 
 
+def slots_at(w, k):
+    """Every slot as the picture shows it at step ``k``: the last value set at or before it (widget.js)."""
+    shown = {}
+    for f in w.frames[:k + 1]:
+        shown.update(f["set"])
+    return shown
+
+
+@pytest.mark.parametrize("name", ["seed", "neuron", "tiny_mlp"])
+def test_the_final_frame_shows_no_grad_on_intermediates(name):
+    """Issue 8 item 9: once backward() is done, only leaves keep a .grad (lessons 1 and 6)."""
+    root, names, gradient = LESSONS[name]()
+    w = AutogradWidget(root, gradient, names=names)
+    for _ in range(2):                                  # animate()'s pass, then a press of backward
+        last = len(w.frames) - 1
+        assert w.frames[last]["kind"] == "done"
+        shown = slots_at(w, last)
+        kinds = {n["id"]: n["kind"] for n in w.graph["nodes"]}
+        grads = {k[5:]: v for k, v in shown.items() if k.startswith("grad:")}
+        assert all(v == "" for k, v in grads.items() if kinds[k] != "leaf"), grads
+        assert all(grads[n].startswith(".grad ") for n, kind in kinds.items() if kind == "leaf" and
+                   names[next(x["name"] for x in w.graph["nodes"] if x["id"] == n)].requires_grad)
+        w.backward()
+
+
 def test_after_the_pass_only_leaves_keep_a_grad():
     root, names, _ = LESSONS["seed"]()
     w = AutogradWidget(root, names=names)
