@@ -17,11 +17,15 @@ from .ops import OPS
 __all__ = ["sum_", "mean", "prod", "moment", "extreme", "position", "amax", "median"]
 
 
+def _accumulated(t, dtype):
+    """``t`` in the dtype a sum or product is computed in: the one asked for, int64 for integers and bools."""
+    t = t.to(dtype) if dtype is not None else t
+    return t if t.dtype.is_floating_point or t.dtype is D.int64 else t.to(D.int64)
+
+
 def sum_(t, dim, keepdim, dtype):
     """The sum of all elements (SumBackward0), or along ``dim`` (SumBackward1; ``dim=None`` is every dim)."""
-    t = t.to(dtype) if dtype is not None else t
-    if not t.dtype.is_floating_point and t.dtype is not D.int64:
-        t = t.to(D.int64)
+    t = _accumulated(t, dtype)
     if dim is _EVERY_DIM:
         return apply(OPS["sum"], (t,))
     return apply(OPS["sum_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)
@@ -39,9 +43,7 @@ def mean(t, dim, keepdim, dtype):
 
 def prod(t, dim, keepdim, dtype):
     """The product of the elements (along ``dim``)."""
-    t = t.to(dtype) if dtype is not None else t
-    if not t.dtype.is_floating_point and t.dtype is not D.int64:
-        t = t.to(D.int64)
+    t = _accumulated(t, dtype)
     if dim is None:
         return apply(OPS["prod"], (t,))
     return apply(OPS["prod_dim"], (t,), dim=_dims(dim, t.ndim)[0], keepdim=keepdim)

@@ -606,9 +606,7 @@ class Tensor(TensorBase):
         return apply(OPS["logsumexp"], (self,), _floating(self), dim=_dims(dim, self.ndim)[0], keepdim=keepdim)
 
     def cumsum(self, dim, dtype=None):
-        t = self.to(dtype) if dtype is not None else self
-        if not t.dtype.is_floating_point and t.dtype is not D.int64:
-            t = t.to(D.int64)
+        t = _reductions._accumulated(self, dtype)
         return apply(OPS["cumsum"], (t,), dim=_dims(dim, t.ndim)[0])
 
     def masked_fill(self, mask, value):
