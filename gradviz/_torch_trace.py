@@ -219,6 +219,7 @@ class TorchAdapter(EngineAdapter):
             elif nr:     # output nr of a node with several (split): its value only from a variable
                 src, other = self.by_fn[id(nxt)], self.outputs.get((id(nxt), nr))
                 shape_nr = tuple(other.shape) if other is not None else src.out.shape
+                src.piece(nr, other)
                 step.inputs.append(Input("op", src, shape_nr, src.out.dtype,
                                          _array(other) if other is not None else None, output_nr=nr))
             elif nxt.name() == ACCUMULATE:

@@ -188,11 +188,20 @@ class Step:
     fn: object = field(default=None, repr=False)    # a weakref to the engine's node
     user: bool = False           # a custom autograd.Function: its code is the user's, never re-run
     outputs: int = 1             # how many outputs the node has (torch's split: one node, several)
+    pieces: dict = field(default_factory=dict)     # output_nr -> Value of a further output (q of p, q = split)
 
     @property
     def derivable(self):
         """Whether the op table's rules can write this step's derivative by hand."""
         return self.op is not None
+
+    def piece(self, k, ref):
+        """The Value of output ``k`` > 0 of a node with several: its own name (the caller's ``q``, not ``p``)."""
+        v = self.pieces.get(k)
+        if v is None:
+            v = self.pieces[k] = Value(requires_grad=True, is_leaf=False, order=self.out.order, ref=ref)
+        return v
+
 
 
 @dataclass
@@ -320,6 +329,12 @@ def name_values(trace, found):
         else:
             s.out.name = next(letters)
         s.out.auto = True
+    for s in trace.steps:               # a split's further outputs: named like any output
+        for k in sorted(s.pieces):
+            v, t = s.pieces[k], s.pieces[k].tensor()
+            v.name = found.get(id(t)) if t is not None else None
+            if v.name is None:
+                v.name, v.auto = next(letters), True
 
 
 # --- gradviz's adapter --------------------------------------------------------------------------
@@ -465,6 +480,7 @@ class GradvizAdapter(EngineAdapter):
                 inputs.append(Input("leaf", src, tuple(shape), dtype, src.data))
             elif k:              # a further piece of a node with several outputs: its own tensor's numbers
                 src, piece = self.by_fn[id(nxt)], nxt._outs[k][0]()
+                src.piece(k, None if piece is None else weakref.ref(piece))
                 inputs.append(Input("op", src, tuple(shape), dtype, None if piece is None else piece._data,
                                     output_nr=k))
             else:

@@ -493,3 +493,28 @@ def test_after_a_torch_pass_only_leaves_keep_a_grad(lesson):
         shown.update(f["set"])
     assert w.frames[-1]["kind"] == "done"
     assert all(v == "" for k, v in shown.items() if k.startswith("grad:") and kinds[k[5:]] != "leaf")
+
+
+@pytest.mark.parametrize("lib", [gradviz, torch], ids=["gradviz", "torch"])
+def test_each_output_of_a_split_keeps_its_own_name(lib):
+    a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    p, q = a.split(2)                        # one SplitBackward0; q is its output 1
+    o = (p * 2 + q.exp()).sum()
+    w = animate(o, names={"a": a, "p": p, "q": q, "o": o})
+    text = [w.caption(i) for i in range(len(w.frames))]
+    assert any("ExpBackward0 computes e^q from q = [3., 4.]" in c for c in text), text
+    assert any(c.startswith("ExpBackward0 gets") and "∂c/∂q" in c and "to q." in c for c in text), text
+    assert not any("e^p" in c or "∂c/∂p" in c for c in text)
+    assert [d["latex"] for d in w.derivation["defs"]][2] == "c = e^{q}"
+    stages = [path["stages"][0]["latex"] for path in w.derivation["leaves"][0]["paths"]]
+    assert any(r"\partial c}{\partial q} \cdot \frac{\partial q}{\partial a}" in s for s in stages), stages
+
+
+@pytest.mark.parametrize("lib", [gradviz, torch], ids=["gradviz", "torch"])
+def test_an_unnamed_further_output_gets_a_letter_of_its_own(lib):
+    a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    o = (a.split(2)[1].exp()).sum()
+    w = animate(o, names={"a": a, "o": o})
+    fwd = next(w.caption(i) for i in range(len(w.frames)) if "ExpBackward0 computes" in w.caption(i))
+    first, piece = w._lesson.nodes[0].out.name, w._lesson.nodes[0].pieces[1].name
+    assert piece not in (first, "a", "o") and f"from {piece} = " in fwd, fwd

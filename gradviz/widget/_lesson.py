@@ -103,6 +103,13 @@ class Lesson:
     def root_name(self):
         return self.root.name or "out"
 
+    def input_name(self, node, i):
+        """How a caption names input ``i`` of ``node``: :meth:`input_text`, but a further output of a
+        node with several is its own variable (``q`` of ``p, q = a.split(2)``, not ``p``)."""
+        inp = node.inputs[i]
+        piece = getattr(inp.src, "pieces", {}).get(inp.output_nr) if inp.kind == "op" and inp.output_nr else None
+        return piece.name if piece is not None and piece.name else self.input_text(inp.kind, inp.src)
+
     def input_text(self, kind, thing):
         """How a caption names an input: its name, or a constant's value."""
         if kind == "const":

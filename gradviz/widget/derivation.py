@@ -80,7 +80,7 @@ def fill(template, lesson, node, numeric):
         text = None
         if numeric or kind == "const" and (thing is None or thing.name is None):
             text = value_latex(lesson.inputs(node)[i])      # None: too big to write, keep the name
-        subs[str(i)] = text if text is not None else latex_name(lesson.input_text(kind, thing) or "?")
+        subs[str(i)] = text if text is not None else latex_name(lesson.input_name(node, i) or "?")
     subs["y"] = (value_latex(lesson.output(node)) if numeric else None) or latex_name(lesson.name(node))
     for key, v in node.params.items():
         subs.setdefault(key, _param_text(v))
@@ -259,8 +259,7 @@ def _path_value(lesson, path, seed):
 
 
 def _input_name(lesson, node, i):
-    kind, thing = lesson.kinds(node)[i]
-    return latex_name(lesson.input_text(kind, thing))
+    return latex_name(lesson.input_name(node, i))
 
 
 class UserCodeError(Exception):
@@ -345,7 +344,7 @@ def operand(lesson, node, i, matrix=False):
             return F.Num(value)
         text = lesson.input_text(kind, thing) or "c"
         return F.Sym(text, value, latex=F.constant_latex(value), substitute=False)
-    name = lesson.input_text(kind, thing) or "?"
+    name = lesson.input_name(node, i) or "?"
     return F.Sym(name, value, scalar_ok=not matrix)
 
 
@@ -476,7 +475,7 @@ class StepMath:
         if (id(node), i) not in self.edge:
             return None
         kind, thing = self.lesson.kinds(node)[i]
-        name = self.lesson.input_text(kind, thing) or "?"
+        name = self.lesson.input_name(node, i) or "?"
         lname, oname = latex_name(name), latex_name(self.lesson.name(node))
         if len(self.uses.get(id(thing), [])) > 1:        # one term of a sum: ∂o/∂d · ∂d/∂c
             lhs = _partial(self.root, oname) + " " + _partial(oname, lname)
@@ -523,7 +522,9 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
         for path in paths:
             shown = path if len(path) <= MAX_FACTORS else path[:MAX_FACTORS - 1]
             dots = [r"\cdots"] if len(shown) < len(path) else []
-            sym = [_partial(latex_name(lesson.name(n)), _input_name(lesson, n, i)) for n, i in shown]
+            # each node's output as this path reaches it (a split's q, not its first output p)
+            outs = [lesson.name(shown[0][0])] + [lesson.input_name(n, i) for n, i in shown[:-1]]
+            sym = [_partial(latex_name(o), _input_name(lesson, n, i)) for o, (n, i) in zip(outs, shown)]
             # (a 20,000-op path as one formula would be 20,000 factors long: unreadable, and slow)
             expr = path_expr(lesson, path, seed) if len(path) <= MAX_WRITTEN else None
             keep["exprs"][leaf.seq].append(expr)

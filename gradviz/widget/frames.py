@@ -288,7 +288,7 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
         node = steps[0]
         k += 1
         kinds = lesson.kinds(node)
-        names = [lesson.input_text(kind, thing) or "?" for kind, thing in kinds]
+        names = [lesson.input_name(node, i) or "?" for i in range(len(kinds))]
         expr = plain(forward_latex(lesson, node))      # as the definitions write it: 5 b, tanh(b)
         inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
         edges = [ids.edge_in(node, i) for i in range(len(kinds))]
@@ -410,7 +410,7 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             s[f"grad:{target}"] = _grad_slot(e.grad_in, False)
         for i, gi in enumerate(e.grads_out):
             kind, thing = kinds[i]
-            inp = lesson.input_text(kind, thing) or "?"
+            inp = lesson.input_name(node, i) or "?"
             if gi is None:
                 if not (kind == "const" and (thing is None or thing.literal)):
                     sends.append(["cap_send_none", {"inp": inp}])
