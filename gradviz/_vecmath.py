@@ -178,7 +178,7 @@ def _running_sum(a, b, start):
     k = a.shape[1]
     if k == 0:
         return np.array(np.broadcast_to(start, (a.shape[0], b.shape[1])), _f)
-    if np.ndim(start) == 0:       # from 0: the same sums, and the sign of a zero result made +0
+    if np.ndim(start) == 0:   # from 0: the same sums, and the sign of a zero result made +0
         return np.add.accumulate(a[:, :, None] * b[None, :, :], axis=1)[:, -1] + start
     out = a[:, :1] * b[:1]
     out += start
@@ -212,10 +212,10 @@ def _four_accumulators(products):
     r + j + 4, ..., the first r joining :math:`s_0`), then :math:`(s_0 + s_2) + (s_1 + s_3)`."""
     k = products.shape[1]
     if k <= 4:
-        return _sequential(products)
+        return _sequential(products) + _f(0)
     r = k % 4 or 4
     s = _lanes(products, r, 4, (k - r) // 4, r)
-    return (s[:, 0] + s[:, 2]) + (s[:, 1] + s[:, 3])
+    return (s[:, 0] + s[:, 2]) + (s[:, 1] + s[:, 3]) + _f(0)   # the sums start at 0: no −0
 
 
 def _eight_accumulators(products):
@@ -227,14 +227,14 @@ def _eight_accumulators(products):
     k = products.shape[1]
     blocks = (k - 4) // 8 if k >= 12 else 0
     if not blocks:
-        return _sequential(products)
+        return _sequential(products) + _f(0)
     end = 4 + 8 * blocks
     s = _lanes(products, 4, 8, blocks, 4)
     total = ((s[:, 0] + s[:, 4]) + (s[:, 2] + s[:, 6])) + ((s[:, 1] + s[:, 5]) + (s[:, 3] + s[:, 7]))
     if len(products) > 1:
         q = _lanes(products[1:2], 4, 4, 2 * blocks, 4)
         total[1] = ((q[:, 0] + q[:, 2]) + (q[:, 1] + q[:, 3]))[0]
-    return _sequential(products[:, end:], total)
+    return _sequential(products[:, end:], total) + _f(0)
 
 def _aligned_dots(products, peel, unit):
     r"""Dot products (..., k) as the row-by-row BLAS kernel adds them: the ``peel`` products that
@@ -253,11 +253,11 @@ def _aligned_dots(products, peel, unit):
     else:
         groups = rest // 4 if unit == 4 else rest // 8 * 2
         if not groups:
-            return _sequential(products)
+            return _sequential(products) + _f(0)
         s = _lanes(products, peel, 4, groups, peel)
         total = (s[..., 0] + s[..., 2]) + (s[..., 1] + s[..., 3])
         end = peel + 4 * groups
-    return _sequential(products[..., end:], total)
+    return _sequential(products[..., end:], total) + _f(0)
 
 
 def _rows_times_columns(a, b):
@@ -311,7 +311,13 @@ def mm(a, b, bias=None):
         return out if bias is None else out + bias
     m, k = a.shape
     n = b.shape[1]
-    if n == 1 and k > 4 and not _column_major(a) and (m > 1 or _column_major(b)):
+    if k == 1 and (m > 1 or n == 1):   # no sum: the signs of zero products are what differs
+        out = a * b                        # (an outer product keeps them; one column adds to 0)
+        if n == 1:
+            if bias is not None:
+                return np.asarray(bias, _f) + out
+            out = out + _f(0)
+    elif n == 1 and k > 4 and not _column_major(a) and (m > 1 or _column_major(b)):
         out = _matrix_vector(a, b[:, 0])[:, None]
     elif m >= 4 and n >= 12 and k:
         out = _fma_chain(a, b)
@@ -407,7 +413,7 @@ def dot(a, b):
     p = a * b
     k = len(p)
     if k < 4:
-        return _sequential(p[None, :])[0]
+        return _sequential(p[None, :])[0] + _f(0)   # sums start at 0: never −0
     lanes = np.zeros(16, _f)
     full = k // 16 * 16
     if full:
@@ -419,7 +425,7 @@ def dot(a, b):
             i += width
     lanes[0] = _sequential(p[None, i:], lanes[:1])[0]
     quarters = np.add.accumulate(lanes.reshape(4, 4), axis=0)[-1]
-    return (quarters[0] + quarters[2]) + (quarters[1] + quarters[3])
+    return (quarters[0] + quarters[2]) + (quarters[1] + quarters[3]) + _f(0)
 
 
 def bmm(a, b):
