@@ -80,7 +80,7 @@ def setitem(self, key, value):
             else:
                 copy(self, value)
             return
-        _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value)
+        _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value, overlap=False)
         return
     _check_overlap(self)
     self._data[key] = value._data if isinstance(value, TensorBase) else value

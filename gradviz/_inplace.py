@@ -30,14 +30,29 @@ def _check_leaf(t, view=False):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
-def _check_overlap(t):
+def _check_overlap(t, inputs=()):
     """An expanded tensor has elements that share memory: writing into it is refused, as in PyTorch."""
     if any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
+    for x in inputs:            # an input laid over part of the output: its values would change mid-write
+        if isinstance(x, TensorBase) and _partial_overlap(t._data, x._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
 
 
-def _inplace(self, fn, *args):
+def _partial_overlap(a, b):
+    """PyTorch's test: both contiguous, their bytes overlap, and they are not the very same tensor layout."""
+    if not (a.flags.c_contiguous and b.flags.c_contiguous) or a.size == 0 or b.size == 0:
+        return False
+    pa, pb = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    if pa == pb and a.shape == b.shape and a.strides == b.strides:
+        return False
+    return pa < pb + b.nbytes and pb < pa + a.nbytes
+
+
+def _inplace(self, fn, *args, overlap=True):
     """``self.op_(...)``: compute ``fn(self, ...)``, then write it into self's storage.
 
     When the result has a grad_fn, self takes it over (PyTorch "rebases" the history), and
@@ -46,7 +61,7 @@ def _inplace(self, fn, *args):
     record = _GradMode.enabled and (self._requires_grad or any(
         isinstance(a, TensorBase) and a._requires_grad for a in args))
     _check_leaf(self)
-    _check_overlap(self)
+    _check_overlap(self, args if overlap else ())
     if record and self._grad_fn is not None and self._grad_fn._outs:   # a piece of split/unbind
         raise RuntimeError(f"Output {self._output_nr} of {self._grad_fn.name().removesuffix('Backward0')} is a view "
                            "and is being modified inplace. This view is the output of a function that returns "

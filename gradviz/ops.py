@@ -533,7 +533,8 @@ op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze
    vjps=[lambda g, y, a, dim=None: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
    is_view=True, method="squeeze", function=True, inputs="squeeze")
-op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index,)],
+# (the trailing ... keeps a 0-d result a view of the input, not a numpy scalar copy)
+op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index, ...)],
    vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
    latex="@0_{@index}", dlatex=["1"],
    params={"dim": 0, "index": 0}, is_view=True, method="select", function=True, inputs="select")
@@ -660,7 +661,7 @@ def _split_op(key, grad_fn):
 _split_op("split", "SplitBackward0")
 _split_op("split_sizes", "SplitWithSizesBackward0")
 op("unbind", grad_fn="UnbindBackward0", symbol="unbind",
-   forward=lambda a, dim: [np.take(a, i, axis=dim) for i in range(a.shape[dim])],
+   forward=lambda a, dim: [a[(slice(None),) * dim + (i, ...)] for i in range(a.shape[dim])],   # views
    vjps=[lambda g, y, a, dim: np.stack(g, axis=dim)], uses=[""],
    latex="@0", dlatex=["1"], params={"dim": 0}, method="unbind", function=True, inputs="split", is_view=True,
    multi_output=True)

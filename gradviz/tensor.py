@@ -672,6 +672,9 @@ class Tensor(TensorBase):
         if self.ndim == 0:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _dims(dim, self.ndim)[0]
+        start = start + self.shape[d] if start < 0 else start
+        if start + length > self.shape[d]:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({self.shape[d]}).")
         return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))
 
     def type_as(self, other):

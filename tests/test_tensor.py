@@ -448,3 +448,21 @@ def test_extremes_and_products_beside_nan_as_pytorch():
     y = torch.tensor([2.0, float("inf")], requires_grad=True)
     y.prod().backward()                          # g · Π / x_i, as PyTorch: inf / inf is nan
     assert str(y.grad) == "tensor([inf, nan])"
+
+
+def test_writes_and_views_the_fuzzer_checked():
+    x = torch.tensor([1.0, 2.0])
+    v = x[0]                                     # a 0-d view, not a copy: writing into x shows in it
+    x.mul_(3)
+    assert v.item() == 3.0
+    p = torch.ones(2, 2)
+    pieces = p.unbind(0)
+    p.add_(1)
+    assert pieces[1].tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"^start \(0\) \+ length \(1\) exceeds dimension size \(0\)\.$"):
+        torch.ones(0).narrow(0, 0, 1)
+    y = torch.ones(1, 1)
+    with pytest.raises(RuntimeError, match="^unsupported operation: some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory location"):
+        y.sub_(y.reshape(1))
+    assert y.add_(y).tolist() == [[2.0]]         # the very same tensor is fine
