@@ -52,8 +52,10 @@ _EXP_C = [_f(c) for c in (0.000198527617612853646278381, 0.001393043552525341510
 
 def _fma_step(a, b, c):
     """``a·b + c`` rounded once to float32, for the polynomial steps below: the float64 sum is
-    exact there or far from a float32 tie (checked against SLEEF on all 2³² inputs, see
-    ``tests/test_vecmath.py``), so the general tie check of :func:`fma` is left out."""
+    exact there or far from a float32 tie, so the general tie check of :func:`fma` is left out:
+    :func:`sleef_exp` and :func:`sleef_log` were compared once with the SLEEF functions inside
+    PyTorch's own library on all 2³² float32 inputs, bit for bit equal (the test suite checks them
+    through sigmoid, softmax and log_softmax)."""
     return np.add(np.multiply(a, b, dtype=_d), c).astype(_f)
 
 
