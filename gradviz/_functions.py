@@ -14,7 +14,7 @@ from ._operands import _broadcast_error, _dims, _literal
 from ._types import TensorBase
 from .ops import OPS
 
-__all__ = ["matmul", "bmm", "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "outer", "ger",
+__all__ = ["matmul", "addmm", "bmm", "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "outer", "ger",
            "split", "chunk", "unbind"]
 
 
@@ -55,6 +55,20 @@ def matmul(a, b):
     if _should_fold(a, b):
         return _folded(a, b)
     return _batched(a, b)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``input + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
+    if beta != 1 or alpha != 1:
+        raise NotImplementedError("gradviz's addmm takes beta=1 and alpha=1 only")
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
+                           f"and {mat2.shape[0]}x{mat2.shape[1]})")
+    input.detach().expand(mat1.shape[0], mat2.shape[1])   # a bias that does not fit fails in PyTorch's words
+    return apply(OPS["addmm"], (input, mat1, mat2))
 
 
 def bmm(a, b):

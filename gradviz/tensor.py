@@ -769,16 +769,7 @@ class Tensor(TensorBase):
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``self + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
-        if beta != 1 or alpha != 1:
-            raise NotImplementedError("gradviz's addmm takes beta=1 and alpha=1 only")
-        for name, m in (("mat1", mat1), ("mat2", mat2)):
-            if m.ndim != 2:
-                raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
-        if mat1.shape[1] != mat2.shape[0]:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
-                               f"and {mat2.shape[0]}x{mat2.shape[1]})")
-        self.detach().expand(mat1.shape[0], mat2.shape[1])   # a bias that does not fit fails in PyTorch's words
-        return apply(OPS["addmm"], (self, mat1, mat2))
+        return _functions.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def dot(self, other):
         if self.ndim != 1 or other.ndim != 1:
