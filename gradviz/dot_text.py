@@ -136,20 +136,22 @@ def _table(rows):
 
 
 def tensor_label(node):
-    """Name and shape on top, then the value, then the gradient: one table cell per slot."""
-    p, rows = f"gv-{node.id}", []
+    """Two rows, so a chain of tensors stays short (issue 8: the graph fits its box): the name beside
+    the value, the shape beside the gradient. One table cell per slot."""
+    p = f"gv-{node.id}"
     name = _cell(f"{p}-name", _font(node.label or " ", bold=bool(node.label)), _describe(node))
     meta = _cell(f"{p}-meta", _font(_meta(node), size=11, color=PALETTE["muted"]) if _meta(node) else " ",
-                 f"shape {_meta(node) or '?'}" + ("" if node.dtype is None else f", dtype {node.dtype}"),
-                 align="RIGHT")
-    rows.append(name + '<TD WIDTH="10"></TD>' + meta)
-    if node.value is not None:
-        rows.append(_cell(f"{p}-val", _font(node.value, face=MONO, size=13), node.repr, colspan=3))
+                 f"shape {_meta(node) or '?'}" + ("" if node.dtype is None else f", dtype {node.dtype}"))
+    val = (_cell(f"{p}-val", _font(node.value, face=MONO, size=13), node.repr)
+           if node.value is not None else "<TD></TD>")
     grad = _grad_text(node)
     if grad is not None:
         tip = (f"{node.label or 'this tensor'}.grad" if node.grad is not None
                else f"gradient of the output with respect to {node.label or 'this tensor'}")
-        rows.append(_cell(f"{p}-grad", _font(grad, face=MONO, size=13, color=PALETTE["grad"]), tip, colspan=3))
+        grad = _cell(f"{p}-grad", _font(grad, face=MONO, size=13, color=PALETTE["grad"]), tip)
+    gap = '<TD WIDTH="6"></TD>'
+    rows = [name + gap + val]
+    rows.append(meta + gap + (grad or "<TD></TD>"))
     return _table(rows)
 
 
@@ -173,8 +175,9 @@ def op_label(node, view):
     if view == "pytorch":
         return _table([_cell(f"{p}-fn", _font(node.label, size=13), tip, align="CENTER")])
     fn = node.grad_fn + (f"\n{params}" if params else "")
-    return _table([_cell(f"{p}-sym", _font(node.label, size=16, bold=True), tip, align="CENTER"),
-                   _cell(f"{p}-fn", _font(fn, size=11, color=PALETTE["muted"]), tip, align="CENTER")])
+    # one row, the symbol beside its grad_fn: a chain of ops stays short (issue 8: fit the box)
+    return _table([_cell(f"{p}-sym", _font(node.label, size=16, bold=True), tip, align="CENTER")
+                   + _cell(f"{p}-fn", _font(fn, size=11, color=PALETTE["muted"]), tip, align="CENTER")])
 
 
 def simple_label(node, size=13, tooltip=None):
@@ -206,7 +209,9 @@ def node_statement(node, view):
         pairs += [("ordering", "in"),   # inputs left to right in operand order
                   ("shape", "ellipse" if view == "dataflow" else "box"),
                   ("style", quote("filled" if view == "dataflow" else "rounded,filled")),
-                  ("margin", quote("0.04,0.02")), ("label", op_label(node, view))]
+                  *((("margin", quote("0.02,0")), ("height", "0.3")) if view == "dataflow"   # one row: a flat ellipse
+                    else (("margin", quote("0.04,0.02")),)),
+                  ("label", op_label(node, view))]
     elif node.kind == "const":
         pairs += [("shape", "box"), ("style", quote("rounded,filled,dashed")), ("margin", quote("0.06,0.02")),
                   ("label", simple_label(node, 14, f"the constant {node.label}"))]
@@ -218,7 +223,7 @@ def node_statement(node, view):
                   ("label", simple_label(node, 13))]
     else:
         style = "rounded,filled" + (",dashed" if node.kind == "leaf" and not node.requires_grad else "")
-        pairs += [("shape", "box"), ("style", quote(style)), ("margin", quote("0.08,0.04")),
+        pairs += [("shape", "box"), ("style", quote(style)), ("margin", quote("0.06,0.02")),
                   ("label", tensor_label(node))]
         if node.is_root:
             pairs.append(("penwidth", "2.5"))
@@ -250,7 +255,7 @@ def to_dot(graph, rankdir="TB", title=None):
     nodes = {n.id: n for n in graph.nodes}
     lines = [
         "digraph gradviz {",
-        f"  graph [rankdir={rankdir} nslimit=3 bgcolor=\"white\" pad=\"0.15\" nodesep=\"0.25\" ranksep=\"0.3\" "
+        f"  graph [rankdir={rankdir} nslimit=3 bgcolor=\"white\" pad=\"0.15\" nodesep=\"0.25\" ranksep=\"0.2\" "
         f"fontname=\"{FONT}\" id=\"gv-graph\" class=\"gv-{graph.view}\""
         + (f" label={quote(title)} labelloc=t fontsize=16" if title else "") + "]",
         f"  node [fontname=\"{FONT}\" fontsize=14 fontcolor=\"{PALETTE['text']}\" penwidth=1.5]",

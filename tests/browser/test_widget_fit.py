@@ -288,3 +288,14 @@ def test_pinch_zooms_on_a_touch_screen(browser_context, pages):
         assert float(widget.locator(".gv-graphcol").get_attribute("data-zoom")) > z0 * 1.8
     finally:
         page.context.close()
+
+
+def test_seed_graph_is_compact_at_the_default_zoom(offline_page, pages):
+    """Compact nodes (one-row ops, two-row tensors): the seed graph's 11 ranks stay short. It was
+    966 px tall in a 562 px box; it should fit the box entirely (not yet: about 650 px), and this
+    keeps it from growing back."""
+    page = offline_page
+    w, widget = open_saved(page, pages, "seed")
+    svg = widget.locator("svg.gv-svg").bounding_box()
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
+    assert svg["height"] <= 700 and svg["width"] <= widget.locator('[data-gv="graph"]').bounding_box()["width"]
