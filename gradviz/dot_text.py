@@ -140,7 +140,7 @@ def tensor_label(node):
     the value, the shape beside the gradient. One table cell per slot."""
     p = f"gv-{node.id}"
     name = _cell(f"{p}-name", _font(node.label or " ", bold=bool(node.label)), _describe(node))
-    meta = _cell(f"{p}-meta", _font(_meta(node), size=11, color=PALETTE["muted"]) if _meta(node) else " ",
+    meta = _cell(f"{p}-meta", _font(_meta(node), size=13, color=PALETTE["muted"]) if _meta(node) else " ",
                  f"shape {_meta(node) or '?'}" + ("" if node.dtype is None else f", dtype {node.dtype}"))
     val = (_cell(f"{p}-val", _font(node.value, face=MONO, size=13), node.repr)
            if node.value is not None else "<TD></TD>")
@@ -177,7 +177,7 @@ def op_label(node, view):
     fn = node.grad_fn + (f"\n{params}" if params else "")
     # one row, the symbol beside its grad_fn: a chain of ops stays short (issue 8: fit the box)
     return _table([_cell(f"{p}-sym", _font(node.label, size=16, bold=True), tip, align="CENTER")
-                   + _cell(f"{p}-fn", _font(fn, size=11, color=PALETTE["muted"]), tip, align="CENTER")])
+                   + _cell(f"{p}-fn", _font(fn, size=13, color=PALETTE["muted"]), tip, align="CENTER")])
 
 
 def simple_label(node, size=13, tooltip=None):
@@ -244,7 +244,7 @@ def edge_statement(edge, src, view):
         pairs.append(("label", quote(f"×{edge.count}")))
     elif edge.grad is not None and edge.kind != "output":  # an output edge's gradient is its value node's
         label = f'<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR>' \
-                f'{_cell(f"gv-{edge.id}-grad", _font(edge.grad, face=MONO, size=11, color=PALETTE["grad"]), "gradient sent back along this edge")}' \
+                f'{_cell(f"gv-{edge.id}-grad", _font(edge.grad, face=MONO, size=13, color=PALETTE["grad"]), "gradient sent back along this edge")}' \
                 f'</TR></TABLE>'
         pairs.append(("label", f"<{label}>"))
     return f"  {edge.src} -> {edge.dst} {_attrs(pairs)}"
