@@ -38,7 +38,7 @@ op("mse_loss", grad_fn="MseLossBackward0", symbol="MSE", forward=_mse_loss,
    vjps=[lambda g, y, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
     lambda g, y, a, b, reduction="mean": _mse_vjp(g, b, a, reduction)], uses=["01", "01"],
    latex=r"\frac{1}{n}\sum (@0 - @1)^{2}", dlatex=[r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
-   params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss")
+   params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss", saved={"self": 0, "target": 1})
 
 # The classification losses below are PyTorch's CPU kernels step by step: plain loops over floats
 # (no fused multiply-adds), the C library's logf/log1pf where they call std::log, nll_loss's
@@ -117,7 +117,7 @@ op("nll_loss", grad_fn="NllLossBackward0", symbol="NLL", forward=_nll_loss,
    vjps=[lambda g, y, a, **p: _nll_vjp(g, a, **p)], uses=[""],
    latex=r"-\frac{1}{n}\sum_b @0_{b, t_b}", dlatex=[r"-\frac{1}{n}\mathbb{1}[j = t_b]"],
    params={"target": np.array([0, 1]), "reduction": "mean"}, function="nn.functional.nll_loss", inputs="nll",
-   elementwise=False)
+   elementwise=False, saved={"self": 0, "target": "@target", "weight": "@weight", "ignore_index": "@ignore_index"})
 
 
 def _reduce_loss(loss, reduction):
@@ -160,7 +160,7 @@ op("binary_cross_entropy", grad_fn="BinaryCrossEntropyBackward0", symbol="BCE", 
    latex=r"-\frac{1}{n}\sum \left(@1 \ln @0 + (1 - @1) \ln(1 - @0)\right)",
    dlatex=[r"\frac{1}{n}\frac{@0 - @1}{@0 (1 - @0)}", r"-\frac{1}{n}\ln\frac{@0}{1 - @0}"],
    params={"reduction": "mean"}, function="nn.functional.binary_cross_entropy", inputs="bce", domain=(0.05, 0.95),
-   elementwise=False)
+   elementwise=False, saved={"self": 0, "target": 1, "weight": "@weight"})
 
 
 def _log_sigmoid(a):
@@ -202,7 +202,7 @@ op("binary_cross_entropy_with_logits", grad_fn="BinaryCrossEntropyWithLogitsBack
    latex=r"\frac{1}{n}\sum \left((1 - @1)\,@0 - \ln \sigma(@0)\right)",
    dlatex=[r"\frac{1}{n}(\sigma(@0) - @1)", r"-\frac{1}{n} @0"],
    params={"reduction": "mean"}, function="nn.functional.binary_cross_entropy_with_logits", inputs="bce",
-   elementwise=False)
+   elementwise=False, saved={"self": 0, "target": 1, "weight": "@weight", "pos_weight": "@pos_weight"})
 
 # --- layers with their own node -------------------------------------------------------------------
 
@@ -230,7 +230,7 @@ op("embedding", grad_fn="EmbeddingBackward0", symbol="lookup",
    vjps=[lambda g, y, weight, indices, padding_idx=None: _embedding_vjp(g, weight, indices, padding_idx)],
    uses=[""], latex=r"@0_{\text{indices}}", dlatex=["1"],
    params={"indices": np.array([1, 0, 1])}, function="nn.functional.embedding", inputs="embedding",
-   elementwise=False)
+   elementwise=False, saved={"indices": "@indices", "padding_idx": "@padding_idx"})
 
 
 def _bn_axes(x):
@@ -358,4 +358,6 @@ op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward
    uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} @1 + @2",
    dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
            r"\hat{x}", "1"],
-   params={"training": True}, function="nn.functional.batch_norm", inputs="batch_norm", elementwise=False)
+   params={"training": True}, function="nn.functional.batch_norm", inputs="batch_norm", elementwise=False,
+   saved={"input": 0, "weight": 1, "eps": "@eps", "training": "@training", "running_mean": "@running_mean",
+          "running_var": "@running_var"})

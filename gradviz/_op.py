@@ -55,7 +55,8 @@ class Op:
     contiguous: bool = False     # its result is row-major whatever the inputs' layout (PyTorch allocates it so)
     # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
     #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
-    #    "%i" for its element count
+    #    "%i" for its element count. A tensor the rule did not need is not saved (None), as in PyTorch,
+    #    and after backward() the saved tensors are freed (the autograd-mechanics notes read these).
     saved: dict = field(default_factory=dict)
     multi_output: bool = False   # forward returns a list of arrays (split); the rule gets one gradient per output
 

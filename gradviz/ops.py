@@ -16,13 +16,13 @@ output and ``@name`` for a parameter; the graph and the hand derivation fill the
 An entry is the one place an op is described.  Besides the maths it says how a student reaches
 the op (``method="atan", aliases=("arctan",), inplace=True, function=True``: ``x.atan()``,
 ``x.arctan()``, ``x.atan_()``, ``gradviz.atan(x)``, all made from the entry), what inputs the
-table-driven tests draw (``inputs=``, ``domain=``, ``params=``), and how the graph writes it
-(``operand=``, ``coefficient_first=``, ``precedence=``, ``elementwise=``).  Adding an op is one
-``op(...)`` call here; ``tests/test_op_coverage.py`` checks it is reachable wherever PyTorch has it.
+table-driven tests draw (``inputs=``, ``domain=``, ``params=``), how the graph writes it
+(``operand=``, ``coefficient_first=``, ``precedence=``, ``elementwise=``), and what its node shows as
+``grad_fn._saved_self``, ``_saved_result``... (``saved=``, PyTorch's names for the values the rule
+saves).  Adding an op is one ``op(...)`` call here; ``tests/test_op_coverage.py`` checks it is reachable wherever PyTorch has it.
 """
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -58,25 +58,26 @@ def _sub(a, b, alpha=1):
 op("add", grad_fn="AddBackward0", symbol="+", forward=_add,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], uses=["", ""],
    latex="@0 + @1", dlatex=["1", "1"],
-   method="add", inplace=True, function=True, inputs="binary", precedence=1)
+   method="add", inplace=True, function=True, inputs="binary", precedence=1, saved={"alpha": "@alpha=1"})
 op("sub", grad_fn="SubBackward0", symbol="−", forward=_sub,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: -g if alpha == 1 else -g * alpha], uses=["", ""],
    latex="@0 - @1", dlatex=["1", "-1"],
-   method="sub", aliases=("subtract",), inplace=True, function=True, inputs="binary", precedence=1)
+   method="sub", aliases=("subtract",), inplace=True, function=True, inputs="binary", precedence=1,
+   saved={"alpha": "@alpha=1"})
 op("rsub", grad_fn="RsubBackward1", symbol="−", forward=lambda a, c: np.subtract(c, a, dtype=a.dtype),
    vjps=[lambda g, y, a, c: -g], uses=[""],
    latex="@c - @0", dlatex=["-1"],
-   params={"c": 2.0}, method="__rsub__", operand=("c", 0, "−"), precedence=1)
+   params={"c": 2.0}, method="__rsub__", operand=("c", 0, "−"), precedence=1, saved={"alpha": "@alpha=1"})
 op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="mul", aliases=("multiply",), inplace=True, function=True, inputs="binary", precedence=2,
-   coefficient_first=True)
+   coefficient_first=True, saved={"self": 0, "other": 1})
 op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
    vjps=[lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], uses=["1", "01"],
    latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
    domain=(0.5, 3.0), method="div", aliases=("divide", "true_divide"), inplace=True, function=True,
-   inputs="binary", precedence=5)
+   inputs="binary", precedence=5, saved={"self": 0, "other": 1})
 # --- rounded divisions ------------------------------------------------------------------------------
 # ``//`` has no derivative in PyTorch: its node is a NotImplemented that fails when backward reaches
 # it. ``%``, fmod and div(rounding_mode=...) have one (1 for the dividend, −⌊a/b⌋ or −trunc(a/b) for
@@ -149,7 +150,7 @@ op("neg", grad_fn="NegBackward0", symbol="−", forward=np.negative,
 op("reciprocal", grad_fn="ReciprocalBackward0", symbol="1/x", forward=_quiet(np.reciprocal),
    vjps=[lambda g, y, a: -g * (y * y)], uses=["o"],
    latex=r"\frac{1}{@0}", dlatex=[r"-\frac{1}{@0^{2}}"],
-   domain=(0.5, 3.0), method="reciprocal", inplace=True, function=True, precedence=5)
+   domain=(0.5, 3.0), method="reciprocal", inplace=True, function=True, precedence=5, saved={"result": "o"})
 
 
 def _power(a, n):
@@ -166,12 +167,12 @@ op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
    vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * _power(a, n - 1)) if n != 0 else 0 * g], uses=["0"],
    latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
-   precedence=3)
+   precedence=3, saved={"self": 0, "exponent": "@n"})
 op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=lambda a, b: _rounded(lambda t: np.power(t, b))(a),
    vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * _rounded(lambda t: np.power(t, b - 1))(a))),
     lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * _log(a))], uses=["01", "01o"],   # PyTorch's masks
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
-   domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3)
+   domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"})
 op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _rounded(lambda t: np.power(np.asarray(c, t.dtype), t))(a),
    vjps=[lambda g, y, a, c: g * (y * np.log(np.asarray(c, y.dtype)))], uses=["o"],
    latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
@@ -182,44 +183,45 @@ op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _rounded(l
 op("exp", grad_fn="ExpBackward0", forward=_exp,
    vjps=[lambda g, y, a: g * y], uses=["o"],
    latex="e^{@0}", dlatex=["e^{@0}"],
-   method="exp", inplace=True, function=True)
+   method="exp", inplace=True, function=True, saved={"result": "o"})
 op("log", grad_fn="LogBackward0", forward=_log,
    vjps=[lambda g, y, a: g / a], uses=["0"],
    latex=r"\ln @0", dlatex=[r"\frac{1}{@0}"],
-   domain=(0.2, 3.0), method="log", inplace=True, function=True)
+   domain=(0.2, 3.0), method="log", inplace=True, function=True, saved={"self": 0})
 op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=_quiet(np.sqrt),
    vjps=[lambda g, y, a: g / (2 * y)], uses=["o"],
    latex=r"\sqrt{@0}", dlatex=[r"\frac{1}{2\sqrt{@0}}"],
-   domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5)
+   domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5, saved={"result": "o"})
 op("abs", grad_fn="AbsBackward0", forward=np.abs,
    vjps=[lambda g, y, a: g * np.sign(a)], uses=["0"],
    latex=r"\left|@0\right|", dlatex=[r"\operatorname{sign}(@0)"],
    domain=(0.1, 3.0), method="abs", aliases=("absolute",), inplace=True, function=True, integers="same",
-   precedence=5)
+   precedence=5, saved={"self": 0})
 op("sin", grad_fn="SinBackward0", forward=_sin,
    vjps=[lambda g, y, a: g * _cos(a)], uses=["0"],
    latex=r"\sin @0", dlatex=[r"\cos @0"],
-   method="sin", inplace=True, function=True)
+   method="sin", inplace=True, function=True, saved={"self": 0})
 op("cos", grad_fn="CosBackward0", forward=_cos,
    vjps=[lambda g, y, a: g * -_sin(a)], uses=["0"],
    latex=r"\cos @0", dlatex=[r"-\sin @0"],
-   method="cos", inplace=True, function=True)
+   method="cos", inplace=True, function=True, saved={"self": 0})
 op("tanh", grad_fn="TanhBackward0", forward=_tanh,
    vjps=[lambda g, y, a: g * _rounded(lambda t: 1 - t * t)(y)], uses=["o"],   # 1 - y² rounded once, as fused
    latex=r"\tanh @0", dlatex=[r"1 - \tanh^{2} @0"],
-   method="tanh", inplace=True, function=True)
+   method="tanh", inplace=True, function=True, saved={"result": "o"})
 op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_vecmath.sigmoid,
    vjps=[lambda g, y, a: g * (1 - y) * y], uses=["o"],
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
-   method="sigmoid", inplace=True, function=True)
+   method="sigmoid", inplace=True, function=True, saved={"result": "o"})
 op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype),
    vjps=[lambda g, y, a: np.where(y > 0, g, 0)], uses=["o"],   # where, not a product: inf · 0 would be nan
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
-   domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same")
+   domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"})
 op("clamp", grad_fn="ClampBackward1", forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
    vjps=[lambda g, y, a, lo, hi: np.where((lo is None or a >= lo) & (hi is None or a <= hi), g, 0)], uses=["0"],
    latex=r"\operatorname{clamp}(@0, @lo, @hi)", dlatex=[r"\mathbb{1}[@lo \le @0 \le @hi]"],
-   params={"lo": -1.0, "hi": 1.0}, method="clamp", aliases=("clip",), inplace=True, function=True)
+   params={"lo": -1.0, "hi": 1.0}, method="clamp", aliases=("clip",), inplace=True, function=True,
+   saved={"self": 0, "min": "@lo", "max": "@hi"})
 
 
 def _steps(key, f, symbol, doc, integers="copy"):
@@ -243,33 +245,33 @@ _log1p, _expm1, _tan, _sinh, _cosh, _log2, _log10 = (
 op("log1p", grad_fn="Log1PBackward0", forward=_log1p,
    vjps=[lambda g, y, a: g / (a + 1)], uses=["0"],
    latex=r"\ln(1 + @0)", dlatex=[r"\frac{1}{1 + @0}"],
-   domain=(0.0, 3.0), method="log1p", inplace=True, function=True)
+   domain=(0.0, 3.0), method="log1p", inplace=True, function=True, saved={"self": 0})
 op("expm1", grad_fn="Expm1Backward0", forward=_expm1,
    vjps=[lambda g, y, a: g * (y + 1)], uses=["o"],
    latex=r"e^{@0} - 1", dlatex=[r"e^{@0}"],
-   method="expm1", inplace=True, function=True)
+   method="expm1", inplace=True, function=True, saved={"result": "o"})
 op("rsqrt", grad_fn="RsqrtBackward0", symbol="1/√", forward=_quiet(lambda a: 1 / np.sqrt(a)),
    vjps=[lambda g, y, a: -0.5 * g * y * y * y], uses=["o"],
    latex=r"\frac{1}{\sqrt{@0}}", dlatex=[r"-\frac{1}{2 @0^{3/2}}"],
-   domain=(0.2, 3.0), method="rsqrt", inplace=True, function=True)
+   domain=(0.2, 3.0), method="rsqrt", inplace=True, function=True, saved={"result": "o"})
 op("tan", grad_fn="TanBackward0", forward=_tan,
    vjps=[lambda g, y, a: g * (1 + y * y)], uses=["o"],
    latex=r"\tan @0", dlatex=[r"1 + \tan^{2} @0"],
-   domain=(-1.2, 1.2), method="tan", inplace=True, function=True)
+   domain=(-1.2, 1.2), method="tan", inplace=True, function=True, saved={"result": "o"})
 _atan, _asin, _acos = (_rounded(f) for f in (np.arctan, np.arcsin, np.arccos))
 
 op("atan", grad_fn="AtanBackward0", forward=_atan,
    vjps=[lambda g, y, a: g / (a * a + 1)], uses=["0"],
    latex=r"\arctan @0", dlatex=[r"\frac{1}{1 + @0^{2}}"],
-   method="atan", aliases=("arctan",), inplace=True, function=True)
+   method="atan", aliases=("arctan",), inplace=True, function=True, saved={"self": 0})
 op("asin", grad_fn="AsinBackward0", forward=_asin,
    vjps=[lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arcsin @0", dlatex=[r"\frac{1}{\sqrt{1 - @0^{2}}}"],
-   domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True)
+   domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True, saved={"self": 0})
 op("acos", grad_fn="AcosBackward0", forward=_acos,
    vjps=[lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arccos @0", dlatex=[r"-\frac{1}{\sqrt{1 - @0^{2}}}"],
-   domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True)
+   domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True, saved={"self": 0})
 def _erf(a):
     """erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt, computed in double and rounded once"""
     with np.errstate(all="ignore"):
@@ -281,33 +283,33 @@ _ERF = np.frompyfunc(math.erf, 1, 1)    # numpy has no erf; Python's is within a
 op("erf", grad_fn="ErfBackward0", forward=_erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
    vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * _exp(-(a * a)) * g], uses=["0"],
    latex=r"\operatorname{erf} @0", dlatex=[r"\frac{2}{\sqrt{\pi}} e^{-@0^{2}}"],
-   method="erf", inplace=True, function=True)
+   method="erf", inplace=True, function=True, saved={"self": 0})
 op("sinh", grad_fn="SinhBackward0", forward=_sinh,
    vjps=[lambda g, y, a: g * _cosh(a)], uses=["0"],
    latex=r"\sinh @0", dlatex=[r"\cosh @0"],
-   method="sinh", inplace=True, function=True)
+   method="sinh", inplace=True, function=True, saved={"self": 0})
 op("cosh", grad_fn="CoshBackward0", forward=_cosh,
    vjps=[lambda g, y, a: g * _sinh(a)], uses=["0"],
    latex=r"\cosh @0", dlatex=[r"\sinh @0"],
-   method="cosh", inplace=True, function=True)
+   method="cosh", inplace=True, function=True, saved={"self": 0})
 op("log2", grad_fn="Log2Backward0", symbol="log₂", forward=_log2,
    vjps=[lambda g, y, a: g / (a * np.log(np.asarray(2.0, a.dtype)))], uses=["0"],
    latex=r"\log_2 @0", dlatex=[r"\frac{1}{@0 \ln 2}"],
-   domain=(0.2, 3.0), method="log2", inplace=True, function=True)
+   domain=(0.2, 3.0), method="log2", inplace=True, function=True, saved={"self": 0})
 op("log10", grad_fn="Log10Backward0", symbol="log₁₀", forward=_log10,
    vjps=[lambda g, y, a: g / (a * np.log(np.asarray(10.0, a.dtype)))], uses=["0"],
    latex=r"\log_{10} @0", dlatex=[r"\frac{1}{@0 \ln 10}"],
-   domain=(0.2, 3.0), method="log10", inplace=True, function=True)
+   domain=(0.2, 3.0), method="log10", inplace=True, function=True, saved={"self": 0})
 
 
 op("maximum", grad_fn="MaximumBackward0", symbol="max", forward=np.maximum,
    vjps=[lambda g, y, a, b: _winner(a, b, g, np.greater), lambda g, y, a, b: _winner(b, a, g, np.greater)], uses=["01", "01"],
    latex=r"\max(@0, @1)", dlatex=[r"\mathbb{1}[@0 > @1]", r"\mathbb{1}[@1 > @0]"],
-   method="maximum", function=True, inputs="binary")
+   method="maximum", function=True, inputs="binary", saved={"self": 0, "other": 1})
 op("minimum", grad_fn="MinimumBackward0", symbol="min", forward=np.minimum,
    vjps=[lambda g, y, a, b: _winner(a, b, g, np.less), lambda g, y, a, b: _winner(b, a, g, np.less)], uses=["01", "01"],
    latex=r"\min(@0, @1)", dlatex=[r"\mathbb{1}[@0 < @1]", r"\mathbb{1}[@1 < @0]"],
-   method="minimum", function=True, inputs="binary")
+   method="minimum", function=True, inputs="binary", saved={"self": 0, "other": 1})
 op("masked_fill", grad_fn="MaskedFillBackward0", symbol="fill", forward=lambda a, mask, value: np.where(mask, value, a).astype(a.dtype),
    vjps=[lambda g, y, a, mask, value: np.where(mask, 0, g)], uses=[""],
    latex=r"@0 \text{ where not mask}", dlatex=[r"\mathbb{1}[\lnot \text{mask}]"],
@@ -319,20 +321,20 @@ op("masked_fill", grad_fn="MaskedFillBackward0", symbol="fill", forward=lambda a
 op("sum", grad_fn="SumBackward0", symbol="Σ", forward=lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], uses=[""],
    latex=r"\sum @0", dlatex=["1"],
-   method="sum", function=True, inputs="reduce_all")
+   method="sum", function=True, inputs="reduce_all", saved={"self_sym_sizes": "#0"})
 op("mean", grad_fn="MeanBackward0", forward=lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim) / _count(a.shape, dim),
    vjps=[lambda g, y, a, dim=None, keepdim=False:
     _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], uses=[""],
    latex=r"\frac{1}{n}\sum @0", dlatex=[r"\frac{1}{n}"],
-   method="mean", function=True, inputs="reduce_all")
+   method="mean", function=True, inputs="reduce_all", saved={"self_sym_numel": "%0", "self_sym_sizes": "#0"})
 op("amax", grad_fn="MaxBackward1", symbol="max", forward=lambda a, dim=None, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
-   method="max", function=True, inputs="reduce_all")
+   method="max", function=True, inputs="reduce_all", saved={"self": 0, "result": "o"})
 op("amin", grad_fn="MinBackward1", symbol="min", forward=lambda a, dim=None, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
-   method="min", function=True, inputs="reduce_all")
+   method="min", function=True, inputs="reduce_all", saved={"self": 0, "result": "o"})
 # x.amax(dim): its own node, the gradient shared among ties as for max() (dims: a tuple, every dim if none)
 op("amax_dims", grad_fn="AmaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
@@ -354,11 +356,13 @@ op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=_median_dim
 op("max_dim", grad_fn="MaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], uses=["0"],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
-   params={"dim": 0}, method="max", function=True, inputs="reduce_dim", along_dim=True)
+   params={"dim": 0}, method="max", function=True, inputs="reduce_dim", along_dim=True,
+   saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
 op("min_dim", grad_fn="MinBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], uses=["0"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
-   params={"dim": 0}, method="min", function=True, inputs="reduce_dim", along_dim=True)
+   params={"dim": 0}, method="min", function=True, inputs="reduce_dim", along_dim=True,
+   saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
 def _norm(a, p=2, dim=None, keepdim=False):
     """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|"""
     if p == 2:
@@ -444,7 +448,7 @@ def _prod_vjp(g, y, a, dim, keepdim):
 op("prod", grad_fn="ProdBackward0", symbol="Π", forward=lambda a: np.asarray(np.prod(a), a.dtype),
    vjps=[lambda g, y, a: _prod_vjp(g, y, a, None, False)], uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
-   method="prod", function=True, inputs="reduce_all")
+   method="prod", function=True, inputs="reduce_all", saved={"self": 0, "result": "o"})
 op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _prod_vjp(g, y, a, dim, keepdim)], uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
@@ -454,37 +458,43 @@ op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keep
 op("softmax", grad_fn="SoftmaxBackward0", forward=_nonempty(_vecmath.softmax),
    vjps=[lambda g, y, a, dim: _vecmath.softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
-   params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True, contiguous=True)
+   params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True, contiguous=True,
+   saved={"dim": "@dim", "result": "o"})
 op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_nonempty(_vecmath.log_softmax),
    vjps=[lambda g, y, a, dim: _vecmath.log_softmax_backward(g, y, dim)], uses=["o"],
    latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
-   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True, contiguous=True)
+   params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True, contiguous=True,
+   saved={"dim": "@dim", "result": "o"})
 
 # --- linear algebra ---------------------------------------------------------------------------
 
 op("mm", grad_fn="MmBackward0", symbol="@", forward=_vecmath.mm,
    vjps=[_vecmath.mm_grad_a, _vecmath.mm_grad_b], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
-   method="mm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True)
+   method="mm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
+   saved={"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"})
 op("mv", grad_fn="MvBackward0", symbol="@", forward=_vecmath.mv,
    vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: _vecmath.mv(a.T, g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
-   method="mv", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True)
+   method="mv", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
+   saved={"self": 0, "vec": 1})
 op("dot", grad_fn="DotBackward0", symbol="·", forward=_vecmath.dot,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
-   method="dot", function=True, inputs="matmul", precedence=2, contiguous=True)
+   method="dot", function=True, inputs="matmul", precedence=2, contiguous=True, saved={"self": 0, "tensor": 1})
 op("bmm", grad_fn="BmmBackward0", symbol="@", forward=_vecmath.bmm,
    vjps=[lambda g, y, a, b: _vecmath.bmm(g, np.swapaxes(b, -1, -2)),
          lambda g, y, a, b: _vecmath.bmm(np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
-   method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True)
+   method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
+   saved={"self": 0, "mat2": 1})
 
 op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: _vecmath.mm(a, b, c),   # nn.Linear: bias + x Wᵀ
    vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
     lambda g, y, c, a, b: _vecmath.mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _vecmath.mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
-   method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False, contiguous=True)
+   method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False, contiguous=True,
+   saved={"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2"})
 
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
@@ -499,36 +509,38 @@ op("logsumexp", grad_fn="LogsumexpBackward0", symbol="logΣexp", forward=_logsum
    vjps=[lambda g, y, a, dim, keepdim=False:
     _expand_reduced(g, a.shape, dim, keepdim) * np.exp(a - _expand_reduced(y, a.shape, dim, keepdim))], uses=["0o"],
    latex=r"\log \sum e^{@0}", dlatex=[r"\operatorname{softmax}(@0)"],
-   params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim", along_dim=True)
+   params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim", along_dim=True,
+   saved={"dim": "@dim", "keepdim": "@keepdim", "self": 0, "result": "o"})
 # cumsum adds from 0, as PyTorch's loop does: a leading -0.0 becomes 0.0
 op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype) + a.dtype.type(0),
    vjps=[lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], uses=[""],
    latex=r"\sum_{j \le i} @0_j", dlatex=[r"\mathbb{1}[j \le i]"],
-   params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax", along_dim=True)
+   params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax", along_dim=True,
+   saved={"dim": "@dim"})
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 
 op("view", grad_fn="ViewBackward0", forward=lambda a, shape: np.reshape(a, shape),
    vjps=[lambda g, y, a, shape: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"shape": (-1,)}, is_view=True, method="view", inputs="reshape")
+   params={"shape": (-1,)}, is_view=True, method="view", inputs="reshape", saved={"self_sym_sizes": "#0"})
 op("expand", grad_fn="ExpandBackward0", forward=lambda a, shape: np.broadcast_to(a, shape),
    vjps=[lambda g, y, a, shape: g], uses=[""],   # unbroadcast does the summing
    latex="@0", dlatex=["1"],
-   params={"shape": (2, 3, 4)}, is_view=True, method="expand", inputs="expand")
+   params={"shape": (2, 3, 4)}, is_view=True, method="expand", inputs="expand", saved={"self_sym_sizes": "#0"})
 op("permute", grad_fn="PermuteBackward0", forward=lambda a, dims: np.transpose(a, dims),
    vjps=[lambda g, y, a, dims: np.transpose(g, np.argsort(dims))], uses=[""],
    latex="@0^{T}", dlatex=["1"],
-   params={"dims": (1, 0)}, is_view=True, method="permute", function=True, inputs="permute")
+   params={"dims": (1, 0)}, is_view=True, method="permute", function=True, inputs="permute", saved={"dims": "@dims"})
 op("transpose", grad_fn="TransposeBackward0", forward=lambda a, d0, d1: np.swapaxes(a, d0, d1),
    vjps=[lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], uses=[""],
    latex="@0^{T}", dlatex=["1"],
    params={"d0": 0, "d1": -1}, is_view=True, method="transpose", aliases=("swapaxes",), function=True,
-   inputs="transpose", along_dim=True)
+   inputs="transpose", along_dim=True, saved={"dim0": "@d0", "dim1": "@d1"})
 op("unsqueeze", grad_fn="UnsqueezeBackward0", forward=lambda a, dim: np.expand_dims(a, dim),
    vjps=[lambda g, y, a, dim: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze")
+   params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze", saved={"dim": "@dim"})
 op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze(a, dim),
    vjps=[lambda g, y, a, dim=None: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
@@ -537,7 +549,8 @@ op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze
 op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index, ...)],
    vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
    latex="@0_{@index}", dlatex=["1"],
-   params={"dim": 0, "index": 0}, is_view=True, method="select", function=True, inputs="select")
+   params={"dim": 0, "index": 0}, is_view=True, method="select", function=True, inputs="select",
+   saved={"dim": "@dim", "index": "@index", "self_sym_sizes": "#0"})
 op("slice", grad_fn="SliceBackward0", symbol="[a:b]", forward=lambda a, dim, s: a[(slice(None),) * dim + (s,)],
    vjps=[lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], uses=[""],
    latex="@0", dlatex=["1"],
@@ -569,7 +582,8 @@ op("triu", grad_fn="TriuBackward0", forward=lambda a, diagonal=0: np.triu(a, dia
 op("gather", grad_fn="GatherBackward0", forward=lambda a, dim, index: np.take_along_axis(a, index, dim),
    vjps=[lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], uses=[""],
    latex=r"@0_{\text{index}}", dlatex=["1"],
-   params={"dim": 0, "index": np.array([[0]])}, method="gather", function=True, inputs="gather", along_dim=True)
+   params={"dim": 0, "index": np.array([[0]])}, method="gather", function=True, inputs="gather", along_dim=True,
+   saved={"dim": "@dim", "index": "@index"})
 op("index_select", grad_fn="IndexSelectBackward0", symbol="select", forward=lambda a, dim, index: np.take(a, index, axis=dim),
    vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
    latex=r"@0_{\text{index}}", dlatex=["1"],
@@ -591,15 +605,16 @@ op("cat", grad_fn="CatBackward0", forward=lambda *xs, dim=0: np.ascontiguousarra
    vjps=[lambda g, y, *xs, i, dim=0:
     np.split(g, np.cumsum([x.shape[dim] for x in xs])[:-1], axis=dim)[i]], uses=[""],
    latex=r"[@0, @1]", dlatex=["1"],
-   variadic=True, function="cat", inputs="join")
+   variadic=True, function="cat", inputs="join", saved={"dim": "@dim"})
 op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.stack(xs, axis=dim)),
    vjps=[lambda g, y, *xs, i, dim=0: np.take(g, i, axis=dim)], uses=[""],
    latex=r"[@0, @1]", dlatex=["1"],
-   variadic=True, function="stack", inputs="join")
+   variadic=True, function="stack", inputs="join", saved={"dim": "@dim"})
 op("where", grad_fn="WhereBackward0", forward=lambda a, b, cond: np.where(cond, a, b),
    vjps=[lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)], uses=["", ""],
    latex=r"@0 \text{ if } c \text{ else } @1", dlatex=[r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],
-   params={"cond": np.array([True, False])}, method="where", function=True, inputs="where")
+   params={"cond": np.array([True, False])}, method="where", function=True, inputs="where",
+   saved={"condition": "@cond"})
 op("clone", grad_fn="CloneBackward0", forward=lambda a, contiguous=False: np.array(a, copy=True, order="C" if contiguous else "K"),
    vjps=[lambda g, y, a, contiguous=False: g], uses=[""],
    latex="@0", dlatex=["1"],
@@ -628,8 +643,10 @@ op("copy_slices", grad_fn="CopySlices", symbol="[]=", forward=_copy_slices,
 
 
 # Variants that differ only in the name PyTorch gives them (and in how a student reaches them).
-OPS["sum_dim"] = OPS["sum"].renamed("SumBackward1", key="sum_dim", params={"dim": (0,)}, inputs="reduce_dim")
-OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"dim": (0,)}, inputs="reduce_dim")
+OPS["sum_dim"] = OPS["sum"].renamed("SumBackward1", key="sum_dim", params={"dim": (0,)}, inputs="reduce_dim",
+saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
+OPS["mean_dim"] = OPS["mean"].renamed("MeanBackward1", key="mean_dim", params={"dim": (0,)}, inputs="reduce_dim",
+saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_numel": "%0", "self_sym_sizes": "#0"})
 OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_copy", is_view=False,
                                           method="reshape", function=True)
 OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias", method="reshape",
@@ -651,70 +668,22 @@ def _pieces(a, dim, sizes):
     return [a[(slice(None),) * dim + (slice(int(b), int(b + k)),)] for b, k in zip(starts, sizes)]
 
 
-def _split_op(key, grad_fn):
+def _split_op(key, grad_fn, saved):
     op(key, grad_fn=grad_fn, symbol="split", forward=_pieces,
        vjps=[lambda g, y, a, dim, sizes: np.concatenate(g, axis=dim)], uses=[""],
        latex="@0", dlatex=["1"], params={"dim": 0, "sizes": (1, 1)}, method="split", function=True, inputs="split",
-       is_view=True, multi_output=True)
+       is_view=True, multi_output=True, saved=saved)
 
 
-_split_op("split", "SplitBackward0")
-_split_op("split_sizes", "SplitWithSizesBackward0")
+_split_op("split", "SplitBackward0", saved={"dim": "@dim", "self_sym_sizes": "#0"})
+_split_op("split_sizes", "SplitWithSizesBackward0",
+saved={"dim": "@dim", "self_sym_sizes": "#0", "split_sizes": "@sizes"})
 op("unbind", grad_fn="UnbindBackward0", symbol="unbind",
    forward=lambda a, dim: [a[(slice(None),) * dim + (i, ...)] for i in range(a.shape[dim])],   # views
    vjps=[lambda g, y, a, dim: np.stack(g, axis=dim)], uses=[""],
    latex="@0", dlatex=["1"], params={"dim": 0}, method="unbind", function=True, inputs="split", is_view=True,
-   multi_output=True)
+   multi_output=True, saved={"dim": "@dim"})
 OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
 # a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0},
                                            method="matmul")
-
-
-# --- saved values, by PyTorch's names -------------------------------------------------------------
-# ``y.grad_fn._saved_self`` and the like (the autograd-mechanics notes read them): for each node,
-# what PyTorch 2.13 exposes, mapped onto the values the entry saves (see ``Op.saved``). A tensor the
-# rule did not need is not saved (None), as in PyTorch; after backward() the tensors are freed.
-
-_SELF_OTHER = {"self": 0, "other": 1}
-SAVED = {
-    "add": {"alpha": "@alpha=1"}, "sub": {"alpha": "@alpha=1"}, "rsub": {"alpha": "@alpha=1"},
-    "mul": _SELF_OTHER, "div": _SELF_OTHER, "maximum": _SELF_OTHER, "minimum": _SELF_OTHER,
-    "pow": {"self": 0, "exponent": "@n"}, "pow_tt": {"self": 0, "exponent": 1, "result": "o"},
-    "exp": {"result": "o"}, "sqrt": {"result": "o"}, "tanh": {"result": "o"}, "sigmoid": {"result": "o"},
-    "relu": {"result": "o"}, "reciprocal": {"result": "o"}, "rsqrt": {"result": "o"}, "expm1": {"result": "o"},
-    "log": {"self": 0}, "abs": {"self": 0}, "sin": {"self": 0}, "cos": {"self": 0}, "log1p": {"self": 0},
-    "atan": {"self": 0}, "asin": {"self": 0}, "acos": {"self": 0}, "sinh": {"self": 0}, "cosh": {"self": 0},
-    "log2": {"self": 0}, "log10": {"self": 0}, "erf": {"self": 0}, "tan": {"result": "o"},
-    "clamp": {"self": 0, "min": "@lo", "max": "@hi"},
-    "sum": {"self_sym_sizes": "#0"}, "sum_dim": {"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"},
-    "mean": {"self_sym_numel": "%0", "self_sym_sizes": "#0"},
-    "mean_dim": {"dim": "@dim", "keepdim": "@keepdim", "self_sym_numel": "%0", "self_sym_sizes": "#0"},
-    "amax": {"self": 0, "result": "o"}, "amin": {"self": 0, "result": "o"},
-    "max_dim": {"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"},
-    "min_dim": {"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"},
-    "select": {"dim": "@dim", "index": "@index", "self_sym_sizes": "#0"},
-    "gather": {"dim": "@dim", "index": "@index"}, "where": {"condition": "@cond"},
-    "prod": {"self": 0, "result": "o"},
-    "softmax": {"dim": "@dim", "result": "o"}, "log_softmax": {"dim": "@dim", "result": "o"},
-    "logsumexp": {"dim": "@dim", "keepdim": "@keepdim", "self": 0, "result": "o"},
-    "cumsum": {"dim": "@dim"},
-    "mm": {"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"},
-    "mv": {"self": 0, "vec": 1}, "dot": {"self": 0, "tensor": 1}, "bmm": {"self": 0, "mat2": 1},
-    "addmm": {"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2"},
-    "view": {"self_sym_sizes": "#0"}, "expand": {"self_sym_sizes": "#0"},
-    "transpose": {"dim0": "@d0", "dim1": "@d1"}, "permute": {"dims": "@dims"}, "unsqueeze": {"dim": "@dim"},
-    "cat": {"dim": "@dim"}, "stack": {"dim": "@dim"},
-    "split": {"dim": "@dim", "self_sym_sizes": "#0"}, "split_sizes": {"dim": "@dim", "self_sym_sizes": "#0",
-                                                                      "split_sizes": "@sizes"},
-    "unbind": {"dim": "@dim"},
-    "mse_loss": {"self": 0, "target": 1},
-    "nll_loss": {"self": 0, "target": "@target", "weight": "@weight", "ignore_index": "@ignore_index"},
-    "binary_cross_entropy": {"self": 0, "target": 1, "weight": "@weight"},
-    "binary_cross_entropy_with_logits": {"self": 0, "target": 1, "weight": "@weight", "pos_weight": "@pos_weight"},
-    "embedding": {"indices": "@indices", "padding_idx": "@padding_idx"},
-    "native_batch_norm": {"input": 0, "weight": 1, "eps": "@eps", "training": "@training",
-                          "running_mean": "@running_mean", "running_var": "@running_var"},
-}
-for _key, _spec in SAVED.items():
-    OPS[_key] = replace(OPS[_key], saved=_spec)
