@@ -45,14 +45,6 @@ def _lazy_face_import(module, node, parents):
     return module == "gradviz" and any(isinstance(p, ast.FunctionDef) and p.name == "__getattr__" for p in parents)
 
 
-# Imports inside a function that close a cycle, each waiting for its owner to move a layer.  Every
-# entry must stay a lazy import (the test fails if it moves to the top) and should go, not grow.
-KNOWN_LAZY_CYCLES = {
-    # standalone reads the widget class's synced traits; the widget's save_html()/state() call back
-    ("gradviz.widget.autograd_widget", "gradviz.widget.standalone"),
-}
-
-
 def import_graph():
     files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph = {}
@@ -64,9 +56,8 @@ def import_graph():
             for child in ast.iter_child_nodes(node):
                 stack.append((child, parents + (node,)))
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not _lazy_face_import(module, node, parents):
-                lazy = any(isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)) for p in parents)
-                deps.update(d for d in _resolve(module, node, path.name == "__init__.py", files)
-                            if d in files and not (lazy and (module, d) in KNOWN_LAZY_CYCLES))
+                # (an import inside a function counts: a lazy import that closes a cycle is still a cycle)
+                deps.update(d for d in _resolve(module, node, path.name == "__init__.py", files) if d in files)
         # importing gradviz.x.y runs gradviz/x/__init__ first, but that is the package's own business
         graph[module] = deps - {module}
     return graph
@@ -114,17 +105,6 @@ def cycles(graph):
 
 def test_no_import_cycles():
     assert cycles(import_graph()) == []
-
-
-def test_known_lazy_cycles_are_still_lazy_and_still_needed():
-    """An entry of KNOWN_LAZY_CYCLES that became a top-level import, or whose module no longer
-    imports the other at all, is stale: the list only shrinks."""
-    graph = import_graph()
-    for module, dep in KNOWN_LAZY_CYCLES:
-        assert dep not in graph[module], f"{module} imports {dep} at the top: a real cycle"
-        tree = ast.parse((PACKAGE.parent / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
-        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert dep.rsplit(".", 1)[-1] in names, f"{module} no longer imports {dep}: drop the entry"
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -20,7 +20,7 @@ def seed_widget():
 
 
 def test_synced_traits_are_the_js_model():
-    """SYNCED is read from the class, and widget.js's Model typedef names exactly those traits."""
+    """SYNCED is read from the traits (widget/model.py), and widget.js's Model typedef names exactly those traits."""
     from pathlib import Path
     js = (Path(standalone_html.__code__.co_filename).parent / "static" / "widget.js").read_text(encoding="utf-8")
     model = js[js.index("@typedef {Object} Model"):]

@@ -24,6 +24,8 @@ from . import frames as F
 from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import draw
 from .i18n import LANGS, render, strings
+from .model import WidgetModel
+from .standalone import standalone_html
 from ._lesson import Lesson
 
 __all__ = ["AutogradWidget", "animate"]
@@ -31,7 +33,7 @@ __all__ = ["AutogradWidget", "animate"]
 STATIC = Path(__file__).parent / "static"
 
 
-class AutogradWidget(anywidget.AnyWidget):
+class AutogradWidget(anywidget.AnyWidget, WidgetModel):
     """The graph of ``root`` with its forward and backward passes, node by node, and the chain rule.
 
     ``AutogradWidget(o)`` records ``o.backward(gradient, retain_graph=True)`` through the adapter
@@ -46,24 +48,6 @@ class AutogradWidget(anywidget.AnyWidget):
     _esm = STATIC / "widget.js"
     _css = STATIC / "widget.css"
 
-    svg = t.Unicode("", help="The graph as SVG, laid out once at its final size (nothing moves while it plays).").tag(sync=True)
-    graph = t.Dict(help="The drawn graph's nodes and edges (gradviz.graph.Graph.to_dict()).").tag(sync=True)
-    frames = t.List(help="The animation: one dict per step (see gradviz.widget.frames).").tag(sync=True)
-    frame = t.Int(0, help="The step shown now, an index into frames.").tag(sync=True)
-    playing = t.Bool(False, help="Whether the front end is stepping through the frames by itself.").tag(sync=True)
-    speed = t.Float(1.0, help="Playback speed in steps per second.").tag(sync=True)
-    derivation = t.Dict(help="The hand derivation: instructor's steps, forward definitions and, per leaf, "
-                             "the chain rule along every path (LaTeX and MathML).").tag(sync=True)
-    lang = t.Enum(LANGS, default_value="en", help="The language of every word shown: 'en' or 'ko'.").tag(sync=True)
-    strings = t.Dict(help="Every word of the widget in lang: labels and caption templates (gradviz.widget.i18n).").tag(sync=True)
-    presenter = t.Bool(False, help="Larger type, for slides and projectors.").tag(sync=True)
-    retain_graph = t.Bool(False, help="The retain_graph= that the backward() button passes.").tag(sync=True)
-    forward_again = t.Bool(True, help="Whether the backward() button first runs the forward pass again from the "
-                                      "leaves when the graph was freed (as re-running the cell would); False "
-                                      "shows PyTorch's freed-graph error instead.").tag(sync=True)
-    live = t.Bool(True, help="Whether the backward() and zero_() buttons can reach Python (False in saved pages).").tag(sync=True)
-    error = t.Unicode("", help="Why the graph could not be drawn ('' when it was); shown inside the widget.").tag(sync=True)
-    root_name = t.Unicode("", help="The name of the tensor whose graph is shown.").tag(sync=True)
 
     def __init__(self, root, gradient=None, *, names=None, backward=True, recording=None, derivation=None,
                  expected=None, view="dataflow", rankdir="TB", lang="en", presenter=False, speed=1.0,
@@ -282,10 +266,6 @@ class AutogradWidget(anywidget.AnyWidget):
         except (TypeError, ValueError) as exc:
             raise t.TraitError(str(exc)) from None
 
-    @t.observe("lang")
-    def _lang_changed(self, change):
-        self.strings = strings(change["new"])
-
     def caption(self, i=None):
         """The words shown at step ``i`` (default: the current step), in the widget's language."""
         # (the frames may have been replaced by fewer since the frame was set)
@@ -293,14 +273,8 @@ class AutogradWidget(anywidget.AnyWidget):
             "caption", "i", i, 0, len(self.frames) - 1, f"the widget has {len(self.frames)} steps")
         return render(self.lang, self.frames[i]["msg"])
 
-    def state(self):
-        """The synced traits as plain data: everything a saved page needs to play."""
-        from .standalone import widget_state
-        return widget_state(self)
-
     def save_html(self, path, **options):
         """Write one self-contained HTML file (no network) that plays this widget: see :func:`standalone_html`."""
-        from .standalone import standalone_html
         _check.keywords("save_html", options, _SAVE_OPTIONS)
         if "lang" in options:
             _check.one_of("save_html", "lang", options["lang"], LANGS)
@@ -319,7 +293,6 @@ class AutogradWidget(anywidget.AnyWidget):
             return None
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         try:
-            from .standalone import standalone_html
             data = dict(data)
             data["text/html"] = standalone_html(self, full_page=False)
         except Exception:  # the live widget still shows; only the fallback is missing

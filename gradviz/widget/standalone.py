@@ -16,30 +16,25 @@ import re
 import uuid
 from pathlib import Path
 
-from .autograd_widget import AutogradWidget
 from .i18n import fmt, strings
+from .model import SYNCED
 
 __all__ = ["SYNCED", "widget_state", "standalone_html", "standalone_html_from_state", "save_html",
            "standalone_assets"]
 
 STATIC = Path(__file__).parent / "static"
 
-# The synced traits of AutogradWidget (its own, not anywidget's _esm/_css/...), read from the class:
-# a trait added there is saved in pages and decks too. The Model typedef in widget.js lists the
-# same names (tests/test_widget_standalone.py holds them together).
-SYNCED = tuple(name for name, trait in AutogradWidget.class_own_traits().items() if trait.metadata.get("sync"))
-
 _WIDGET_ID = "gradviz.widget.autograd_widget.AutogradWidget"
 
 
 def widget_state(widget):
     """The synced traits of an :class:`AutogradWidget` as plain data."""
-    return {name: getattr(widget, name) for name in SYNCED}
+    return widget.state()
 
 
 def _state(obj):
     if hasattr(obj, "frames") and hasattr(obj, "svg"):
-        state = widget_state(obj)
+        state = obj.state()
     elif isinstance(obj, dict) and isinstance(obj.get("state"), dict):
         state = dict(obj["state"])           # a saved widget-state entry (nbclient, JupyterLab)
     elif isinstance(obj, dict):
