@@ -93,7 +93,6 @@ escape them before putting them in HTML)::
 
 import dataclasses
 import math
-import re
 import sys
 import weakref
 

@@ -4,7 +4,8 @@
 shapes the op accepts, values inside ``op.domain`` (and away from kinks and ties, where a
 finite difference would be meaningless), and parameters based on ``op.params``.  Which shapes an
 op takes is its table entry's ``inputs`` (``"unary"``, ``"binary"``, ``"reduce_dim"``...): one
-branch of :func:`op_case` per kind.
+branch of :func:`op_case` per kind.  ``dag_recipes()`` draws a random expression graph as data and
+``build_dag(lib, recipe)`` builds it in gradviz or in torch.
 """
 
 import math
@@ -16,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from gradviz.ops import OPS
 
-__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF"]
+__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF", "dag_recipes", "build_dag"]
 
 # Modest, so the whole project's suite stays well under its time budget.
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
@@ -287,3 +288,60 @@ def op_case(draw, op):
         i = draw(st.integers(0, shape[0] - 1))
         return [draw(arrays(shape, lo, hi)), draw(arrays(shape[1:], lo, hi))], {"key": (i,)}
     raise AssertionError(f"no strategy for op kind {kind!r}")
+
+
+# --- random expression graphs, built in any engine from one recipe ---------------------------------
+
+DAG_UNARY = ["exp", "tanh", "sin", "sigmoid", "square", "neg"]
+DAG_BINARY = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "sub": lambda a, b: a - b,
+              "div": lambda a, b: a / b}
+
+
+@st.composite
+def dag_recipes(draw, broadcast=True):
+    """A random expression DAG as plain data (so gradviz and torch can build the same one): ``n``
+    elements per leaf, ``k`` leaves that require grad (plus, with ``broadcast``, maybe a 0-d one), a
+    data tensor, literals, intermediates reused, and which intermediates also feed the root."""
+    n, k = draw(st.sampled_from([1, 2, 3])), draw(st.integers(1, 3))
+    seed, scalar = draw(st.integers(0, 2 ** 16)), broadcast and draw(st.booleans())
+    steps, pool = [], k + 1 + scalar
+    for _ in range(draw(st.integers(1, 7))):
+        if draw(st.booleans()):
+            steps.append(("unary", draw(st.integers(0, pool - 1)), draw(st.sampled_from(DAG_UNARY))))
+        else:
+            b = draw(st.one_of(st.integers(0, pool - 1), st.sampled_from([2.0, 0.5])))
+            steps.append(("binary", draw(st.integers(0, pool - 1)), draw(st.sampled_from(sorted(DAG_BINARY))), b))
+        pool += 1
+    fan = [draw(st.booleans()) for _ in range(pool)]
+    return n, k, scalar, seed, steps, fan
+
+
+def build_dag(lib, recipe, constants=True):
+    """``(root, names)``: the recipe's graph in ``lib`` (gradviz or torch). Without ``constants``, an
+    intermediate that does not require grad is added to a leaf (PyTorch records nothing of a tensor
+    made without grad, so a comparison with real torch keeps such tensors out)."""
+    n, k, scalar, seed, steps, fan = recipe
+    rng = np.random.default_rng(seed)
+    names = {f"p{i}": lib.tensor(rng.uniform(0.5, 1.5, n).astype(np.float32).tolist(), requires_grad=True)
+             for i in range(k)}
+    if scalar:                                          # broadcast against the others
+        names["s"] = lib.tensor(float(np.float32(rng.uniform(0.5, 1.5))), requires_grad=True)
+    names["d"] = lib.tensor(rng.uniform(0.5, 1.5, n).astype(np.float32).tolist())
+    pool = list(names.values())
+    for s in steps:
+        a = pool[s[1]]
+        if s[0] == "unary":
+            v = -a if s[2] == "neg" else getattr(a, s[2])()
+        else:
+            b = s[3] if isinstance(s[3], float) else pool[s[3]]
+            if s[2] == "div" and not isinstance(b, float):
+                b = b * b + 1.0                         # keep away from 0
+            v = DAG_BINARY[s[2]](a, b)
+        if not constants and not v.requires_grad:
+            v = v + pool[0]
+        pool.append(v)
+    out = pool[-1]
+    for v, more in zip(pool[len(names):-1], fan):
+        if more:
+            out = out + v                               # more fan-out, more paths
+    return (out.sum() if out.ndim else out * 1.0), names

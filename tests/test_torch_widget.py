@@ -22,6 +22,7 @@ pytestmark = pytest.mark.torch
 
 import gradviz  # noqa: E402
 import widget_lessons as gv_lessons  # noqa: E402
+from strategies import build_dag, dag_recipes  # noqa: E402
 from gradviz.widget import AutogradWidget, animate  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -118,64 +119,12 @@ def test_the_seed_lesson_with_real_torch_leaves_grad_alone():
 
 # --- random graphs, built in both libraries from one recipe -------------------------------------
 
-UNARY = ["exp", "tanh", "sin", "sigmoid", "square", "neg"]
-BINARY = ["add", "mul", "sub", "div"]
-
-
-@st.composite
-def recipes(draw):
-    n = draw(st.sampled_from([1, 2, 3]))
-    k = draw(st.integers(1, 3))
-    seed = draw(st.integers(0, 2 ** 16))
-    steps = []
-    pool = k + 1
-    for _ in range(draw(st.integers(1, 7))):
-        if draw(st.booleans()):
-            steps.append(("unary", draw(st.integers(0, pool - 1)), draw(st.sampled_from(UNARY))))
-        else:
-            b = draw(st.one_of(st.integers(0, pool - 1), st.sampled_from([2.0, 0.5])))
-            steps.append(("binary", draw(st.integers(0, pool - 1)), draw(st.sampled_from(BINARY)), b))
-        pool += 1
-    fan = [draw(st.booleans()) for _ in range(pool)]
-    return n, k, seed, steps, fan
-
-
-def build(lib, recipe):
-    n, k, seed, steps, fan = recipe
-    rng = np.random.default_rng(seed)
-    names = {}
-    for i in range(k):
-        names[f"p{i}"] = lib.tensor(rng.uniform(0.5, 1.5, n).astype(np.float32).tolist(), requires_grad=True)
-    names["d"] = lib.tensor(rng.uniform(0.5, 1.5, n).astype(np.float32).tolist())
-    pool = list(names.values())
-    for s in steps:
-        if s[0] == "unary":
-            a = pool[s[1]]
-            v = -a if s[2] == "neg" else getattr(a, s[2])()
-        else:
-            a, op, b = pool[s[1]], s[2], s[3]
-            b = b if isinstance(b, float) else pool[b]
-            if op == "div" and not isinstance(b, float):
-                b = b * b + 1.0
-            v = {"add": lambda: a + b, "mul": lambda: a * b, "sub": lambda: a - b, "div": lambda: a / b}[op]()
-        if not v.requires_grad:
-            # PyTorch does not record when a tensor without grad was made: unnamed, it is drawn just
-            # before its first use (README, "what it cannot show"); keep such tensors out of the comparison
-            v = v + pool[0]
-        pool.append(v)
-    out = pool[-1]
-    for v, more in zip(pool[k + 1:-1], fan):
-        if more:
-            out = out + v
-    return out.sum() if out.ndim else out * 1.0, names
-
-
 @settings(max_examples=25, deadline=None, derandomize=True)
-@given(recipes())
+@given(dag_recipes(broadcast=False))
 def test_random_graphs_animate_the_same_under_real_torch(recipe):
-    g_root, g_names = build(gradviz, recipe)
+    g_root, g_names = build_dag(gradviz, recipe, constants=False)
     with gradviz.watch():
-        t_root, t_names = build(torch, recipe)
+        t_root, t_names = build_dag(torch, recipe, constants=False)
     assume(g_root.requires_grad)
     a = AutogradWidget(g_root, names={**g_names, "out": g_root})
     b = AutogradWidget(t_root, names={**t_names, "out": t_root})
@@ -183,11 +132,11 @@ def test_random_graphs_animate_the_same_under_real_torch(recipe):
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)
-@given(recipes())
+@given(dag_recipes(broadcast=False))
 def test_random_graphs_without_watch_have_the_real_gradients(recipe):
     """Unwatched, a constant PyTorch did not save may be unknown; the steps and gradients are still the real ones."""
-    g_root, g_names = build(gradviz, recipe)
-    t_root, t_names = build(torch, recipe)
+    g_root, g_names = build_dag(gradviz, recipe, constants=False)
+    t_root, t_names = build_dag(torch, recipe, constants=False)
     assume(g_root.requires_grad)
     a = shown(AutogradWidget(g_root, names={**g_names, "out": g_root}))
     b = shown(AutogradWidget(t_root, names={**t_names, "out": t_root}))

@@ -9,13 +9,13 @@ constants, data tensors without grad, scalars and small vectors.
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 import gradviz as torch
 from gradviz.graph import format_value
 from gradviz.trace import record
 from gradviz.widget import AutogradWidget
 from gradviz.widget.frames import event_data
+from strategies import build_dag, dag_recipes
 from widget_lessons import LESSONS
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
@@ -187,56 +187,14 @@ def test_a_recording_of_your_own():
 
 # --- random graphs ---------------------------------------------------------------------------------
 
-UNARY = ["exp", "tanh", "sin", "sigmoid", "square", "neg"]
-BINARY = ["add", "mul", "sub", "div"]
-
-
-@st.composite
-def graphs(draw):
-    """A random expression DAG: leaves, a data tensor, literals, intermediates reused."""
-    n = draw(st.sampled_from([1, 2, 3]))
-    k = draw(st.integers(1, 3))
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
-    leaves = [torch.tensor(rng.uniform(0.5, 1.5, n).astype(np.float32), requires_grad=True) for _ in range(k)]
-    if draw(st.booleans()):
-        leaves.append(torch.tensor(np.float32(rng.uniform(0.5, 1.5)), requires_grad=True))   # broadcast
-    data = torch.tensor(rng.uniform(0.5, 1.5, n).astype(np.float32))
-    pool = list(leaves) + [data]
-    for _ in range(draw(st.integers(1, 7))):
-        if draw(st.booleans()):
-            a = draw(st.sampled_from(pool))
-            op = draw(st.sampled_from(UNARY))
-            v = getattr(a, op)() if op != "neg" else -a
-        else:
-            a, b = draw(st.sampled_from(pool)), draw(st.sampled_from(pool + [2.0, 0.5]))
-            op = draw(st.sampled_from(BINARY))
-            if op == "div" and not isinstance(b, float):
-                b = b * b + 1.0          # keep away from 0
-            v = {"add": lambda: a + b, "mul": lambda: a * b, "sub": lambda: a - b, "div": lambda: a / b}[op]()
-        pool.append(v)
-    out = pool[-1]
-    for v in pool[len(leaves) + 1:-1]:
-        if draw(st.booleans()):
-            out = out + v               # more fan-out, more paths
-    root = out.sum() if out.ndim else out * 1.0
-    return root, leaves
-
-
 @SETTINGS
-@given(graphs())
-def test_random_graphs_frames_are_the_recorded_events(case):
-    root, leaves = case
+@given(dag_recipes())
+def test_random_graphs_frames_are_the_recorded_events_and_drawn(recipe):
+    """Every frame is an event the engine recorded, and everything it lights up is in the picture."""
+    root, _ = build_dag(torch, recipe)
     assume(root.requires_grad)
     w = AutogradWidget(root, names={})
     assert_frames_match(w, independent_recording(root))
-
-
-@SETTINGS
-@given(graphs())
-def test_random_graphs_every_highlight_is_drawn(case):
-    root, leaves = case
-    assume(root.requires_grad)
-    w = AutogradWidget(root, names={})
     assert w.error == ""
     nodes = {n["id"] for n in w.graph["nodes"]}
     edges = {e["id"] for e in w.graph["edges"]}

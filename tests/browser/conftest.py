@@ -23,7 +23,8 @@ Fixtures (use them from any test under ``tests/browser/``):
 ``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
 
 Helpers: :func:`wait_ready` (the widget's ``data-gv-ready="1"`` marker), :func:`visible_nodes`
-(how many graph nodes have a non-empty box: a blank page is a failure, not a pass).
+(how many graph nodes have a non-empty box: a blank page is a failure, not a pass), :func:`caption`,
+:func:`open_saved` and :func:`step_through` (a saved page's captions are Python's, step by step).
 """
 
 import json
@@ -133,6 +134,28 @@ def visible_nodes(widget):
     """How many nodes of a widget's graph have a non-zero box on screen."""
     return widget.evaluate("""w => [...w.querySelectorAll('svg .gv-node')]
         .filter(n => { const b = n.getBoundingClientRect(); return b.width > 2 && b.height > 2; }).length""")
+
+
+def caption(widget):
+    """The caption the widget shows now."""
+    return widget.locator('[data-gv="caption"]').inner_text().strip()
+
+
+def open_saved(page, w, path):
+    """Open the page ``w.save_html(path)`` wrote; check every node is drawn and the first caption is
+    Python's; return the widget."""
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    assert visible_nodes(widget) == len(w.graph["nodes"])
+    assert caption(widget) == w.caption(0)
+    return widget
+
+
+def step_through(widget, w):
+    """Press step to the end: every caption is the one Python wrote for that step."""
+    for k in range(1, len(w.frames)):
+        widget.locator('[data-gv="step"]').click()
+        assert caption(widget) == w.caption(k), k
 
 
 # --- a live JupyterLab ----------------------------------------------------------------------------

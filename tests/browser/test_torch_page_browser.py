@@ -2,16 +2,12 @@
 
 import pytest
 
-from .conftest import visible_nodes, wait_ready
+from .conftest import caption, open_saved, step_through
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 import gradviz  # noqa: E402
-
-
-def caption(widget):
-    return widget.locator('[data-gv="caption"]').inner_text().strip()
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +26,8 @@ def torch_page(tmp_path_factory):
 def test_a_page_from_real_torch_plays_offline(offline_page, torch_page, artifacts):
     w, path = torch_page
     page = offline_page
-    page.goto(path.as_uri())
-    widget = wait_ready(page)
-    assert visible_nodes(widget) == len(w.graph["nodes"])
-    assert caption(widget) == w.caption(0)
-    for k in range(1, len(w.frames)):                          # every step shows what Python said
-        widget.locator('[data-gv="step"]').click()
-        assert caption(widget) == w.caption(k), k
+    widget = open_saved(page, w, path)
+    step_through(widget, w)                                    # every step shows what Python said
     assert "model.0.weight.grad" in caption(widget)
     text = widget.inner_text()
     assert "model.0" in text and "NllLossBackward0" in "".join(w.caption(k) for k in range(len(w.frames)))

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser.conftest import visible_nodes, wait_ready
+from browser.conftest import caption, open_saved, step_through, visible_nodes, wait_ready
 from gradviz.widget import AutogradWidget, standalone_html
 from widget_lessons import LESSONS
 
@@ -20,10 +20,6 @@ def seed_page(tmp_path_factory):
     path = tmp_path_factory.mktemp("saved") / "seed.html"
     w.save_html(path)
     return w, path
-
-
-def caption(widget):
-    return widget.locator('[data-gv="caption"]').inner_text().strip()
 
 
 def count(widget):
@@ -40,17 +36,12 @@ def leaf_grad(widget, node_id):
 def test_saved_page_plays_offline(offline_page, seed_page, artifacts):
     w, path = seed_page
     page = offline_page
-    page.goto(path.as_uri())
-    widget = wait_ready(page)
-    assert visible_nodes(widget) == len(w.graph["nodes"])
-    assert caption(widget) == w.caption(0)
+    widget = open_saved(page, w, path)
     assert count(widget) == f"Step 1 / {len(w.frames)}"
     page.screenshot(path=str(artifacts / "standalone-start.png"), full_page=True)
 
     # step through both passes with the button: every caption is the Python caption
-    for i in range(1, len(w.frames)):
-        widget.locator('[data-gv="step"]').click()
-        assert caption(widget) == w.caption(i), i
+    step_through(widget, w)
     x = next(n["id"] for n in w.graph["nodes"] if n["name"] == "x")
     assert leaf_grad(widget, x) == ".grad [10., 10.]"
     check = widget.locator('[data-gv="check-x"]')
