@@ -2,13 +2,14 @@ r"""float32 arithmetic rounded step by step as PyTorch's CPU kernels round it, s
 
 Floating-point results depend on the order of the roundings, not only on the formula.  This module
 repeats, on whole numpy arrays (no loop over elements), the steps PyTorch 2.13's CPU kernels take
-for float32 on an x86-64 machine with AVX-512 or AVX2, so gradviz prints PyTorch's digits:
+for float32 on an x86-64 machine with AVX-512 or AVX2 (the vector width, :data:`LANES`, is the
+machine's), so gradviz prints PyTorch's digits:
 
 * ``fma`` -- ``a·b + c`` with one rounding, as the processor's fused multiply-add (``_numerics.fma32``);
 * :func:`sigmoid` -- ``1 / (1 + e^{-x})``: SLEEF's vectorised ``expf`` (:func:`sleef_exp`, its
-  polynomial re-derived below) on whole vectors of 16, the C library's ``expf`` on the leftovers;
+  polynomial re-derived below) on whole vectors, the C library's ``expf`` on the leftovers;
 * :func:`softmax`, :func:`log_softmax` and their backward passes -- SLEEF's exp and log
-  (:func:`sleef_log`), the 16-lane vector sums and the fused steps of PyTorch's kernels;
+  (:func:`sleef_log`), the vector-lane sums and the fused steps of PyTorch's kernels;
 * :func:`mm` (``addmm``, :func:`mv`, :func:`dot`, :func:`bmm`) -- matrix products in the order
   PyTorch's CPU BLAS adds the products up, which depends on the shapes and layouts: plain loops
   (one product after the other), the vectorised kernel (one fused multiply-add after the other,
@@ -28,6 +29,7 @@ imports only ``_numerics`` (the exact fused multiply-add) from gradviz.
 """
 
 import math
+import os
 
 import numpy as np
 
@@ -39,6 +41,24 @@ __all__ = ["fma", "sleef_exp", "sleef_log", "libm_exp", "sigmoid", "softmax", "l
 
 _f = np.float32
 _d = np.float64
+
+
+def _vector_floats():
+    """How many float32 lanes a vector of PyTorch's CPU kernels holds on this machine: 16 where ATen
+    runs its AVX-512 build (the CPU has AVX512F, VL, BW and DQ), else 8 (its AVX2 build).  The sums
+    of softmax and the cut of sigmoid's vector loop depend on it; ``ATEN_CPU_CAPABILITY`` overrides
+    the choice, in PyTorch and here."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as has
+    except ImportError:   # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as has
+    wanted = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    avx512 = all(has.get(f, False) for f in ("AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ"))
+    return 16 if avx512 and wanted in ("", "avx512") else 8
+
+
+LANES = _vector_floats()
+_FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 lanes: ⊕8, ⊕4, ⊕2, ⊕1
 
 
 # --- exp ---------------------------------------------------------------------------------------
@@ -132,9 +152,9 @@ def libm_exp(x):
 def sigmoid(a):
     r"""σ(x) = 1 / (1 + e^{−x}), rounded after each of the three steps as PyTorch's kernel does.
 
-    The kernel runs whole vectors of 16 through SLEEF's exp and finishes the elements left over
-    (fewer than 32 after the last pair of vectors) with the C library's ``expf``; both are
-    repeated here, by position in the flattened (C-ordered) tensor.
+    The kernel runs pairs of whole vectors (2 × :data:`LANES` floats) through SLEEF's exp and
+    finishes the elements left over with the C library's ``expf``; both are repeated here, by
+    position in the flattened (C-ordered) tensor.
     """
     a = np.asarray(a)
     if a.dtype != _f:
@@ -142,7 +162,7 @@ def sigmoid(a):
             return 1 / (1 + np.exp(-a))
     flat = a.reshape(-1)
     n = flat.size
-    cut = n - n % 32
+    cut = n - n % (2 * LANES)
     e = np.concatenate((sleef_exp(_f(0) - flat[:cut]), libm_exp(-flat[cut:])))
     with np.errstate(all="ignore"):
         return (_f(1) / (_f(1) + e)).reshape(a.shape)
@@ -497,21 +517,27 @@ def sleef_log(d):
 # --- softmax and log_softmax -------------------------------------------------------------------
 
 def _lanes_sum(x):
-    r"""Sum each row of ``x`` (rows, n) as ATen's ``vec::reduce_all`` does with 16-lane vectors.
+    r"""Sum each row of ``x`` (rows, n) as ATen's ``vec::reduce_all`` does with vectors of
+    :data:`LANES` floats (16 with AVX-512, 8 with AVX2).
 
-    Rows shorter than 16 are added left to right.  Longer rows: lane i adds elements i, i+16,
-    i+32... (the leftover part vector only into its own lanes), then the 16 lanes fold in halves,
-    :math:`v_i ← v_i + v_{i⊕8}`, then ⊕4, ⊕2, ⊕1.
+    Rows shorter than a vector are added left to right.  Longer rows: lane i adds elements i, i+L,
+    i+2L... (the leftover part vector only into its own lanes), then the lanes fold in halves,
+    :math:`v_i ← v_i + v_{i⊕L/2}`, ..., then ⊕1.
     """
     rows, n = x.shape
-    if n < 16:
+    if n < LANES:
         return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, _f)
-    full = n // 16 * 16
-    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, 16), axis=1)[:, -1]
+    full = n // LANES * LANES
+    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, LANES), axis=1)[:, -1]
     if full < n:
         acc[:, :n - full] += x[:, full:]
-    for step in (8, 4, 2, 1):
-        acc = acc + acc[:, np.arange(16) ^ step]
+    return _fold(acc)
+
+
+def _fold(acc):
+    """The lanes of each row of ``acc`` (rows, LANES) added in halves, as ``vec::reduce_all`` does."""
+    for step in _FOLDS:
+        acc = acc + acc[:, np.arange(LANES) ^ step]
     return acc[:, 0]
 
 
@@ -530,7 +556,7 @@ def _by_rows(f, dim, *arrays):
 
 def softmax(a, dim):
     r"""softmax(x)_i = e^{x_i − max} · (1 / Σ_j e^{x_j − max}): PyTorch's float32 kernel, with
-    SLEEF's exp, the 16-lane sum and one reciprocal multiplied in."""
+    SLEEF's exp, the vector-lane sum and one reciprocal multiplied in."""
     a = np.asarray(a)
     if a.dtype != _f:
         e = np.exp(a - np.max(a, axis=dim, keepdims=True))
@@ -548,13 +574,14 @@ def softmax(a, dim):
 
 def _softmax_across(a, dim):
     r"""softmax along a dimension that is not the last: PyTorch vectorises across the inner
-    dimensions instead, 16 at a time with SLEEF's exp, the leftover columns with the C library's;
+    dimensions instead, a vector (:data:`LANES`) at a time with SLEEF's exp, the leftover columns with
+    the C library's;
     the sum runs down ``dim`` from 0 and each value is divided by it.  (This is the single-thread
     split: with several threads PyTorch may cut the inner range elsewhere.)"""
     inner = math.prod(a.shape[dim + 1:])
     with np.errstate(all="ignore"):
         shifted = (a - a.max(axis=dim, keepdims=True)).reshape(-1, inner)
-        cut = inner // 16 * 16
+        cut = inner // LANES * LANES
         e = np.concatenate((sleef_exp(shifted[:, :cut]), libm_exp(shifted[:, cut:])), axis=1)
         e = e.reshape(a.shape)
         total = np.add.accumulate(np.moveaxis(e, dim, 0), axis=0)[-1]
@@ -576,18 +603,16 @@ def log_softmax(a, dim):
 
 def _lanes_dot(g, y):
     """Σ_j g_j·y_j per row, as PyTorch's softmax backward adds it up (``map2_reduce_all``):
-    rounded products in whole 16-lane vectors, a fused multiply-add for the leftover part vector,
-    then the lanes folded as in :func:`_lanes_sum`; rows shorter than 16 left to right."""
+    rounded products in whole vectors, a fused multiply-add for the leftover part vector,
+    then the lanes folded as in :func:`_lanes_sum`; rows shorter than a vector left to right."""
     rows, n = g.shape
-    if n < 16:
+    if n < LANES:
         return _lanes_sum(g * y)
-    full = n // 16 * 16
-    acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, 16), axis=1)[:, -1]
+    full = n // LANES * LANES
+    acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, LANES), axis=1)[:, -1]
     if full < n:
         acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
-    for step in (8, 4, 2, 1):
-        acc = acc + acc[:, np.arange(16) ^ step]
-    return acc[:, 0]
+    return _fold(acc)
 
 
 def softmax_backward(g, y, dim):
