@@ -8,7 +8,9 @@ import inspect
 
 import numpy as np
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+from . import _mkl
+
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_tan", "_sqrt", "_atan", "_asin", "_acos", "_log2", "_log10", "_torch_vml", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -114,8 +116,8 @@ def _quiet(f):
 
 
 def _rounded(f):
-    """``f`` computed in double and rounded once: float32 results then agree with PyTorch's
-    (its vectorised exp, log, sin... are within an ulp of exact; numpy's float32 ones differ more)."""
+    """``f`` computed in double and rounded once: float32 results then agree with PyTorch's nearly
+    always (its vectorised functions are within an ulp of exact; numpy's float32 ones differ more)."""
     @_quiet
     def in_double(a):
         return f(a.astype(np.float64)).astype(a.dtype) if a.dtype == np.float32 else f(a)
@@ -137,7 +139,25 @@ def _unrepeat(g, shape, sizes):
     return split.sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(shape)
 
 
-_exp, _log, _sin, _cos, _tanh = (_rounded(f) for f in (np.exp, np.log, np.sin, np.cos, np.tanh))
+def _torch_vml(name, f):
+    """``f`` as PyTorch's CPU kernels compute it: by MKL's vector maths (:mod:`gradviz._mkl`, ``name``
+    is MKL's) for float32 and float64 when MKL is installed, else in double and rounded once."""
+    fallback = _rounded(f)
+
+    @_quiet
+    def vml(a):
+        out = _mkl.vml(name, a)
+        return fallback(a) if out is None else out
+    vml.__name__ = fallback.__name__
+    vml.__doc__ = f"{fallback.__name__}, as PyTorch's CPU kernels compute it (MKL's vms{name}/vmd{name})"
+    return vml
+
+
+_exp, _log, _sin, _cos, _tanh, _tan, _sqrt, _atan, _asin, _acos, _log2, _log10 = (
+    _torch_vml(name, f) for name, f in (("Exp", np.exp), ("Ln", np.log), ("Sin", np.sin), ("Cos", np.cos),
+                                        ("Tanh", np.tanh), ("Tan", np.tan), ("Sqrt", np.sqrt), ("Atan", np.arctan),
+                                        ("Asin", np.arcsin), ("Acos", np.arccos), ("Log2", np.log2),
+                                        ("Log10", np.log10)))
 
 
 _DIM_PARAMS = ("dim", "dims", "d0", "d1")

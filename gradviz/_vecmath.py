@@ -17,11 +17,9 @@ machine's), so gradviz prints PyTorch's digits:
   running sums folded in pairs), and ``x @ W.t()``'s row kernel (sums cut at 16-byte boundaries);
   ``addmm``'s bias first or last as the loops do.  The shape classes measured, and the few still
   open, are listed in ``tests/test_vecmath.py``;
-* not here: ``exp``, ``log``, ``sin``, ``cos``, ``tanh`` of a tensor.  PyTorch runs these float32
-  functions through Intel MKL's vector maths library (``vmsExp``... with ``VML_HA``, for any tensor
-  layout and CPU capability), whose algorithms are not public; the op table computes them
-  correctly rounded (float64, rounded once), within 1 ulp of MKL's and equal on 93-99.9% of inputs
-  (``tests/test_vecmath.py`` measures the share).
+* not here: ``exp``, ``log``, ``sin``, ``cos``, ``tanh``, ``sqrt``... of a tensor.  PyTorch runs these
+  through Intel MKL's vector maths library (``vmsExp``... with ``VML_HA``, for any tensor layout and
+  CPU capability), whose algorithms are not public: :mod:`gradviz._mkl` calls the same library.
 
 float64 and other dtypes are left to numpy.  The SLEEF algorithm is public (https://sleef.org);
 this is a re-derivation in numpy, the maths next to each step.  It sits in the bottom layer and

@@ -30,9 +30,10 @@ from . import _libm, _nn_ops, _vecmath  # noqa: F401 -- _nn_ops declares the los
 from ._op import OPS, Meta, Op, op
 from ._numerics import fma
 from ._reduce import torch_sum
-from ._rules import (_nonempty, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp, _expand_reduced,
-                     _first_extreme, _log, _median_dim, _median_index, _quiet, _rounded, _scatter,
-                     _scatter_along, _sin, _sorted, _tanh, _to_index, _unrepeat, _winner, _zero_at)
+from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp,
+                     _expand_reduced, _first_extreme, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
+                     _quiet, _rounded, _scatter, _scatter_along, _sin, _sorted, _sqrt, _tan, _tanh, _to_index,
+                     _torch_vml, _unrepeat, _winner, _zero_at)
 
 __all__ = ["Op", "Meta", "OPS", "op"]
 
@@ -188,7 +189,7 @@ op("log", grad_fn="LogBackward0", forward=_log,
    vjps=[lambda g, y, a: g / a], uses=["0"],
    latex=r"\ln @0", dlatex=[r"\frac{1}{@0}"],
    domain=(0.2, 3.0), method="log", inplace=True, function=True, saved={"self": 0})
-op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=_quiet(np.sqrt),
+op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=_sqrt,
    vjps=[lambda g, y, a: g / (2 * y)], uses=["o"],
    latex=r"\sqrt{@0}", dlatex=[r"\frac{1}{2\sqrt{@0}}"],
    domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5, saved={"result": "o"})
@@ -239,8 +240,7 @@ _steps("trunc", np.trunc, "trunc", "x rounded toward 0")
 _steps("sign", lambda a: np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype), "sign", "−1, 0 or 1 (0 for nan)",
        integers="same")
 
-_log1p, _expm1, _tan, _sinh, _cosh, _log2, _log10 = (
-    _rounded(f) for f in (np.log1p, np.expm1, np.tan, np.sinh, np.cosh, np.log2, np.log10))
+_log1p, _expm1, _sinh, _cosh = (_rounded(f) for f in (np.log1p, np.expm1, np.sinh, np.cosh))
 
 op("log1p", grad_fn="Log1PBackward0", forward=_log1p,
    vjps=[lambda g, y, a: g / (a + 1)], uses=["0"],
@@ -258,7 +258,6 @@ op("tan", grad_fn="TanBackward0", forward=_tan,
    vjps=[lambda g, y, a: g * (1 + y * y)], uses=["o"],
    latex=r"\tan @0", dlatex=[r"1 + \tan^{2} @0"],
    domain=(-1.2, 1.2), method="tan", inplace=True, function=True, saved={"result": "o"})
-_atan, _asin, _acos = (_rounded(f) for f in (np.arctan, np.arcsin, np.arccos))
 
 op("atan", grad_fn="AtanBackward0", forward=_atan,
    vjps=[lambda g, y, a: g / (a * a + 1)], uses=["0"],
@@ -272,13 +271,9 @@ op("acos", grad_fn="AcosBackward0", forward=_acos,
    vjps=[lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arccos @0", dlatex=[r"-\frac{1}{\sqrt{1 - @0^{2}}}"],
    domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True, saved={"self": 0})
-def _erf(a):
-    """erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt, computed in double and rounded once"""
-    with np.errstate(all="ignore"):
-        return np.asarray(_ERF(a.astype(np.float64)), np.float64).astype(a.dtype)
-
-
 _ERF = np.frompyfunc(math.erf, 1, 1)    # numpy has no erf; Python's is within an ulp or so in double
+# erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt
+_erf = _torch_vml("Erf", lambda a: np.asarray(_ERF(a), np.float64).astype(a.dtype))
 
 op("erf", grad_fn="ErfBackward0", forward=_erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
    vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * _exp(-(a * a)) * g], uses=["0"],

@@ -19,6 +19,7 @@ from collections import defaultdict
 import numpy as np
 
 from ._numerics import fma as _fma
+from ._rules import _sqrt
 from .autograd import enable_grad, no_grad
 from .nn.module import forget_grads
 from .tensor import Tensor
@@ -198,10 +199,6 @@ class SGD(_ParameterWise):
 def _write(t, array):
     t._data[...] = array
     t._vbox[0] += 1
-
-
-def _sqrt(a):
-    return np.sqrt(a)
 
 
 def _lerp(a, end, weight):
