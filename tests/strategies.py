@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from gradviz.ops import OPS
 
-__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF", "dag_recipes", "build_dag"]
+__all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF", "dag_recipes", "build_dag", "graphs"]
 
 # Modest, so the whole project's suite stays well under its time budget.
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
@@ -345,3 +345,9 @@ def build_dag(lib, recipe, constants=True):
         if more:
             out = out + v                               # more fan-out, more paths
     return (out.sum() if out.ndim else out * 1.0), names
+
+
+def graphs():
+    """``(root, names)``: a :func:`dag_recipes` graph built in gradviz."""
+    import gradviz
+    return dag_recipes().map(lambda recipe: build_dag(gradviz, recipe))

@@ -21,7 +21,7 @@ import gradviz as torch
 from gradviz import formula as F
 from gradviz.ops import OPS
 from gradviz.widget import AutogradWidget
-from test_widget_frames import graphs
+from strategies import graphs
 from widget_lessons import LESSONS
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"

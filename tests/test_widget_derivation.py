@@ -9,7 +9,8 @@ from gradviz.widget import AutogradWidget
 from gradviz.widget._lesson import Lesson
 from gradviz.widget.derivation import (build_derivation, chain_gradients, check, expected_gradients, fill,
                                        mathml)
-from test_widget_frames import SETTINGS, graphs
+from strategies import graphs
+from test_widget_frames import SETTINGS
 from widget_lessons import LESSONS
 
 

@@ -15,7 +15,7 @@ from gradviz.graph import format_value
 from gradviz.trace import record
 from gradviz.widget import AutogradWidget
 from gradviz.widget.frames import event_data
-from strategies import build_dag, dag_recipes
+from strategies import graphs
 from widget_lessons import LESSONS
 
 SETTINGS = settings(max_examples=20, deadline=None, derandomize=True)
@@ -188,10 +188,10 @@ def test_a_recording_of_your_own():
 # --- random graphs ---------------------------------------------------------------------------------
 
 @SETTINGS
-@given(dag_recipes())
-def test_random_graphs_frames_are_the_recorded_events_and_drawn(recipe):
+@given(graphs())
+def test_random_graphs_frames_are_the_recorded_events_and_drawn(case):
     """Every frame is an event the engine recorded, and everything it lights up is in the picture."""
-    root, _ = build_dag(torch, recipe)
+    root, _ = case
     assume(root.requires_grad)
     w = AutogradWidget(root, names={})
     assert_frames_match(w, independent_recording(root))
