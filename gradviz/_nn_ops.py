@@ -46,8 +46,19 @@ op("mse_loss", grad_fn="MseLossBackward0", symbol="MSE", forward=_mse_loss,
 # class indices, nor for a weight.
 
 def _nll_rows(a, target):
-    """(rows of scores, their targets): a 1-D input is one row."""
+    """(rows of scores, their targets): a 1-D input is one row; an image batch (N, C, H, W) is a row
+    per pixel, taken in (n, h, w) order as nll_loss2d's kernel takes them."""
+    if a.ndim == 4:
+        return np.moveaxis(a, 1, -1).reshape(-1, a.shape[1]), np.asarray(target).reshape(-1)
     return (a.reshape(1, -1), np.reshape(target, (1,))) if a.ndim == 1 else (a, np.asarray(target))
+
+
+def _nll_unrows(rows, a):
+    """The inverse of :func:`_nll_rows` for an array of the rows' shape."""
+    if a.ndim == 4:
+        n, c, h, w = a.shape
+        return np.moveaxis(rows.reshape(n, h, w, c), -1, 1)
+    return rows.reshape(a.shape)
 
 
 def _nll_sums(x, t, weight, ignore_index):
@@ -86,12 +97,12 @@ def _sum_in_order(values, dt):
 def _nll_loss(a, target, weight=None, reduction="mean", ignore_index=-100):
     """ℓ = −Σ w[t_b]·x[b, t_b] / Σ w[t_b] over the rows b (ignore_index skipped)"""
     x, t = _nll_rows(a, target)
-    if reduction == "none" and a.ndim == 2:
+    if reduction == "none" and a.ndim != 1:
         out = np.zeros(len(t), x.dtype)
         for b, c in enumerate(t.tolist()):
             if c != ignore_index:
                 out[b] = -x[b, c] * (weight[c] if weight is not None else 1)
-        return out
+        return out.reshape(np.shape(target))
     loss, total = _nll_sums(x, t, weight, ignore_index)
     return np.asarray(loss / total if reduction == "mean" else loss, x.dtype)
 
@@ -99,18 +110,19 @@ def _nll_loss(a, target, weight=None, reduction="mean", ignore_index=-100):
 def _nll_vjp(g, a, target, weight=None, reduction="mean", ignore_index=-100):
     """−w[t]·g at each row's target (divided by Σ w for the mean), 0 elsewhere."""
     x, t = _nll_rows(np.zeros(a.shape, g.dtype), target)
+    x = np.array(x)                                  # (a copy when the rows were a moved view)
     dt = x.dtype.type
-    if reduction == "none" and a.ndim == 2:
-        for b, c in enumerate(t.tolist()):
+    if reduction == "none" and a.ndim != 1:
+        for b, (c, gb) in enumerate(zip(t.tolist(), np.reshape(g, -1))):
             if c != ignore_index:
-                x[b, c] = -(weight[c] if weight is not None else dt(1)) * g[b]
-        return x.reshape(a.shape)
+                x[b, c] = -(weight[c] if weight is not None else dt(1)) * gb
+        return _nll_unrows(x, a)
     g = dt(g)
     grad = -(dt(g / _nll_sums(x, t, weight, ignore_index)[1]) if reduction == "mean" else g)
     for b, c in enumerate(t.tolist()):
         if c != ignore_index:
             x[b, c] = weight[c] * grad if weight is not None else grad
-    return x.reshape(a.shape)
+    return _nll_unrows(x, a)
 
 
 op("nll_loss", grad_fn="NllLossBackward0", symbol="NLL", forward=_nll_loss,
@@ -118,6 +130,10 @@ op("nll_loss", grad_fn="NllLossBackward0", symbol="NLL", forward=_nll_loss,
    latex=r"-\frac{1}{n}\sum_b @0_{b, t_b}", dlatex=[r"-\frac{1}{n}\mathbb{1}[j = t_b]"],
    params={"target": np.array([0, 1]), "reduction": "mean"}, function="nn.functional.nll_loss", inputs="nll",
    elementwise=False, saved={"self": 0, "target": "@target", "weight": "@weight", "ignore_index": "@ignore_index"})
+# an image batch (N, C, H, W) with a class per pixel (N, H, W): PyTorch's 2-D kernel, the same sums
+OPS["nll_loss2d"] = OPS["nll_loss"].renamed(
+    "NllLoss2DBackward0", key="nll_loss2d", latex=r"-\frac{1}{n}\sum_{b,h,w} @0_{b, t_{bhw}, h, w}",
+    dlatex=[r"-\frac{1}{n}\mathbb{1}[j = t_{bhw}]"], params={"target": np.array([[[0, 1]]]), "reduction": "mean"})
 
 
 def _reduce_loss(loss, reduction):

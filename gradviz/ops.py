@@ -105,6 +105,14 @@ def _not_implemented(aten):
 
 _ROUNDED = {"floor": np.floor_divide, "trunc": _trunc_divide}
 
+
+def _masked_scatter(g, a, mask):
+    """The selected gradients back where they were taken, 0 elsewhere (the broadcast shape)."""
+    shape = np.broadcast_shapes(a.shape, mask.shape)
+    out = np.zeros(shape, g.dtype)
+    out[np.broadcast_to(mask, shape)] = g
+    return out
+
 op("floor_divide", grad_fn="NotImplemented", symbol="//", forward=_quiet(lambda a, b: np.floor_divide(a, b)),
    vjps=[_not_implemented("floor_divide")] * 2, uses=["", ""],
    latex=r"\left\lfloor \frac{@0}{@1} \right\rfloor", dlatex=["?", "?"], inputs="rounded",
@@ -144,6 +152,11 @@ op("div_scalar", grad_fn="DivBackward1", symbol="÷", forward=_quiet(lambda a, c
    vjps=[lambda g, y, a, c: g / g.dtype.type(c)], uses=[""],
    latex=r"\frac{@0}{@c}", dlatex=[r"\frac{1}{@c}"], params={"c": 3},
    function="nn.functional.cross_entropy", precedence=5)
+# ... and multiply by one (label smoothing's weights): MulBackward1, the number rounded to the dtype
+op("mul_scalar", grad_fn="MulBackward1", symbol="×", forward=lambda a, c: a * a.dtype.type(c),
+   vjps=[lambda g, y, a, c: g * g.dtype.type(c)], uses=[""],
+   latex=r"@c \cdot @0", dlatex=["@c"], params={"c": 0.25},
+   function="nn.functional.cross_entropy", precedence=2, coefficient_first=True, saved={"other": "@c"})
 op("neg", grad_fn="NegBackward0", symbol="−", forward=np.negative,
    vjps=[lambda g, y, a: -g], uses=[""],
    latex="-@0", dlatex=["-1"],
@@ -310,6 +323,14 @@ op("masked_fill", grad_fn="MaskedFillBackward0", symbol="fill", forward=lambda a
    latex=r"@0 \text{ where not mask}", dlatex=[r"\mathbb{1}[\lnot \text{mask}]"],
    params={"mask": np.array([True, False]), "value": 0.0}, method="masked_fill", inplace=True, function=True,
    inputs="masked_fill")
+
+op("masked_select", grad_fn="MaskedSelectBackward0", symbol="select",
+   forward=lambda a, mask: np.broadcast_to(a, np.broadcast_shapes(a.shape, mask.shape))[
+       np.broadcast_to(mask, np.broadcast_shapes(a.shape, mask.shape))],
+   vjps=[lambda g, y, a, mask: _masked_scatter(g, a, mask)], uses=[""],
+   latex=r"@0[\text{mask}]", dlatex=[r"\mathbb{1}[\text{mask}]"],
+   params={"mask": np.array([True, False])}, method="masked_select", function=True, inputs="masked_fill",
+   elementwise=False, saved={"mask": "@mask"})
 
 # --- reductions -------------------------------------------------------------------------------
 

@@ -613,6 +613,10 @@ class Tensor(TensorBase):
         """A copy with ``value`` wherever ``mask`` is True."""
         return apply(OPS["masked_fill"], (self,), mask=np.asarray(as_array(mask), bool), value=_number(value))
 
+    def masked_select(self, mask):
+        """The elements where ``mask`` (broadcast with self) is True, as one row."""
+        return apply(OPS["masked_select"], (self,), mask=np.asarray(as_array(mask), bool))
+
     def where(self, condition, other):
         """``x.where(c, y)``: x where c is true, y elsewhere (``gradviz.where(c, x, y)``)."""
         return where(condition, self, other)

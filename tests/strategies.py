@@ -98,6 +98,8 @@ def op_case(draw, op):
         a = draw(arrays(draw(shapes()), lo, hi))
         mask_shape = tuple(draw(st.sampled_from([1, n])) for n in a.shape[draw(st.integers(0, a.ndim)):])
         mask = draw(hnp.arrays(np.bool_, mask_shape))  # broadcasts to a's shape, never beyond
+        if op.key == "masked_select":
+            return [a], {"mask": mask}
         return [a], {"mask": mask, "value": draw(st.sampled_from([0.0, -1.5]))}
     if kind == "flip":
         shape = draw(shapes(min_dims=1))
@@ -161,16 +163,18 @@ def op_case(draw, op):
         return [draw(arrays(shape, lo, hi)), draw(arrays(shape, lo, hi))], {"reduction": reduction}
     if kind == "nll":  # scores of rows (or one row), a class per row, sometimes weights and an ignored class
         n, c = draw(st.integers(1, 4)), draw(st.integers(2, 4))
-        one_row = draw(st.booleans())
-        target = np.array(draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)))
+        one_row = draw(st.booleans()) and op.key != "nll_loss2d"
+        pixels = (draw(st.integers(1, 3)), draw(st.integers(1, 3))) if op.key == "nll_loss2d" else ()
+        target = np.array(draw(st.lists(st.integers(0, c - 1), min_size=n * math.prod(pixels),
+                                        max_size=n * math.prod(pixels)))).reshape((n,) + pixels)
         params = {"target": target[0] if one_row else target,
                   "reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
         if draw(st.booleans()):
             params["weight"] = draw(arrays((c,), 0.5, 2.0))
         if draw(st.booleans()) and not one_row:
-            params["ignore_index"] = int(target[0])
-            assume(params["reduction"] != "mean" or (target != target[0]).any())
-        return [draw(arrays((c,) if one_row else (n, c), lo, hi))], params
+            params["ignore_index"] = int(target.flat[0])
+            assume(params["reduction"] != "mean" or (target != target.flat[0]).any())
+        return [draw(arrays((c,) if one_row else (n, c) + pixels, lo, hi))], params
     if kind == "bce":  # probabilities (or scores) and targets in [0, 1], optional weights
         shape = draw(shapes(min_dims=1))
         params = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}

@@ -136,6 +136,9 @@ REFERENCE = {
                                          "mean": lambda e: math.fsum(e.ravel().tolist()) / e.size}[reduction](
         np.vectorize(lambda u, v: (u - v) ** 2, otypes=[np.float64])(a, b)),
     "div_scalar": lambda a, c: a * (1.0 / c),
+    "mul_scalar": lambda a, c: a * c,
+    "masked_select": lambda a, mask: np.broadcast_to(a, np.broadcast_shapes(a.shape, mask.shape))[
+        np.broadcast_to(mask, np.broadcast_shapes(a.shape, mask.shape))],
     "bernoulli": lambda p, sample: sample * 1.0,
     "floor_divide": lambda a, b: _vec2(lambda u, v: math.floor(u / v))(a, b),
     "floor_divide_scalar": lambda a, c, reverse=False: _vec(lambda u: math.floor((c / u) if reverse else (u / c)))(a),
@@ -153,6 +156,10 @@ REFERENCE = {
         x, w, b, running_mean, running_var, training, eps),
     "nll_loss": lambda a, target, weight=None, reduction="mean", ignore_index=-100: _nll(a, target, weight,
                                                                                          reduction, ignore_index),
+    # an image batch: each pixel (n, h, w) is a row of class scores
+    "nll_loss2d": lambda a, target, weight=None, reduction="mean", ignore_index=-100: np.reshape(_nll(
+        np.moveaxis(a, 1, -1).reshape(-1, a.shape[1]), np.ravel(target), weight, reduction, ignore_index),
+        np.shape(target) if reduction == "none" else ()),
     "binary_cross_entropy": lambda a, t, weight=None, reduction="mean": _reduced(
         np.vectorize(lambda x, y: -(y * math.log(x) + (1 - y) * math.log(1 - x)), otypes=[float])(a, t) * (1 if weight is None else weight),
         reduction),

@@ -719,6 +719,29 @@ F.cross_entropy(x, t, weight=torch.ones(2))
 F.cross_entropy(x, t.float().expand(3, 4).t().contiguous().long())
 F.nll_loss(torch.tensor(1.), torch.tensor(0))
 """,
+    'classification losses over pixels and sequences, label smoothing': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(3)
+x4 = torch.randn(2, 3, 2, 2, requires_grad=True); t4 = torch.randint(0, 3, (2, 2, 2)); w = torch.tensor([1.0, 2.0, 0.5])
+l = F.nll_loss(x4, t4); print(l, l.grad_fn, l.grad_fn.next_functions); l.backward(); print(x4.grad); x4.grad = None
+for r in ['sum', 'none']: l = F.nll_loss(x4, t4, weight=w, ignore_index=1, reduction=r); l.sum().backward(); print(r, l, l.grad_fn, x4.grad); x4.grad = None
+x3 = torch.randn(2, 3, 5, requires_grad=True); t3 = torch.randint(0, 3, (2, 5))
+l = F.nll_loss(x3, t3); print(l, l.grad_fn, l.grad_fn.next_functions); l.backward(); print(x3.grad); x3.grad = None
+l = F.nll_loss(x3, t3, reduction='none'); print(l, l.grad_fn, l.grad_fn.next_functions, l.shape)
+l = F.nll_loss(torch.randn(2, 3, 2, 1, 2, requires_grad=True), torch.zeros(2, 2, 1, 2, dtype=torch.long)); print(l, l.grad_fn)
+x = torch.randn(4, 3, requires_grad=True); t = torch.tensor([0, 2, 1, 2])
+l = F.cross_entropy(x, t, label_smoothing=0.1); print(l, l.grad_fn, l.grad_fn.next_functions); l.backward(); print(x.grad); x.grad = None
+for r in ['sum', 'none']: l = nn.CrossEntropyLoss(reduction=r, label_smoothing=0.2)(x, t); l.sum().backward(); print(r, l, x.grad); x.grad = None
+l = F.cross_entropy(x, t, weight=w, ignore_index=2, label_smoothing=0.3); l.backward(); print(l, x.grad); x.grad = None
+l = F.cross_entropy(x, F.softmax(torch.randn(4, 3), 1), label_smoothing=0.1); print(l, l.grad_fn)
+print(F.cross_entropy(x[0], t[0], label_smoothing=0.5), F.cross_entropy(x, t, label_smoothing=-0.5), nn.CrossEntropyLoss(label_smoothing=0.1))
+print(l.grad_fn.next_functions[0][0]._saved_other if l.grad_fn.next_functions[0][0] is not None else None)
+y = x.masked_select(x > 0); y.sum().backward(); print(y, y.grad_fn, x.grad); x.grad = None
+print(torch.masked_select(torch.arange(6.).view(2, 3), torch.tensor([True, False, True])))
+F.cross_entropy(x, t, label_smoothing=1.5)
+F.nll_loss(x3, torch.randint(0, 3, (2, 4)))
+F.nll_loss(x4, torch.randint(0, 3, (2, 2)))
+F.nll_loss(x4, torch.randint(0, 3, (2, 3, 3)))
+""",
     'binary cross entropy': """
 nn = torch.nn; F = torch.nn.functional; torch.manual_seed(8)
 p = torch.rand(5, requires_grad=True); y = torch.tensor([0., 1., 1., 0., 1.])

@@ -228,7 +228,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """−(the score of each row's target class), averaged over the rows: one NllLossBackward0 node.
 
     With log-probabilities as input (``log_softmax``), this is the cross entropy; ``weight`` weighs
-    each class, ``ignore_index`` rows count for nothing (not even in the mean's denominator).
+    each class, ``ignore_index`` rows count for nothing (not even in the mean's denominator).  The
+    classes are dimension 1: an image batch (N, C, H, W) with a class per pixel is one
+    NllLoss2DBackward0 node; (N, C, d1) or more dimensions are viewed as (N, C, 1, -1) first, as
+    PyTorch does.
     """
     _reduction(reduction)
     if input.ndim < 1:
@@ -236,47 +239,66 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim != 1 and target.ndim > 0 and input.shape[0] != target.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                          f"({target.shape[0]}).")
-    if input.ndim > 2:
-        raise NotImplementedError("gradviz's nll_loss takes a 1-D or 2-D input (classes in the last dimension); "
-                                  "for images, move the classes last and flatten the other dimensions")
-    if target.ndim > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if not (input.ndim == 1 and target.ndim == 0) and input.shape[0] != target.shape[0]:
-        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
-    n_classes = input.shape[-1]
+    n_classes = input.shape[0 if input.ndim == 1 else 1]
     if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
     if target._data.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_type_name(target)}")
+    if input.ndim == 4:
+        if target.ndim != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {target.ndim}")
+        if tuple(target.shape) != tuple(input.shape[:1] + input.shape[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+        key = "nll_loss2d"
+    elif input.ndim > 2:
+        n, out_size = input.shape[0], [input.shape[0]] + list(input.shape[2:])
+        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(f"Expected target size {out_size}, got {list(target.shape)}")
+        flat = input.contiguous().view(n, n_classes, 1, -1) if input.numel() else input.view(n, n_classes, 0, 0)
+        flat_target = target.contiguous().view(n, 1, -1) if target.numel() else target.view(n, 0, 0)
+        out = nll_loss(flat, flat_target, weight, ignore_index=ignore_index, reduction=reduction)
+        return out.view(out_size) if reduction == "none" else out
+    else:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if not (input.ndim == 1 and target.ndim == 0) and input.shape[0] != target.shape[0]:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+        key = "nll_loss"
     t = target._data.astype(np.int64)
     for c in t.reshape(-1).tolist():
         if c != ignore_index and not 0 <= c < n_classes:
             raise IndexError(f"Target {c} is out of bounds.")
     w = None if weight is None else weight._data.astype(input._data.dtype)
-    return apply(OPS["nll_loss"], (input,), target=t, weight=w, reduction=reduction, ignore_index=ignore_index)
+    return apply(OPS[key], (input,), target=t, weight=w, reduction=reduction, ignore_index=ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """The cross entropy between the softmax of ``input`` (scores, "logits") and the target classes:
     ``nll_loss(log_softmax(input, 1), target)``, recorded as PyTorch records it (NllLossBackward0
-    after LogSoftmaxBackward0). A target of class probabilities (the input's shape) is summed instead."""
+    after LogSoftmaxBackward0). A target of class probabilities (the input's shape) is summed instead.
+
+    With ``label_smoothing`` ε, the target is a mix of the class (1 − ε) and of all classes alike
+    (ε / C), written as PyTorch writes it: ``(1 − ε)·nll + ε/C · (−Σ_c log p_c)``, reduced alike.
+    """
     _reduction(reduction)
-    if label_smoothing != 0.0:
-        raise NotImplementedError("gradviz's cross_entropy has no label smoothing (label_smoothing=0.0 only)")
     class_dim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[class_dim]
     if input.shape == target.shape:           # class probabilities: −Σ p·log softmax(x), composed
         if not target.dtype.is_floating_point:
             raise RuntimeError("Expected floating point type for target with class probabilities, got "
                                f"{_type_name(target)}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
-        n_classes = input.shape[class_dim]
         if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
             raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes "
                                f"but got weight tensor of shape: {list(weight.shape)}")
         logp = input.log_softmax(class_dim)
+        if label_smoothing > 0.0:
+            _smoothing_in_range(label_smoothing)
+            target = target * (1 - label_smoothing) + (label_smoothing / n_classes)
         terms = logp * target
         if weight is not None:
             terms = terms * weight.view(*([n_classes] + [1] * (input.ndim - 1 - class_dim)))
@@ -285,7 +307,31 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "sum":
             return -terms.sum()
         return apply(OPS["div_scalar"], (-terms.sum(),), c=input.numel() // n_classes)
-    return nll_loss(input.log_softmax(class_dim), target, weight, ignore_index=ignore_index, reduction=reduction)
+    logp = input.log_softmax(class_dim)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not label_smoothing > 0.0:
+        return nll
+    _smoothing_in_range(label_smoothing)
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = weight.shape[0]
+        smooth = -(logp * weight.view(*shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    ignored = target == ignore_index
+    smooth.masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        counted = weight.gather(0, target.masked_select(~ignored).flatten()) if weight is not None else ~ignored
+        smooth = smooth.sum() / counted.sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return apply(OPS["mul_scalar"], (nll,), c=1 - label_smoothing) + \
+        apply(OPS["mul_scalar"], (smooth,), c=label_smoothing / n_classes)
+
+
+def _smoothing_in_range(label_smoothing):
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
 
 
 def _bce_inputs(input, target, weight, reduction):
