@@ -27,13 +27,15 @@ import math
 import numpy as np
 
 from . import _libm, _nn_ops, _vecmath  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
-from ._op import OPS, Meta, Op, op
 from ._numerics import fma
+from ._op import OPS, Meta, Op, op
+from ._powf import pow_kernel
 from ._reduce import torch_sum
 from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp,
                      _expand_reduced, _first_extreme, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
                      _quiet, _rounded, _scatter, _scatter_along, _sin, _sorted, _sqrt, _tan, _tanh, _to_index,
                      _torch_vml, _unrepeat, _winner, _zero_at)
+from ._vecmath import LANES
 
 __all__ = ["Op", "Meta", "OPS", "op"]
 
@@ -168,13 +170,17 @@ op("reciprocal", grad_fn="ReciprocalBackward0", symbol="1/x", forward=_quiet(np.
 
 
 def _power(a, n):
-    """aⁿ as PyTorch's kernel computes it: small exponents by multiplying, so the bits agree."""
+    """aⁿ as PyTorch's kernel computes it: small exponents by multiplying (or a square root), other
+    float32 ones by SLEEF's powf on whole pairs of vectors and pow in double on the rest
+    (:mod:`gradviz._powf`), so the bits agree."""
     if a.dtype.kind != "f":
         return np.power(a, n, dtype=a.dtype)
     special = {0: lambda: np.ones_like(a), 1: lambda: a.copy(), 2: lambda: a * a, 3: lambda: a * a * a,
-               -1: lambda: 1 / a, -2: lambda: 1 / (a * a), 0.5: lambda: np.sqrt(a),
+               -1: lambda: 1 / a, -2: lambda: 1 / (a * a), 0.5: lambda: _sqrt(a),
                -0.5: lambda: 1 / np.sqrt(a)}
-    return special[n]() if n in special else _rounded(lambda t: np.power(t, n))(a)
+    if n in special:
+        return special[n]()
+    return pow_kernel(a, n, LANES) if a.dtype == np.float32 else _rounded(lambda t: np.power(t, n))(a)
 
 
 op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
