@@ -13,16 +13,25 @@ its rounding dropped), the exponential from a degree-5 polynomial on the reduced
 the signs, zeros, infinities and nans of C's ``pow`` put in afterwards.  The pair arithmetic is
 SLEEF's ``df.h`` with fused multiply-adds (its AVX2 and AVX-512 builds agree on these steps).
 
+A tensor exponent (``x ** b``, ``2 ** x``) goes through the same powf where PyTorch's loop is
+vectorised and the C library's ``powf`` elsewhere (:func:`pow_tensor_kernel`).  Not reproduced yet:
+a broadcast whose innermost loop is short and strided, e.g. ``x.unsqueeze(-1).pow(tensor([1., 2., 3.]))``
+on 2000 values, where PyTorch's loop order differs and 99.9% of results agree (1 ulp apart).
+float64 powers are pow in double (PyTorch: SLEEF's double ``pow``, within 1 ulp of it).
+
 >>> import numpy as np
 >>> float(sleef_powf(np.float32(2), np.float32(10)))
 1024.0
 """
 
+import ctypes
+import ctypes.util
+
 import numpy as np
 
 from ._numerics import fma32 as _fma
 
-__all__ = ["sleef_powf", "pow_kernel"]
+__all__ = ["sleef_powf", "pow_kernel", "pow_tensor_kernel"]
 
 _f = np.float32
 _R_LN2 = _f(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -142,3 +151,57 @@ def pow_kernel(a, exponent, lanes):
     with np.errstate(all="ignore"):
         tail = np.power(flat[cut:].astype(np.float64), float(exponent)).astype(_f)
     return np.concatenate((sleef_powf(flat[:cut], _f(exponent)), tail)).reshape(np.shape(a))
+
+
+def _libm_powf():
+    try:
+        fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").powf
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_float, (ctypes.c_float, ctypes.c_float)
+    return fn
+
+
+_POWF = _libm_powf()
+
+
+def _powf(x, y):
+    """The C library's ``powf``, one element at a time (PyTorch's scalar loop calls ``std::pow``);
+    where it cannot be loaded, pow in double rounded once."""
+    if _POWF is None or x.size > 4096:
+        with np.errstate(all="ignore"):
+            return np.power(x.astype(np.float64), y.astype(np.float64)).astype(_f)
+    return np.array([_POWF(u, v) for u, v in zip(x.tolist(), y.tolist())], _f)
+
+
+def _inner_size(shape, *operands):
+    """How many elements PyTorch's TensorIterator walks in one inner loop: the trailing dimensions
+    it can merge into one (every operand steps through them evenly)."""
+    n, d = (shape[-1] if shape else 1), len(shape) - 1
+    while d > 0:
+        if not all(op.shape[d] == 1 or op.shape[d - 1] == 1 or
+                   op.strides[d] * op.shape[d] == op.strides[d - 1] for op in operands):
+            break
+        n *= shape[d - 1]
+        d -= 1
+    return n
+
+
+def pow_tensor_kernel(a, b, lanes):
+    """float32 ``a ** b`` for tensors (broadcast) as PyTorch's kernel loops over them: in each inner
+    loop where both walk contiguously (or one stands still), pairs of vectors through SLEEF's powf
+    and the rest through the C library's ``powf``; every element through ``powf`` otherwise."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    x, y = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    n = _inner_size(shape, x, y)
+    flat_x, flat_y = np.ascontiguousarray(x).reshape(-1, n), np.ascontiguousarray(y).reshape(-1, n)
+    inner = [d for d in range(len(shape)) if shape[d] != 1][-1:]      # the merged loop's stride
+    strides = {op.strides[inner[0]] if inner else 0 for op in (x, y)}
+    vectorised = n > 1 and strides <= {0, x.itemsize}
+    cut = n - n % (2 * lanes) if vectorised else 0
+    out = np.empty((flat_x.shape[0], n), _f)
+    if cut:
+        out[:, :cut] = sleef_powf(flat_x[:, :cut], flat_y[:, :cut])
+    if cut < n:
+        out[:, cut:] = _powf(flat_x[:, cut:].reshape(-1), flat_y[:, cut:].reshape(-1)).reshape(-1, n - cut)
+    return out.reshape(shape)

@@ -29,7 +29,7 @@ import numpy as np
 from . import _libm, _nn_ops, _vecmath  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
 from ._numerics import fma
 from ._op import OPS, Meta, Op, op
-from ._powf import pow_kernel
+from ._powf import pow_kernel, pow_tensor_kernel
 from ._reduce import torch_sum
 from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp,
                      _expand_reduced, _first_extreme, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
@@ -188,13 +188,21 @@ op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
    latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
    precedence=3, saved={"self": 0, "exponent": "@n"})
-op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=lambda a, b: _rounded(lambda t: np.power(t, b))(a),
-   vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * _rounded(lambda t: np.power(t, b - 1))(a))),
+def _powers(a, b):
+    """a ** b for tensors, elementwise as PyTorch's kernel loops over them (float32: SLEEF's powf
+    and the C library's, :mod:`gradviz._powf`)."""
+    if a.dtype == np.float32 and np.asarray(b).dtype == np.float32:
+        return pow_tensor_kernel(a, b, LANES)
+    return _rounded(lambda t: np.power(t, b))(a)
+
+
+op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=_powers,
+   vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * _powers(a, b - 1))),
     lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * _log(a))], uses=["01", "01o"],   # PyTorch's masks
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
    domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"})
-op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _rounded(lambda t: np.power(np.asarray(c, t.dtype), t))(a),
-   vjps=[lambda g, y, a, c: g * (y * np.log(np.asarray(c, y.dtype)))], uses=["o"],
+op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _powers(np.asarray(c, a.dtype), a),
+   vjps=[lambda g, y, a, c: g * (y * y.dtype.type(math.log(c)))], uses=["o"],   # ln c in double, then rounded
    latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
    params={"c": 2.0}, method="__rpow__", operand=("c", 0, "^"), precedence=3)
 

@@ -99,3 +99,33 @@ def test_the_dynamic_net_tutorial_prints_torchs_numbers():
             exec(DYNAMIC_NET, {"torch": lib})
         return out.getvalue()
     assert printed(gradviz) == printed(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("n", [5, 37, 100])
+@pytest.mark.parametrize("c", [2.0, 0.5, 10.0])
+def test_tensor_exponents_and_number_bases_identical_to_torch(n, c):
+    """``x ** b`` (tensors of one shape) and ``c ** x``, forward and both gradients, bit for bit."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(n)
+    xs, bs = rng.uniform(0.2, 3, n).astype(f32), rng.uniform(-2, 3, n).astype(f32)
+    results = []
+    for lib in (torch, gradviz):
+        x, b = lib.tensor(xs, requires_grad=True), lib.tensor(bs, requires_grad=True)
+        y = x ** b + c ** x
+        (y * lib.tensor(np.linspace(-1, 1, n).astype(f32))).sum().backward()
+        results.append([y.detach().numpy(), x.grad.numpy(), b.grad.numpy()])
+    for want, got in zip(*results):
+        assert same_bits(got, want).all()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shapes", [((37,), ()), ((), (37,)), ((4, 40), (40,)), ((4, 1), (4, 40)),
+                                    ((3, 5, 7), (5, 1)), ((2, 33), (2, 1))])
+def test_broadcast_exponents_identical_to_torch(shapes):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(len(shapes[0]))
+    a = (np.abs(rng.uniform(-4, 4, shapes[0])) + 0.1).astype(f32)
+    b = rng.uniform(-3, 3, shapes[1]).astype(f32)
+    want = (torch.from_numpy(np.asarray(a)) ** torch.from_numpy(np.asarray(b))).numpy()
+    assert same_bits((gradviz.tensor(a) ** gradviz.tensor(b)).numpy(), want).all()
