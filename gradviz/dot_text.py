@@ -16,11 +16,16 @@ The colours written here are the light theme, for PNG files; the SVG takes its c
 classes instead (:data:`gradviz.draw.CSS`), so one SVG follows light and dark themes.
 """
 
+import collections
 import html
+import re
 
+from .graph import drawn_in_full
 from .ops import OPS
 
-__all__ = ["to_dot", "quote", "html_text", "node_classes", "edge_classes", "PALETTE", "FONT", "MONO"]
+__all__ = ["to_dot", "quote", "html_text", "node_classes", "edge_classes", "op_beside_output", "slot_tips", "say",
+           "WORDS",
+           "PALETTE", "FONT", "MONO"]
 
 FONT = "Helvetica"      # graphviz-pure measures with Arimo, metric-compatible with Helvetica/Arial
 MONO = "Courier"        # ... and Cousine for Courier: every monospace font has the same advance
@@ -32,6 +37,40 @@ PALETTE = {
     "op": ("#E69F00", "#FDF1DA"), "value": ("#595959", "#fafafa"), "root": ("#009E73", "#DDF3EC"),
     "accumulate": ("#56B4E9", "#E6F4FC"), "group": ("#8c8c8c", "#eeeeee"),
 }
+
+
+# --- words ----------------------------------------------------------------------------------------
+
+# Every word the picture's tooltips and labels say, in English.  gradviz.widget.i18n holds them in
+# its one table with the widget's other words, in every language; the widget passes its language's in.
+WORDS = {
+    "tip_leaf": "leaf tensor, requires_grad=True",
+    "tip_data": "leaf tensor (data, no grad)",
+    "tip_result": "result of {grad_fn}",
+    "tip_const": "constant",
+    "tip_constant": "the constant {value}",
+    "tip_retain": "retain_grad()",
+    "tip_shape": "shape {shape}",
+    "tip_dtype": "dtype {dtype}",
+    "tip_grad": "{name}.grad",
+    "tip_flow": "gradient of the output with respect to {name}",
+    "tip_this": "this tensor",
+    "tip_in_full": "{what} (summarised here: the caption and the derivation write it in full)",
+    "tip_op": "{grad_fn}: the grad_fn of this op's output",
+    "tip_accumulate": "AccumulateGrad: adds the gradient into the leaf's .grad",
+    "tip_edge": "gradient sent back along this edge",
+    "cut_by": "cut by {how}",
+}
+
+
+def say(words, key, **args):
+    """``words[key]`` (else the English) with its ``{fields}`` filled.
+
+    >>> say(None, "tip_grad", name="x"), say({"tip_grad": "{name}.grad (ko)"}, "tip_grad", name="x")
+    ('x.grad', 'x.grad (ko)')
+    """
+    template = (words or {}).get(key) or WORDS[key]
+    return re.sub(r"\{(\w+)\}", lambda m: str(args.get(m.group(1), m.group(0))), template)
 
 
 # --- escaping -----------------------------------------------------------------------------------
@@ -135,20 +174,42 @@ def _table(rows):
             + "".join(f"<TR>{r}</TR>" for r in rows) + "</TABLE>>")
 
 
-def tensor_label(node):
+def slot_tips(node, words=None):
+    """The tooltip of each text slot of a node, in ``words``' language: ``{slot: text}``.
+
+    Also read by :func:`gradviz.draw.decorate_svg`, which can word a drawing's tooltips anew
+    without laying it out again (a tooltip takes no room)."""
+    if node.kind == "op":
+        tip = say(words, "tip_op", grad_fn=node.grad_fn)
+        return {"sym": tip, "fn": tip}
+    if node.kind == "const":
+        return {"title": say(words, "tip_constant", value=node.label)}
+    if node.kind == "accumulate":
+        return {"title": say(words, "tip_accumulate")}
+    if node.kind == "group":
+        return {"title": node.label, "val": node.value}
+    shape = say(words, "tip_shape", shape=_meta(node) or "?")
+    if node.dtype is not None:
+        shape += ", " + say(words, "tip_dtype", dtype=node.dtype)
+    who = node.label or say(words, "tip_this")
+    grad = say(words, "tip_grad", name=who) if node.grad is not None else say(words, "tip_flow", name=who)
+    if not drawn_in_full(node.shape or ()):
+        grad = say(words, "tip_in_full", what=grad)
+    return {"name": _describe(node, words), "meta": shape, "val": node.repr, "grad": grad}
+
+
+def tensor_label(node, words=None):
     """Two rows, so a chain of tensors stays short (issue 8: the graph fits its box): the name beside
     the value, the shape beside the gradient. One table cell per slot."""
-    p = f"gv-{node.id}"
-    name = _cell(f"{p}-name", _font(node.label or " ", bold=bool(node.label)), _describe(node))
+    p, tips = f"gv-{node.id}", slot_tips(node, words)
+    name = _cell(f"{p}-name", _font(node.label or " ", bold=bool(node.label)), tips["name"])
     meta = _cell(f"{p}-meta", _font(_meta(node), size=13, color=PALETTE["muted"]) if _meta(node) else " ",
-                 f"shape {_meta(node) or '?'}" + ("" if node.dtype is None else f", dtype {node.dtype}"))
-    val = (_cell(f"{p}-val", _font(node.value, face=MONO, size=13), node.repr)
+                 tips["meta"])
+    val = (_cell(f"{p}-val", _font(node.value, face=MONO, size=13), tips["val"])
            if node.value is not None else "<TD></TD>")
     grad = _grad_text(node)
     if grad is not None:
-        tip = (f"{node.label or 'this tensor'}.grad" if node.grad is not None
-               else f"gradient of the output with respect to {node.label or 'this tensor'}")
-        grad = _cell(f"{p}-grad", _font(grad, face=MONO, size=13, color=PALETTE["grad"]), tip)
+        grad = _cell(f"{p}-grad", _font(grad, face=MONO, size=13, color=PALETTE["grad"]), tips["grad"])
     gap = '<TD WIDTH="6"></TD>'
     rows = [name + gap + val]
     rows.append(meta + gap + (grad or "<TD></TD>"))
@@ -168,9 +229,9 @@ def param_text(node):
     return ", ".join(shown)
 
 
-def op_label(node, view):
+def op_label(node, view, words=None):
     p = f"gv-{node.id}"
-    tip = f"{node.grad_fn}: the grad_fn of this op's output"
+    tip = slot_tips(node, words)["fn"]
     params = param_text(node)
     if view == "pytorch":
         return _table([_cell(f"{p}-fn", _font(node.label, size=13), tip, align="CENTER")])
@@ -180,19 +241,21 @@ def op_label(node, view):
                    + _cell(f"{p}-fn", _font(fn, size=13, color=PALETTE["muted"]), tip, align="CENTER")])
 
 
-def simple_label(node, size=13, tooltip=None):
-    rows = [_cell(f"gv-{node.id}-title", _font(node.label, size=size), tooltip or node.label, align="CENTER")]
+def simple_label(node, size=13, words=None):
+    tips = slot_tips(node, words)
+    rows = [_cell(f"gv-{node.id}-title", _font(node.label, size=size), tips["title"] or node.label, align="CENTER")]
     if node.kind == "group" and node.value:
         rows.append(_cell(f"gv-{node.id}-val", _font(node.value, size=11, color=PALETTE["muted"]),
-                          node.value, align="CENTER"))
+                          tips["val"], align="CENTER"))
     return _table(rows)
 
 
-def _describe(node):
-    what = {"leaf": "leaf tensor" + (", requires_grad=True" if node.requires_grad else " (data, no grad)"),
-            "value": "result of " + str(node.grad_fn), "const": "constant"}.get(node.kind, node.kind)
+def _describe(node, words=None):
+    what = {"leaf": say(words, "tip_leaf" if node.requires_grad else "tip_data"),
+            "value": say(words, "tip_result", grad_fn=node.grad_fn),
+            "const": say(words, "tip_const")}.get(node.kind, node.kind)
     if node.retains_grad:
-        what += ", retain_grad()"
+        what += ", " + say(words, "tip_retain")
     return f"{node.label}: {what}" if node.label else what
 
 
@@ -202,66 +265,101 @@ def _attrs(pairs):
     return "[" + " ".join(f"{k}={v}" for k, v in pairs) + "]"
 
 
-def node_statement(node, view):
+def node_statement(node, view, words=None):
     border, fill = _style(node)
     pairs = [("id", quote(f"gv-{node.id}")), ("class", quote(" ".join(node_classes(node))))]
     if node.kind == "op":
         pairs += [("ordering", "in"),   # inputs left to right in operand order
                   ("shape", "ellipse" if view == "dataflow" else "box"),
                   ("style", quote("filled" if view == "dataflow" else "rounded,filled")),
-                  *((("margin", quote("0.02,0")), ("height", "0.3")) if view == "dataflow"   # one row: a flat ellipse
+                  *((("margin", quote("0.02,0")), ("height", "0.5")) if view == "dataflow"   # one row, a tensor's height: narrower
                     else (("margin", quote("0.04,0.02")),)),
-                  ("label", op_label(node, view))]
+                  ("label", op_label(node, view, words))]
     elif node.kind == "const":
         pairs += [("shape", "box"), ("style", quote("rounded,filled,dashed")), ("margin", quote("0.06,0.02")),
-                  ("label", simple_label(node, 14, f"the constant {node.label}"))]
+                  ("label", simple_label(node, 14, words))]
     elif node.kind == "accumulate":
         pairs += [("shape", "box"), ("style", quote("rounded,filled")), ("margin", quote("0.06,0.04")),
-                  ("label", simple_label(node, 13, "AccumulateGrad: adds the gradient into the leaf's .grad"))]
+                  ("label", simple_label(node, 13, words))]
     elif node.kind == "group":
         pairs += [("shape", "box"), ("style", quote("rounded,filled,dashed")), ("margin", quote("0.1,0.06")),
-                  ("label", simple_label(node, 13))]
+                  ("label", simple_label(node, 13, words))]
     else:
         style = "rounded,filled" + (",dashed" if node.kind == "leaf" and not node.requires_grad else "")
         pairs += [("shape", "box"), ("style", quote(style)), ("margin", quote("0.06,0.02")),
-                  ("label", tensor_label(node))]
+                  ("label", tensor_label(node, words))]
         if node.is_root:
             pairs.append(("penwidth", "2.5"))
     pairs += [("color", quote(border)), ("fillcolor", quote(fill))]
     return f"  {node.id} {_attrs(pairs)}"
 
 
-def edge_statement(edge, src, view):
+def edge_statement(edge, src, view, beside=None, words=None):
+    """``beside``: the layout of :func:`op_beside_output`, or None."""
     pairs = [("id", quote(f"gv-{edge.id}")), ("class", quote(" ".join(edge_classes(edge, src))))]
+    ends = f"{edge.src} -> {edge.dst}"
+    if beside is not None:
+        if edge.kind == "output" and edge.src in beside[1]:  # drawn from the op leftwards
+            ends, pairs = f"{edge.dst} -> {edge.src}", pairs + [("dir", "back")]
+        elif edge.kind == "input" and src.kind == "value":   # the chain itself: kept straight
+            pairs.append(("weight", "8"))
     if "gv-nograd" in edge_classes(edge, src):
         pairs.append(("style", "dashed"))
     if view == "pytorch":
         pairs.append(("dir", "back"))   # arrows point the way next_functions (and backward) go
     if edge.kind == "cut":      # values went along it, gradients never will
-        pairs += [("style", "dotted"), ("arrowhead", "tee"), ("label", quote(f"cut by {edge.cut}")),
+        pairs += [("style", "dotted"), ("arrowhead", "tee"), ("label", quote(say(words, "cut_by", how=edge.cut))),
                   ("fontcolor", quote(PALETTE["muted"]))]
     elif edge.kind == "group" and edge.count > 1:
         pairs.append(("label", quote(f"×{edge.count}")))
     elif edge.grad is not None and edge.kind != "output":  # an output edge's gradient is its value node's
         label = f'<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR>' \
-                f'{_cell(f"gv-{edge.id}-grad", _font(edge.grad, face=MONO, size=13, color=PALETTE["grad"]), "gradient sent back along this edge")}' \
+                f'{_cell(f"gv-{edge.id}-grad", _font(edge.grad, face=MONO, size=13, color=PALETTE["grad"]), say(words, "tip_edge"))}' \
                 f'</TR></TABLE>'
         pairs.append(("label", f"<{label}>"))
-    return f"  {edge.src} -> {edge.dst} {_attrs(pairs)}"
+    return f"  {ends} {_attrs(pairs)}"
 
 
-def to_dot(graph, rankdir="TB", title=None):
-    """The DOT text for a :class:`gradviz.graph.Graph` (deterministic: same graph, same text)."""
+def op_beside_output(graph):
+    """Where each op goes in a top-to-bottom dataflow picture: on the rank of the tensor it makes.
+
+    A chain of n ops is then n ranks, not 2n (issue 8: lesson 6's network on a batch fits its
+    box).  Along a chain the outputs go right, left, right... of their ops (an op's depth decides),
+    and the chain's edges weigh more than a leaf's, so the chain runs straight down instead of
+    drifting sideways.  Returns ``(ids of tensors an op made, ids of ops whose output goes left)``.
+    """
+    made_by = {e.dst: e.src for e in graph.edges if e.kind == "output"}
+    inputs = {}
+    for e in graph.edges:
+        if e.kind == "input" and e.src in made_by:
+            inputs.setdefault(e.dst, []).append(made_by[e.src])
+    depth = {}
+    for n in graph.nodes:                   # forward order: an op's inputs were made before it
+        if n.kind == "op":
+            depth[n.id] = 1 + max((depth.get(op, 0) for op in inputs.get(n.id, ())), default=-1)
+    # ops side by side (a tensor used by several) keep their outputs below: one wide rank is worse
+    alone = collections.Counter(depth.values())
+    beside = {v: op for v, op in made_by.items() if alone[depth.get(op)] == 1}
+    return beside, {op for op in beside.values() if depth[op] % 2}
+
+
+def to_dot(graph, rankdir="TB", title=None, words=None):
+    """The DOT text for a :class:`gradviz.graph.Graph` (deterministic: same graph, same text).
+
+    ``words``: the tooltips' and labels' words in another language (keys of :data:`WORDS`)."""
     nodes = {n.id: n for n in graph.nodes}
     lines = [
         "digraph gradviz {",
-        f"  graph [rankdir={rankdir} nslimit=3 bgcolor=\"white\" pad=\"0.15\" nodesep=\"0.25\" ranksep=\"0.2\" "
+        f"  graph [rankdir={rankdir} nslimit=3 bgcolor=\"white\" pad=\"0.15\" nodesep=\"0.15\" ranksep=\"0.2\" "
         f"fontname=\"{FONT}\" id=\"gv-graph\" class=\"gv-{graph.view}\""
         + (f" label={quote(title)} labelloc=t fontsize=16" if title else "") + "]",
         f"  node [fontname=\"{FONT}\" fontsize=14 fontcolor=\"{PALETTE['text']}\" penwidth=1.5]",
         f"  edge [fontname=\"{FONT}\" fontsize=11 color=\"{PALETTE['edge']}\" arrowsize=0.7 penwidth=1.3]",
     ]
-    lines += [node_statement(n, graph.view) for n in graph.nodes]
-    lines += [edge_statement(e, nodes[e.src], graph.view) for e in graph.edges]
+    lines += [node_statement(n, graph.view, words) for n in graph.nodes]
+    beside = op_beside_output(graph) if graph.view == "dataflow" and rankdir in ("TB", "BT") else None
+    lines += [edge_statement(e, nodes[e.src], graph.view, beside, words) for e in graph.edges]
+    if beside is not None:
+        lines += [f"  {{rank=same {op} {v}}}" for v, op in beside[0].items()]
     lines.append("}")
     return "\n".join(lines) + "\n"

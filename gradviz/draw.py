@@ -51,7 +51,7 @@ from pathlib import Path
 
 from . import _check
 from ._gc import paused_gc
-from .dot_text import to_dot
+from .dot_text import say, slot_tips, to_dot
 from .adapters import trace_of
 from .graph import MAX_NODES, VIEWS, Graph, build_graph
 from .legend import legend_html
@@ -112,13 +112,15 @@ class Drawing:
     """A drawn graph: ``.graph`` (what is drawn), ``.source`` (DOT), ``.svg()``, ``.save(path)``."""
 
     def __init__(self, graph, rankdir="TB", max_nodes=MAX_NODES, renderer=None, timeout=TIMEOUT, title=None,
-                 full=None):
-        # ``full``: a function giving the unfolded graph, when ``graph`` was folded as it was built
+                 full=None, words=None):
+        # ``full``: a function giving the unfolded graph, when ``graph`` was folded as it was built;
+        # ``words``: the tooltips in another language (gradviz.dot_text.WORDS's keys; the widget's lang)
         self._full = full if full is not None and graph.summarized else graph
         self.graph = graph.summarized_graph(max_nodes) if max_nodes else graph
         self.view = graph.view
         self.renderer, self.timeout = renderer, timeout
-        self.source = to_dot(self.graph, rankdir=rankdir, title=title)
+        self.words = words
+        self.source = to_dot(self.graph, rankdir=rankdir, title=title, words=words)
         self._raw = {}
 
     @property
@@ -139,13 +141,15 @@ class Drawing:
             self._raw[key] = render(self.source, format, renderer=self.renderer, timeout=self.timeout, dpi=dpi)
         return self._raw[key]
 
-    def svg(self, state="full", hidden=()):
+    def svg(self, state="full", hidden=(), words=None):
         """The SVG text with the widget's ids, classes and CSS (see the module docstring).
 
         ``state="empty"``: computed values and every gradient start hidden (class ``gv-hidden``);
         ``hidden``: more slot ids to hide (``"gv-n3-val"``...).  Geometry never depends on either.
+        ``words``: tooltips in another language than the drawing's (no new layout).
         """
-        return decorate_svg(self.pipe("svg"), self.graph, state=state, hidden=hidden)
+        return decorate_svg(self.pipe("svg"), self.graph, state=state, hidden=hidden,
+                            words=self.words if words is None else words)
 
     def save(self, path, format=None, dpi=None):
         """Write ``.svg`` (decorated), ``.png``, ``.jpg``, or ``.dot``; the format follows the suffix.
@@ -199,8 +203,9 @@ def _strip_paint(el):
     return kinds
 
 
-def _unwrap_slot(group, parent_index, parent, is_node):
-    """``<g id="a_X"><a xlink:title=T>texts</a></g>`` -> ``<g id="X"><title>T</title>texts</g>``."""
+def _unwrap_slot(group, parent_index, parent, is_node, tips):
+    """``<g id="a_X"><a xlink:title=T>texts</a></g>`` -> ``<g id="X"><title>T</title>texts</g>``
+    (``tips``: the item's tooltips by slot, in the drawing's language, instead of T)."""
     slot_id = group.get("id")[2:]
     slot = slot_id.rsplit("-", 1)[1]
     cls = _SLOT_CLASS.get(slot, "gv-" + slot) if is_node else "gv-edge-" + slot
@@ -210,6 +215,7 @@ def _unwrap_slot(group, parent_index, parent, is_node):
     for a in group:
         tip = a.get(_XL + "title", tip)
         texts.extend(a.iter(_S + "text"))
+    tip = tips.get(slot, tip)
     if tip:
         ET.SubElement(new, _S + "title").text = tip
     for k, t in enumerate(texts):
@@ -227,14 +233,14 @@ def _decorate_text(t):
     _classes(t, *classes)
 
 
-def _describe(node):
+def _describe(node, words=None):
     if node.kind == "op":
         return node.grad_fn
-    head = node.label or (f"result of {node.grad_fn}" if node.kind == "value" else node.kind)
+    head = node.label or (say(words, "tip_result", grad_fn=node.grad_fn) if node.kind == "value" else node.kind)
     return f"{head}: {node.repr}" if node.repr else head
 
 
-def decorate_svg(svg, graph, state="full", hidden=()):
+def decorate_svg(svg, graph, state="full", hidden=(), words=None):
     """Graphviz's SVG -> the widget's: ids, classes and data attributes on everything, CSS inside.
 
     Graphviz writes a table cell's ``ID`` only around an anchor (``<g id="a_ID"><a>``); this
@@ -265,7 +271,7 @@ def decorate_svg(svg, graph, state="full", hidden=()):
     for g in top.iter(_S + "g"):
         classes = g.get("class", "").split()
         if "node" in classes or "edge" in classes:
-            _decorate_item(g, graph, "node" in classes)
+            _decorate_item(g, graph, "node" in classes, words)
     for el in root.iter():
         if el.get("id") in hide:
             _classes(el, "gv-hidden")
@@ -273,18 +279,22 @@ def decorate_svg(svg, graph, state="full", hidden=()):
     return text + "\n"
 
 
-def _decorate_item(g, graph, is_node):
+def _decorate_item(g, graph, is_node, words=None):
     item_id = g.get("id", "")[3:]          # gv-n3 -> n3
     g.set("data-gv-id", item_id)
     title = g.find(_S + "title")
+    tips = {}
     if is_node:
         try:
             node = graph.node(item_id)
         except KeyError:
             node = None
         if title is not None:
-            title.text = _describe(node) if node is not None else item_id
+            title.text = _describe(node, words) if node is not None else item_id
+        if node is not None:
+            tips = slot_tips(node, words)
     else:
+        tips = {"grad": say(words, "tip_edge")}
         edge = next((e for e in graph.edges if e.id == item_id), None)
         if edge is not None:
             g.set("data-gv-src", edge.src)
@@ -297,7 +307,7 @@ def _decorate_item(g, graph, is_node):
             if child.tag == _S + "polygon" and not is_node:
                 _classes(child, "gv-arrow")
         elif child.tag == _S + "g" and child.get("id", "").startswith("a_gv-"):
-            _unwrap_slot(child, list(g).index(child), g, is_node)
+            _unwrap_slot(child, list(g).index(child), g, is_node, tips)
         elif child.tag == _S + "text":   # a plain label (group edges' ×n)
             _decorate_text(child)
             _classes(child, "gv-label")

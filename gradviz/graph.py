@@ -62,9 +62,10 @@ escape them before putting them in HTML)::
                                       #   and tensor: tensor._seq (null if the tensor is gone)
         "fn_seq": 15 | null,          # value nodes: the grad_fn._seq of the op that made it
         "shape": [2] | null, "dtype": "float32" | null,
-        "value": "[1., 1.]" | null,   # PyTorch format: small tensors in full, large summarized
-        "grad": "[10., 10.]" | null,  # the tensor's .grad (leaves, retain_grad()), PyTorch format
-        "flow": "[0.5000]" | null,    # dL/d(this tensor) recorded by a trace.record() run
+        "value": "[1., 1.]" | null,   # as drawn (node_text): one short row in PyTorch format,
+                                      #   else a summary ("norm 2.6253", "all 0.2500", "zeros(4, 4)")
+        "grad": "[10., 10.]" | null,  # the tensor's .grad (leaves, retain_grad()), as drawn
+        "flow": "[0.5000]" | null,    # dL/d(this tensor) recorded by a trace.record() run, as drawn
         "is_leaf": true, "requires_grad": true, "retains_grad": false, "is_root": false,
         "grad_fn": "MulBackward0" | null, "op": "mul" | null, "symbol": "×" | null,
         "params": {"n": "2"},         # op parameters, as short strings
@@ -80,7 +81,7 @@ escape them before putting them in HTML)::
         "position": 0 | null,         # operand position as written (c - x: c is 0, x is 1)
         "input": 0 | null,            # index into grad_fn.next_functions (null: a parameter)
         "shape": [2] | null, "value": "[2., 2.]" | null,
-        "grad": "[5., 5.]" | null,    # gradient sent back along this edge (from a recording)
+        "grad": "[5., 5.]" | null,    # gradient sent back along this edge (from a recording), as drawn
         "count": 1                    # group edges: how many edges were folded
       }],
       "roots": ["n14"],
@@ -106,7 +107,8 @@ from ._format import format_array, printoptions, tensor_repr
 from .formula import fill as write, latex_name     # formulas are written in one place
 from .ops import OPS
 
-__all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number",
+__all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number", "format_line",
+           "summary", "node_text", "drawn_in_full", "CAPTION_FULL", "NODE_FULL",
            "latex_name", "VIEWS", "KINDS", "SMALL", "MAX_NODES"]
 
 VIEWS = ("dataflow", "pytorch")
@@ -312,6 +314,76 @@ def format_number(v):
     return text if len(text) <= 24 else text[:21] + "..."
 
 
+CAPTION_FULL = 8       # a caption writes arrays up to this many numbers in full
+NODE_FULL = 3          # a node draws a tensor in full when it is one row of at most this many numbers
+
+
+def format_line(a):
+    """A value as PyTorch prints it (what the graph shows), on one line: ``[10., 10.]``, ``0.5000``."""
+    if a is None:
+        return "None"
+    return " ".join(format_value(np.asarray(a)).split())
+
+
+def summary(a, full=CAPTION_FULL, brief=False):
+    """A value summarised so that it cannot mislead: the one summariser of captions and nodes.
+
+    Up to ``full`` numbers in full, as PyTorch prints them.  A bigger array by its shape, its largest
+    row and its norm -- never just a first row that happens to be zero; an array of one number
+    repeated by that number.  ``brief`` (a node, which draws the shape beside it): the norm alone.
+
+    >>> summary(np.array([2.5, 2.5], np.float32))
+    '[2.5000, 2.5000]'
+    >>> summary(np.array([[0., 0.], [0., 0.], [1., 2.], [0., 0.5], [0., 0.]], np.float32))
+    '5×2, [2, :] = [1., 2.], ‖·‖ = 2.2913'
+    >>> summary(np.zeros((4, 4), np.float32)), summary(np.full((3, 4), 0.25, np.float32))
+    ('zeros(4, 4)', '3×4, all 0.2500')
+    >>> summary(np.arange(6, dtype=np.float32).reshape(3, 2), full=0, brief=True)
+    'norm 7.4162'
+    """
+    if a is None:
+        return "None"
+    a = np.asarray(a)
+    if a.size <= full:
+        return format_line(a)
+    shape = "×".join(str(n) for n in a.shape)
+    if a.dtype.kind in "fc" and not np.any(a):
+        return f"zeros({', '.join(str(n) for n in a.shape)})"
+    flat = a.reshape(-1)
+    if flat.size and np.all(flat == flat[0]):
+        return f"all {format_line(flat[0])}" if brief else f"{shape}, all {format_line(flat[0])}"
+    norm = format_line(np.asarray(np.linalg.norm(flat.astype(np.float64)), dtype=a.dtype))
+    if brief:       # a word, not ‖·‖: Graphviz sizes a node by its text's bytes, and ‖·‖ is eight
+        return f"norm {norm}"
+    if a.ndim == 1:
+        return f"{format_line(a)} ({shape}), ‖·‖ = {norm}"
+    rows = a.reshape(a.shape[0], -1)
+    with np.errstate(all="ignore"):
+        k = int(np.nanargmax(np.abs(rows.astype(np.float64)).sum(axis=1))) if np.any(np.isfinite(rows)) else 0
+    index = ", ".join([str(k)] + [":"] * (a.ndim - 1))
+    return f"{shape}, [{index}] = {format_line(a[k])}, ‖·‖ = {norm}"
+
+
+def node_text(a):
+    """What a node or an edge draws for a value: one short row in full (``[1., 1.]``, ``20.``),
+    anything else as its :func:`summary` (``norm 2.6253``, ``all 0.2500``, ``zeros(4, 4)``), so a
+    batch keeps its node small (issue 8: lesson 6's network fits its box).  The full value is the
+    node's tooltip, and the captions and the derivation write it.
+
+    >>> node_text(np.array([1., 1.], np.float32)), node_text(np.ones((2, 2), np.float32))
+    ('[1., 1.]', 'all 1.')
+    """
+    if a is None:
+        return None
+    a = np.asarray(a)
+    return summary(a, full=a.size if drawn_in_full(a.shape) else 0, brief=True)
+
+
+def drawn_in_full(shape):
+    """Whether a node draws a tensor of this shape in full: one row of at most NODE_FULL numbers."""
+    return math.prod(shape) <= NODE_FULL and (len(shape) <= 1 or math.prod(shape[:-1]) == 1)
+
+
 def _dtype_name(npd):
     d = _BY_NP.get(np.dtype(npd))
     return d.name if d is not None else str(npd)
@@ -453,8 +525,8 @@ class _Builder:
             ("" if v.literal else v.name or ""),
             name=name, seq=v.seq, shape=tuple(v.shape), dtype=_dtype_name(v.dtype),
             is_leaf=v.is_leaf, requires_grad=v.requires_grad, retains_grad=v.retains_grad)
-        self.lazily(node, value=lambda: format_value(a), grad=lambda: format_value(v.grad),
-                    flow=lambda: format_value(flow), repr=lambda: _repr(a, None, v.requires_grad))
+        self.lazily(node, value=lambda: node_text(a), grad=lambda: node_text(v.grad),
+                    flow=lambda: node_text(flow), repr=lambda: _repr(a, None, v.requires_grad))
         self.value_node[id(v)] = node
         t = v.tensor()
         if t is not None:
@@ -507,8 +579,8 @@ class _Builder:
             seq=v.seq, fn_seq=step.seq,
             shape=tuple(v.shape), dtype=_dtype_name(v.dtype), is_leaf=False, requires_grad=True,
             retains_grad=v.retains_grad, is_root=is_root, grad_fn=step.name)
-        self.lazily(node, value=lambda: format_value(data), grad=lambda: format_value(v.grad),
-                    flow=lambda: format_value(flow), repr=lambda: _repr(data, _node_type(step.name), True))
+        self.lazily(node, value=lambda: node_text(data), grad=lambda: node_text(v.grad),
+                    flow=lambda: node_text(flow), repr=lambda: _repr(data, _node_type(step.name), True))
         self.out_node[id(step)] = node
         self.value_node[id(v)] = node
         t = v.tensor()
@@ -561,7 +633,7 @@ class _Builder:
             node = self.op(step)
             for position, (src, i, shape, g) in enumerate(inputs):
                 e = self.edge(src, node, "input", position=position, input=i, shape=tuple(shape))
-                self.lazily(e, value=lambda src=src: _small(src), grad=lambda g=g: format_value(g))
+                self.lazily(e, value=lambda src=src: _small(src), grad=lambda g=g: node_text(g))
             out = self.output(step, is_root=id(step) in root_steps)
             e = self.edge(node, out, "output", shape=out.shape)
             self.lazily(e, value=lambda out=out: _small(out), grad=lambda out=out: out.flow)
@@ -587,12 +659,12 @@ class _Builder:
                             seq=v.seq, grad_fn="AccumulateGrad", shape=leaf.shape, dtype=leaf.dtype,
                             requires_grad=True)
             flow = self.rec.leaf_in.get(id(v))
-            self.lazily(node, flow=lambda flow=flow: format_value(flow))
+            self.lazily(node, flow=lambda flow=flow: node_text(flow))
             self.acc_node[id(v)] = node
             if acc is not None:
                 self.refs.append((acc, node))
             e = self.edge(leaf, node, "accumulate", shape=leaf.shape)
-            self.lazily(e, grad=lambda flow=flow: format_value(flow))
+            self.lazily(e, grad=lambda flow=flow: node_text(flow))
         for step in steps:
             node = self.op(step)
             grads_out = self.rec.node_out.get(id(step)) or ()
@@ -605,9 +677,9 @@ class _Builder:
                 node.next.append(src)
                 g = grads_out[i] if i < len(grads_out) else None
                 e = self.edge(src, node, "next", position=i, input=i, shape=tuple(inp.shape))
-                self.lazily(e, grad=lambda g=g: format_value(g))
+                self.lazily(e, grad=lambda g=g: node_text(g))
             flow = self.rec.node_in.get(id(step))
-            self.lazily(node, flow=lambda flow=flow: format_value(flow))
+            self.lazily(node, flow=lambda flow=flow: node_text(flow))
         done = set()
         for r in self.trace.roots:
             step = self.trace.step_of(r)

@@ -8,18 +8,11 @@ import math
 
 import numpy as np
 
-from ..graph import format_number, format_value, latex_name
+from ..graph import format_line as num, format_number, latex_name
 from ..adapters import trace_of
 from ..trace import steps_reached
 
 __all__ = ["Lesson", "num", "short", "latex_name"]
-
-def num(a):
-    """A value as PyTorch prints it (what the graph shows), on one line: ``[10., 10.]``, ``0.5000``."""
-    if a is None:
-        return "None"
-    return " ".join(format_value(np.asarray(a)).split())
-
 
 def short(a, limit=6):
     """A short text for a value in a formula: ``10``, ``0.5``, ``[10, 10]``, ``[1, 2, 3, …] (4×5)``."""

@@ -22,7 +22,7 @@ from ..graph import VIEWS
 from ..trace_modules import collapse as fold, fold_runs
 from . import frames as F
 from .derivation import StepMath, UserCodeError, build_derivation, targets
-from .drawing import draw
+from .drawing import clean_svg, draw
 from .i18n import LANGS, render, strings
 from .model import WidgetModel
 from .standalone import standalone_html
@@ -82,8 +82,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         if collapse is not None:               # each layer of the model as one step
             fold(trace, collapse, self._engine.found.modules, module_calls())
         self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
-        drawing = draw(trace, view, rankdir)
-        self._graph = drawing.get("graph_obj")
+        drawing = draw(trace, view, rankdir, lang)
+        self._graph, self._drawing, self._drawn_lang = drawing.get("graph_obj"), drawing.get("drawing"), lang
         self._restored = recording is None and backward and root.requires_grad
         if self._restored:
             self._engine.restore(before)
@@ -265,6 +265,13 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             return _check.positive_number(None, "AutogradWidget.speed", proposal["value"])
         except (TypeError, ValueError) as exc:
             raise t.TraitError(str(exc)) from None
+
+    @t.observe("lang")
+    def _lang_tooltips(self, change):
+        """The graph's tooltips in the new language too (worded anew, no new layout)."""
+        if getattr(self, "_drawing", None) is not None and change["new"] != self._drawn_lang:
+            self._drawn_lang = change["new"]
+            self.svg = clean_svg(self._drawing.svg(words=strings(change["new"])))
 
     def caption(self, i=None):
         """The words shown at step ``i`` (default: the current step), in the widget's language."""

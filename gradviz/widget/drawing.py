@@ -8,6 +8,7 @@ derivation still play.
 import re
 
 from .frames import Ids
+from .i18n import strings
 
 __all__ = ["draw", "ids_from_graph", "clean_svg", "slim"]
 
@@ -20,11 +21,12 @@ EDGE_KEYS = ("id", "src", "dst", "kind", "input")
 EDGE_LABELS_MAX = 80
 
 
-def draw(trace, view="dataflow", rankdir="TB"):
-    """``{"svg", "graph", "graph_obj", "ids", "error"}`` for a :class:`gradviz.trace.Trace`'s graph."""
+def draw(trace, view="dataflow", rankdir="TB", lang="en"):
+    """``{"svg", "graph", "graph_obj", "ids", "error", "drawing"}`` for a :class:`gradviz.trace.Trace`'s
+    graph, its tooltips in ``lang`` (``drawing.svg(words=...)`` words them anew, without a new layout)."""
     from ..graph import MAX_NODES, build_graph
 
-    out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "error": ""}
+    out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "error": "", "drawing": None}
     try:
         graph = build_graph(view=view, trace=trace, max_nodes=MAX_NODES)   # big graphs: folded first
     except Exception as exc:  # shown in the widget, never as a traceback
@@ -35,7 +37,8 @@ def draw(trace, view="dataflow", rankdir="TB"):
         from ..render import RenderTimeout
         if len(graph.nodes) > EDGE_LABELS_MAX:
             _drop_edge_labels(graph)
-        drawing = Drawing(graph, rankdir=rankdir)
+        words = strings(lang)
+        drawing = Drawing(graph, rankdir=rankdir, words=words)
         out["graph_obj"] = drawing.graph
         out["graph"] = slim(drawing.graph.to_dict())
         out["ids"] = ids_from_graph(out["graph"], drawing.graph.folded)
@@ -44,9 +47,9 @@ def draw(trace, view="dataflow", rankdir="TB"):
         except RenderTimeout:
             if not _drop_edge_labels(drawing.graph):
                 raise
-            drawing = Drawing(drawing.graph, rankdir=rankdir, max_nodes=None)
+            drawing = Drawing(drawing.graph, rankdir=rankdir, max_nodes=None, words=words)
             svg = drawing.svg()
-        out["svg"] = clean_svg(svg)
+        out["svg"], out["drawing"] = clean_svg(svg), drawing
     except Exception as exc:  # no renderer, a layout that failed: say why inside the widget
         out["error"] = _why(exc)
         if out["ids"] is None:

@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from ..formula import fill, plain
+from ..graph import node_text, summary as shown      # the one summariser: captions and nodes
 from ._lesson import num, short
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative
 
@@ -146,53 +147,16 @@ def expr_text(template, names, params):
     return plain(re.sub(r"@\d+", "?", fill(template, subs)))
 
 
-CAPTION_FULL = 8       # arrays up to this many numbers are written out in full in a caption
-
-
-def shown(a):
-    """A value for a caption, as PyTorch prints it, summarised so that it cannot mislead.
-
-    Small arrays in full (``[2.5000, 2.5000]``, as the picture shows them).  A bigger one by its
-    shape, its largest row and its norm -- never just a first row that happens to be zero:
-    ``4×4, [2, :] = [0.0731, -0.4520, 0.0212, 0.3010], ‖·‖ = 0.9214``; ``zeros(4, 4)``.
-
-    >>> shown(np.array([2.5, 2.5], np.float32))
-    '[2.5000, 2.5000]'
-    >>> shown(np.array([[0., 0.], [0., 0.], [1., 2.], [0., 0.5], [0., 0.]], np.float32))
-    '5×2, [2, :] = [1., 2.], ‖·‖ = 2.2913'
-    >>> shown(np.zeros((4, 4), np.float32))
-    'zeros(4, 4)'
-    """
-    if a is None:
-        return "None"
-    a = np.asarray(a)
-    if a.size <= CAPTION_FULL:
-        return num(a)
-    shape = "×".join(str(n) for n in a.shape)
-    if a.dtype.kind in "fc" and not np.any(a):
-        return f"zeros({', '.join(str(n) for n in a.shape)})"
-    norm = num(np.asarray(np.linalg.norm(a.astype(np.float64).reshape(-1)), dtype=a.dtype))
-    if a.ndim == 1:
-        return f"{num(a)} ({shape}), ‖·‖ = {norm}"
-    rows = a.reshape(a.shape[0], -1)
-    with np.errstate(all="ignore"):
-        k = int(np.nanargmax(np.abs(rows.astype(np.float64)).sum(axis=1))) if np.any(np.isfinite(rows)) else 0
-    index = ", ".join([str(k)] + [":"] * (a.ndim - 1))
-    return f"{shape}, [{index}] = {num(a[k])}, ‖·‖ = {norm}"
-
-
 def _val_slot(value):
-    from ..graph import format_value
-    return "?" if value is None else format_value(np.asarray(value))
+    return "?" if value is None else node_text(value)
 
 
 def _grad_slot(value, leaf):
     """A gradient as the drawing writes it: ``.grad [..]`` for a leaf, ``grad [..]`` flowing past."""
     if value is None:
         return ""
-    from ..graph import format_value
     prefix = ".grad " if leaf else "grad "
-    return prefix + format_value(np.asarray(value)).replace("\n", "\n" + " " * len(prefix))
+    return prefix + node_text(value).replace("\n", "\n" + " " * len(prefix))
 
 
 def _ids(items):

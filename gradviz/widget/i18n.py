@@ -15,6 +15,8 @@ with the language's ``list_sep``).  :func:`render` does exactly what ``widget.js
 
 import re
 
+from ..dot_text import WORDS
+
 __all__ = ["LANGS", "STRINGS", "strings", "fmt", "render"]
 
 LANGS = ("en", "ko")
@@ -100,6 +102,8 @@ STRINGS = {
         "cap_sync": "Since the last step shown, the notebook changed .grad: {items}",
         "cap_sync_item": "{leaf}.grad is now {value}",
         "cap_restored": "animate() recorded the pass above, then put every .grad back as it was ({items}), so the notebook's own {root}.backward() works as usual. The buttons act on the real tensors from here on.",
+        # -- the graph's tooltips and labels: gradviz.dot_text.WORDS --
+        **WORDS,
         "cap_list": "{items}",
         "list_sep": "; ",
         "cap_seed_replay": "animate() runs {root}.backward({args}) to show what the engine does (not one of your calls): it starts at {root} with the seed gradient ∂{root}/∂{root} = {seed}",
@@ -191,6 +195,23 @@ STRINGS = {
         "cap_sync": "마지막으로 보여 준 단계 이후 노트북에서 .grad 값이 바뀌었습니다: {items}",
         "cap_sync_item": "{leaf}.grad = {value}",
         "cap_restored": "animate() 함수는 위의 과정을 기록한 뒤 모든 .grad 값을 원래대로 되돌려 놓았습니다({items}). 그래서 노트북에서 직접 {root}.backward() 호출을 해도 평소처럼 동작합니다. 이제부터 버튼은 실제 텐서에 작동합니다.",
+        # -- the graph's tooltips and labels (English: gradviz.dot_text.WORDS) --
+        "tip_leaf": "잎(leaf) 텐서, requires_grad=True",
+        "tip_data": "잎(leaf) 텐서 (데이터, 그라디언트 없음)",
+        "tip_result": "{grad_fn} 연산의 결과",
+        "tip_const": "상수",
+        "tip_constant": "상수 {value}",
+        "tip_retain": "retain_grad()",
+        "tip_shape": "모양(shape) {shape}",
+        "tip_dtype": "dtype {dtype}",
+        "tip_grad": "{name}.grad",
+        "tip_flow": "그라디언트: 출력을 {name} 텐서로 미분한 값",
+        "tip_this": "이 텐서",
+        "tip_in_full": "{what} (여기서는 요약: 설명과 손 계산에 전체 값이 나옵니다)",
+        "tip_op": "{grad_fn}: 이 연산이 만든 출력의 grad_fn",
+        "tip_accumulate": "AccumulateGrad: 그라디언트를 잎 텐서의 .grad 값에 더합니다",
+        "tip_edge": "이 간선을 따라 거꾸로 보내는 그라디언트",
+        "cut_by": "{how} 호출로 끊김",
         "cap_list": "{items}",
         "list_sep": "; ",
         "cap_seed_replay": "animate() 함수가 엔진이 하는 일을 보여 주려고 {root}.backward({args}) 호출을 실행합니다(사용자의 호출이 아님). {root}에서 시작하고, 시드 그라디언트 ∂{root}/∂{root} = {seed}",

@@ -53,6 +53,13 @@ ARROWS = """w => [...w.querySelectorAll('svg.gv-svg .gv-edge.gv-lit-edge, svg.gv
   })"""
 
 
+# the drawing against its box: is the whole graph in view?
+GRAPH_IN_BOX = """w => { const s = w.querySelector('svg.gv-svg').getBoundingClientRect();
+    const b = w.querySelector('[data-gv="graph"]').getBoundingClientRect();
+    return {svg: [s.width, s.height], box: [b.width, b.height],
+            fits: s.left >= b.left - 1 && s.right <= b.right + 1 && s.top >= b.top - 1 && s.bottom <= b.bottom + 1}; }"""
+
+
 def overlaps(rects, slack=0.5):
     bad = []
     for i, a in enumerate(rects):
@@ -200,6 +207,7 @@ def lab_widget_checks(page, widget, artifacts, name):
     fit = fits_in_notebook(widget)
     assert fit["fits"], fit
     assert widget.evaluate(SMALLEST_TEXT) >= 11
+    assert widget.evaluate(GRAPH_IN_BOX)["fits"], widget.evaluate(GRAPH_IN_BOX)   # no panning needed
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("End")
     page.wait_for_timeout(400)
@@ -290,14 +298,21 @@ def test_pinch_zooms_on_a_touch_screen(browser_context, pages):
         page.context.close()
 
 
-def test_seed_graph_fits_its_box_at_the_default_zoom(offline_page, pages, artifacts):
-    """Compact nodes (one-row ops, two-row tensors, one small-text size so the readable zoom is as
-    low as it can be): at 1366×768 the whole seed graph is in its box at the default zoom with text
-    >= 11 px (it was 371×966 px in a 562 px box)."""
+@pytest.mark.parametrize("lesson", ["seed", "tiny_mlp", "tutorial", "fan_out"])
+def test_whole_graph_fits_its_box_at_the_default_zoom(offline_page, pages, artifacts, lesson):
+    """Compact nodes (a batch drawn as its norm, its matrix in the tooltip), each op on the rank of
+    the tensor it makes: at 1366×768 the whole graph is in its box at the default zoom with text
+    >= 11 px, at the start and at the end -- lesson 6's 2-4-1 network on the XOR batch included
+    (it was 783×1757 px in an 801×562 box, to be panned)."""
     page = offline_page
-    w, widget = open_saved(page, pages, "seed")
-    svg = widget.locator("svg.gv-svg").bounding_box()
-    box = widget.locator('[data-gv="graph"]').bounding_box()
-    assert widget.evaluate(SMALLEST_TEXT) >= 11
-    assert svg["width"] <= box["width"] + 1 and svg["height"] <= box["height"] + 1, (svg, box)
-    page.screenshot(path=str(artifacts / "fit-seed-start.png"))
+    w, widget = open_saved(page, pages, lesson)
+    for moment in ("start", "end"):
+        if moment == "end":
+            widget.locator('[data-gv="graph"]').click()
+            page.keyboard.press("End")
+            page.wait_for_timeout(300)
+        fit = widget.evaluate(GRAPH_IN_BOX)
+        assert fit["fits"], (moment, fit)
+        assert widget.evaluate(SMALLEST_TEXT) >= 11
+        assert visible_nodes(widget) == len([n for n in w.graph["nodes"]])
+        page.screenshot(path=str(artifacts / f"fit-{lesson}-box-{moment}.png"))
