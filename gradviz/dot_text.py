@@ -313,9 +313,10 @@ def edge_statement(edge, src, view, beside=None, words=None):
     elif edge.kind == "group" and edge.count > 1:
         pairs.append(("label", quote(f"×{edge.count}")))
     elif edge.grad is not None and edge.kind != "output":  # an output edge's gradient is its value node's
-        label = f'<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR>' \
+        # a little room on each side: two labels side by side never read as one
+        label = f'<TABLE BORDER="0" CELLPADDING="0" CELLSPACING="0"><TR><TD WIDTH="4"></TD>' \
                 f'{_cell(f"gv-{edge.id}-grad", _font(edge.grad, face=MONO, size=13, color=PALETTE["grad"]), say(words, "tip_edge"))}' \
-                f'</TR></TABLE>'
+                f'<TD WIDTH="4"></TD></TR></TABLE>'
         pairs.append(("label", f"<{label}>"))
     return f"  {ends} {_attrs(pairs)}"
 
