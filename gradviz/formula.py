@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
-           "Rule", "parse", "step", "number_text", "latex_name", "fill", "plain"]
+           "Rule", "Named", "parse", "step", "number_text", "latex_name", "fill", "plain"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
 
@@ -577,7 +577,8 @@ class Sum(_Shaped):
 
     def latex(self, numbers=False):
         under = "" if len(self.shape) == 0 or math.prod(self.shape) == 1 else r"_{\text{batch}}"
-        return rf"\sum{under} {_paren(self.arg.latex(numbers))}"
+        arg = self.arg.latex(numbers)
+        return rf"\sum{under} {arg if isinstance(self.arg, Named) else _paren(arg)}"     # Σ δ
 
     def value(self):
         return unbroadcast(np.asarray(self.arg.value()), self.shape)
@@ -629,6 +630,34 @@ class Rule(Expr):
 
     def value(self):
         return self.apply(np.asarray(self.g.value()))
+
+
+class Named(Expr):
+    r"""A gradient written by its name (``δ``) and valued by its definition, so a matrix chain rule
+    fits a line: ``Xᵀ[(δ W₂ᵀ) ⊙ (1 − tanh²(b))]`` beside ``δ = ∂loss/∂d = 1/n · (2f)``, written
+    once (:meth:`definition`).  Evaluating the line evaluates the definition as it is shown.
+
+    >>> d = Named(r"\delta", Mul(Num(0.25), Sym("f", np.array([2.]))), "g_d")
+    >>> print(d.latex(), "|", d.definition())
+    \delta | \delta = g_d = 0.25 f = 0.25 \cdot 2
+    >>> float(d.value()[0])
+    0.5
+    """
+
+    def __init__(self, tex, expr, of=None):
+        self.tex, self.expr, self.of = tex, expr, of
+        self.matrix = expr.matrix
+
+    def latex(self, numbers=False):
+        return self.tex
+
+    def value(self):
+        return self.expr.value()
+
+    def definition(self):
+        """``δ = ∂o/∂d = formula = formula with its numbers``, repeats left out."""
+        parts = [self.tex] + ([self.of] if self.of else []) + [self.expr.latex(), self.expr.latex(numbers=True)]
+        return " = ".join(p for k, p in enumerate(parts) if k == 0 or p != parts[k - 1])
 
 
 def unbroadcast(g, shape):

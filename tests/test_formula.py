@@ -128,7 +128,39 @@ def test_the_mlp_is_written_as_matrices():
                for s in w1), w1
     b1 = [m["latex"] for m in leaves["b1"]["paths"][0]["stages"]]
     assert any(s.startswith(r"\sum_{\text{batch}}") for s in b1), b1
-    assert any(r"\frac{1}{4}" in s for s in w1), "n = 4 filled in"
+    where = [m["latex"] for m in w.derivation["where"]]
+    assert any(r"\frac{1}{4}" in s for s in where), "n = 4 filled in (in δ's definition)"
+
+
+def test_the_mlp_names_the_gradient_at_its_output_delta_once():
+    """Lesson 6's long matrix formulas fit a line of the panel: ``δ = ∂loss/∂d = 1/n · (2f) = 1/4 · (2f)``
+    is written once, then ``∂loss/∂W₁ = Xᵀ[(δ W₂ᵀ) ⊙ (1 − tanh²(b))]``, ``∂loss/∂W₂ = hᵀ δ``,
+    ``∂loss/∂b₂ = Σ δ``.  δ's definition, evaluated as displayed (exactly and from its numbers as
+    written), is the engine's ∂loss/∂d, and every line using it evaluates to the engine's .grad."""
+    X = torch.tensor([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    Y = torch.tensor([[0.], [1.], [1.], [0.]])
+    torch.manual_seed(0)
+    W1, b1 = torch.randn(2, 4, requires_grad=True), torch.zeros(4, requires_grad=True)
+    W2, b2 = torch.randn(4, 1, requires_grad=True), torch.zeros(1, requires_grad=True)
+    h = torch.tanh(X @ W1 + b1)
+    d = h @ W2 + b2
+    d.retain_grad()
+    loss = ((d - Y) ** 2).mean()
+    w = AutogradWidget(loss, names={"X": X, "Y": Y, "W1": W1, "b1": b1, "W2": W2, "b2": b2, "h": h, "d": d})
+    delta = w._formulas["delta"]
+    where = [m["latex"] for m in w.derivation["where"]]
+    assert where == [delta.definition()]
+    assert where[0].startswith(r"\delta = \frac{\partial \mathrm{loss}}{\partial d} = ") and r"\frac{1}{4}" in where[0], where
+    leaves = {e["leaf"]: [m["latex"] for m in e["paths"][0]["stages"]] for e in w.derivation["leaves"]}
+    assert r"X^{T} \left[\left(\delta W_{2}^{T}\right) \odot" in leaves["W1"][1], leaves["W1"]
+    assert all(r"\delta" in stages[1] for stages in leaves.values()), leaves
+    assert leaves["b2"][1] == r"\sum \delta", leaves["b2"]          # b₂ = [b] takes the sum of all of δ
+    d.grad = None                     # (animate()'s own backward() filled the retained one)
+    loss.backward()
+    np.testing.assert_allclose(delta.value(), d.grad.numpy(), rtol=1e-5)
+    with F.as_shown():
+        np.testing.assert_allclose(delta.value(), d.grad.numpy(), rtol=2e-2, atol=1e-3)
+    assert_displayed_math_is_the_engines(w)
 
 
 def notebook_cells(path):
@@ -346,5 +378,4 @@ def test_each_way_a_gradient_is_written_evaluates_to_the_engines(name):
 def test_a_number_copied_to_every_element_is_multiplied_with_a_dot():
     root, names, gradient = LESSONS["tiny_mlp"]()
     w = AutogradWidget(root, gradient, names=names)
-    w1 = next(e for e in w.derivation["leaves"] if e["leaf"] == "W1")
-    assert r"\frac{1}{4} \cdot \left(2 f\right)" in w1["paths"][0]["stages"][2]["latex"]
+    assert r"\frac{1}{4} \cdot \left(2 f\right)" in w.derivation["where"][0]["latex"]    # δ = … = 1/4 · (2f)

@@ -24,7 +24,7 @@ from ._lesson import latex_name, num, short
 from .sanitize import sanitize_mathml
 
 __all__ = ["mathml", "build_derivation", "chain_gradients", "expected_gradients",
-           "check", "UserCodeError", "StepMath", "path_expr", "step_expr"]
+           "check", "UserCodeError", "StepMath", "Delta", "path_expr", "step_expr"]
 
 MAX_PATHS = 4          # paths written out per leaf (the sum always covers all of them)
 MAX_FACTORS = 10       # factors written out per path before "⋯"
@@ -57,6 +57,9 @@ def _param_text(v):
     if isinstance(v, (tuple, list)):
         return "(" + ", ".join(_param_text(x) for x in v) + ")"
     return re.sub(r"[^A-Za-z0-9_.,()\- ]", "", str(v)) or "?"
+
+
+LINE_VALUES = 3        # a path's line ends with its value when that is at most this many numbers
 
 
 def value_latex(a, limit=4):
@@ -378,13 +381,44 @@ def seed_expr(lesson, seed):
     return F.Sym("v", seed, latex="v")
 
 
-def path_expr(lesson, path, seed):
-    """One path's gradient, root first: the chain rule as a tree (``None``: no seed, no numbers)."""
+class Delta:
+    """Where a matrix chain rule names the gradient that arrives δ, and δ once named.
+
+    At the op nearest the root that is a matrix product or takes one's output (a layer's output
+    ŷ: ``δ = ∂loss/∂ŷ``), if the ops above it made that gradient a formula: lesson 6's
+    ``∂loss/∂W₁ = Xᵀ[(δ W₂ᵀ) ⊙ (1 − tanh²(b))]`` then fits a line of the panel, ``δ`` defined once.
+    """
+
+    def __init__(self, lesson):
+        self.lesson, self.node, self.named = lesson, None, None
+        for node in reversed(lesson.nodes):
+            if node.key in F.MATMULS or any(kind == "op" and getattr(thing, "key", None) in F.MATMULS
+                                            for kind, thing in lesson.kinds(node)):
+                self.node = node
+                break
+
+    def at(self, node, g):
+        """``g`` as it arrives at ``node``: δ there, once it is a formula worth a name."""
+        if node is not self.node or g is None or g.size() < 3:
+            return g
+        if self.named is None:
+            of = _partial(latex_name(self.lesson.root_name), latex_name(self.lesson.name(node)))
+            self.named = F.Named(r"\delta", g, of)
+        return self.named
+
+
+def path_expr(lesson, path, seed, delta=None):
+    """One path's gradient, root first: the chain rule as a tree (``None``: no seed, no numbers).
+
+    ``delta``: a :class:`Delta` naming the gradient at a layer's output δ."""
     if seed is None:
         return None
-    matrix = _matrix_path(path)
+    # (a path through δ is written as δ's other paths are: Σ_batch δ, not Σ(δ · 1))
+    matrix = _matrix_path(path) or (delta is not None and any(n is delta.node for n, _ in path))
     g = seed_expr(lesson, seed)
     for node, i in path:
+        if delta is not None:
+            g = delta.at(node, g)
         g = step_expr(lesson, node, i, g, matrix)
     leaf_shape = path[-1][0].inputs[path[-1][1]].shape
     return F.Expand(g if g is not None else F.Num(1), leaf_shape)
@@ -392,10 +426,10 @@ def path_expr(lesson, path, seed):
 
 def leaf_exprs(lesson, seed, limit=MAX_PATHS):
     """``{leaf seq: (trees, count)}``: each written path's formula, and how many paths there are."""
-    out = {}
+    out, delta = {}, Delta(lesson)
     for leaf in lesson.leaves:
         paths, count = _paths(lesson, leaf, limit)
-        out[leaf.seq] = ([path_expr(lesson, p, seed) for p in paths], count)
+        out[leaf.seq] = ([path_expr(lesson, p, seed, delta) for p in paths], count)
     return out
 
 
@@ -512,7 +546,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     chain = keep["chain"] = chain_gradients(lesson, seed) if lesson.nodes else {}
     closed = expected_gradients(lesson, expected)
     root = latex_name(lesson.root_name)
-    leaves = []
+    leaves, delta = [], Delta(lesson)
     for leaf in lesson.leaves[:MAX_LEAVES]:
         name = latex_name(lesson.name(leaf))
         paths, count = _paths(lesson, leaf, MAX_PATHS)
@@ -526,7 +560,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             outs = [lesson.name(shown[0][0])] + [lesson.input_name(n, i) for n, i in shown[:-1]]
             sym = [_partial(latex_name(o), _input_name(lesson, n, i)) for o, (n, i) in zip(outs, shown)]
             # (a 20,000-op path as one formula would be 20,000 factors long: unreadable, and slow)
-            expr = path_expr(lesson, path, seed) if len(path) <= MAX_WRITTEN else None
+            expr = path_expr(lesson, path, seed, delta) if len(path) <= MAX_WRITTEN else None
             keep["exprs"][leaf.seq].append(expr)
             if expr is not None:
                 value = expr.value()
@@ -537,8 +571,9 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             stages = [r" \cdot ".join(sym + dots)]
             if expr is not None:
                 stages += [expr.latex(), expr.latex(numbers=True)]
-            if value_latex(value) is not None:
-                stages.append(value_latex(value))
+            # (a longer vector is the chain rule line's, which wraps: as the last stage it would not)
+            if value_latex(value, limit=LINE_VALUES) is not None:
+                stages.append(value_latex(value, limit=LINE_VALUES))
             stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
             line = {"stages": [mathml(st) for st in stages], "value": num(value),
                     "factors": [_factor_data(lesson, n, i, ids) for n, i in shown]}
@@ -566,10 +601,12 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
                 shown = value_latex(value)
                 entry["closed_tex"] = mathml(f"{_partial(root, name)} = {latex}" + (f" = {shown}" if shown else ""))
         leaves.append(entry)
+    keep["delta"] = delta.named
     return {
         "custom": custom,
         "defs": defs,
         "defs_more": max(0, len(lesson.nodes) - MAX_DEFS),
+        "where": [mathml(delta.named.definition())] if delta.named is not None else [],
         "leaves": leaves,
         "leaves_more": max(0, len(lesson.leaves) - MAX_LEAVES),
     }

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from browser.conftest import visible_nodes
+from browser.test_widget_fit import WIDE_MATH
 from test_notebooks import NOTEBOOKS
 from test_slides import deck
 
@@ -187,6 +188,7 @@ def test_a_tall_widget_scrolls_inside_its_slide(open_deck, artifacts):
         const f = [...w.querySelectorAll('.gv-focus')].map(e => e.getBoundingClientRect());
         return f.length > 0 && f.every(r => r.top >= g.top - 1 && r.bottom <= g.bottom + 1); }""")
     assert in_view                                  # the node the caption talks about is on screen
+    assert widget.evaluate(WIDE_MATH) == []          # δ named once: no formula scrolls sideways
     page.screenshot(path=str(artifacts / "slides-mlp-widget.png"))
 
 

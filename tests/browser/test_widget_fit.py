@@ -10,6 +10,8 @@
 Screenshots go to tests/artifacts/fit-*.png and lab-fit-*.png: look at them.
 """
 
+import re
+
 import pytest
 
 from browser.conftest import visible_nodes, wait_ready
@@ -58,6 +60,11 @@ GRAPH_IN_BOX = """w => { const s = w.querySelector('svg.gv-svg').getBoundingClie
     const b = w.querySelector('[data-gv="graph"]').getBoundingClientRect();
     return {svg: [s.width, s.height], box: [b.width, b.height],
             fits: s.left >= b.left - 1 && s.right <= b.right + 1 && s.top >= b.top - 1 && s.bottom <= b.bottom + 1}; }"""
+
+
+# lines of the derivation wider than the panel (each would scroll sideways on its own)
+WIDE_MATH = """w => [...w.querySelectorAll('[data-gv="derivation"] .gv-math')]
+    .filter(e => e.offsetParent && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 80))"""
 
 
 def overlaps(rects, slack=0.5):
@@ -316,3 +323,21 @@ def test_whole_graph_fits_its_box_at_the_default_zoom(offline_page, pages, artif
         assert widget.evaluate(SMALLEST_TEXT) >= 11
         assert visible_nodes(widget) == len([n for n in w.graph["nodes"]])
         page.screenshot(path=str(artifacts / f"fit-{lesson}-box-{moment}.png"))
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1280, 720)], ids=["1366x768", "1280x720"])
+def test_long_matrix_formulas_fit_the_panel(offline_page, pages, artifacts, size):
+    """Lesson 6's chain rule for W₁ is one short line, ``Xᵀ[(δ W₂ᵀ) ⊙ (1 − tanh²(b))]``, with
+    ``δ = ∂loss/∂d = 1/n · (2f) = 1/4 · (2f)`` defined once above: no line of the derivation
+    scrolls sideways, at the start and at the end."""
+    page = offline_page
+    w, widget = open_saved(page, pages, "tiny_mlp")
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.wait_for_timeout(300)
+    assert re.search("[δ𝛿]", widget.locator(".gv-where").inner_text())        # (MathML writes an italic δ)
+    assert widget.evaluate(WIDE_MATH) == []
+    widget.locator('[data-gv="graph"]').click()
+    page.keyboard.press("End")
+    page.wait_for_timeout(300)
+    assert widget.evaluate(WIDE_MATH) == []
+    page.screenshot(path=str(artifacts / f"fit-mlp-derivation-{size[0]}x{size[1]}.png"))

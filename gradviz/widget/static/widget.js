@@ -35,7 +35,8 @@
  * @property {string} [error] the engine's error message
  *
  * @typedef {Object} Derivation
- * @property {Math[]} custom  @property {Math[]} defs  @property {Object[]} leaves
+ * @property {Math[]} custom  @property {Math[]} defs  @property {Math[]} where (δ = …, named once)
+ * @property {Object[]} leaves
  * @typedef {{latex: string, mathml: string}} Math
  */
 
@@ -626,6 +627,12 @@ function createDerivationPanel(ctx) {
       const sec = h("details", { class: "gv-defs", open: true }, h("summary", { text: s.forward_defs || "" }));
       for (const m of d.defs) sec.append(mathEl(m));
       if (d.defs_more) sec.append(h("div", { class: "gv-more", text: fmt(s, "lines_more", { n: d.defs_more }) }));
+      el.append(sec);
+    }
+    // a gradient named once (δ = ∂loss/∂ŷ = …), so the long matrix formulas below fit a line
+    if (d.where && d.where.length) {
+      const sec = h("div", { class: "gv-where" });
+      for (const m of d.where) sec.append(mathEl(m));
       el.append(sec);
     }
     for (const leaf of d.leaves || []) {
