@@ -1,6 +1,7 @@
 """Every word of the widget exists in English and Korean, with the same fields."""
 
 import doctest
+import html
 import re
 
 import pytest
@@ -82,3 +83,37 @@ def test_no_period_right_after_a_number(lang):
         for m in FIELD.finditer(text):
             if m.group(1) in VALUE_FIELDS:
                 assert not text[m.end():].startswith("."), (key, text)
+
+
+ENGLISH_TIP = re.compile(r"leaf tensor|result of|grad_fn of|gradient|constant|adds the|summarised|shape \[|this tensor")
+
+
+def _titles(svg):
+    return [html.unescape(t) for t in re.findall(r"<title>(.*?)</title>", svg, re.S)]
+
+
+@pytest.mark.parametrize("lesson", ["seed", "tiny_mlp", "neuron"])
+def test_the_graphs_tooltips_speak_korean_too(lesson):
+    """Hovering a node or an edge of a Korean widget reads Korean (issue 8): the tooltips are worded
+    through the same table as the captions (gradviz.dot_text.WORDS is its English part), say
+    그라디언트, and put no particle after a value or a code name.  Switching lang re-words them."""
+    root, names, gradient = LESSONS[lesson]()
+    w = AutogradWidget(root, gradient, names=names, lang="ko")
+    titles = _titles(w.svg)
+    assert len(titles) > 10
+    assert [t for t in titles if ENGLISH_TIP.search(t)] == []
+    assert any("그라디언트" in t for t in titles) and any("잎(leaf) 텐서" in t for t in titles)
+    assert not [t for t in titles if KO_PARTICLE.search(t.split(": tensor(")[0])]
+    layout = re.sub(r"<title>.*?</title>", "", w.svg, flags=re.S)
+    w.lang = "en"                                # worded anew, laid out as before
+    assert any("gradient sent back along this edge" in t for t in _titles(w.svg))
+    assert re.sub(r"<title>.*?</title>", "", w.svg, flags=re.S) == layout
+    w.lang = "ko"
+    assert _titles(w.svg) == titles
+
+
+def test_every_picture_word_has_a_korean_one():
+    from gradviz.dot_text import WORDS
+    for key, text in WORDS.items():
+        assert i18n.STRINGS["en"][key] == text
+        assert i18n.STRINGS["ko"][key] != text or not re.search(r"[a-z]{3} [a-z]{3}", text), key
