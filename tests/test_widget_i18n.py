@@ -117,3 +117,11 @@ def test_every_picture_word_has_a_korean_one():
     for key, text in WORDS.items():
         assert i18n.STRINGS["en"][key] == text
         assert i18n.STRINGS["ko"][key] != text or not re.search(r"[a-z]{3} [a-z]{3}", text), key
+
+
+def test_a_page_saved_in_korean_has_korean_tooltips(tmp_path):
+    root, names, gradient = LESSONS["seed"]()
+    w = AutogradWidget(root, gradient, names=names)
+    page = w.save_html(tmp_path / "ko.html", lang="ko").read_text(encoding="utf-8")
+    assert "잎(leaf) 텐서" in page and "leaf tensor, requires_grad" not in page
+    assert "leaf tensor, requires_grad" in w.svg          # the widget itself keeps its language

@@ -25,7 +25,7 @@ from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import clean_svg, draw
 from .i18n import LANGS, render, strings
 from .model import WidgetModel
-from .standalone import standalone_html
+from .standalone import standalone_html, widget_state
 from ._lesson import Lesson
 
 __all__ = ["AutogradWidget", "animate"]
@@ -291,7 +291,10 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             _check.whole_number("save_html", "frame", options["frame"], 0, len(self.frames) - 1,
                                 f"the widget has {len(self.frames)} steps")
         _check.text("save_html", "title", options.get("title"))
-        Path(path).write_text(standalone_html(self, full_page=True, **options), encoding="utf-8")
+        source, lang = self, options.get("lang")
+        if lang and lang != self._drawn_lang and self._drawing is not None:   # the tooltips in the page's language
+            source = dict(widget_state(self), svg=clean_svg(self._drawing.svg(words=strings(lang))))
+        Path(path).write_text(standalone_html(source, full_page=True, **options), encoding="utf-8")
         return path
 
     def _repr_mimebundle_(self, **kwargs):
