@@ -41,6 +41,7 @@ from .tensor import Tensor
 from . import nn, optim  # noqa: E402,I001
 from . import autograd_functional  # noqa: E402
 autograd.functional = autograd_functional   # torch.autograd.functional.jacobian
+from ._devices import accelerator, backends, cuda  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -65,18 +66,6 @@ def __getattr__(name):
     if name == "watch":      # with gradviz.watch(): ... -- a real PyTorch forward pass, its values kept
         return _importlib.import_module(__name__ + "._watch").watch
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
-
-
-class cuda:
-    """``torch.cuda``: gradviz has no GPU, so tutorials take their CPU branch."""
-
-    @staticmethod
-    def is_available():
-        return False
-
-    @staticmethod
-    def device_count():
-        return 0
 
 
 # The public API: every name above that does not start with "_", but for modules other than

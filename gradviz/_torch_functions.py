@@ -3,7 +3,14 @@ spelling, made from the op table (every entry marked ``function=True``) and from
 methods that are not table entries.
 """
 
+import functools
+import warnings
+
+import numpy as np
+
+from . import _dtype as D
 from ._creation import tensor
+from ._engine import is_grad_enabled
 from ._functions import matmul, where
 from .ops import OPS
 from .tensor import Tensor
@@ -23,6 +30,40 @@ def _method(name):
     return fn
 
 
+def _with_out(name, fn):
+    """``fn`` that also takes ``out=t``, as PyTorch's functions do: the result is written into ``t``
+    (resized, with PyTorch's warning, when ``t`` has elements and another shape) and ``t`` returned.
+    Nothing is recorded, so no argument may require grad while grad mode is on."""
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        # (not any(): this module's globals hold gradviz.any)
+        needs_grad = [a for a in (out, *args, *kwargs.values()) if isinstance(a, Tensor) and a.requires_grad]
+        if is_grad_enabled() and needs_grad:
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        result = fn(*args, **kwargs)
+        if result.dtype.kind > out.dtype.kind:
+            raise RuntimeError(f"result type {D.TYPE_NAMES[result._data.dtype.name]} can't be cast to the "
+                               f"desired output type {D.TYPE_NAMES[out._data.dtype.name]}")
+        if out.shape != result.shape:
+            if out.numel():
+                warnings.warn(f"An output with one or more elements was resized since it had shape "
+                              f"{list(out.shape)}, which does not match the required output shape "
+                              f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                              "release outputs will not be resized unless they have zero elements. You can "
+                              "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                              "with t.resize_(0).", UserWarning, stacklevel=2)
+            out._data = np.empty(result.shape, out._data.dtype)
+        out._data[...] = result._data
+        out._vbox[0] += 1
+        return out
+    return with_out
+
+
 def _functions():
     """``gradviz.exp(x)`` for ``x.exp()``: every op the table marks as a function, and the methods
     below, which are not table entries (composites, comparisons, and what records no gradient)."""
@@ -34,5 +75,6 @@ def _functions():
 
 FUNCTIONS = {name: _method(name) for name in _functions()}
 FUNCTIONS.update(matmul=matmul, where=where)    # written out: matmul dispatches, where takes a condition
+FUNCTIONS = {name: fn if name.endswith("_") else _with_out(name, fn) for name, fn in FUNCTIONS.items()}
 globals().update(FUNCTIONS)
 __all__ = sorted(FUNCTIONS) + ["is_tensor"]

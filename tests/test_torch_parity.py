@@ -742,6 +742,21 @@ F.nll_loss(x3, torch.randint(0, 3, (2, 4)))
 F.nll_loss(x4, torch.randint(0, 3, (2, 2)))
 F.nll_loss(x4, torch.randint(0, 3, (2, 3, 3)))
 """,
+    'devices a tutorial asks about, and out=': """
+print(torch.accelerator.is_available(), torch.accelerator.current_accelerator(), torch.accelerator.device_count())
+device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"; print(device)
+print(torch.cuda.is_available(), torch.cuda.device_count(), torch.cuda.manual_seed_all(0), torch.backends.mps.is_available())
+torch.backends.cudnn.deterministic = True; torch.backends.cudnn.benchmark = False; print(torch.backends.cudnn.is_available())
+a = torch.ones(4, 4); a[:, 1] = 0; y3 = torch.rand_like(a); r = torch.matmul(a, a.T, out=y3); print(r is y3, y3, y3._version)
+z3 = torch.empty(0); print(torch.mul(a, a, out=z3), z3.shape, torch.exp(torch.zeros(2), out=torch.empty(2)))
+print(torch.add(a, 1, out=torch.empty(4, 4, dtype=torch.float64)).dtype, torch.sum(a, 0, out=torch.empty(4)))
+w = torch.ones(2, requires_grad=True)
+with torch.no_grad(): print(torch.mul(w, 2, out=torch.empty(2)))
+torch.accelerator.current_device_index()
+torch.cuda.current_device()
+torch.mul(w, 2, out=torch.empty(2))
+torch.mul(a, a, out=torch.empty(4, 4, dtype=torch.long))
+""",
     'binary cross entropy': """
 nn = torch.nn; F = torch.nn.functional; torch.manual_seed(8)
 p = torch.rand(5, requires_grad=True); y = torch.tensor([0., 1., 1., 0., 1.])
