@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import gradviz
 import gradviz as torch
-from gradviz import formula as F
+from gradviz import chain_rule as C, formula as F
 from gradviz.ops import OPS
 from gradviz.widget import AutogradWidget
 from strategies import graphs
@@ -32,19 +32,19 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
 def test_function_application_is_written_as_application():
     x = F.Sym("x", np.float64(0.88137))
-    d = F.parse(r"1 - \tanh^{2} @0", {"0": x})
+    d = C.parse(r"1 - \tanh^{2} @0", {"0": x})
     assert d.latex() == r"1 - \tanh^{2}\left(x\right)"
     assert d.latex(numbers=True) == r"1 - \tanh^{2}\left(0.8814\right)"
     assert d.value() == pytest.approx(1 - np.tanh(0.88137) ** 2)
-    assert F.parse(r"\cos @0", {"0": x}).latex() == r"\cos\left(x\right)"
-    assert F.parse(r"\sigma(@0)\,(1 - \sigma(@0))", {"0": x}).latex() == \
+    assert C.parse(r"\cos @0", {"0": x}).latex() == r"\cos\left(x\right)"
+    assert C.parse(r"\sigma(@0)\,(1 - \sigma(@0))", {"0": x}).latex() == \
         r"\sigma\left(x\right) \cdot \left(1 - \sigma\left(x\right)\right)"
 
 
 def test_constant_arithmetic_and_powers_are_simplified():
     a = F.Sym("a", np.array([2.0, 3.0]))
-    assert F.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(2)}).latex() == "2 a"
-    assert F.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(3)}).latex() == "3 a^{2}"
+    assert C.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(2)}).latex() == "2 a"
+    assert C.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(3)}).latex() == "3 a^{2}"
 
 
 def test_negative_numbers_are_parenthesised():
@@ -53,7 +53,7 @@ def test_negative_numbers_are_parenthesised():
     assert F.Pow(F.Num(-2), F.Num(2)).latex() == r"\left(-2\right)^{2}"
 
 
-@pytest.mark.parametrize("key", sorted(F.ELEMENTWISE))
+@pytest.mark.parametrize("key", sorted(C.ELEMENTWISE))
 def test_every_elementwise_local_derivative_is_a_formula_that_equals_the_rule(key):
     """The op table's dlatex, parsed, is the local derivative its vjp applies (for g = 1)."""
     op = OPS[key]
@@ -65,7 +65,7 @@ def test_every_elementwise_local_derivative_is_a_formula_that_equals_the_rule(ke
     y = np.asarray(op.forward(*arrays, **params), dtype=np.float64)
     syms = [F.Sym(f"x{k}", a) for k, a in enumerate(arrays)]
     for i in range(n_in):
-        e = F.step(key, i, None, syms, params, F.Sym("y", y), (3,), (3,), op.dlatex)
+        e = C.step(key, i, None, syms, params, F.Sym("y", y), (3,), (3,), op.dlatex)
         want = op.vjp(i)(np.ones(3), y, *arrays, **params)
         np.testing.assert_allclose(np.broadcast_to(e.value(), (3,)), np.broadcast_to(want, (3,)),
                                    rtol=1e-6, atol=1e-9, err_msg=f"{key} input {i}: {e.latex()}")
@@ -75,8 +75,8 @@ def test_matrix_products_are_written_in_their_order():
     MM = OPS["mm"].dlatex
     A, B = F.Sym("A", np.ones((3, 2))), F.Sym("B", np.ones((2, 4)))
     g = F.Sym("g", np.ones((3, 4)))
-    assert F.step("mm", 0, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (3, 2), (3, 4), MM).latex() == "g B^{T}"
-    assert F.step("mm", 1, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (2, 4), (3, 4), MM).latex() == "A^{T} g"
+    assert C.step("mm", 0, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (3, 2), (3, 4), MM).latex() == "g B^{T}"
+    assert C.step("mm", 1, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (2, 4), (3, 4), MM).latex() == "A^{T} g"
 
 
 # --- every lesson graph -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from .. import formula as F
+from .. import chain_rule as C, formula as F
 from .._broadcast import unbroadcast
 from ..trace import array_of
 from ._lesson import latex_name, num, short
@@ -96,17 +96,17 @@ def fill(template, lesson, node, numeric):
 
 def forward_latex(lesson, node):
     """What ``node`` computed, as written in the definitions: ``\\tanh\\left(b\\right)``, ``X W_{1}``."""
-    if node.key in F.ELEMENTWISE and node.op is not None and all(i.data is not None for i in node.inputs):
+    if node.key in C.ELEMENTWISE and node.op is not None and all(i.data is not None for i in node.inputs):
         refs = {str(i): operand(lesson, node, i) for i in range(len(node.inputs))}
         for key, v in node.params.items():
-            if F._param(key, v) is not None:
-                refs[key] = F._param(key, v)
+            if C._param(key, v) is not None:
+                refs[key] = C._param(key, v)
         if getattr(node.op, "coefficient_first", False) and isinstance(refs.get("1"), F.Num) \
                 and not isinstance(refs.get("0"), F.Num):
             refs["0"], refs["1"] = refs["1"], refs["0"]        # 5 * b is written 5 b, as drawn
         try:
-            return F.parse(node.latex, refs).latex()
-        except F.ParseError:
+            return C.parse(node.latex, refs).latex()
+        except C.ParseError:
             pass
     return fill(node.latex, lesson, node, False)
 
@@ -335,7 +335,7 @@ def check(grad, want):
 # --- the chain rule as formulas (gradviz.formula trees: written and evaluated alike) -----------
 
 def _matrix_path(path):
-    return any(n.key in F.MATMULS or n.key in F.TRANSPOSES for n, _ in path)
+    return any(n.key in C.MATMULS or n.key in C.TRANSPOSES for n, _ in path)
 
 
 def operand(lesson, node, i, matrix=False):
@@ -369,7 +369,7 @@ def step_expr(lesson, node, i, g, matrix=False):
     rule = (node.name, lambda gv: _vjp(lesson, node, i, gv.astype(np.float64)))
     if node.op is None:          # a node the op table does not know: what the engine sent, reused
         return F.Rule(g if g is not None else F.Num(1), *rule)
-    return F.step(node.key, i, g, operands, node.params, out, in_shape, out_shape, node.dlatex,
+    return C.step(node.key, i, g, operands, node.params, out, in_shape, out_shape, node.dlatex,
                   rule=rule, matrix=matrix, count=_count(node, in_shape, out_shape))
 
 
@@ -392,7 +392,7 @@ class Delta:
     def __init__(self, lesson):
         self.lesson, self.node, self.named = lesson, None, None
         for node in reversed(lesson.nodes):
-            if node.key in F.MATMULS or any(kind == "op" and getattr(thing, "key", None) in F.MATMULS
+            if node.key in C.MATMULS or any(kind == "op" and getattr(thing, "key", None) in C.MATMULS
                                             for kind, thing in lesson.kinds(node)):
                 self.node = node
                 break
@@ -468,7 +468,7 @@ class StepMath:
         root = lesson.root_step
         if root is None or seed is None:
             return
-        matrix = any(n.key in F.MATMULS or n.key in F.TRANSPOSES for n in lesson.nodes)
+        matrix = any(n.key in C.MATMULS or n.key in C.TRANSPOSES for n in lesson.nodes)
         self.at[id(root)] = seed_expr(lesson, seed)
         for node in reversed(lesson.nodes):
             if id(node) not in self.at and node is not root:

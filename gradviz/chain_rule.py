@@ -1,0 +1,345 @@
+r"""How a gradient travels back through one op, written as a :mod:`gradviz.formula` tree.
+
+The op table stays the one place an op's maths is written: its ``latex`` / ``dlatex`` templates
+are parsed into trees here (``@0``, ``@1`` the inputs, ``@y`` the output, ``@name`` a parameter,
+``n`` the count a mean divides by), and :func:`step` writes the gradient after each op the way
+the maths is:
+
+* element by element: ``g · f'(x)`` (``⊙`` next to matrix products), and a sum where the input
+  was broadcast to a bigger output (``\sum_{\text{batch}}``, as PyTorch sums it);
+* a matrix product ``A B``: ``g Bᵀ`` for ``A`` and ``Aᵀ g`` for ``B``, in that order;
+* a reduction (``Σ``, mean): ``g`` copied back to every element, times ``1/n`` with ``n``
+  filled in;
+* anything else: the op's rule named, and applied as the engine applies it (:class:`Rule`).
+
+>>> import numpy as np
+>>> x = Sym("x", np.array([0.8814]))
+>>> d = parse(r"1 - \tanh^{2} @0", {"0": x})
+>>> d.latex(), d.latex(numbers=True)
+('1 - \\tanh^{2}\\left(x\\right)', '1 - \\tanh^{2}\\left(0.8814\\right)')
+>>> float(np.round(d.value(), 4)[0])
+0.5
+"""
+
+import math
+import re
+
+import numpy as np
+
+from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, Sum, Sym, T
+
+__all__ = ["parse", "step", "ParseError", "is_one", "times", "ELEMENTWISE", "REDUCTIONS", "RESHAPES",
+           "TRANSPOSES", "MATMULS"]
+
+# How a gradient passes back through an op, by op key (ops not listed: Rule, the op's own vjp).
+# (Display knowledge only: the op table holds the maths; this says which shape of formula it takes.)
+ELEMENTWISE = set("""add sub rsub mul div neg reciprocal pow pow_tt rpow exp log sqrt abs sin cos tanh
+    sigmoid relu clamp round floor ceil trunc sign log1p expm1 rsqrt tan atan asin acos sinh cosh log2
+    log10 maximum minimum clone to alias""".split())
+REDUCTIONS = {"sum", "mean", "sum_dim", "mean_dim", "dot", "mse_loss"}
+RESHAPES = {"view", "reshape_copy", "reshape_alias", "unsqueeze", "unsqueeze_", "squeeze", "squeeze_",
+            "squeeze_dim", "squeeze_mm", "expand"}
+TRANSPOSES = {"t", "t_", "transpose", "transpose_"}
+MATMULS = {"mm": ("right", "left"), "mv": ("outer", "left"), "addmm": (None, "right", "left")}
+
+
+# --- the op table's templates, parsed ---------------------------------------------------------
+
+class ParseError(ValueError):
+    pass
+
+
+_TOKENS = re.compile(r"\s*(@\w+|\d+(?:\.\d+)?|\\[A-Za-z]+|\\[,;! ]|[A-Za-z]|[-+^_{}()\[\]|/=<>])")
+_FUNC_CMDS = {r"\sin": "sin", r"\cos": "cos", r"\tan": "tan", r"\tanh": "tanh", r"\sinh": "sinh",
+              r"\cosh": "cosh", r"\arctan": "arctan", r"\arcsin": "arcsin", r"\arccos": "arccos",
+              r"\ln": "ln", r"\log": "log"}
+
+
+def _tokenize(text):
+    pos, out = 0, []
+    while pos < len(text):
+        m = _TOKENS.match(text, pos)
+        if not m:
+            if text[pos:].strip() == "":
+                break
+            raise ParseError(f"cannot read {text[pos:]!r}")
+        tok = m.group(1)
+        if tok not in (r"\,", r"\;", r"\!", "\\ ", r"\left", r"\right"):
+            out.append(tok)
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, text, refs):
+        self.toks, self.i, self.refs = _tokenize(text), 0, refs
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self, want=None):
+        tok = self.peek()
+        if tok is None or (want is not None and tok != want):
+            raise ParseError(f"expected {want!r}, found {tok!r}")
+        self.i += 1
+        return tok
+
+    def parse(self):
+        e = self.expr()
+        if self.peek() is not None:
+            raise ParseError(f"unexpected {self.peek()!r}")
+        return e
+
+    def expr(self):
+        terms = []
+        neg = False
+        if self.peek() == "-":
+            self.take()
+            neg = True
+        t = self.term()
+        terms.append(Neg(t) if neg else t)
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            t = self.term()
+            terms.append(Neg(t) if op == "-" else t)
+        return _simplify_add(terms)
+
+    _STOP = {None, "+", "-", ")", "]", "}", "|", ">", "<", "=", r"\le", r"\ge", "^", "_", "/"}
+
+    def term(self):
+        factors = [self.power()]
+        while True:
+            tok = self.peek()
+            if tok == r"\cdot":
+                self.take()
+                factors.append(self.power())
+            elif tok == "/":
+                self.take()
+                factors[-1] = Frac(factors[-1], self.power())
+            elif tok not in self._STOP:
+                factors.append(self.power())
+            else:
+                break
+        return factors[0] if len(factors) == 1 else _simplify_mul(factors)
+
+    def power(self):
+        base = self.atom()
+        if self.peek() == "^":
+            self.take()
+            return _simplify_pow(base, self.group())
+        return base
+
+    def group(self):
+        if self.peek() == "{":
+            self.take()
+            e = self.expr()
+            self.take("}")
+            return e
+        return self.atom()
+
+    def atom(self):
+        tok = self.take()
+        if re.fullmatch(r"\d+(\.\d+)?", tok):
+            return Num(float(tok))
+        if tok.startswith("@") or tok == "n":
+            key = tok[1:] if tok.startswith("@") else "n"
+            if key not in self.refs:
+                raise ParseError(f"nothing to put in for {tok}")
+            return self.refs[key]
+        if tok == "(":
+            e = self.expr()
+            self.take(")")
+            return e
+        if tok == "{":
+            e = self.expr()
+            self.take("}")
+            return e
+        if tok == "|":
+            e = self.expr()
+            self.take("|")
+            return Fn("abs", e)
+        if tok == "e" and self.peek() == "^":
+            self.take()
+            return Fn("exp", self.group())
+        if tok == r"\frac":
+            return Frac(self.group(), self.group())
+        if tok == r"\sqrt":
+            return Fn("sqrt", self.group())
+        if tok == r"\sigma":
+            return Fn("sigmoid", self.paren_arg())
+        if tok == r"\operatorname":
+            self.take("{")
+            name = ""
+            while self.peek() not in ("}", None):
+                name += self.take()
+            self.take("}")
+            if name != "sign":
+                raise ParseError(f"no formula for {name}")
+            return Fn("sign", self.paren_arg())
+        if tok == r"\mathbb":
+            self.take("{")
+            self.take("1")
+            self.take("}")
+            self.take("[")
+            items = [self.expr()]
+            while self.peek() in (">", "<", "=", r"\le", r"\ge"):
+                items += [self.take(), self.expr()]
+            self.take("]")
+            if len(items) < 3:
+                raise ParseError("an indicator needs a comparison")
+            return Ind(items)
+        if tok in _FUNC_CMDS:
+            name = _FUNC_CMDS[tok]
+            if name == "log":
+                self.take("_")
+                base = self.group()
+                if not isinstance(base, Num) or float(base.v) not in (2.0, 10.0):
+                    raise ParseError("log base")
+                name = "log2" if float(base.v) == 2 else "log10"
+            power = None
+            if self.peek() == "^":
+                self.take()
+                power = self.group()
+            return Fn(name, self.paren_arg() if self.peek() == "(" else self.power(), power)
+        raise ParseError(f"no formula for {tok!r}")
+
+    def paren_arg(self):
+        self.take("(")
+        e = self.expr()
+        self.take(")")
+        return e
+
+
+def _simplify_add(terms):
+    nums = [t for t in terms if isinstance(t, Num) or (isinstance(t, Neg) and isinstance(t.arg, Num))]
+    if len(nums) == len(terms):           # constant arithmetic: 2 - 1 is 1
+        return Num(sum(t.value() for t in terms))
+    return terms[0] if len(terms) == 1 else Add(*terms)
+
+
+def _simplify_mul(factors):
+    if all(isinstance(f, Num) for f in factors):
+        return Num(np.prod([f.value() for f in factors]))
+    return Mul(*factors)
+
+
+def _simplify_pow(base, exp):
+    if isinstance(exp, Num) and exp.v.ndim == 0 and float(exp.v) == 1:
+        return base
+    if isinstance(base, Fn) and base.power is None and base.name not in ("exp", "sqrt", "abs"):
+        return Fn(base.name, base.arg, exp)
+    return Pow(base, exp)
+
+
+def parse(template, refs):
+    """The op-table template as a tree, ``@key`` replaced by ``refs[key]`` (raises ParseError)."""
+    return _Parser(template, refs).parse()
+
+
+# --- one op, backwards ------------------------------------------------------------------------
+
+def is_one(e):
+    return isinstance(e, Num) and e.v.ndim == 0 and float(e.v) == 1
+
+
+def times(g, d, hadamard):
+    """``g`` times the local derivative ``d``, element by element (a factor 1 kept: it is a step)."""
+    if isinstance(d, Neg):
+        return Neg(times(g, d.arg, hadamard))
+    if g is None:
+        return d
+    if hadamard and is_one(d):        # beside matrix products a factor 1 is only clutter
+        return g
+    had = hadamard and not _scalar(g) and not _scalar(d)
+    head = g.factors if isinstance(g, Mul) and g.chain and g.hadamard == had else [g]
+    return Mul(*head, d, hadamard=had, chain=True)
+
+
+def _scalar(e):
+    """Written as one number (a number copied to every element counts: 1/n · 2f, not 1/n ⊙ 2f)."""
+    while isinstance(e, Reshape):
+        e = e.arg
+    return np.ndim(_safe_value(e)) == 0 or np.size(_safe_value(e)) == 1
+
+
+def _safe_value(e):
+    try:
+        return e.value()
+    except Exception:  # a rule that cannot run shows its name; its size is unknown
+        return np.zeros(2)
+
+
+def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=None, matrix=False, count=None):
+    """What the gradient ``g`` (a tree; None for the seed 1) becomes after op ``op_key``'s input ``i``.
+
+    ``operands``: a tree per input (names or numbers); ``out``: the output's tree; ``dlatex``: the
+    op table's local derivatives (one template per input); ``rule``:
+    ``(template_text, apply)`` used when the op's gradient has none of the shapes this module
+    writes; ``matrix``: the path holds matrix products (elementwise products are then ``⊙``);
+    ``count``: the n a mean divides by.
+    """
+    refs = {str(k): v for k, v in enumerate(operands)}
+    refs["y"] = out
+    for k, v in (params or {}).items():
+        if _param(k, v) is not None:
+            refs[k] = _param(k, v)
+    if count is not None:
+        refs["n"] = Sym("n", count, latex="n")
+    in_shape, out_shape = tuple(in_shape), tuple(out_shape)
+    dl = dlatex[min(i, len(dlatex) - 1)]
+    if op_key in MATMULS:
+        side = MATMULS[op_key][i]
+        if side is None:
+            return _broadcast_sum(g if g is not None else Num(1), in_shape, out_shape)
+        other = operands[3 - i] if op_key == "addmm" else operands[1 - i]
+        gg = g if g is not None else Num(np.ones(out_shape))
+        if side == "right":
+            return MatMul(gg, T(other))
+        if side == "left":
+            return MatMul(T(other), gg)
+        return MatMul(gg, other, outer=True)
+    if op_key in TRANSPOSES:
+        if len(in_shape) < 2:
+            return g if g is not None else Num(1)
+        return T(g if g is not None else Num(np.ones(out_shape)))
+    if op_key in RESHAPES:
+        gg = g if g is not None else Num(1)
+        if op_key == "expand":
+            return _broadcast_sum(gg, in_shape, out_shape)
+        return Reshape(gg, in_shape)
+    try:
+        return _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix)
+    except ParseError:
+        if rule is None:
+            raise
+    text, apply = rule
+    return Rule(g if g is not None else Num(1), text, apply)
+
+
+def _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix):
+    """``g`` times the op's local derivative (parsed from the table), summed or copied as shapes need."""
+    if op_key in REDUCTIONS and (op_key != "mse_loss" or (params or {}).get("reduction", "mean") == "mean"):
+        d = parse(dl, refs)
+        if g is None:                  # the seed 1: each element's derivative, copied to every element
+            return Expand(d, in_shape)
+        gg = Expand(g, in_shape, (params or {}).get("dim"), (params or {}).get("keepdim", False))
+        return times(gg, d, matrix)
+    if op_key in ELEMENTWISE:
+        d = parse(dl, refs)
+        return _broadcast_sum(times(g, d, matrix), in_shape, out_shape)
+    raise ParseError(f"no formula for {op_key}")
+
+
+def _broadcast_sum(e, in_shape, out_shape):
+    if math.prod(in_shape) < math.prod(out_shape) or len(in_shape) < len(out_shape):
+        return Sum(e, in_shape)
+    return e
+
+
+def _param(key, v):
+    """A parameter as a number in a formula (clamp's missing bound is an infinite one), else None."""
+    if v is None and key in ("lo", "hi"):
+        return Num(-np.inf if key == "lo" else np.inf)
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return Num(v)
+    return None
