@@ -21,5 +21,9 @@ def unbroadcast(g, shape):
         return g
     extra = g.ndim - len(shape)
     stretched = tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
+    axes = tuple(range(extra)) + stretched
+    if not isinstance(g, np.ndarray):   # a recorded gradient (create_graph=True): PyTorch's sum_to records
+        g = g.sum(axis=axes, keepdims=True) if axes else g     # SumBackward1, then ViewBackward0 if dims go
+        return g.reshape(shape) if extra else g
     # one sum over all those axes, added up in PyTorch's order (as its sum_to does)
-    return torch_sum(g, axis=tuple(range(extra)) + stretched, keepdims=True).reshape(shape)
+    return torch_sum(g, axis=axes, keepdims=True).reshape(shape)

@@ -24,8 +24,9 @@ import numpy as np
 
 from ._broadcast import unbroadcast
 from ._dtype import from_numpy_dtype
+from ._recorded import NotRecordable, Recorded
 from ._types import Size, TensorBase
-from .ops import Meta
+from .ops import OPS, Meta
 
 __all__ = ["apply", "record", "run_backward", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
@@ -390,7 +391,72 @@ def apply_node(node, g):
     return grads
 
 
+def apply_node_graph(node, g):
+    """:func:`apply_node` for ``create_graph=True``: the same rules, run on :class:`Recorded` tensors,
+    so each gradient is itself a tensor with a grad_fn (the inputs and the output as saved, with
+    their own graphs: what makes a second derivative reach them)."""
+    saved = node._saved
+    if node._freed:
+        raise RuntimeError(SECOND_BACKWARD)
+    last = len(saved) - 1
+    for i, entry in enumerate(saved):
+        if entry is not None and entry[1][0] != entry[2]:
+            raise _modified_error(node, entry, i == last)
+    if not (saved[-1] is not None or any(s is not None and s[3]._requires_grad for s in saved[:-1])
+            or any(gk._requires_grad for gk in (g if node._outs else [g]))):
+        # nothing here depends on what requires grad (a constant seed through a shape op, say):
+        # the gradients are constants, computed by the plain pass
+        like = g[0] if node._outs else g
+        return [None if gi is None else like._wrap(gi) for gi in apply_node(node, _values(g))]
+    lift = functools.partial(Recorded, apply=apply)
+    args = [Meta(*m) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
+            for s, m in zip(saved, node._metas)]
+    if node._outs:
+        out, g = None, [lift(gk) for gk in g]
+    elif saved[-1] is None:
+        out, g = Meta(*node._out_meta), lift(g)
+    else:   # the output as PyTorch unpacks a saved result: a new tensor whose grad_fn is this node
+        out = g._wrap(saved[-1][0])
+        out._grad_fn, out._requires_grad = node, True
+        out, g = lift(out), lift(g)
+    op, params, grads = node.op, node._params, [None] * len(node.next_functions)
+    for i in _grad_order(op, len(grads)):
+        if node.next_functions[i][0] is None:
+            continue
+        try:
+            rule = op.vjp(i)
+            gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+            if isinstance(gi, TensorBase):    # a custom Function's backward returns tensors
+                gi = lift(gi)
+            if not isinstance(gi, Recorded):
+                raise NotRecordable("the rule computed its result without the recorded gradient")
+            shape, dtype = node._metas[i]
+            if gi.shape != shape:
+                gi = unbroadcast(gi, shape)
+            grads[i] = (gi if gi.dtype == dtype else gi.astype(dtype)).tensor
+        except (NotRecordable, TypeError, AttributeError, ValueError, IndexError) as e:
+            raise RuntimeError(f"gradviz cannot differentiate the backward of {node.name()} twice yet "
+                               f"(create_graph=True): its gradient rule is numpy code gradviz cannot "
+                               f"record as ops ({e})") from None
+    return grads
+
+
+def _grad_order(op, n):
+    """The order in which PyTorch's generated backward computes an op's input gradients: by the
+    inputs' names, alphabetically (mul: ``other`` before ``self``).  Under create_graph=True it
+    decides which recorded node is made first, and so the order later passes add gradients in.
+    The names are the ones the entry's ``saved`` gives (inputs it does not name come last)."""
+    named = [k for _, k in sorted((name, k) for name, k in (op.saved or {}).items() if isinstance(k, int))]
+    return [k for k in named if k < n] + [i for i in range(n) if i not in named]
+
+
 def _run_hooks(t, g):
+    if isinstance(g, TensorBase):      # create_graph=True: the hooks see (and may replace) the recorded gradient
+        for hook in t._hooks.values():
+            r = hook(g)
+            if r is not None:
+                g = r
+        return g
     for hook in t._hooks.values():
         r = hook(t._wrap(g))
         if r is not None:
@@ -410,6 +476,21 @@ def _accumulate(var, g, rec):
         var._grad._vbox[0] += 1
     if rec is not None:
         rec._leaf(var, g, before, var._grad._data.copy())
+
+
+def _accumulate_graph(var, g, rec):
+    """leaf.grad += g under ``create_graph=True``, as PyTorch's AccumulateGrad does it with grad mode
+    on: the first gradient is copied into a new tensor (CopyBackwards), later ones are added out of
+    place (AddBackward0), so ``.grad`` itself has a graph."""
+    if var._hooks:
+        g = _run_hooks(var, g)
+    before = None if var._grad is None or rec is None else var._grad._data.copy()
+    if var._grad is None:
+        var._grad = apply(OPS["copy"], (var._wrap(np.empty_like(var._data)), g))
+    else:
+        var._grad = var._grad + g
+    if rec is not None:
+        rec._leaf(var, g._data, before, var._grad._data.copy())
 
 
 def _graph_nodes(roots):
@@ -449,18 +530,26 @@ def _reaching(nodes, targets):
     return reach
 
 
-@no_grad()                   # as in PyTorch: hooks and custom backward()s record no graph
 @np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
-def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True, root_outputs=None):
+def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True, root_outputs=None,
+                 create_graph=False):
     """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
 
     ``targets`` (nodes) limits the run to what they need; with ``accumulate=False`` their
     incoming gradients are returned instead of added into ``.grad`` (``autograd.grad``).
     ``root_outputs`` says which output of each root is seeded (0 unless a root has several).
+    With ``create_graph=True`` the gradients are tensors and every step on them is recorded
+    (grad mode on); otherwise, as in PyTorch, hooks and custom backward()s record no graph.
     """
+    with enable_grad() if create_graph else no_grad():
+        return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph)
+
+
+def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph):
     rec = _recorders[-1] if _recorders else None
     if rec is not None:
-        rec._begin(roots, root_grads, retain_graph)
+        rec._begin(roots, [_values(g) for g in root_grads] if create_graph else root_grads, retain_graph)
+    run_node, accumulate_into = (apply_node_graph, _accumulate_graph) if create_graph else (apply_node, _accumulate)
     nodes, deps = _graph_nodes(roots)
     live = None
     if targets is not None:  # run only the part of the graph that leads to a target
@@ -492,7 +581,7 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
             captured[node] = captured[node] + g if node in captured else g
         if isinstance(node, AccumulateGrad):
             if g is not None and (live is None or (accumulate and node in targets)):
-                _accumulate(node.variable, g, rec)
+                accumulate_into(node.variable, g, rec)
             continue
         if live is not None and not any(fn in live for fn, _ in node.next_functions):
             continue
@@ -502,11 +591,13 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
             if node._outs is None:
                 g = _output_received(node._out(), g)
             else:   # the outputs no gradient reached count as zeros
-                g = [_output_received(out(), np.zeros(*meta) if gk is None else gk)
+                g = [_output_received(out(), _zeros(meta, create_graph, root_grads[0]) if gk is None else gk)
                      for (out, meta), gk in zip(node._outs, g)]
-            grads = apply_node(node, g)
+            grads = run_node(node, g)
             executed.append(node)
             if rec is not None:
+                if create_graph:
+                    g, grads = _values(g), [_values(gi) for gi in grads]
                 rec._node(node, g if node._outs is None else np.concatenate([gk.ravel() for gk in g]), grads)
         for (fn, k), gi in zip(node.next_functions, grads):
             if fn is None or (live is not None and fn not in live):
@@ -526,12 +617,26 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
     return captured
 
 
+def _values(g):
+    """The arrays of a gradient (the trace records values, whether or not the pass records a graph)."""
+    if isinstance(g, (list, tuple)):
+        return [_values(gk) for gk in g]
+    return g._data if isinstance(g, TensorBase) else g
+
+
+def _zeros(meta, create_graph, like):
+    zeros = np.zeros(*meta)
+    return like._wrap(zeros) if create_graph else zeros
+
+
 def _output_received(out, g):
     """The gradient an output tensor receives: through its hooks, and kept if it retains grad."""
     if out is not None:
         if out._hooks:
             g = _run_hooks(out, g)
-        if out._retains_grad:
+        if out._retains_grad and isinstance(g, TensorBase):
+            out._grad = g if out._grad is None else out._grad + g
+        elif out._retains_grad:
             if out._grad is None:
                 out._grad = out._wrap(np.array(g, copy=True))
             else:
@@ -582,14 +687,38 @@ def _check_outputs(outputs):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
+REFERENCE_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+    "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+    "to None after use to break the cycle and avoid the leak. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+_warned = {}
+
+
+def _seeds(tensors, grad_tensors, create_graph):
+    """The gradients that seed the pass: arrays, or under ``create_graph=True`` tensors -- a given
+    gradient itself (a graph through it is kept, as hvp needs), ones where none was given."""
+    grads = _grads_for(tensors, grad_tensors)
+    seeds = _make_grads(tensors, grads)   # types and shapes first, as in PyTorch
+    if not create_graph:
+        return seeds
+    return [g if isinstance(g, TensorBase) and g._data.dtype == s.dtype else t._wrap(s)
+            for t, g, s in zip(tensors, grads, seeds)]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Compute the sum of gradients of ``tensors`` w.r.t. graph leaves, into their ``.grad``."""
-    if create_graph:
-        raise NotImplementedError("gradviz does not build graphs of the backward pass "
-                                  "(create_graph=True, higher-order gradients)")
+    """Compute the sum of gradients of ``tensors`` w.r.t. graph leaves, into their ``.grad``.
+
+    With ``create_graph=True`` the gradients are recorded (``x.grad`` has a grad_fn), and the
+    graph is kept unless ``retain_graph=False`` is given.
+    """
     tensors = _as_tuple(tensors)
-    seeds = _make_grads(tensors, _grads_for(tensors, grad_tensors))  # types and shapes first, as in PyTorch
+    seeds = _seeds(tensors, grad_tensors, create_graph)
     _check_outputs(tensors)
+    if create_graph and not _warned.get("cycle"):   # once per process, as PyTorch's TORCH_WARN_ONCE
+        _warned["cycle"] = True
+        warnings.warn(REFERENCE_CYCLE, UserWarning, stacklevel=3)
     roots = [edge(t)[0] for t in tensors]
     targets = None
     if inputs is not None:
@@ -597,25 +726,28 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = {edge(t)[0] for t in inputs}
-    run_backward(roots, seeds, bool(retain_graph), targets=targets, root_outputs=[edge(t)[1] for t in tensors])
+    run_backward(roots, seeds, create_graph if retain_graph is None else bool(retain_graph), targets=targets,
+                 root_outputs=[edge(t)[1] for t in tensors], create_graph=bool(create_graph))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` w.r.t. ``inputs``, returned instead of added into ``.grad``."""
-    if create_graph:
-        raise NotImplementedError("gradviz does not build graphs of the backward pass "
-                                  "(create_graph=True, higher-order gradients)")
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned instead of added into ``.grad``.
+
+    With ``create_graph=True`` they are recorded tensors (a grad_fn where they depend on something
+    that requires grad), ready to be differentiated again.
+    """
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
-    seeds = _make_grads(outputs, _grads_for(outputs, grad_outputs))
+    seeds = _seeds(outputs, grad_outputs, create_graph)
     _check_outputs(outputs)
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     targets = [edge(t)[0] for t in inputs]
-    captured = run_backward([edge(t)[0] for t in outputs], seeds, bool(retain_graph),
+    captured = run_backward([edge(t)[0] for t in outputs], seeds,
+                            create_graph if retain_graph is None else bool(retain_graph),
                             root_outputs=[edge(t)[1] for t in outputs],
-                            targets=set(targets), accumulate=False)
+                            targets=set(targets), accumulate=False, create_graph=bool(create_graph))
     result = []
     for i, (t, node) in enumerate(zip(inputs, targets)):
         g = captured.get(node)
@@ -624,6 +756,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the desired behavior.")
             result.append(t._wrap(np.zeros_like(t._data)) if materialize_grads else None)
+        elif isinstance(g, TensorBase):
+            result.append(g)
         else:
             result.append(t._wrap(np.array(g, dtype=t._data.dtype, copy=True)))
     return tuple(result)

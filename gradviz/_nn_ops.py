@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _libm, _vecmath
 from ._numerics import fma
-from ._op import OPS, op
+from ._op import OPS, call, op
 from ._reduce import torch_sum
 from ._rules import _exp, _log
 
@@ -34,11 +34,33 @@ def _mse_vjp(g, a, b, reduction):
     return norm * (a - b) * g
 
 
+def _mse_double(g, a, reduction):
+    """∂ mse_loss_backward / ∂a applied to g: 2g (then / n for the mean), as PyTorch's mse_loss_double_backward"""
+    g = 2 * g
+    return g / a.size if reduction == "mean" else g
+
+
+def _mse_grad_output(gg, g, a, b, reduction):
+    """∂ mse_loss_backward / ∂g applied to gg (PyTorch's mse_loss_double_backward_grad_output)"""
+    if reduction == "none":
+        return call("mse_loss_backward", gg, a, b, reduction=reduction)
+    return (call("mse_loss_backward", np.ones(g.shape, g.dtype), a, b, reduction=reduction) * gg).sum()
+
+
 op("mse_loss", grad_fn="MseLossBackward0", symbol="MSE", forward=_mse_loss,
-   vjps=[lambda g, y, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
-    lambda g, y, a, b, reduction="mean": _mse_vjp(g, b, a, reduction)], uses=["01", "01"],
+   vjps=[lambda g, y, a, b, reduction="mean": call("mse_loss_backward", g, a, b, reduction=reduction),
+    lambda g, y, a, b, reduction="mean": call("mse_loss_backward", g, b, a, reduction=reduction)], uses=["01", "01"],
    latex=r"\frac{1}{n}\sum (@0 - @1)^{2}", dlatex=[r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
    params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss", saved={"self": 0, "target": 1})
+# the gradient as PyTorch computes it, one op of its own: MseLossBackwardBackward0 under create_graph=True
+op("mse_loss_backward", grad_fn="MseLossBackwardBackward0", symbol="∂MSE",
+   forward=lambda g, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),
+   vjps=[lambda gg, y, g, a, b, reduction="mean": _mse_grad_output(gg, g, a, b, reduction),
+         lambda gg, y, g, a, b, reduction="mean": _mse_double(gg * g, a, reduction),
+         lambda gg, y, g, a, b, reduction="mean": -_mse_double(gg * g, b, reduction)], uses=["12", "0", "0"],
+   latex=r"\frac{2}{n}(@1 - @2) @0", dlatex=[r"\frac{2}{n}(@1 - @2)", r"\frac{2}{n} @0", r"-\frac{2}{n} @0"],
+   params={"reduction": "mean"}, inputs="loss_backward", in_rules=True,
+   saved={"grad_output": 0, "self": 1, "target": 2})
 
 # The classification losses below are PyTorch's CPU kernels step by step: plain loops over floats
 # (no fused multiply-adds), the C library's logf/log1pf where they call std::log, nll_loss's

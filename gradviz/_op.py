@@ -11,7 +11,7 @@ import numpy as np
 
 from ._rules import _own_doc, _scalar_as_vector
 
-__all__ = ["Op", "Meta", "OPS", "op"]
+__all__ = ["Op", "Meta", "OPS", "op", "call"]
 
 # PyTorch makes nan and inf silently. Ops that make them from ordinary inputs (log(-1), 1/0) run
 # under np.errstate (_quiet below), and so does every backward pass; overflow can come from any
@@ -59,6 +59,8 @@ class Op:
     #    and after backward() the saved tensors are freed (the autograd-mechanics notes read these).
     saved: dict = field(default_factory=dict)
     multi_output: bool = False   # forward returns a list of arrays (split); the rule gets one gradient per output
+    in_rules: bool = False       # reached only from other entries' rules (``call("tanh_backward", g, y)``):
+    #                              a node of the gradient's own graph under create_graph=True
 
     def vjp(self, i):
         return self.vjps[min(i, len(self.vjps) - 1)]
@@ -101,3 +103,16 @@ def op(key, *, grad_fn, forward, vjps, uses, latex, dlatex, symbol=None, doc=Non
     OPS[key] = Op(key, grad_fn, key if symbol is None else symbol, forward, tuple(vjps), tuple(uses), latex,
                   tuple(dlatex), doc=_own_doc(forward) if doc is None else doc, **how)
     return OPS[key]
+
+
+def call(key, *args, **params):
+    """Op ``key`` used inside another op's gradient rule (``call("mm", g, b.T)``): its forward on arrays.
+
+    Under ``create_graph=True`` the rule receives recorded values (:mod:`gradviz._recorded`) and the
+    op is recorded instead, with its own name and rules -- so a rule that PyTorch writes as a call of
+    another op (``tanh_backward``, ``mm``) is differentiated twice as PyTorch does it.
+    """
+    for a in args:
+        if type(a) is not np.ndarray and hasattr(a, "record_op"):
+            return a.record_op(key, args, params)
+    return OPS[key].forward(*args, **params)

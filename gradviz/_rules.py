@@ -120,6 +120,8 @@ def _rounded(f):
     always (its vectorised functions are within an ulp of exact; numpy's float32 ones differ more)."""
     @_quiet
     def in_double(a):
+        if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): the ops
+            return f(a)                                     # f calls are recorded, each rounding as above
         return f(a.astype(np.float64)).astype(a.dtype) if a.dtype == np.float32 else f(a)
     in_double.__name__ = getattr(f, "__name__", "f")
     in_double.__doc__ = f"{in_double.__name__}, computed in double and rounded once"
@@ -146,6 +148,8 @@ def _torch_vml(name, f):
 
     @_quiet
     def vml(a):
+        if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): its op
+            return f(a)
         out = _mkl.vml(name, a)
         return fallback(a) if out is None else out
     vml.__name__ = fallback.__name__

@@ -35,7 +35,7 @@ from ._numerics import _LOW29, _MID_LOW, fma32 as fma
 
 __all__ = ["fma", "sleef_exp", "sleef_log", "libm_exp", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward",
-           "mm", "mm_grad_a", "mm_grad_b", "mv", "dot", "bmm"]
+           "mm", "mv", "dot", "bmm"]
 
 _f = np.float32
 _d = np.float64
@@ -394,19 +394,6 @@ def _column_major(x):
     A value the engine did not save (no ``strides``) counts as laid out by rows."""
     strides = getattr(x, "strides", None)
     return strides is not None and len(strides) == 2 and strides[0] < strides[1]
-
-
-def mm_grad_a(g, y, a, b):
-    """∂(a @ b)/∂a applied to g (the op table's rule, y unused), as PyTorch's
-    ``mm_mat1_backward`` multiplies: ``g @ bᵀ``, or
-    ``(b @ gᵀ)ᵀ`` when ``a`` was laid out by columns (the product then has b's rows)."""
-    return mm(b, g.T).T if _column_major(a) else mm(g, b.T)
-
-
-def mm_grad_b(g, y, a, b):
-    """∂(a @ b)/∂b applied to g: ``aᵀ @ g``, or ``(gᵀ @ a)ᵀ`` when ``b`` was laid out by columns
-    (``nn.Linear``'s ``Wᵀ``: the weight's gradient is then computed in the weight's own shape)."""
-    return mm(g.T, a).T if _column_major(b) else mm(a.T, g)
 
 
 def mv(a, v):

@@ -99,13 +99,17 @@ def _function_op(cls, ctx, args, inputs, out):
     positions = [k for k, a in enumerate(args) if isinstance(a, Tensor)]
 
     def rule(g, y, *arrays, i):
+        recorded = not isinstance(g, np.ndarray)   # create_graph=True: backward() records, on tensors
         if ctx._last is None or ctx._last[0] is not g:  # once per backward pass, for every input
-            grads = cls.backward(ctx, Tensor._wrap(g))
+            grads = cls.backward(ctx, g.tensor if recorded else Tensor._wrap(g))
             grads = grads if isinstance(grads, tuple) else (grads,)
             ctx._last = (g, [grads[k] if k < len(grads) else None for k in positions])
         gi = ctx._last[1][i]
         if gi is None:
-            return np.zeros(arrays[i].shape, arrays[i].dtype)
+            zeros = np.zeros(arrays[i].shape, arrays[i].dtype)
+            return Tensor._wrap(zeros) if recorded else zeros
+        if recorded:
+            return gi if isinstance(gi, Tensor) else Tensor._wrap(np.asarray(gi))
         return gi._data if isinstance(gi, Tensor) else np.asarray(gi)
 
     def forward(*arrays):  # recomputes the value (the graph drawing may need it)
@@ -152,4 +156,5 @@ class Variable(metaclass=_VariableMeta):
 
 
 def gradgradcheck(*args, **kwargs):
-    raise NotImplementedError("gradviz has no higher-order gradients (create_graph=True)")
+    raise NotImplementedError("gradviz has no gradgradcheck yet (its second derivatives are checked against "
+                              "PyTorch's and finite differences in tests/test_higher_order.py)")

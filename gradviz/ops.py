@@ -5,6 +5,16 @@ gradient ``g = ∂L/∂y`` arriving from above, ``vjps[i](g, y, x_0, x_1, ..., *
 ``g · ∂y/∂x_i`` -- the gradient sent down to input ``i``, before broadcasting is undone
 (the engine calls :func:`gradviz._broadcast.unbroadcast`, never the op).
 
+A rule is written for numpy arrays, and the same rule gives second derivatives: under
+``create_graph=True`` the engine calls it with :class:`gradviz._recorded.Recorded` tensors in
+place of ``g``, ``y`` and the inputs, which turn what the rule does (``g * b``, ``-g``,
+``np.where``, ``np.exp``, ``np.broadcast_to``, ``.T``...) into recorded ops of this same table, so
+the gradient has a grad_fn and is differentiated by these rules again.  A rule that PyTorch
+computes with an op of its own calls that entry with :func:`call` (``call("tanh_backward", g, y)``,
+``call("mm", g, b.T)``): a plain forward on arrays, a recorded node (``TanhBackwardBackward0``)
+on tensors; such entries say ``in_rules=True``.  Numpy the wrapper cannot record (``np.add.at``,
+writing into an array) makes ``create_graph=True`` fail with a clear error naming the node.
+
 ``uses[i]`` says which values the rule for input ``i`` reads: ``"0"``, ``"1"``, ``"2"`` for inputs,
 ``"o"`` for the output.  The engine saves exactly those (only for inputs that need a grad),
 so freeing them after ``backward()`` behaves like PyTorch's saved tensors.  A value that is
@@ -28,7 +38,7 @@ import numpy as np
 
 from . import _libm, _nn_ops, _vecmath  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
 from ._numerics import fma
-from ._op import OPS, Meta, Op, op
+from ._op import OPS, Meta, Op, call, op
 from ._powf import pow_kernel, pow_tensor_kernel
 from ._reduce import torch_sum
 from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp,
@@ -37,7 +47,7 @@ from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _count, _diag_scat
                      _torch_vml, _unrepeat, _winner, _zero_at)
 from ._vecmath import LANES
 
-__all__ = ["Op", "Meta", "OPS", "op"]
+__all__ = ["Op", "Meta", "OPS", "op", "call"]
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -76,6 +86,11 @@ op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="mul", aliases=("multiply",), inplace=True, function=True, inputs="binary", precedence=2,
    coefficient_first=True, saved={"self": 0, "other": 1})
+# a tensor times a number inside PyTorch's own formulas (``3 * x.pow(2)`` in pow's rule): mul.Scalar
+op("mul_scalar", grad_fn="MulBackward1", symbol="×", forward=lambda a, c: np.multiply(a, a.dtype.type(c)),
+   vjps=[lambda g, y, a, c: g * c], uses=[""],
+   latex=r"@c \cdot @0", dlatex=["@c"], params={"c": 2.5}, in_rules=True, precedence=2, coefficient_first=True,
+   operand=("c", 0, "×"))
 op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
    vjps=[lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], uses=["1", "01"],
    latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
@@ -184,7 +199,7 @@ def _power(a, n):
 
 
 op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
-   vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * _power(a, n - 1)) if n != 0 else 0 * g], uses=["0"],
+   vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * call("pow", a, n=n - 1)) if n != 0 else 0 * g], uses=["0"],
    latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
    precedence=3, saved={"self": 0, "exponent": "@n"})
@@ -234,17 +249,35 @@ op("cos", grad_fn="CosBackward0", forward=_cos,
    latex=r"\cos @0", dlatex=[r"-\sin @0"],
    method="cos", inplace=True, function=True, saved={"self": 0})
 op("tanh", grad_fn="TanhBackward0", forward=_tanh,
-   vjps=[lambda g, y, a: g * _rounded(lambda t: 1 - t * t)(y)], uses=["o"],   # 1 - y² rounded once, as fused
+   vjps=[lambda g, y, a: call("tanh_backward", g, y)], uses=["o"],
    latex=r"\tanh @0", dlatex=[r"1 - \tanh^{2} @0"],
    method="tanh", inplace=True, function=True, saved={"result": "o"})
 op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_vecmath.sigmoid,
-   vjps=[lambda g, y, a: g * (1 - y) * y], uses=["o"],
+   vjps=[lambda g, y, a: call("sigmoid_backward", g, y)], uses=["o"],
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
    method="sigmoid", inplace=True, function=True, saved={"result": "o"})
 op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype),
-   vjps=[lambda g, y, a: np.where(y > 0, g, 0)], uses=["o"],   # where, not a product: inf · 0 would be nan
+   vjps=[lambda g, y, a: call("threshold_backward", g, y)], uses=["o"],
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
    domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"})
+
+# PyTorch computes these three gradients with ops of their own (tanh_backward, sigmoid_backward,
+# threshold_backward): under create_graph=True a gradient shows them (TanhBackwardBackward0), and
+# their own rules (derivatives.yaml's) give the second derivative
+op("tanh_backward", grad_fn="TanhBackwardBackward0", symbol="∂tanh",
+   forward=lambda g, y: g * _rounded(lambda t: 1 - t * t)(y),   # 1 - y² rounded once, as fused
+   vjps=[lambda gg, o, g, y: call("tanh_backward", gg, y), lambda gg, o, g, y: gg * (-2 * y * g)], uses=["1", "01"],
+   latex=r"@0 (1 - @1^{2})", dlatex=[r"1 - @1^{2}", r"-2 @1 @0"], inputs="binary", in_rules=True,
+   saved={"grad_output": 0, "output": 1})
+op("sigmoid_backward", grad_fn="SigmoidBackwardBackward0", symbol="∂σ", forward=lambda g, y: g * (1 - y) * y,
+   vjps=[lambda gg, o, g, y: call("sigmoid_backward", gg, y), lambda gg, o, g, y: gg * g * (-2 * y + 1)],
+   uses=["1", "01"], latex=r"@0 (1 - @1) @1", dlatex=[r"(1 - @1) @1", r"@0 (1 - 2 @1)"], inputs="binary",
+   in_rules=True, saved={"grad_output": 0, "output": 1})
+op("threshold_backward", grad_fn="ThresholdBackwardBackward0", symbol="∂ReLU",
+   forward=lambda g, y: np.where(y > 0, g, 0).astype(g.dtype),   # where, not a product: inf · 0 would be nan
+   vjps=[lambda gg, o, g, y: call("threshold_backward", gg, y), lambda gg, o, g, y: np.zeros_like(gg)],
+   uses=["1", ""], latex=r"@0 \mathbb{1}[@1 > 0]", dlatex=[r"\mathbb{1}[@1 > 0]", "0"], inputs="binary",
+   domain=(0.1, 3.0), in_rules=True, saved={"self": 1, "threshold": "@threshold=0"})
 op("clamp", grad_fn="ClampBackward1", forward=lambda a, lo, hi: np.clip(a, lo, hi).astype(a.dtype),
    vjps=[lambda g, y, a, lo, hi: np.where((lo is None or a >= lo) & (hi is None or a <= hi), g, 0)], uses=["0"],
    latex=r"\operatorname{clamp}(@0, @lo, @hi)", dlatex=[r"\mathbb{1}[@lo \le @0 \le @hi]"],
@@ -498,13 +531,25 @@ op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_
 
 # --- linear algebra ---------------------------------------------------------------------------
 
+def _mm_grad_a(g, y, a, b):
+    """∂(a @ b)/∂a applied to g, as PyTorch's ``mm_mat1_backward`` multiplies: ``g @ bᵀ``, or
+    ``(b @ gᵀ)ᵀ`` when ``a`` was laid out by columns (the product then has b's rows)."""
+    return call("mm", b, g.T).T if _vecmath._column_major(a) else call("mm", g, b.T)
+
+
+def _mm_grad_b(g, y, a, b):
+    """∂(a @ b)/∂b applied to g: ``aᵀ @ g``, or ``(gᵀ @ a)ᵀ`` when ``b`` was laid out by columns
+    (``nn.Linear``'s ``Wᵀ``: the weight's gradient is then computed in the weight's own shape)."""
+    return call("mm", g.T, a).T if _vecmath._column_major(b) else call("mm", a.T, g)
+
+
 op("mm", grad_fn="MmBackward0", symbol="@", forward=_vecmath.mm,
-   vjps=[_vecmath.mm_grad_a, _vecmath.mm_grad_b], uses=["1", "0"],
+   vjps=[_mm_grad_a, _mm_grad_b], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"})
 op("mv", grad_fn="MvBackward0", symbol="@", forward=_vecmath.mv,
-   vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: _vecmath.mv(a.T, g)], uses=["1", "0"],
+   vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: call("mv", a.T, g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mv", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "vec": 1})
@@ -513,15 +558,15 @@ op("dot", grad_fn="DotBackward0", symbol="·", forward=_vecmath.dot,
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="dot", function=True, inputs="matmul", precedence=2, contiguous=True, saved={"self": 0, "tensor": 1})
 op("bmm", grad_fn="BmmBackward0", symbol="@", forward=_vecmath.bmm,
-   vjps=[lambda g, y, a, b: _vecmath.bmm(g, np.swapaxes(b, -1, -2)),
-         lambda g, y, a, b: _vecmath.bmm(np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
+   vjps=[lambda g, y, a, b: call("bmm", g, np.swapaxes(b, -1, -2)),
+         lambda g, y, a, b: call("bmm", np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "mat2": 1})
 
 op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: _vecmath.mm(a, b, c),   # nn.Linear: bias + x Wᵀ
    vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
-    lambda g, y, c, a, b: _vecmath.mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _vecmath.mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
+    lambda g, y, c, a, b: _mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
    method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False, contiguous=True,
    saved={"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2"})
@@ -681,10 +726,12 @@ OPS["reshape_copy"] = OPS["view"].renamed("UnsafeViewBackward0", key="reshape_co
                                           method="reshape", function=True)
 OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape_alias", method="reshape",
                                            function=True)
-OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1}, method="t", aliases=())
+_t_vjps = (lambda g, y, a, d0, d1: g.T,)   # PyTorch's t() is differentiated by t(): TBackward0 again
+OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1}, method="t", aliases=(),
+                                    vjps=_t_vjps)
 # the in-place forms of the view ops (x.t_()...): the same maths, PyTorch's names for them
 OPS["t_"] = OPS["transpose"].renamed("TBackward1", key="t_", params={"d0": 0, "d1": 1}, method="t_", aliases=(),
-                                     function=False)
+                                     function=False, vjps=_t_vjps)
 OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpose_", method="transpose_",
                                              aliases=("swapaxes_",), function=False)
 OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_", method="unsqueeze_",

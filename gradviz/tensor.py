@@ -380,7 +380,8 @@ class Tensor(TensorBase):
         """Compute d(self)/d(leaf) for every leaf in the graph and add it into ``leaf.grad``.
 
         ``gradient`` is dL/d(self); it may be omitted only when self has one element.
-        Saved values are freed afterwards unless ``retain_graph=True``.
+        Saved values are freed afterwards unless ``retain_graph=True`` (or ``create_graph=True``,
+        which also records the gradients themselves: ``x.grad`` gets a grad_fn).
         """
         _engine.backward(self, gradient, retain_graph, create_graph, inputs)
 

@@ -161,6 +161,11 @@ def op_case(draw, op):
         shape = draw(shapes())
         reduction = draw(st.sampled_from(["mean", "sum", "none"]))
         return [draw(arrays(shape, lo, hi)), draw(arrays(shape, lo, hi))], {"reduction": reduction}
+    if kind == "loss_backward":  # mse_loss's gradient: the upstream gradient (one number unless 'none'), a, b
+        shape = draw(shapes())
+        reduction = draw(st.sampled_from(["mean", "sum", "none"]))
+        g = draw(arrays(shape if reduction == "none" else (), lo, hi))
+        return [g, draw(arrays(shape, lo, hi)), draw(arrays(shape, lo, hi))], {"reduction": reduction}
     if kind == "nll":  # scores of rows (or one row), a class per row, sometimes weights and an ignored class
         n, c = draw(st.integers(1, 4)), draw(st.integers(2, 4))
         one_row = draw(st.booleans()) and op.key != "nll_loss2d"

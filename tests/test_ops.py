@@ -218,6 +218,11 @@ REFERENCE = {
     if offset >= 0 else np.array([[a[j] if i - j == -offset else 0.0 for j in range(len(a) + abs(offset))]
                                   for i in range(len(a) + abs(offset))]),
     "alias": lambda a: a.copy(),
+    "mul_scalar": lambda a, c: a * c,
+    "tanh_backward": lambda g, y: g * (1 - y * y),
+    "sigmoid_backward": lambda g, y: g * (1 - y) * y,
+    "threshold_backward": lambda g, y: np.where(y > 0, g, 0.0),
+    "mse_loss_backward": lambda g, a, b, reduction: 2 * (a - b) * g / (a.size if reduction == "mean" else 1),
     "to": lambda a, dtype: np.array(a.tolist(), dtype=dtype),
     "copy_slices": lambda a, b, key: np.concatenate([a[:key[0]], b[None], a[key[0] + 1:]]),
 }

@@ -1,0 +1,240 @@
+"""Higher-order gradients: ``create_graph=True`` records the backward pass (the op table's rules run on
+tensors), so gradients can be differentiated again; ``autograd.functional.hessian`` and friends build on it.
+
+Parity tests use PyTorch as the oracle (skipped without it); the hypothesis tests hold every
+elementwise op's second derivative against a central difference of its first derivative.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gradviz
+from gradviz import _engine
+from gradviz.ops import OPS
+
+from strategies import SETTINGS
+
+LIBS = {"gradviz": gradviz}
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    LIBS["torch"] = torch
+    return torch
+
+
+def names(fn):
+    """The gradient graph's node names, depth first (leaves' AccumulateGrad left out)."""
+    if fn is None:
+        return []
+    out = [fn.name()]
+    for f, _ in fn.next_functions:
+        if f is not None and "AccumulateGrad" not in f.name():
+            out.append(names(f))
+    return out
+
+
+def as_torch(text):
+    return text.replace("gradviz.", "torch.")
+
+
+# --- the teaching ops, against PyTorch ----------------------------------------------------------
+
+CASES = {
+    "mul": lambda L, x, w, M: (x * w).sum(),
+    "div": lambda L, x, w, M: (x / w).sum(),
+    "pow": lambda L, x, w, M: (x ** 3).sum(),
+    "neg_sub_add": lambda L, x, w, M: ((-x) * (x - w) + x * (x + w)).sum(),
+    "exp": lambda L, x, w, M: (x.exp() * x).sum(),
+    "log": lambda L, x, w, M: (x * x).log().sum(),
+    "sin_cos": lambda L, x, w, M: (x.sin() * x.cos()).sum(),
+    "tanh": lambda L, x, w, M: x.tanh().sum(),
+    "sigmoid": lambda L, x, w, M: L.sigmoid(x * w).sum(),
+    "relu": lambda L, x, w, M: (x.relu() * x).sum(),
+    "sum_mean": lambda L, x, w, M: (x * x).mean() + (x * x * x).sum(),
+    "mm": lambda L, x, w, M: ((M * x) @ (M * x).t()).sum(),
+    "mv": lambda L, x, w, M: (M @ x).pow(2).sum(),
+    "broadcast": lambda L, x, w, M: ((M * x) ** 2).sum(),
+    "mse_loss": lambda L, x, w, M: L.nn.functional.mse_loss(x * x, w),
+    "mse_sum": lambda L, x, w, M: L.nn.functional.mse_loss(x.tanh(), w, reduction="sum"),
+}
+
+
+# gradviz's float64 tanh is numpy's, which differs from PyTorch's in the last bit on some inputs (a
+# known difference of the forward, not of double backward): these cases compare float64 to 1e-14
+TANH_CASES = {"tanh", "mse_sum"}
+
+
+def _run(L, case, dtype):
+    x = L.tensor([0.5, 1.5, -2.0], dtype=getattr(L, dtype), requires_grad=True)
+    w = L.tensor([1.25, -0.75, 2.0], dtype=getattr(L, dtype), requires_grad=True)
+    M = L.tensor([[1., 2., 3.], [4., -5., 6.]], dtype=getattr(L, dtype))
+    g, = L.autograd.grad(CASES[case](L, x, w, M), x, create_graph=True)
+    h = L.autograd.grad((g * L.tensor([1.0, -2.0, 0.5], dtype=getattr(L, dtype))).sum(), (x, w),
+                        allow_unused=True)
+    return g, h
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_teaching_ops_second_derivative_as_torch(case, dtype):
+    """The gradient prints as PyTorch's (its top grad_fn), its graph has PyTorch's node names, and
+    the second derivative agrees to the last bit."""
+    torch = _torch()
+    tg, th = _run(torch, case, dtype)
+    gg, gh = _run(gradviz, case, dtype)
+    assert as_torch(repr(gg)) == repr(tg)
+    assert names(gg.grad_fn) == names(tg.grad_fn)
+    if dtype == "float64" and case in TANH_CASES:   # float64 tanh itself can differ in the last bit
+        same = lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15) is None  # noqa: E731
+    else:
+        same = lambda a, b: a.tobytes() == b.tobytes()  # noqa: E731
+    assert same(gg.detach().numpy(), tg.detach().numpy())
+    for t, g in zip(th, gh):   # ∂²/∂x² and ∂²/∂x∂w (None where the gradient does not depend on it)
+        assert (g is None and t is None) or same(g.numpy(), t.numpy())
+
+
+def _tutorial(L):
+    """PyTorch's autograd tutorial: grad with create_graph, then backward of the gradient."""
+    x = L.tensor(2., requires_grad=True)
+    y = x ** 3
+    g, = L.autograd.grad(y, x, create_graph=True)
+    out = [repr(g)]
+    g.backward()
+    out.append(repr(x.grad))
+    return out
+
+
+@pytest.mark.torch
+def test_tutorial_prints_as_torch():
+    torch = _torch()
+    assert [as_torch(s) for s in _tutorial(gradviz)] == _tutorial(torch)
+    assert _tutorial(gradviz) == ["tensor(12., grad_fn=<MulBackward0>)", "tensor(12.)"]
+
+
+def _leaf_accumulation(L):
+    """backward(create_graph=True) twice into a leaf, then an ordinary backward of x.grad."""
+    x = L.tensor([0.5, 1.5, -2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (x ** 3).sum().backward(create_graph=True)
+        first = repr(x.grad)
+        (x ** 3).sum().backward(create_graph=True)
+    second = repr(x.grad)
+    x.grad.sum().backward()
+    return [first, second, repr(x.grad)]
+
+
+@pytest.mark.torch
+def test_backward_create_graph_into_leaves_as_torch():
+    torch = _torch()
+    assert [as_torch(s) for s in _leaf_accumulation(gradviz)] == _leaf_accumulation(torch)
+
+
+def test_backward_create_graph_warns_once_in_pytorchs_words():
+    _engine._warned.pop("cycle", None)
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (x * x).sum().backward(create_graph=True)
+        (x * x).sum().backward(create_graph=True)
+    texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert texts == [_engine.REFERENCE_CYCLE]
+    assert texts[0].startswith("Using backward() with create_graph=True will create a reference cycle between "
+                               "the parameter and its gradient which can cause a memory leak.")
+    assert x.grad.grad_fn.name() == "AddBackward0" and x.grad.tolist() == [4.0, 8.0]
+
+
+def _retained(L):
+    """retain_graph defaults to create_graph: what a graph still allows after each call."""
+    x = L.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.exp() * x).sum()
+    out = []
+    for step in (lambda: L.autograd.grad(y, x, create_graph=True)[0],
+                 lambda: L.autograd.grad(y, x, retain_graph=True)[0],
+                 lambda: L.autograd.grad(y, x)[0],
+                 lambda: L.autograd.grad(y, x)[0]):
+        try:
+            out.append(repr(step()))
+        except RuntimeError as e:
+            out.append(str(e)[:60])
+    return out
+
+
+@pytest.mark.torch
+def test_create_graph_keeps_the_graph_unless_told():
+    torch = _torch()
+    assert [as_torch(s) for s in _retained(gradviz)] == _retained(torch)
+    assert _retained(gradviz)[3].startswith("Trying to backward through the graph a second time")
+
+
+def test_an_op_whose_rule_cannot_be_recorded_says_so():
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    y = x[0] * x[0]                                          # select's rule scatters with np.add.at
+    with pytest.raises(RuntimeError, match=r"gradviz cannot differentiate the backward of SelectBackward0 "
+                                           r"twice yet \(create_graph=True\)"):
+        gradviz.autograd.grad(y, x, create_graph=True)
+    g, = gradviz.autograd.grad(x[0] * 3, x, create_graph=True)   # a constant gradient needs no recording
+    assert g.tolist() == [3.0, 0.0] and g.grad_fn is None
+
+
+def test_ordinary_backward_is_unchanged():
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    (x.tanh() * x).sum().backward()
+    assert x.grad.grad_fn is None and not x.grad.requires_grad
+
+
+def test_custom_function_backward_is_recorded():
+    class Cube(gradviz.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            return grad_output * 3 * x ** 2
+
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    g, = gradviz.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    h, = gradviz.autograd.grad(g.sum(), x)
+    assert g.tolist() == [3.0, 12.0] and h.tolist() == [6.0, 12.0]
+
+
+# --- second derivatives of the elementwise ops against finite differences -----------------------
+
+ELEMENTWISE = sorted(k for k, op in OPS.items() if op.inputs == "unary" and not op.params and op.function is True)
+
+
+def _first(op, values):
+    x = gradviz.tensor(values, dtype=gradviz.float64, requires_grad=True)
+    y = getattr(gradviz, op.method)(x)
+    g, = gradviz.autograd.grad(y.sum(), x, create_graph=True)
+    return x, g
+
+
+@pytest.mark.parametrize("key", ELEMENTWISE)
+def test_second_derivative_matches_differences_of_the_first(key):
+    op = OPS[key]
+    lo, hi = op.domain
+
+    @SETTINGS
+    @given(st.lists(st.floats(lo + 0.05, hi - 0.05), min_size=1, max_size=4))
+    def check(values):
+        x, g = _first(op, values)
+        if not g.requires_grad:   # a constant first derivative (neg...): the second is zero
+            return
+        h, = gradviz.autograd.grad(g.sum(), x, allow_unused=True)
+        h = np.zeros(len(values)) if h is None else h.numpy()
+        eps = 1e-6
+        plus = _first(op, [v + eps for v in values])[1].detach().numpy()
+        minus = _first(op, [v - eps for v in values])[1].detach().numpy()
+        np.testing.assert_allclose(h, (plus - minus) / (2 * eps), rtol=1e-4, atol=1e-5)
+
+    check()
