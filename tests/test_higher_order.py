@@ -238,3 +238,96 @@ def test_second_derivative_matches_differences_of_the_first(key):
         np.testing.assert_allclose(h, (plus - minus) / (2 * eps), rtol=1e-4, atol=1e-5)
 
     check()
+
+
+# --- hessian, vhp, hvp, jvp, vjp ----------------------------------------------------------------
+
+def _hessians(L, dtype):
+    F = L.nn.functional
+    dt = getattr(L, dtype)
+    H = L.autograd.functional.hessian
+    x = L.tensor([0.5, -1.25, 2.0], dtype=dt)
+    y = L.tensor([1.5, 0.25, -0.75], dtype=dt)
+    X = L.tensor([[1.0, 2.0, -1.0], [0.5, -0.5, 1.5]], dtype=dt)
+    T = L.tensor([[0.25], [-0.5]], dtype=dt)
+    W1 = L.tensor([[0.3, -0.2, 0.1], [0.5, 0.4, -0.6]], dtype=dt)
+    b1 = L.tensor([0.1, -0.1], dtype=dt)
+    W2 = L.tensor([[0.7, -0.3]], dtype=dt)
+
+    def mlp(W1, b1, W2):
+        return F.mse_loss(L.tanh(X @ W1.t() + b1) @ W2.t(), T)
+
+    def relu_mlp(W1, b1, W2):
+        return ((L.relu(F.linear(X, W1, b1)).sigmoid() @ W2.t() - T) ** 2).mean()
+
+    return [H(lambda x: x.pow(3).sum(), x), H(lambda x, y: (x * y).sum(), (x, y)),
+            H(lambda x: L.tanh(x).sum(), x), H(lambda x: x.sigmoid().sum(), x),
+            H(lambda x: (x.exp() * x.sin()).sum() / x.cos().sum(), x),
+            H(mlp, (W1, b1, W2)), H(relu_mlp, (W1, b1, W2)),
+            H(lambda x: x.pow(3).sum(), x, create_graph=True),
+            L.autograd.functional.vhp(lambda x: x.pow(3).sum(), x, L.ones_like(x)),
+            L.autograd.functional.hvp(lambda x: (x.pow(3) * x.sin()).sum(), x, L.ones_like(x)),
+            L.autograd.functional.jvp(lambda x: x.pow(3), x, L.ones_like(x)),
+            L.autograd.functional.vjp(lambda x: x.pow(3), x, L.ones_like(x)),
+            L.autograd.functional.jacobian(lambda x: x.pow(3), x, create_graph=True)]
+
+
+def _flat(result):
+    if isinstance(result, tuple):
+        return [t for r in result for t in _flat(r)]
+    return [result]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_hessian_and_products_as_torch(dtype):
+    """Same structure (tuples of tuples), shapes, reprs and grad_fns; float32 values to the last bit.
+    (float64 can differ in the last bit where gradviz's double matmul already does, or where
+    three or more gradients meet and are added in another order.)"""
+    torch = _torch()
+    for want, got in zip(_hessians(torch, dtype), _hessians(gradviz, dtype)):
+        want, got = _flat(want), _flat(got)
+        assert len(want) == len(got)
+        for t, g in zip(want, got):
+            assert tuple(g.shape) == tuple(t.shape) and (g.grad_fn is None) == (t.grad_fn is None)
+            if t.grad_fn is not None:
+                assert g.grad_fn.name() == t.grad_fn.name()
+            if dtype == "float32":
+                assert g.detach().numpy().tobytes() == t.detach().numpy().tobytes()
+                assert as_torch(repr(g)) == repr(t)
+            else:
+                np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-14, atol=1e-15)
+
+
+def _bad_calls(L):
+    H = L.autograd.functional.hessian
+    return [lambda: H(lambda x: x ** 2, L.ones(2)), lambda: H(lambda x: (x, x), L.ones(2)),
+            lambda: H(lambda x: x.sum(), [1.0]), lambda: H(lambda x: x.sum(), L.ones(2), strict=True),
+            lambda: H(lambda x: x.sum(), L.ones(2), outer_jacobian_strategy="x"),
+            lambda: L.autograd.functional.vhp(lambda x: x.pow(3).sum(), L.ones(2), L.ones(3)),
+            lambda: L.autograd.functional.vhp(lambda x: x.pow(3).sum(), L.ones(2)),
+            lambda: H(lambda x: (x * 2).sum(), L.ones(2), strict=True),
+            lambda: L.autograd.functional.hvp(lambda x: x.sum(), (L.ones(2), L.ones(1)), (L.ones(2),))]
+
+
+def _error(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 -- the message is what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.torch
+def test_hessian_errors_as_torch():
+    torch = _torch()
+    for t, g in zip(_bad_calls(torch), _bad_calls(gradviz)):
+        want, got = _error(t), _error(g)
+        assert got is not None and (got[0], as_torch(got[1]).replace("gradviz", "torch")) == want
+
+
+def test_hessian_doctest_values_without_torch():
+    H = gradviz.autograd.functional.hessian
+    h = H(lambda x, y: (2 * x.pow(2) + 3 * y.pow(2)).sum(), (gradviz.ones(2), gradviz.ones(2)))
+    assert [[b.tolist() for b in row] for row in h] == [[[[4.0, 0.0], [0.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]]],
+                                                        [[[0.0, 0.0], [0.0, 0.0]], [[6.0, 0.0], [0.0, 6.0]]]]
