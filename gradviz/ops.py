@@ -261,11 +261,18 @@ op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
    domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"})
 
+def _one_minus_square(y):
+    """1 − y² rounded once, as PyTorch's tanh_backward kernel computes it (a fused multiply-add)"""
+    if y.dtype == np.float64:
+        return fma(-y, y, np.float64(1), np.float64)
+    return _rounded(lambda t: 1 - t * t)(y)   # exact in double, then rounded to float32 once
+
+
 # PyTorch computes these three gradients with ops of their own (tanh_backward, sigmoid_backward,
 # threshold_backward): under create_graph=True a gradient shows them (TanhBackwardBackward0), and
 # their own rules (derivatives.yaml's) give the second derivative
 op("tanh_backward", grad_fn="TanhBackwardBackward0", symbol="∂tanh",
-   forward=lambda g, y: g * _rounded(lambda t: 1 - t * t)(y),   # 1 - y² rounded once, as fused
+   forward=lambda g, y: g * _one_minus_square(y),
    vjps=[lambda gg, o, g, y: call("tanh_backward", gg, y), lambda gg, o, g, y: gg * (-2 * y * g)], uses=["1", "01"],
    latex=r"@0 (1 - @1^{2})", dlatex=[r"1 - @1^{2}", r"-2 @1 @0"], inputs="binary", in_rules=True,
    saved={"grad_output": 0, "output": 1})
