@@ -364,8 +364,8 @@ def _modified_error(node, entry, is_output):
 
 # --- backward -----------------------------------------------------------------------------------
 
-def apply_node(node, g):
-    """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
+def _check_saved(node):
+    """What the node saved is still there and unchanged: PyTorch's errors otherwise."""
     saved = node._saved
     if node._freed:
         raise RuntimeError(SECOND_BACKWARD)
@@ -373,6 +373,12 @@ def apply_node(node, g):
     for i, entry in enumerate(saved):
         if entry is not None and entry[1][0] != entry[2]:
             raise _modified_error(node, entry, i == last)
+    return saved
+
+
+def apply_node(node, g):
+    """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
+    saved = _check_saved(node)
     args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, node._metas)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
@@ -395,13 +401,7 @@ def apply_node_graph(node, g):
     """:func:`apply_node` for ``create_graph=True``: the same rules, run on :class:`Recorded` tensors,
     so each gradient is itself a tensor with a grad_fn (the inputs and the output as saved, with
     their own graphs: what makes a second derivative reach them)."""
-    saved = node._saved
-    if node._freed:
-        raise RuntimeError(SECOND_BACKWARD)
-    last = len(saved) - 1
-    for i, entry in enumerate(saved):
-        if entry is not None and entry[1][0] != entry[2]:
-            raise _modified_error(node, entry, i == last)
+    saved = _check_saved(node)
     if not (saved[-1] is not None or any(s is not None and s[3]._requires_grad for s in saved[:-1])
             or any(gk._requires_grad for gk in (g if node._outs else [g]))):
         # nothing here depends on what requires grad (a constant seed through a shape op, say):

@@ -137,15 +137,16 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
     return tuple(res)
 
 
-def _prepare(func, inputs, v, create_graph, strict, name, v_of="inputs"):
-    """The common first half: inputs made differentiable, ``v`` checked, ``func`` run."""
+def _prepare(func, inputs, v, create_graph, strict, name):
+    """jvp's, vhp's and hvp's first step: inputs made differentiable, ``v`` (one per input) checked,
+    ``func`` run."""
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
     inputs = _preprocess(inputs, create_graph, need_graph=True)
-    if v_of == "inputs" and v is not None:
+    if v is not None:
         _, v = _as_tuple(v, "v", name)
         v = _preprocess(v, create_graph, need_graph=False)
         _validate_v(v, inputs, is_inputs_tuple)
-    elif v_of == "inputs" and (len(inputs) != 1 or inputs[0].nelement() != 1):
+    elif len(inputs) != 1 or inputs[0].nelement() != 1:
         raise RuntimeError("The vector v can only be None if the input to the user-provided function is a single "
                            "Tensor with a single element.")
     is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", name)
@@ -153,11 +154,25 @@ def _prepare(func, inputs, v, create_graph, strict, name, v_of="inputs"):
     return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs
 
 
-def _scalar_output(outputs, is_outputs_tuple, name):
+def _last_pass(grad_args, refs, refs_tuple, outputs, is_outputs_tuple, create_graph, strict, stage):
+    """The last ``grad`` call (recorded only under create_graph; zeros where a gradient is None, shaped
+    like ``refs``) and ``(outputs, result)`` as PyTorch returns them."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        res = _fill_in_zeros(_grad(*grad_args, create_graph=create_graph), refs, strict, create_graph, stage)
+    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
+            _unpack(_postprocess(res, create_graph), refs_tuple))
+
+
+def _gradient(func, inputs, v, create_graph, strict, name):
+    """vhp's and hvp's first half: ``func`` run (one element out) and its gradient, recorded."""
+    is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(func, inputs, v, create_graph, strict, name)
     if is_outputs_tuple or not isinstance(outputs[0], Tensor):
         raise RuntimeError(f"The function given to {name} should return a single Tensor")
     if outputs[0].nelement() != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {name} should contain a single element")
+    jac = _grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
 
 
 # --- the public functions -----------------------------------------------------------------------
@@ -176,10 +191,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function returns a single "
                                "Tensor with a single element.")
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(outputs, inputs, v, create_graph=create_graph), inputs, strict, create_graph, "back")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_inputs_tuple))
+    return _last_pass((outputs, inputs, v), inputs, is_inputs_tuple, outputs, is_outputs_tuple, create_graph, strict,
+                      "back")
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -190,11 +203,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         seeds = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _grad(outputs, inputs, seeds, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(grad_inputs, seeds, v, create_graph=create_graph), outputs, strict, create_graph,
-                             "back_trick")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_outputs_tuple))
+    return _last_pass((grad_inputs, seeds, v), outputs, is_outputs_tuple, outputs, is_outputs_tuple, create_graph,
+                      strict, "back_trick")
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
@@ -280,29 +290,19 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), vᵀ · H)``: the gradient (recorded), then its vjp with ``v``."""
     with enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(func, inputs, v, create_graph, strict, "vhp")
-        _scalar_output(outputs, is_outputs_tuple, "vhp")
-        jac = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(jac, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
-                             "double_back")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_inputs_tuple))
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _gradient(func, inputs, v, create_graph, strict,
+                                                                             "vhp")
+    return _last_pass((jac, inputs, v), inputs, is_inputs_tuple, outputs, is_outputs_tuple, create_graph, strict,
+                      "double_back")
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), H · v)`` by the double-backward trick (as ``jvp`` does with the gradient)."""
     with enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(func, inputs, v, create_graph, strict, "hvp")
-        _scalar_output(outputs, is_outputs_tuple, "hvp")
-        jac = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _gradient(func, inputs, v, create_graph, strict,
+                                                                             "hvp")
         grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_grad(double_back, grad_jac, v, create_graph=create_graph), inputs, strict, create_graph,
-                             "double_back_trick")
-    return (_unpack(_postprocess(outputs, create_graph), is_outputs_tuple),
-            _unpack(_postprocess(res, create_graph), is_inputs_tuple))
+    return _last_pass((double_back, grad_jac, v), inputs, is_inputs_tuple, outputs, is_outputs_tuple, create_graph,
+                      strict, "double_back_trick")
