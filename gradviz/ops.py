@@ -629,14 +629,26 @@ op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze
    is_view=True, method="squeeze", function=True, inputs="squeeze")
 # (the trailing ... keeps a 0-d result a view of the input, not a numpy scalar copy)
 op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index, ...)],
-   vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
+   vjps=[lambda g, y, a, dim, index: call("select_backward", g, shape=a.shape, dim=dim, index=index)], uses=[""],
    latex="@0_{@index}", dlatex=["1"],
    params={"dim": 0, "index": 0}, is_view=True, method="select", function=True, inputs="select",
    saved={"dim": "@dim", "index": "@index", "self_sym_sizes": "#0"})
 op("slice", grad_fn="SliceBackward0", symbol="[a:b]", forward=lambda a, dim, s: a[(slice(None),) * dim + (s,)],
-   vjps=[lambda g, y, a, dim, s: _scatter(g, a.shape, (slice(None),) * dim + (s,))], uses=[""],
+   vjps=[lambda g, y, a, dim, s: call("slice_backward", g, shape=a.shape, dim=dim, s=s)], uses=[""],
    latex="@0", dlatex=["1"],
    params={"dim": 0, "s": slice(0, 1)}, is_view=True, method="narrow", function=True, inputs="slice")
+# x[i]'s and x[a:b]'s gradients are ops of their own in PyTorch (SelectBackwardBackward0 under
+# create_graph=True): zeros with the gradient written in; their own gradient is the select or slice again
+op("select_backward", grad_fn="SelectBackwardBackward0", symbol="[i]ᵀ",
+   forward=lambda g, shape, dim, index: _scatter(g, shape, (slice(None),) * dim + (index,)),
+   vjps=[lambda gg, y, g, shape, dim, index: call("select", gg, dim=dim, index=index)], uses=[""],
+   latex=r"\operatorname{scatter}(@0)", dlatex=["1"], params={"shape": (2,), "dim": 0, "index": 0},
+   inputs="select_backward", in_rules=True, saved={"dim": "@dim", "index": "@index"})
+op("slice_backward", grad_fn="SliceBackwardBackward0", symbol="[a:b]ᵀ",
+   forward=lambda g, shape, dim, s: _scatter(g, shape, (slice(None),) * dim + (s,)),
+   vjps=[lambda gg, y, g, shape, dim, s: call("slice", gg, dim=dim, s=s)], uses=[""],
+   latex=r"\operatorname{scatter}(@0)", dlatex=["1"], params={"shape": (2,), "dim": 0, "s": slice(0, 1)},
+   inputs="slice_backward", in_rules=True, saved={"dim": "@dim"})
 op("repeat", grad_fn="RepeatBackward0", forward=lambda a, sizes: np.tile(a, sizes),
    vjps=[lambda g, y, a, sizes: _unrepeat(g, a.shape, sizes)], uses=[""],
    latex="@0", dlatex=["1"],

@@ -257,6 +257,10 @@ def op_case(draw, op):
         stop = draw(st.integers(start + 1, shape[dim]))
         step = draw(st.integers(1, 2))
         return [draw(arrays(shape, lo, hi))], {"dim": dim, "s": slice(start, stop, step)}
+    if kind in ("select_backward", "slice_backward"):  # a select's or slice's gradient, put back in place
+        (a,), params = draw(op_case(OPS[kind.removesuffix("_backward")]))
+        piece = OPS[kind.removesuffix("_backward")].forward(a, **params)
+        return [draw(arrays(piece.shape, lo, hi))], {"shape": a.shape, **params}
     if kind == "split":  # split into pieces of the given sizes (some empty), or unbind
         shape = draw(shapes(min_dims=1))
         dim = draw(st.integers(0, len(shape) - 1))

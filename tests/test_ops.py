@@ -82,6 +82,13 @@ def _nll(a, target, weight, reduction, ignore_index):
     return math.fsum(terms) / math.fsum(w) if reduction == "mean" else math.fsum(terms)
 
 
+def _put(g, shape, key):
+    """zeros of ``shape`` with ``g`` written at ``key`` (a select's or slice's gradient put back)"""
+    out = np.zeros(shape)
+    out[key] = g
+    return out
+
+
 # Independent ways to compute each op's forward (no call into the table).
 REFERENCE = {
     "add": lambda a, b, alpha=1: a + b * alpha,
@@ -219,6 +226,8 @@ REFERENCE = {
                                   for i in range(len(a) + abs(offset))]),
     "alias": lambda a: a.copy(),
     "mul_scalar": lambda a, c: a * c,
+    "select_backward": lambda g, shape, dim, index: _put(g, shape, (slice(None),) * dim + (index,)),
+    "slice_backward": lambda g, shape, dim, s: _put(g, shape, (slice(None),) * dim + (s,)),
     "tanh_backward": lambda g, y: g * (1 - y * y),
     "sigmoid_backward": lambda g, y: g * (1 - y) * y,
     "threshold_backward": lambda g, y: np.where(y > 0, g, 0.0),
