@@ -368,9 +368,9 @@ def test_random_graphs_second_derivatives_agree_or_refuse(program):
         assert (t is None) == (g is None)
         if t is not None:
             assert t.requires_grad == g.requires_grad
-            np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), **tol)
+            np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(force=True), **tol)
     assert (want[1] is None) == (got[1] is None)
     for t, g in zip(want[1] or (), got[1] or ()):
         assert (t is None) == (g is None)
-        if t is not None:
-            np.testing.assert_allclose(g.numpy(), t.numpy(), **tol)
+        if t is not None:   # (PyTorch may answer with a ZeroTensor: force=True reads it)
+            np.testing.assert_allclose(g.numpy(), t.numpy(force=True), **tol)
