@@ -595,10 +595,9 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                      for (out, meta), gk in zip(node._outs, g)]
             grads = run_node(node, g)
             executed.append(node)
-            if rec is not None:
-                if create_graph:
-                    g, grads = _values(g), [_values(gi) for gi in grads]
-                rec._node(node, g if node._outs is None else np.concatenate([gk.ravel() for gk in g]), grads)
+            if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
+                gv, grads_v = (_values(g), [_values(gi) for gi in grads]) if create_graph else (g, grads)
+                rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
         for (fn, k), gi in zip(node.next_functions, grads):
             if fn is None or (live is not None and fn not in live):
                 continue

@@ -199,6 +199,26 @@ def test_custom_function_backward_is_recorded():
     assert g.tolist() == [3.0, 12.0] and h.tolist() == [6.0, 12.0]
 
 
+def test_a_recorded_trace_sees_the_double_backward_and_changes_nothing():
+    from gradviz import trace
+
+    def run():
+        x = gradviz.tensor([0.5, 1.5], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (x.tanh() * x).sum().backward(create_graph=True)
+        first = x.grad.tolist()
+        x.grad.sum().backward()
+        return first, x.grad.tolist()
+
+    plain = run()
+    with trace.record() as rec:
+        recorded = run()
+    assert recorded == plain
+    names = [e.name for e in rec.events]
+    assert "TanhBackwardBackward0" in names and names.count("AccumulateGrad") == 2
+
+
 # --- second derivatives of the elementwise ops against finite differences -----------------------
 
 ELEMENTWISE = sorted(k for k, op in OPS.items() if op.inputs == "unary" and not op.params and op.function is True)
