@@ -86,11 +86,6 @@ op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="mul", aliases=("multiply",), inplace=True, function=True, inputs="binary", precedence=2,
    coefficient_first=True, saved={"self": 0, "other": 1})
-# a tensor times a number inside PyTorch's own formulas (``3 * x.pow(2)`` in pow's rule): mul.Scalar
-op("mul_scalar", grad_fn="MulBackward1", symbol="×", forward=lambda a, c: np.multiply(a, a.dtype.type(c)),
-   vjps=[lambda g, y, a, c: g * c], uses=[""],
-   latex=r"@c \cdot @0", dlatex=["@c"], params={"c": 2.5}, in_rules=True, precedence=2, coefficient_first=True,
-   operand=("c", 0, "×"))
 op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
    vjps=[lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], uses=["1", "01"],
    latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
@@ -169,7 +164,8 @@ op("div_scalar", grad_fn="DivBackward1", symbol="÷", forward=_quiet(lambda a, c
    vjps=[lambda g, y, a, c: g / g.dtype.type(c)], uses=[""],
    latex=r"\frac{@0}{@c}", dlatex=[r"\frac{1}{@c}"], params={"c": 3},
    function="nn.functional.cross_entropy", precedence=5)
-# ... and multiply by one (label smoothing's weights): MulBackward1, the number rounded to the dtype
+# ... and multiply by one (label smoothing's weights; ``3 * x.pow(2)`` in pow's rule under create_graph=True):
+# MulBackward1, the number rounded to the dtype
 op("mul_scalar", grad_fn="MulBackward1", symbol="×", forward=lambda a, c: a * a.dtype.type(c),
    vjps=[lambda g, y, a, c: g * g.dtype.type(c)], uses=[""],
    latex=r"@c \cdot @0", dlatex=["@c"], params={"c": 0.25},
