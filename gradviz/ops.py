@@ -208,7 +208,7 @@ def _powers(a, b):
 
 
 op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=_powers,
-   vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * _powers(a, b - 1))),
+   vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * call("pow_tt", a, b - 1))),
     lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * _log(a))], uses=["01", "01o"],   # PyTorch's masks
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
    domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"})
