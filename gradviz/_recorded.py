@@ -111,10 +111,15 @@ class Recorded:
             return self.op("mul", a, b)
         if ufunc is np.true_divide:
             return self._scaled("div_scalar", a, b) if _is_number(b) else self.op("div", a, b)
-        if ufunc is np.add:
+        if ufunc is np.add:        # plus a number: add.Scalar (AddBackward1)
+            if _is_number(a) or _is_number(b):
+                x, c = (b, a) if _is_number(a) else (a, b)
+                return self._scaled("add_scalar", x, c)
             return self.op("add", a, b)
         if ufunc is np.subtract:   # a number minus a tensor: rsub, as ``1 - t`` records in PyTorch
-            return self._scaled("rsub", b, a) if _is_number(a) else self.op("sub", a, b)
+            if _is_number(a):
+                return self._scaled("rsub", b, a)
+            return self._scaled("sub_scalar", a, b) if _is_number(b) else self.op("sub", a, b)
         if ufunc is np.power:
             if _is_number(b):
                 return self._scaled("pow", a, b, name="n")

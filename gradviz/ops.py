@@ -81,6 +81,14 @@ op("rsub", grad_fn="RsubBackward1", symbol="−", forward=lambda a, c: np.subtra
    vjps=[lambda g, y, a, c: -g], uses=[""],
    latex="@c - @0", dlatex=["-1"],
    params={"c": 2.0}, method="__rsub__", operand=("c", 0, "−"), precedence=1, saved={"alpha": "@alpha=1"})
+# a tensor plus or minus a number inside PyTorch's own formulas (``exponent - 1`` in pow's rule,
+# ``-2y + 1`` in sigmoid's): add.Scalar and sub.Scalar, recorded under create_graph=True
+op("add_scalar", grad_fn="AddBackward1", symbol="+", forward=lambda a, c: np.add(a, a.dtype.type(c)),
+   vjps=[lambda g, y, a, c: g], uses=[""], latex="@0 + @c", dlatex=["1"],
+   params={"c": 2.0}, in_rules=True, operand=("c", 1, "+"), precedence=1)
+op("sub_scalar", grad_fn="SubBackward1", symbol="−", forward=lambda a, c: np.subtract(a, a.dtype.type(c)),
+   vjps=[lambda g, y, a, c: g], uses=[""], latex="@0 - @c", dlatex=["1"],
+   params={"c": 2.0}, in_rules=True, operand=("c", 1, "−"), precedence=1)
 op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],

@@ -225,6 +225,8 @@ REFERENCE = {
     if offset >= 0 else np.array([[a[j] if i - j == -offset else 0.0 for j in range(len(a) + abs(offset))]
                                   for i in range(len(a) + abs(offset))]),
     "alias": lambda a: a.copy(),
+    "add_scalar": lambda a, c: a + c,
+    "sub_scalar": lambda a, c: a - c,
     "select_backward": lambda g, shape, dim, index: _put(g, shape, (slice(None),) * dim + (index,)),
     "slice_backward": lambda g, shape, dim, s: _put(g, shape, (slice(None),) * dim + (s,)),
     "tanh_backward": lambda g, y: g * (1 - y * y),
