@@ -325,23 +325,33 @@ def op_beside_output(graph):
     """Where each op goes in a top-to-bottom dataflow picture: on the rank of the tensor it makes.
 
     A chain of n ops is then n ranks, not 2n (issue 8: lesson 6's network on a batch fits its
-    box).  Along a chain the outputs go right, left, right... of their ops (an op's depth decides),
-    and the chain's edges weigh more than a leaf's, so the chain runs straight down instead of
-    drifting sideways.  Returns ``(ids of tensors an op made, ids of ops whose output goes left)``.
+    box).  An output goes left of its op when it is used after an operand written before it (the
+    ``5`` of ``5 * b``, the bias of ``bias + x Wᵀ``, which then sits left of it), else right and
+    left in turn down a chain; the chain's edges weigh more than a leaf's, so the chain runs straight down
+    instead of drifting sideways.  Ops side by side at one depth (a tensor several ops use) keep
+    their outputs below them: one wide rank is worse.  Returns ``({id of a tensor drawn beside its
+    op: the op's id}, ids of ops whose output goes left)``.
     """
     made_by = {e.dst: e.src for e in graph.edges if e.kind == "output"}
-    inputs = {}
+    origin = dict(made_by)                  # a detached tensor goes on with its origin's chain
+    origin.update({e.dst: made_by[e.src] for e in graph.edges if e.kind == "cut" and e.src in made_by})
+    inputs, first_use = {}, {}
     for e in graph.edges:
-        if e.kind == "input" and e.src in made_by:
-            inputs.setdefault(e.dst, []).append(made_by[e.src])
+        if e.kind == "input":
+            if e.src in origin:
+                inputs.setdefault(e.dst, []).append(origin[e.src])
+            first_use.setdefault(e.src, e)
     depth = {}
     for n in graph.nodes:                   # forward order: an op's inputs were made before it
         if n.kind == "op":
             depth[n.id] = 1 + max((depth.get(op, 0) for op in inputs.get(n.id, ())), default=-1)
-    # ops side by side (a tensor used by several) keep their outputs below: one wide rank is worse
     alone = collections.Counter(depth.values())
     beside = {v: op for v, op in made_by.items() if alone[depth.get(op)] == 1}
-    return beside, {op for op in beside.values() if depth[op] % 2}
+
+    def left(v, op):
+        use = first_use.get(v)
+        return bool(use is not None and use.position) or depth[op] % 2 == 1
+    return beside, {op for v, op in beside.items() if left(v, op)}
 
 
 def to_dot(graph, rankdir="TB", title=None, words=None):
