@@ -15,19 +15,18 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from . import _engine, _functions, _random, _reductions
+from . import _engine, _functions, _reductions, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
-from ._engine import _GradMode, apply
+from ._engine import apply
 from ._format import tensor_repr
 from ._functions import bmm, matmul, where
 from ._indexing import getitem, setitem
-from ._inplace import _check_leaf, _inplace, _restride
-from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_bernoulli, _check_bernoulli_p,
-                        _check_multinomial, _check_sub, _dims, _expanded, _finish, _floating, _inferred, _is_int,
-                        _is_operand, _legacy_new, _new_shape, _number, _permutation, _reduced_dims,
-                        _rounded_division, _shape_args, _unary, _viewable, accept_keepdims)
-from ._rules import _median_index, _sorted
+from ._inplace import _inplace, _restride
+from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
+                        _floating, _inferred, _is_operand, _legacy_new, _number, _permutation, _rounded_division,
+                        _shape_args, _unary, _viewable, accept_keepdims)
+from ._rules import _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided
 from .ops import OPS
@@ -922,47 +921,9 @@ class Tensor(TensorBase):
     def fill_(self, value):
         return _inplace_module.fill(self, value)
 
-    def multinomial(self, num_samples, replacement=False, *, generator=None):
-        """Indices drawn from each row of this tensor (non-negative weights): ``num_samples`` distinct ones, or
-        with ``replacement=True`` any; after ``manual_seed`` (or with ``generator=``), PyTorch's draws."""
-        _check_multinomial(self, num_samples, replacement)
-        return Tensor._wrap(_random.multinomial(self._data, int(num_samples), replacement, generator))
-
-    def bernoulli(self, p=None, *, generator=None):
-        """0 or 1 per element, 1 with this tensor's value as probability (or with ``p``): PyTorch's draws."""
-        if p is not None:
-            return Tensor._wrap(_random.bernoulli(self.shape, float(p), self._data.dtype, generator))
-        _check_bernoulli(self)
-        sample = _random.bernoulli(self.shape, self._data, self._data.dtype, generator)
-        return apply(OPS["bernoulli"], (self,), sample=sample)
-
-    def bernoulli_(self, p=0.5, *, generator=None):
-        """Fill with 0 or 1, 1 with probability ``p`` (a number, or a tensor of them)."""
-        _check_leaf(self)
-        probs = np.broadcast_to(p._data, self.shape) if isinstance(p, Tensor) else _check_bernoulli_p(p)
-        return self.fill_(_random.bernoulli(self.shape, probs, self._data.dtype, generator))
-
-    def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
-        _check_leaf(self)
-        if not self.dtype.is_floating_point:
-            raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
-                                      f"'{D.TYPE_NAMES[self.dtype.name]}'")
-        return self.fill_(_random.rand(self.shape, self._data.dtype, generator, a, b))
-
-    def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        """Fill with normal samples, the numbers PyTorch's generator gives."""
-        _check_leaf(self)
-        if not self.dtype.is_floating_point:
-            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
-                                      f"'{D.TYPE_NAMES[self.dtype.name]}'")
-        return self.fill_(_random.randn(self.shape, self._data.dtype, generator, mean, std))
-
-    def random_(self, low=0, high=None, *, generator=None):
-        """Fill with integers in [low, high) (``random_(high)`` means [0, high))."""
-        if high is None:
-            low, high = 0, low
-        return self.fill_(_random.randint(low, high, self.shape, generator))
+    # random fills and draws, PyTorch's numbers after manual_seed (gradviz/_sampling.py)
+    multinomial, bernoulli, bernoulli_ = _sampling.multinomial, _sampling.bernoulli, _sampling.bernoulli_
+    uniform_, normal_, random_ = _sampling.uniform_, _sampling.normal_, _sampling.random_
 
     def new_tensor(self, data, dtype=None, requires_grad=False):
         return _finish(Tensor._wrap(np.array(as_array(data, dtype or self.dtype), copy=True)), requires_grad)
