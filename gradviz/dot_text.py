@@ -55,7 +55,7 @@ WORDS = {
     "tip_grad": "{name}.grad",
     "tip_flow": "gradient of the output with respect to {name}",
     "tip_this": "this tensor",
-    "tip_in_full": "{what} (summarised here: the caption and the derivation write it in full)",
+    "tip_in_full": "{what} (summarised here: the derivation's check lines write it in full)",
     "tip_op": "{grad_fn}: the grad_fn of this op's output",
     "tip_accumulate": "AccumulateGrad: adds the gradient into the leaf's .grad",
     "tip_edge": "gradient sent back along this edge",

@@ -368,7 +368,7 @@ def node_text(a):
     """What a node or an edge draws for a value: one short row in full (``[1., 1.]``, ``20.``),
     anything else as its :func:`summary` (``norm 2.6253``, ``all 0.2500``, ``zeros(4, 4)``), so a
     batch keeps its node small (issue 8: lesson 6's network fits its box).  The full value is the
-    node's tooltip, and the captions and the derivation write it.
+    node's tooltip; a gradient's, the derivation's check lines.
 
     >>> node_text(np.array([1., 1.], np.float32)), node_text(np.ones((2, 2), np.float32))
     ('[1., 1.]', 'all 1.')

@@ -207,7 +207,7 @@ STRINGS = {
         "tip_grad": "{name}.grad",
         "tip_flow": "그라디언트: 출력을 {name} 텐서로 미분한 값",
         "tip_this": "이 텐서",
-        "tip_in_full": "{what} (여기서는 요약: 설명과 손 계산에 전체 값이 나옵니다)",
+        "tip_in_full": "{what} (여기서는 요약: 손 계산의 확인 줄에 전체 값이 나옵니다)",
         "tip_op": "{grad_fn}: 이 연산이 만든 출력의 grad_fn",
         "tip_accumulate": "AccumulateGrad: 그라디언트를 잎 텐서의 .grad 값에 더합니다",
         "tip_edge": "이 간선을 따라 거꾸로 보내는 그라디언트",
