@@ -130,7 +130,7 @@ class Node:
     ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
     """
 
-    __slots__ = ("op", "next_functions", "_saved", "_metas", "_params", "_out", "_out_meta", "_outs",
+    __slots__ = ("op", "next_functions", "_saved", "_metas", "_strides", "_params", "_out", "_out_meta", "_outs",
                  "_seq", "_freed", "_nograd_inputs", "metadata", "__weakref__")
 
     def name(self):
@@ -247,6 +247,7 @@ def record(op, inputs, arrays, needs, result, params):
             saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
     node._metas = tuple([(a.shape, a.dtype) for a in arrays])
+    node._strides = tuple([a.strides for a in arrays])   # PyTorch keeps an input's layout even when not its values
     node._out_meta = (result._data.shape, result._data.dtype)
     node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not t._requires_grad}
     node._out, node._outs = weakref.ref(result), None
@@ -379,7 +380,7 @@ def _check_saved(node):
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
     saved = _check_saved(node)
-    args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, node._metas)]
+    args = [s[0] if s is not None else Meta(*m, st) for s, m, st in zip(saved, node._metas, node._strides)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
     for i, (fn, _) in enumerate(node.next_functions):
@@ -409,8 +410,8 @@ def apply_node_graph(node, g):
         like = g[0] if node._outs else g
         return [None if gi is None else like._wrap(gi) for gi in apply_node(node, _values(g))]
     lift = functools.partial(Recorded, apply=apply)
-    args = [Meta(*m) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
-            for s, m in zip(saved, node._metas)]
+    args = [Meta(*m, st) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
+            for s, m, st in zip(saved, node._metas, node._strides)]
     if node._outs:
         out, g = None, [lift(gk) for gk in g]
     elif saved[-1] is None:

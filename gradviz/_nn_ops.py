@@ -148,10 +148,18 @@ def _nll_vjp(g, a, target, weight=None, reduction="mean", ignore_index=-100):
 
 
 op("nll_loss", grad_fn="NllLossBackward0", symbol="NLL", forward=_nll_loss,
-   vjps=[lambda g, y, a, **p: _nll_vjp(g, a, **p)], uses=[""],
+   vjps=[lambda g, y, a, **p: call("nll_loss_backward", g, a, **p)], uses=["0"],
    latex=r"-\frac{1}{n}\sum_b @0_{b, t_b}", dlatex=[r"-\frac{1}{n}\mathbb{1}[j = t_b]"],
    params={"target": np.array([0, 1]), "reduction": "mean"}, function="nn.functional.nll_loss", inputs="nll",
    elementwise=False, saved={"self": 0, "target": "@target", "weight": "@weight", "ignore_index": "@ignore_index"})
+# its gradient, an op of its own in PyTorch (NllLossBackwardBackward0, whose inputs are g and the
+# scores): linear in g, so its own gradient is nll_loss of the incoming gradient, and 0 for the scores
+op("nll_loss_backward", grad_fn="NllLossBackwardBackward0", symbol="∂NLL", forward=_nll_vjp,
+   vjps=[lambda gg, y, g, a, **p: call("nll_loss", gg, **p), lambda gg, y, g, a, **p: np.zeros_like(gg)],
+   uses=["", ""], latex=r"-\frac{@0}{n}\mathbb{1}[j = t_b]", dlatex=[r"-\frac{1}{n}\mathbb{1}[j = t_b]", "0"],
+   params={"target": np.array([0, 1]), "reduction": "mean"}, inputs="nll_backward",
+   elementwise=False, in_rules=True, saved={"target": "@target", "weight": "@weight",
+                                            "ignore_index": "@ignore_index"})
 # an image batch (N, C, H, W) with a class per pixel (N, H, W): PyTorch's 2-D kernel, the same sums
 OPS["nll_loss2d"] = OPS["nll_loss"].renamed(
     "NllLoss2DBackward0", key="nll_loss2d", latex=r"-\frac{1}{n}\sum_{b,h,w} @0_{b, t_{bhw}, h, w}",

@@ -73,10 +73,11 @@ class Op:
 class Meta:
     """Stands in for a value that was not saved: only its shape and dtype are known."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "strides")
 
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
+    def __init__(self, shape, dtype, strides=None):
+        # (the layout too where the engine knows it: mm's rules multiply as PyTorch's do for that layout)
+        self.shape, self.dtype, self.strides = shape, dtype, strides
 
     @property
     def ndim(self):

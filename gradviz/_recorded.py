@@ -276,4 +276,5 @@ _FUNCTIONS = {
     np.tril: lambda x, k=0: x._lift(x._apply(OPS["tril"], (x.tensor,), diagonal=k)),
     np.triu: lambda x, k=0: x._lift(x._apply(OPS["triu"], (x.tensor,), diagonal=k)),
     np.diagonal: lambda x, offset=0, **kw: x._lift(x._apply(OPS["diagonal"], (x.tensor,), offset=offset)),
+    np.ndim: lambda x: x.ndim, np.shape: lambda x: x.shape,
 }

@@ -530,15 +530,31 @@ op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keep
 
 
 op("softmax", grad_fn="SoftmaxBackward0", forward=_nonempty(_vecmath.softmax),
-   vjps=[lambda g, y, a, dim: _vecmath.softmax_backward(g, y, dim)], uses=["o"],
+   vjps=[lambda g, y, a, dim: call("softmax_backward", g, y, dim=dim)], uses=["o"],
    latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
    params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True, contiguous=True,
    saved={"dim": "@dim", "result": "o"})
 op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_nonempty(_vecmath.log_softmax),
-   vjps=[lambda g, y, a, dim: _vecmath.log_softmax_backward(g, y, dim)], uses=["o"],
+   vjps=[lambda g, y, a, dim: call("log_softmax_backward", g, y, dim=dim)], uses=["o"],
    latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
    params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True, contiguous=True,
    saved={"dim": "@dim", "result": "o"})
+# their gradients are ops of their own in PyTorch (_softmax_backward_data...), with derivatives.yaml's rules
+op("softmax_backward", grad_fn="SoftmaxBackwardDataBackward0", symbol="∂softmax",
+   forward=lambda g, y, dim: _vecmath.softmax_backward(g, y, dim),
+   vjps=[lambda gg, o, g, y, dim: call("softmax_backward", gg, y, dim=dim),
+         lambda gg, o, g, y, dim: g * gg - (y * g).sum(axis=dim, keepdims=True) * gg
+         - g * (y * gg).sum(axis=dim, keepdims=True)], uses=["1", "01"],
+   latex=r"(@0 - \textstyle\sum @0 @1)\, @1", dlatex=[r"\operatorname{diag}(@1) - @1 @1^{T}", r"\partial"],
+   params={"dim": -1}, inputs="softmax_backward", in_rules=True,
+   saved={"grad_output": 0, "output": 1, "dim": "@dim"})
+op("log_softmax_backward", grad_fn="LogSoftmaxBackwardDataBackward0", symbol="∂log softmax",
+   forward=lambda g, y, dim: _vecmath.log_softmax_backward(g, y, dim),
+   vjps=[lambda gg, o, g, y, dim: gg - (gg * np.exp(y)).sum(axis=dim, keepdims=True),
+         lambda gg, o, g, y, dim: -g.sum(axis=dim, keepdims=True) * np.exp(y) * gg], uses=["1", "01"],
+   latex=r"@0 - e^{@1} \textstyle\sum @0", dlatex=[r"I - e^{@1} \mathbf{1}^{T}", r"-e^{@1} \textstyle\sum @0"],
+   params={"dim": -1}, inputs="softmax_backward", in_rules=True,
+   saved={"grad_output": 0, "output": 1, "dim": "@dim"})
 
 # --- linear algebra ---------------------------------------------------------------------------
 

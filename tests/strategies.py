@@ -257,6 +257,14 @@ def op_case(draw, op):
         stop = draw(st.integers(start + 1, shape[dim]))
         step = draw(st.integers(1, 2))
         return [draw(arrays(shape, lo, hi))], {"dim": dim, "s": slice(start, stop, step)}
+    if kind == "softmax_backward":  # softmax's or log_softmax's gradient: an upstream gradient and the output
+        (a,), params = draw(op_case(OPS["softmax"]))
+        y = OPS[op.key.removesuffix("_backward")].forward(a, **params)
+        return [draw(arrays(a.shape, lo, hi)), y], params
+    if kind == "nll_backward":  # nll_loss's gradient: the upstream gradient (nll_loss's output's shape)
+        (a,), params = draw(op_case(OPS["nll_loss"]))
+        out = np.shape(OPS["nll_loss"].forward(a, **params))
+        return [draw(arrays(out, lo, hi)), a], params
     if kind in ("select_backward", "slice_backward"):  # a select's or slice's gradient, put back in place
         (a,), params = draw(op_case(OPS[kind.removesuffix("_backward")]))
         piece = OPS[kind.removesuffix("_backward")].forward(a, **params)

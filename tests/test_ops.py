@@ -82,6 +82,19 @@ def _nll(a, target, weight, reduction, ignore_index):
     return math.fsum(terms) / math.fsum(w) if reduction == "mean" else math.fsum(terms)
 
 
+def _nll_grad(g, shape, target, weight=None, reduction="mean", ignore_index=-100):
+    """∂ nll_loss / ∂ scores applied to g, one row at a time."""
+    rows = np.zeros((1, shape[0]) if len(shape) == 1 else shape)
+    t = [int(target)] if len(shape) == 1 else np.asarray(target).tolist()
+    w = [1.0 if weight is None else float(weight[c]) for c in t]
+    total = math.fsum(wi for wi, c in zip(w, t) if c != ignore_index)
+    gs = np.reshape(g, -1) if reduction == "none" and len(shape) != 1 else [float(np.reshape(g, -1)[0])] * len(t)
+    for b, (c, wi, gb) in enumerate(zip(t, w, gs)):
+        if c != ignore_index:
+            rows[b, c] = -wi * gb / (total if reduction == "mean" else 1)
+    return rows.reshape(shape)
+
+
 def _put(g, shape, key):
     """zeros of ``shape`` with ``g`` written at ``key`` (a select's or slice's gradient put back)"""
     out = np.zeros(shape)
@@ -226,6 +239,9 @@ REFERENCE = {
                                   for i in range(len(a) + abs(offset))]),
     "alias": lambda a: a.copy(),
     "add_scalar": lambda a, c: a + c,
+    "softmax_backward": lambda g, y, dim: y * (g - (g * y).sum(axis=dim, keepdims=True)),
+    "log_softmax_backward": lambda g, y, dim: g - np.exp(y) * g.sum(axis=dim, keepdims=True),
+    "nll_loss_backward": lambda g, a, **p: _nll_grad(g, a.shape, **p),
     "sub_scalar": lambda a, c: a - c,
     "select_backward": lambda g, shape, dim, index: _put(g, shape, (slice(None),) * dim + (index,)),
     "slice_backward": lambda g, shape, dim, s: _put(g, shape, (slice(None),) * dim + (s,)),
