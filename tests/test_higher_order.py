@@ -383,15 +383,10 @@ def test_hessian_doctest_values_without_torch():
 
 def _second_derivatives(L, program):
     """The random program of tests/test_torch_parity.py; its gradient recorded, then differentiated."""
-    from test_torch_parity import BINARY, UNARY
-    shape, dtype, values, steps = program
-    leaves = [L.tensor(np.array(v).reshape(shape), dtype=getattr(L, dtype), requires_grad=True) for v in values]
-    pool = list(leaves)
-    for kind, which, i, j in steps:
-        a, b = pool[i % len(pool)], pool[j % len(pool)]
-        pool.append(UNARY[which](L, a) if kind == "u" else BINARY[which](L, a, b))
-    weights = L.arange(1, pool[-1].numel() + 1, dtype=getattr(L, dtype)).reshape(shape)
-    grads = L.autograd.grad((pool[-1] * weights).sum(), leaves, create_graph=True, allow_unused=True)
+    from test_torch_parity import build_program
+    dtype = program[1]
+    leaves, _, loss = build_program(L, program)
+    grads = L.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
     recorded = [g for g in grads if g is not None and g.requires_grad]
     if not recorded:
         return grads, None

@@ -130,7 +130,8 @@ def programs(draw):
     return (n, m), dtype, values, steps
 
 
-def run_program(L, program):
+def build_program(L, program):
+    """The program's leaves, the tensors its steps made, and a loss weighting the last one (1, 2, 3...)."""
     shape, dtype, values, steps = program
     leaves = [L.tensor(np.array(v).reshape(shape), dtype=getattr(L, dtype), requires_grad=True) for v in values]
     pool = list(leaves)
@@ -138,8 +139,13 @@ def run_program(L, program):
         a, b = pool[i % len(pool)], pool[j % len(pool)]
         pool.append(UNARY[which](L, a) if kind == "u" else BINARY[which](L, a, b))
     loss = (pool[-1] * L.arange(1, pool[-1].numel() + 1, dtype=getattr(L, dtype)).reshape(shape)).sum()
-    loss.backward()
     return leaves, pool[len(leaves):], loss
+
+
+def run_program(L, program):
+    leaves, made, loss = build_program(L, program)
+    loss.backward()
+    return leaves, made, loss
 
 
 def structure(root, leaves):
