@@ -715,9 +715,15 @@ op("index", grad_fn="IndexBackward0", symbol="[idx]", forward=lambda a, key: a[k
    vjps=[lambda g, y, a, key: _scatter(g, a.shape, key)], uses=[""],
    latex="@0_{idx}", dlatex=["1"],
    params={"key": ([0, 0],)}, method="__getitem__", inputs="index")
+def _cat_piece(g, sizes, i, dim):
+    """Input i's part of cat's gradient: ``g.narrow(dim, start, size)``, as PyTorch's cat_tensors_backward
+    cuts it (a slice: SliceBackward0 under create_graph=True)."""
+    start = int(sum(sizes[:i]))
+    return call("slice", g, dim=dim % g.ndim, s=slice(start, start + sizes[i]))
+
+
 op("cat", grad_fn="CatBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.concatenate(xs, axis=dim)),
-   vjps=[lambda g, y, *xs, i, dim=0:
-    np.split(g, np.cumsum([x.shape[dim] for x in xs])[:-1], axis=dim)[i]], uses=[""],
+   vjps=[lambda g, y, *xs, i, dim=0: _cat_piece(g, [x.shape[dim % x.ndim] for x in xs], i, dim)], uses=[""],
    latex=r"[@0, @1]", dlatex=["1"],
    variadic=True, function="cat", inputs="join", saved={"dim": "@dim"})
 op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.stack(xs, axis=dim)),

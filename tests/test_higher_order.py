@@ -61,6 +61,7 @@ CASES = {
     "broadcast": lambda L, x, w, M: ((M * x) ** 2).sum(),
     "mse_loss": lambda L, x, w, M: L.nn.functional.mse_loss(x * x, w),
     "mse_sum": lambda L, x, w, M: L.nn.functional.mse_loss(x.tanh(), w, reduction="sum"),
+    "cat_stack": lambda L, x, w, M: (L.cat([x * x, w.sin()]) ** 2).sum() + (L.stack([x, w]) ** 3).sum(),
     "pow_tensor": lambda L, x, w, M: ((x * x + 0.5) ** (w * 0.5)).sum(),
     "index": lambda L, x, w, M: x[0] * x[2] + (x[1:] ** 2).sum() + (M[:, 1] * x[:2]).sum(),
 }
