@@ -550,8 +550,8 @@ op("softmax_backward", grad_fn="SoftmaxBackwardDataBackward0", symbol="∂softma
    saved={"grad_output": 0, "output": 1, "dim": "@dim"})
 op("log_softmax_backward", grad_fn="LogSoftmaxBackwardDataBackward0", symbol="∂log softmax",
    forward=lambda g, y, dim: _vecmath.log_softmax_backward(g, y, dim),
-   vjps=[lambda gg, o, g, y, dim: gg - (gg * np.exp(y)).sum(axis=dim, keepdims=True),
-         lambda gg, o, g, y, dim: -g.sum(axis=dim, keepdims=True) * np.exp(y) * gg], uses=["1", "01"],
+   vjps=[lambda gg, o, g, y, dim: gg - (gg * _exp(y)).sum(axis=dim, keepdims=True),   # (exp as PyTorch's)
+         lambda gg, o, g, y, dim: -g.sum(axis=dim, keepdims=True) * _exp(y) * gg], uses=["1", "01"],
    latex=r"@0 - e^{@1} \textstyle\sum @0", dlatex=[r"I - e^{@1} \mathbf{1}^{T}", r"-e^{@1} \textstyle\sum @0"],
    params={"dim": -1}, inputs="softmax_backward", in_rules=True,
    saved={"grad_output": 0, "output": 1, "dim": "@dim"})
