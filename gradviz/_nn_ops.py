@@ -8,11 +8,11 @@ import os
 
 import numpy as np
 
-from . import _libm, _vecmath
+from . import _libm, _sleef, _vecmath
 from ._numerics import fma
 from ._op import OPS, call, op
 from ._reduce import torch_sum
-from ._rules import _exp, _log
+from ._rules import _log
 
 __all__ = []
 
@@ -210,8 +210,9 @@ op("binary_cross_entropy", grad_fn="BinaryCrossEntropyBackward0", symbol="BCE", 
 
 
 def _log_sigmoid(a):
-    """log σ(x) = min(x, 0) − log1p(e^{−|x|}), as PyTorch's kernel computes it (no overflow)"""
-    return np.minimum(a, a.dtype.type(0)) - _libm.log1p(_exp(-np.abs(a)))
+    """log σ(x) = min(x, 0) − log1p(e^{−|x|}), as PyTorch's kernel computes it (no overflow): every
+    element in vectors, part vectors too, so SLEEF's exp and log1p throughout"""
+    return np.minimum(a, a.dtype.type(0)) - _sleef.log1p(_sleef.exp(-np.abs(a)))
 
 
 def _bce_logits(a, t, weight=None, pos_weight=None, reduction="mean"):

@@ -9,7 +9,7 @@ computes it: ``arange``, ``linspace``, ``rand(low, high)`` and ``add(alpha=)`` u
 
 import numpy as np
 
-__all__ = ["fma", "fma32"]
+__all__ = ["fma", "fma32", "fma64"]
 
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -19,15 +19,7 @@ def fma(a, b, c, np_dtype):
     """``a * b + c`` rounded once, as the compiled kernels' fused multiply-add does."""
     if np.dtype(np_dtype) == np.float32:
         return fma32(a, b, c)
-    a, b = np.asarray(a, np.float64), np.float64(b)
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl   # p + err == a * b exactly (Dekker)
-    s = p + c
-    bb = s - p
-    t = (p - (s - bb)) + (c - bb)                         # s + t == p + c exactly (Knuth)
-    return s + (t + err)
+    return fma64(a, b, c)
 
 
 def _split(x):
@@ -35,6 +27,38 @@ def _split(x):
     t = 134217729.0 * x   # 2**27 + 1
     hi = t - (t - x)
     return hi, x - hi
+
+
+def fma64(a, b, c):
+    r"""``a·b + c`` rounded once in float64, as the processor's fused multiply-add rounds it.
+
+    The exact product is the pair ``p + e`` (Dekker: the factors split into halves of 26 bits,
+    whose products are exact); ``p + c`` is the pair ``s + t`` (Knuth's two-sum).  Then
+    :math:`ab + c = s + t + e` exactly, and rounding ``t + e`` *to odd* (when inexact, to the
+    neighbour whose last bit is 1) before the last addition makes that addition round as the exact
+    sum would (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
+    using rounding to odd", 2008).  Whole arrays, no loop; exact while a·b and its halves stay in
+    the normal range (|a|, |b| < 2⁹⁹⁶); beyond, or for ∞ and nan, the plain ``a·b + c``.
+    """
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl   # p + e == a * b exactly
+    s = p + c
+    z = s - p
+    t = (p - (s - z)) + (c - z)                           # s + t == p + c exactly
+    v = t + e
+    z = v - t
+    lost = (t - (v - z)) + (e - z)                        # v + lost == t + e exactly
+    inexact = lost != 0
+    # round to odd: step back to the truncated neighbour if v went past t + e, then set the last bit
+    bits = (v.view(np.int64) - (inexact & ((lost < 0) != (v < 0)))) | inexact
+    out = s + bits.view(np.float64)
+    if not np.isfinite(out).all():
+        with np.errstate(all="ignore"):
+            out = np.where(np.isfinite(out), out, p + c)
+    return out
 
 
 def fma32(a, b, c):

@@ -1,16 +1,17 @@
-r"""float32 arithmetic rounded step by step as PyTorch's CPU kernels round it, so results agree to the bit.
+r"""Arithmetic rounded step by step as PyTorch's CPU kernels round it, so results agree to the bit.
 
 Floating-point results depend on the order of the roundings, not only on the formula.  This module
 repeats, on whole numpy arrays (no loop over elements), the steps PyTorch 2.13's CPU kernels take
-for float32 on an x86-64 machine with AVX-512 or AVX2 (the vector width, :data:`LANES`, is the
-machine's), so gradviz prints PyTorch's digits:
+on an x86-64 machine with AVX-512 or AVX2 (the vector width, :data:`LANES` floats or LANES/2
+doubles, is the machine's), so gradviz prints PyTorch's digits:
 
-* ``fma`` -- ``a·b + c`` with one rounding, as the processor's fused multiply-add (``_numerics.fma32``);
-* :func:`sigmoid` -- ``1 / (1 + e^{-x})``: SLEEF's vectorised ``expf`` (:func:`sleef_exp`, its
-  polynomial re-derived below) on whole vectors, the C library's ``expf`` on the leftovers;
-* :func:`softmax`, :func:`log_softmax` and their backward passes -- SLEEF's exp and log
-  (:func:`sleef_log`), the vector-lane sums and the fused steps of PyTorch's kernels;
-* :func:`mm` (``addmm``, :func:`mv`, :func:`dot`, :func:`bmm`) -- matrix products in the order
+* ``fma`` -- ``a·b + c`` with one rounding, as the processor's fused multiply-add (``_numerics``);
+* :func:`sigmoid` -- ``1 / (1 + e^{-x})``, float32 and float64: SLEEF's vectorised exp
+  (:mod:`gradviz._sleef`) on pairs of whole vectors, the C library's on the leftovers (:mod:`gradviz._libm`);
+* :func:`softmax`, :func:`log_softmax` and their backward passes, float32 and float64 -- SLEEF's exp
+  and log, the vector-lane sums and the fused steps of PyTorch's kernels, along the last dimension
+  or (another kernel) across the inner dimensions;
+* :func:`mm` (``addmm``, :func:`mv`, :func:`dot`, :func:`bmm`) -- float32 matrix products in the order
   PyTorch's CPU BLAS adds the products up, which depends on the shapes and layouts: plain loops
   (one product after the other), the vectorised kernel (one fused multiply-add after the other,
   for outputs of at least 4 rows and 12 columns), the matrix-vector and dot kernels (several
@@ -21,9 +22,10 @@ machine's), so gradviz prints PyTorch's digits:
   through Intel MKL's vector maths library (``vmsExp``... with ``VML_HA``, for any tensor layout and
   CPU capability), whose algorithms are not public: :mod:`gradviz._mkl` calls the same library.
 
-float64 and other dtypes are left to numpy.  The SLEEF algorithm is public (https://sleef.org);
-this is a re-derivation in numpy, the maths next to each step.  It sits in the bottom layer and
-imports only ``_numerics`` (the exact fused multiply-add) from gradviz.
+float64 matrix products and other dtypes are left to numpy.  The kernels are followed as they run
+on one thread: with several, PyTorch cuts some of them elsewhere (softmax across the inner
+dimensions, float32 softmax's gradient for several rows), and the last bits can differ (README).
+This module sits in the bottom layer and imports only ``_numerics``, ``_sleef`` and ``_libm``.
 """
 
 import math
@@ -31,9 +33,10 @@ import os
 
 import numpy as np
 
-from ._numerics import _LOW29, _MID_LOW, fma32 as fma
+from . import _libm, _sleef
+from ._numerics import _LOW29, _MID_LOW, fma32 as fma, fma64
 
-__all__ = ["fma", "sleef_exp", "sleef_log", "libm_exp", "sigmoid", "softmax", "log_softmax",
+__all__ = ["fma", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward",
            "mm", "mv", "dot", "bmm"]
 
@@ -57,6 +60,18 @@ def _vector_floats():
 
 LANES = _vector_floats()
 _FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 lanes: ⊕8, ⊕4, ⊕2, ⊕1
+_EXACT = (np.dtype(_f), np.dtype(_d))   # the dtypes whose kernels are followed step by step
+
+
+def _vector(dtype):
+    """How many numbers of ``dtype`` one vector of PyTorch's kernels holds: LANES floats, half as
+    many doubles."""
+    return LANES if dtype == _f else LANES // 2
+
+
+def _fma(a, b, c):
+    """``a·b + c`` rounded once in the dtype of ``a`` (float32 or float64)."""
+    return fma(a, b, c) if a.dtype == _f else fma64(a, b, c)
 
 
 # --- exp ---------------------------------------------------------------------------------------
@@ -104,67 +119,23 @@ def sleef_exp(d):
     return np.where(np.isnan(d), d, u)
 
 
-# the C library's expf (glibc): x·32/ln 2 = k + r with k an integer and |r| ≤ ½, then
-# e^x = 2^(k/32) · (1 + C₂r + C₁r² + C₀r³): 2^(k/32) from a table of 2^(i/32) (i = k mod 32) with
-# k div 32 added to its exponent bits, everything in float64, one rounding to float32 at the end.
-_EXP2_32 = 32
-_INV_LN2_32 = float.fromhex("0x1.71547652b82fep+0") * _EXP2_32
-_SHIFT = float.fromhex("0x1.8p+52")     # adding it rounds to an integer, kept in the low bits
-_EXPF_C = (float.fromhex("0x1.c6af84b912394p-5") / _EXP2_32 ** 3,
-           float.fromhex("0x1.ebfce50fac4f3p-3") / _EXP2_32 ** 2,
-           float.fromhex("0x1.62e42ff0c52d6p-1") / _EXP2_32)
-_EXPF_OVER, _EXPF_UNDER = _f(float.fromhex("0x1.62e42ep6")), _f(-float.fromhex("0x1.9fe368p6"))
-
-
-def _exp2_table():
-    """2^(i/32) for i < 32, correctly rounded to float64, less i·2⁴⁷ in the bits (so that adding
-    k·2⁴⁷ puts k div 32 into the exponent)."""
-    from decimal import Decimal, localcontext
-    with localcontext() as ctx:
-        ctx.prec = 50
-        exact = [Decimal(2) ** (Decimal(i) / _EXP2_32) for i in range(_EXP2_32)]
-    return np.array([np.float64(float(v)).view(np.int64) - (i << 47) for i, v in enumerate(exact)])
-
-
-_EXP2_TABLE = _exp2_table()
-
-
-def libm_exp(x):
-    r"""e^x for float32 as the C library's ``expf`` computes it (what PyTorch's scalar loops call):
-    within 0.502 ulp, so not always the correctly rounded value (0.06% of inputs differ)."""
-    x = np.asarray(x, _f)
-    with np.errstate(all="ignore"):
-        xd = x.astype(_d)
-        z = _INV_LN2_32 * xd
-        kd = z + _SHIFT
-        ki = kd.view(np.int64)
-        r = z - (kd - _SHIFT)
-        scale = (_EXP2_TABLE[ki % _EXP2_32] + (ki << 47)).view(_d)
-        y = (_EXPF_C[0] * r + _EXPF_C[1]) * (r * r) + (_EXPF_C[2] * r + 1)
-        out = (y * scale).astype(_f)
-    out = np.where(x > _EXPF_OVER, _f(np.inf), out)
-    out = np.where(x < _EXPF_UNDER, _f(0), out)
-    return np.where(np.isnan(x), x, out)
-
-
 def sigmoid(a):
     r"""σ(x) = 1 / (1 + e^{−x}), rounded after each of the three steps as PyTorch's kernel does.
 
-    The kernel runs pairs of whole vectors (2 × :data:`LANES` floats) through SLEEF's exp and
-    finishes the elements left over with the C library's ``expf``; both are repeated here, by
-    position in the flattened (C-ordered) tensor.
+    The kernel runs pairs of whole vectors (2 × :data:`LANES` floats, or 2 × LANES/2 doubles)
+    through SLEEF's exp and finishes the elements left over with the C library's ``expf``/``exp``;
+    both are repeated here, by position in the flattened (C-ordered) tensor.
     """
     a = np.asarray(a)
-    if a.dtype != _f:
+    if a.dtype not in _EXACT:
         with np.errstate(all="ignore"):
             return 1 / (1 + np.exp(-a))
     flat = a.reshape(-1)
-    n = flat.size
-    cut = n - n % (2 * LANES)
-    e = np.concatenate((sleef_exp(_f(0) - flat[:cut]), libm_exp(-flat[cut:])))
+    cut = flat.size - flat.size % (2 * _vector(a.dtype))
+    one = a.dtype.type(1)
+    e = np.concatenate((_sleef.exp(a.dtype.type(0) - flat[:cut]), _libm.exp(-flat[cut:])))
     with np.errstate(all="ignore"):
-        return (_f(1) / (_f(1) + e)).reshape(a.shape)
-
+        return (one / (one + e)).reshape(a.shape)
 
 
 # --- matrix products ---------------------------------------------------------------------------
@@ -502,33 +473,39 @@ def sleef_log(d):
 # --- softmax and log_softmax -------------------------------------------------------------------
 
 def _lanes_sum(x):
-    r"""Sum each row of ``x`` (rows, n) as ATen's ``vec::reduce_all`` does with vectors of
-    :data:`LANES` floats (16 with AVX-512, 8 with AVX2).
+    r"""Sum each row of ``x`` (rows, n) as ATen's ``vec::reduce_all`` does, a vector
+    (:func:`_vector`: 16 or 8 floats, 8 or 4 doubles) at a time.
 
     Rows shorter than a vector are added left to right.  Longer rows: lane i adds elements i, i+L,
-    i+2L... (the leftover part vector only into its own lanes), then the lanes fold in halves,
-    :math:`v_i ← v_i + v_{i⊕L/2}`, ..., then ⊕1.
+    i+2L... (the leftover part vector only into its own lanes), then the lanes are added up
+    (:func:`_fold`).
     """
     rows, n = x.shape
-    if n < LANES:
-        return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, _f)
-    full = n // LANES * LANES
-    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, LANES), axis=1)[:, -1]
+    lanes = _vector(x.dtype)
+    if n < lanes:
+        return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, x.dtype)
+    full = n // lanes * lanes
+    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, lanes), axis=1)[:, -1]
     if full < n:
         acc[:, :n - full] += x[:, full:]
     return _fold(acc)
 
 
 def _fold(acc):
-    """The lanes of each row of ``acc`` (rows, LANES) added in halves, as ``vec::reduce_all`` does."""
+    """The lanes of each row of ``acc`` added up as ``vec::reduce_all`` does: floats in halves
+    (:math:`v_i ← v_i + v_{i⊕L/2}`, ..., then ⊕1, by shuffles), doubles one after the other
+    (ATen has no shuffle version for them)."""
+    if acc.dtype != _f:
+        return np.add.accumulate(acc, axis=1)[:, -1]
     for step in _FOLDS:
         acc = acc + acc[:, np.arange(LANES) ^ step]
     return acc[:, 0]
 
 
 def _across(shape, dim):
-    """Is ``dim`` followed by dimensions with more than one element (PyTorch's other kernel)?"""
-    return math.prod(shape[dim + 1:]) > 1
+    """Is ``dim`` not the last dimension (PyTorch's other kernel, even when only dimensions of one
+    element follow)?"""
+    return dim != len(shape) - 1
 
 
 def _by_rows(f, dim, *arrays):
@@ -539,85 +516,111 @@ def _by_rows(f, dim, *arrays):
     return np.moveaxis(out.reshape(shape), -1, dim)
 
 
+def _exp_columns(x, dim):
+    """e^x as the kernels along a dimension that is not the last compute it: they run across the
+    inner dimensions (the columns), SLEEF's exp on whole vectors of columns and the C library's
+    on the columns left over."""
+    inner = math.prod(x.shape[dim + 1:])
+    flat = x.reshape(-1, inner)
+    cut = inner - inner % _vector(x.dtype)
+    e = np.concatenate((_sleef.exp(flat[:, :cut]), _libm.exp(flat[:, cut:])), axis=1)
+    return e.reshape(x.shape)
+
+
+def _down(x, dim):
+    """Σ along ``dim`` from its first element down, one rounding per addition (kept as a dim of 1),
+    as the kernels across the inner dimensions add."""
+    return np.add.accumulate(x, axis=dim).take([-1], axis=dim)
+
+
+def _fma_down(g, y, dim):
+    """Σ_j g_j·y_j along ``dim`` from 0, one fused multiply-add per step (kept as a dim of 1)."""
+    g, y = np.moveaxis(g, dim, 0), np.moveaxis(y, dim, 0)
+    acc = np.zeros(g.shape[1:], g.dtype)
+    for gj, yj in zip(g, y):
+        acc = _fma(gj, yj, acc)
+    return np.expand_dims(acc, dim)
+
+
 def softmax(a, dim):
-    r"""softmax(x)_i = e^{x_i − max} · (1 / Σ_j e^{x_j − max}): PyTorch's float32 kernel, with
-    SLEEF's exp, the vector-lane sum and one reciprocal multiplied in."""
+    r"""softmax(x)_i = e^{x_i − max} · (1 / Σ_j e^{x_j − max}): PyTorch's kernel, with
+    SLEEF's exp, the vector-lane sum and one reciprocal multiplied in.
+
+    Along a dimension that is not the last, PyTorch vectorises across the inner dimensions instead
+    (:func:`_exp_columns`), sums down ``dim`` and divides each value by the sum.  (This is the
+    single-thread split: with several threads PyTorch may cut the inner range elsewhere.)
+    """
     a = np.asarray(a)
-    if a.dtype != _f:
+    if a.dtype not in _EXACT:
         e = np.exp(a - np.max(a, axis=dim, keepdims=True))
         return e / np.sum(e, axis=dim, keepdims=True)
-
     dim %= a.ndim
     if _across(a.shape, dim):
-        return _softmax_across(a, dim)
+        with np.errstate(all="ignore"):
+            e = _exp_columns(a - a.max(axis=dim, keepdims=True), dim)
+            return e / _down(e, dim)
 
     def rows(x):
-        e = sleef_exp(x - x.max(axis=1, keepdims=True))
-        return e * (_f(1) / _lanes_sum(e))[:, None]
+        e = _sleef.exp(x - x.max(axis=1, keepdims=True))
+        return e * (x.dtype.type(1) / _lanes_sum(e))[:, None]
     return _by_rows(rows, dim, a)
 
 
-def _softmax_across(a, dim):
-    r"""softmax along a dimension that is not the last: PyTorch vectorises across the inner
-    dimensions instead, a vector (:data:`LANES`) at a time with SLEEF's exp, the leftover columns with
-    the C library's;
-    the sum runs down ``dim`` from 0 and each value is divided by it.  (This is the single-thread
-    split: with several threads PyTorch may cut the inner range elsewhere.)"""
-    inner = math.prod(a.shape[dim + 1:])
-    with np.errstate(all="ignore"):
-        shifted = (a - a.max(axis=dim, keepdims=True)).reshape(-1, inner)
-        cut = inner // LANES * LANES
-        e = np.concatenate((sleef_exp(shifted[:, :cut]), libm_exp(shifted[:, cut:])), axis=1)
-        e = e.reshape(a.shape)
-        total = np.add.accumulate(np.moveaxis(e, dim, 0), axis=0)[-1]
-        return e / np.expand_dims(total, dim)
-
-
 def log_softmax(a, dim):
-    r"""log softmax(x)_i = (x_i − max) − ln Σ_j e^{x_j − max}: two subtractions, SLEEF's exp and log."""
+    r"""log softmax(x)_i = (x_i − max) − ln Σ_j e^{x_j − max}: two subtractions, SLEEF's exp and log
+    (the sum by vector lanes, or down ``dim`` when that is not the last, as :func:`softmax`)."""
     a = np.asarray(a)
-    if a.dtype != _f:
+    if a.dtype not in _EXACT:
         shifted = a - np.max(a, axis=dim, keepdims=True)
         return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    dim %= a.ndim
+    if _across(a.shape, dim):
+        with np.errstate(all="ignore"):
+            shifted = a - a.max(axis=dim, keepdims=True)
+            return shifted - _sleef.log(_down(_exp_columns(shifted, dim), dim))
 
     def rows(x):
         m = x.max(axis=1, keepdims=True)
-        return (x - m) - sleef_log(_lanes_sum(sleef_exp(x - m)))[:, None]
-    return _by_rows(rows, dim % a.ndim, a)
+        return (x - m) - _sleef.log(_lanes_sum(_sleef.exp(x - m)))[:, None]
+    return _by_rows(rows, dim, a)
 
 
 def _lanes_dot(g, y):
     """Σ_j g_j·y_j per row, as PyTorch's softmax backward adds it up (``map2_reduce_all``):
-    rounded products in whole vectors, a fused multiply-add for the leftover part vector,
-    then the lanes folded as in :func:`_lanes_sum`; rows shorter than a vector left to right."""
+    rounded products in whole vectors, then the leftover part vector, its products fused into the
+    sums for floats (the compiler contracts them there, not for doubles: measured), then the lanes
+    added up as in :func:`_lanes_sum`; rows shorter than a vector left to right."""
     rows, n = g.shape
-    if n < LANES:
+    lanes = _vector(g.dtype)
+    if n < lanes:
         return _lanes_sum(g * y)
-    full = n // LANES * LANES
-    acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, LANES), axis=1)[:, -1]
+    full = n // lanes * lanes
+    acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), axis=1)[:, -1]
     if full < n:
-        acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
+        if g.dtype == _f:
+            acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
+        else:
+            acc[:, :n - full] += g[:, full:] * y[:, full:]
     return _fold(acc)
 
 
 def softmax_backward(g, y, dim):
     r"""∂softmax applied to g: :math:`(g_i − Σ_j g_j y_j)\,y_i`, the sum as PyTorch adds it."""
     g, y = np.asarray(g), np.asarray(y)
-    if y.dtype != _f or g.dtype != _f:
+    if y.dtype not in _EXACT or g.dtype != y.dtype:
         return y * (g - np.sum(g * y, axis=dim, keepdims=True))
     dim %= y.ndim
-    if _across(y.shape, dim):    # down the dimension, in order (not measured against PyTorch)
-        return (g - np.add.accumulate(g * y, axis=dim).take([-1], axis=dim)) * y
+    if _across(y.shape, dim):
+        return (g - _fma_down(g, y, dim)) * y
     return _by_rows(lambda g2, y2: (g2 - _lanes_dot(g2, y2)[:, None]) * y2, dim, g, y)
 
 
 def log_softmax_backward(g, y, dim):
     r"""∂log_softmax applied to g: :math:`g_i − e^{y_i} Σ_j g_j`, one fused step, SLEEF's exp."""
     g, y = np.asarray(g), np.asarray(y)
-    if y.dtype != _f or g.dtype != _f:
+    if y.dtype not in _EXACT or g.dtype != y.dtype:
         return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
     dim %= y.ndim
     if _across(y.shape, dim):
-        total = np.broadcast_to(np.add.accumulate(g, axis=dim).take([-1], axis=dim), y.shape)
-        return fma(-sleef_exp(y), total, g)
-    return _by_rows(lambda g2, y2: fma(-sleef_exp(y2), _lanes_sum(g2)[:, None], g2), dim, g, y)
+        return _fma(-_exp_columns(y, dim), np.broadcast_to(_down(g, dim), y.shape), g)
+    return _by_rows(lambda g2, y2: _fma(-_sleef.exp(y2), _lanes_sum(g2)[:, None], g2), dim, g, y)

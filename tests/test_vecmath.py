@@ -1,8 +1,8 @@
-"""gradviz._vecmath: float32 rounded as PyTorch's CPU kernels round it.
+"""gradviz._vecmath, _sleef, _libm: float32 and float64 rounded as PyTorch's CPU kernels round them.
 
-The exactness figures (share of float32 results bit-identical to torch 2.13 on this machine) are
-computed once by :func:`exactness` and asserted per function and per matrix-product shape class;
-``benchmarks/core.py`` prints the same table.
+The exactness figures (share of results bit-identical to torch 2.13 on this machine) are computed
+once by :func:`exactness` and asserted per function, dtype and dimension and per matrix-product
+shape class; ``benchmarks/core.py`` prints the same table.
 """
 
 from fractions import Fraction
@@ -10,7 +10,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gradviz import _mkl, _vecmath
+from gradviz import _libm, _mkl, _sleef, _vecmath
+from gradviz._numerics import fma64
 
 f32 = np.float32
 
@@ -41,7 +42,7 @@ def test_fma_settles_double_rounding():
 
 
 def test_libm_exp_is_the_c_librarys():
-    """libm_exp repeats the C library's expf bit for bit (it is not always correctly rounded)."""
+    """_libm.exp repeats the C library's expf bit for bit (it is not always correctly rounded)."""
     import ctypes
     import ctypes.util
     name = ctypes.util.find_library("m")
@@ -52,17 +53,66 @@ def test_libm_exp_is_the_c_librarys():
     rng = np.random.default_rng(4)
     x = np.concatenate((rng.uniform(-110, 95, 20000), [0, -0.0, np.inf, -np.inf, np.nan])).astype(f32)
     want = np.array([expf(float(v)) for v in x], f32)
-    got = _vecmath.libm_exp(x)
+    got = _libm.exp(x)
     assert np.array_equal(got.view(np.int32)[:-1], want.view(np.int32)[:-1]) and np.isnan(got[-1])
 
 
 def test_sleef_exp_special_values():
     x = np.array([0, -0.0, 1, -104.5, 100.5, np.inf, -np.inf, np.nan, 88.7, -87.3], f32)
-    got = _vecmath.sleef_exp(x)
+    got = _sleef.exp(x)
     assert got[0] == 1 and got[1] == 1 and got[2] == f32(np.e)
     assert got[3] == 0 and got[4] == np.inf and got[5] == np.inf and got[6] == 0
     assert np.isnan(got[7])
     assert np.allclose(got[8:], np.exp(x[8:].astype(float)), rtol=2e-7)
+
+
+def test_fma64_rounds_once():
+    """fma64(a, b, c) is the C library's fma (the processor's, rounded once), ties and near-ties too."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("m")
+    if name is None:
+        pytest.skip("no C maths library to compare with")
+    c_fma = ctypes.CDLL(name).fma
+    c_fma.restype, c_fma.argtypes = ctypes.c_double, [ctypes.c_double] * 3
+    rng = np.random.default_rng(6)
+    n = 20000
+    a = rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)
+    b = rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)
+    c = -(a * b) * (1 + rng.standard_normal(n) * 2.0 ** rng.integers(-60, 0, n))   # cancelling sums
+    # products just off a double, plus half an ulp or so: the sums land on or next to ties
+    a2 = 1 + rng.integers(1, 2 ** 26, n) * 2.0 ** -26
+    b2 = 1 + rng.integers(0, 2 ** 26, n) * 2.0 ** -52
+    c2 = rng.choice([-1.0, 1.0], n) * 2.0 ** -53 * rng.integers(0, 4, n)
+    for x, y, z in ((a, b, c), (a2, b2, c2)):
+        want = np.array([c_fma(*v) for v in zip(x.tolist(), y.tolist(), z.tolist())])
+        assert np.array_equal(fma64(x, y, z).view(np.int64), want.view(np.int64))
+
+
+def test_sleef_float64_and_log1p_special_values():
+    """exp, log, log1p of SLEEF at the edges of their ranges, and within an ulp of numpy inside
+    (bit-identity with SLEEF itself is what the torch comparisons below show)."""
+    d = np.float64
+    e = _sleef.exp(np.array([0, -0.0, 1, -1000.5, 709.79, np.inf, -np.inf, np.nan, -740.0], d))
+    assert e[0] == 1 and e[1] == 1 and e[2] == np.e and e[3] == 0 and e[4] == np.inf
+    assert e[5] == np.inf and e[6] == 0 and np.isnan(e[7]) and 0 < e[8] < 1e-320
+    lg = _sleef.log(np.array([1, 0, -0.0, -1, np.inf, np.nan, 5e-324, 2.0], d))
+    assert lg[0] == 0 and lg[1] == -np.inf and lg[2] == -np.inf and np.isnan(lg[3])
+    assert lg[4] == np.inf and np.isnan(lg[5]) and lg[6] == np.log(5e-324) and lg[7] == np.log(2.0)
+    for t in (d, f32):
+        l1 = _sleef.log1p(np.array([0, -0.0, -1, -2, np.inf, np.nan, 1e-30, 1e38], t))
+        assert l1[0] == 0 and not np.signbit(l1[0]) and l1[1] == 0 and np.signbit(l1[1])
+        assert l1[2] == -np.inf and np.isnan(l1[3]) and l1[4] == np.inf and np.isnan(l1[5])
+        assert l1[6] == t(1e-30) and np.isclose(l1[7], np.log(1e38), rtol=1e-6)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(5000) * np.exp(rng.uniform(-8, 4, 5000))
+    for ours, ref, arg in ((_sleef.exp, np.exp, x), (_sleef.log, np.log, np.abs(x)),
+                           (_sleef.log1p, np.log1p, np.abs(x))):
+        for t in (d, f32):   # float32 compared with the float64 result rounded once
+            with np.errstate(over="ignore"):
+                got, want = ours(arg.astype(t)), ref(arg.astype(t).astype(d)).astype(t)
+            it = np.int64 if t == d else np.int32
+            assert np.abs(got.view(it).astype(np.int64) - want.view(it).astype(np.int64)).max() <= 1
 
 
 def test_products_match_numpy_closely_and_keep_dtypes():
@@ -78,10 +128,14 @@ def test_products_match_numpy_closely_and_keep_dtypes():
 
 # --- exactness against torch -------------------------------------------------------------------
 
-# float32 functions whose PyTorch kernel gradviz follows step by step: the aim is 100%.
-# ("x.grad" rows: the gradient through the function, from a fixed upstream gradient.)
-EXACT_FUNCTIONS = ["sigmoid", "sigmoid x.grad", "log x.grad",
-                   "softmax", "softmax x.grad", "log_softmax", "log_softmax x.grad"]
+# functions whose PyTorch kernel gradviz follows step by step, float32 and float64: the aim is 100%.
+# ("x.grad" rows: the gradient through the function, from a fixed upstream gradient; "(0)": along
+# the first dimension of a (16, 1250) table, PyTorch's other kernel; "float64": Vectorized<double>,
+# SLEEF's double exp and log.)
+_SOFTMAXES = ["softmax", "softmax x.grad", "log_softmax", "log_softmax x.grad",
+              "softmax(0)", "softmax(0) x.grad", "log_softmax(0)", "log_softmax(0) x.grad"]
+EXACT_FUNCTIONS = (["sigmoid", "sigmoid x.grad", "log x.grad"] + _SOFTMAXES
+                   + ["float64 " + name for name in ["sigmoid", "sigmoid x.grad"] + _SOFTMAXES])
 # PyTorch runs these through Intel MKL's vector maths (closed algorithms): with MKL 2024.2 installed
 # (the `exact` extra) gradviz calls the same functions, 100% identical; without it, the correctly
 # rounded result, never more than 1 ulp from MKL's.  Lowest share measured without MKL, in %.
@@ -126,38 +180,49 @@ EXACT_PRODUCTS = {
 OPEN_PRODUCTS = {}
 
 
-def _inputs(name, wide, rng, n=20000):
+def _inputs(name, wide, rng, n=20000, dtype=f32):
     if name in ("log", "sqrt", "log2", "log10"):
         x = rng.uniform(0.01, 10, n) if not wide else np.exp(rng.uniform(-80, 80, n))
     elif name in ("asin", "acos"):
         x = rng.uniform(-0.99, 0.99, n) if not wide else rng.uniform(-1, 1, n)
-    elif name == "softmax" or name == "log_softmax":
+    elif "softmax" in name:
         x = rng.standard_normal(n) * (3 if not wide else np.exp(rng.uniform(-5, 5, n)))
     else:
         x = rng.uniform(-5, 5, n) if not wide else rng.standard_normal(n) * np.exp(rng.uniform(-10, 4, n))
-    return x.astype(f32)
+    return x.astype(dtype)
 
 
 def _run(lib, name, x, upstream):
-    """The function of ``lib`` on x (rows of 10 for softmax), or x's gradient through it."""
-    fn, _, grad = name.partition(" ")
-    t = lib.tensor(x.reshape(-1, 10) if "softmax" in fn else x, requires_grad=bool(grad))
-    y = getattr(lib, fn)(t, -1) if "softmax" in fn else getattr(lib, fn)(t)
+    """The function of ``lib`` on x (rows of 10 for softmax, a (16, 1250) table for "(0)"), or
+    x's gradient through it."""
+    fn, _, grad = name.removeprefix("float64 ").partition(" ")
+    fn, dim = (fn[:-3], 0) if fn.endswith("(0)") else (fn, -1)
+    if "softmax" in fn:
+        x, upstream = (v.reshape((16, -1) if dim == 0 else (-1, 10)) for v in (x, upstream))
+    t = lib.tensor(x, requires_grad=bool(grad))
+    y = getattr(lib, fn)(t, dim) if "softmax" in fn else getattr(lib, fn)(t)
     if not grad:
         return y.detach().numpy().reshape(-1)
     (y * lib.tensor(upstream.reshape(y.shape))).sum().backward()
     return t.grad.numpy().reshape(-1)
 
 
+def _identical(want, got):
+    """(share of bit-identical results in %, largest distance in ulps), nan equal to nan."""
+    it = np.int64 if want.dtype == np.float64 else np.int32
+    same = (want.view(it) == got.view(it)) | (np.isnan(want) & np.isnan(got))
+    ulps = np.abs(want.view(it).astype(np.int64) - got.view(it).astype(np.int64))
+    return 100 * same.mean(), int(ulps[~np.isnan(want)].max(initial=0))
+
+
 def _function_share(torch, name, wide):
     import gradviz
     rng = np.random.default_rng(2 if wide else 3)
-    x = _inputs(name.split()[0], wide, rng)
-    upstream = rng.standard_normal(x.size).astype(f32)
-    want, got = _run(torch, name, x, upstream), _run(gradviz, name, x, upstream)
-    same = (want.view(np.int32) == got.view(np.int32)) | (np.isnan(want) & np.isnan(got))
-    ulps = np.abs(want.view(np.int32).astype(np.int64) - got.view(np.int32).astype(np.int64))
-    return 100 * same.mean(), int(ulps[~np.isnan(want)].max())
+    dtype = np.float64 if name.startswith("float64") else f32
+    base = name.removeprefix("float64 ").split()[0]
+    x = _inputs(base, wide, rng, dtype=dtype)
+    upstream = rng.standard_normal(x.size).astype(dtype)
+    return _identical(_run(torch, name, x, upstream), _run(gradviz, name, x, upstream))
 
 
 def _product_share(torch, kind, m, k, n, trials=40):
@@ -197,12 +262,73 @@ def rng_fixed(m, n):
     return np.linspace(-1, 1, m * n, dtype=f32).reshape(m, n)
 
 
+# losses built on those kernels, over batch sizes that leave every remainder of a vector: the loss
+# and every element of the input's and the target's gradients, float32 and float64.  The aim is 100%.
+LOSSES = {
+    "BCE with logits": lambda F, L, x, t, w: F.binary_cross_entropy_with_logits(x, t),
+    "BCE with logits, weight, pos_weight": lambda F, L, x, t, w: F.binary_cross_entropy_with_logits(
+        x, t, weight=L.tensor(w), pos_weight=L.tensor(w[::-1].copy() * 2)),
+    "BCE of sigmoid": lambda F, L, x, t, w: F.binary_cross_entropy(x.sigmoid(), t),
+    "cross_entropy, 3 classes": lambda F, L, x, t, w: F.cross_entropy(x, t),
+    "cross_entropy, 10 classes, sum": lambda F, L, x, t, w: F.cross_entropy(x, t, reduction="sum"),
+}
+BATCHES = (1, 2, 3, 5, 8, 16, 31, 32, 33, 64, 100, 257)
+
+
+def _loss_share(torch, name, dtype):
+    import gradviz
+    rng = np.random.default_rng(8)
+    classes = 10 if "10 classes" in name else 3 if "classes" in name else None
+    want, got = [], []
+    for n in BATCHES:
+        x = (rng.standard_normal((n, classes) if classes else n) * 2).astype(dtype)
+        t = rng.integers(0, classes, n) if classes else rng.uniform(0, 1, n).astype(dtype)
+        w = rng.uniform(0.5, 2, n).astype(dtype)
+        for lib, out in ((torch, want), (gradviz, got)):
+            X, T = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=not classes)
+            loss = LOSSES[name](lib.nn.functional, lib, X, T, w)
+            loss.backward()
+            out += [loss.detach().numpy().reshape(-1), X.grad.numpy().reshape(-1)]
+            out += [] if classes else [T.grad.numpy()]
+    return _identical(np.concatenate(want), np.concatenate(got))
+
+
+# every dimension of tensors of many shapes (rows of 1 to 300, every leftover of a vector): softmax
+# and log_softmax, forward and gradient, lesson and wide ranges
+SHAPES = ([(n,) for n in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257, 300)]
+          + [(r, c) for r in (1, 2, 3, 7, 16) for c in (1, 2, 3, 4, 5, 8, 9, 10, 17, 33)]
+          + [(2, 3, 4), (3, 5, 7), (2, 17, 3, 5), (10, 3, 33)])
+
+
+def _shapes_share(torch, dtype):
+    import gradviz
+    rng = np.random.default_rng(9)
+    want, got = [], []
+    for shape in SHAPES:
+        for scale in (3, np.exp(rng.uniform(-5, 5, shape))):
+            x = (rng.standard_normal(shape) * scale).astype(dtype)
+            g = rng.standard_normal(shape).astype(dtype)
+            for fn in ("softmax", "log_softmax", "sigmoid"):
+                for dim in range(len(shape)) if fn != "sigmoid" else [None]:
+                    for lib, out in ((torch, want), (gradviz, got)):
+                        t = lib.tensor(x, requires_grad=True)
+                        y = t.sigmoid() if dim is None else getattr(t, fn)(dim)
+                        (y * lib.tensor(g)).sum().backward()
+                        out += [y.detach().numpy().reshape(-1), t.grad.numpy().reshape(-1)]
+    return _identical(np.concatenate(want), np.concatenate(got))
+
+
 def exactness(torch):
-    """{label: percent identical (and max ulps for the MKL functions)} over lesson and wide ranges."""
+    """{label: (percent identical, largest distance in ulps)} over lesson and wide ranges."""
     table = {}
     for name in EXACT_FUNCTIONS + list(MKL_FUNCTIONS):
         for wide in (False, True):
             table[f"{name} ({'wide' if wide else 'lesson'} range)"] = _function_share(torch, name, wide)
+    for dtype in (f32, np.float64):
+        table[f"softmax, log_softmax, sigmoid: {len(SHAPES)} shapes, every dim ({dtype.__name__})"] = \
+            _shapes_share(torch, dtype)
+        for name in LOSSES:
+            table[f"{name} ({dtype.__name__})"] = _loss_share(torch, name, dtype)
     for label, case in {**EXACT_PRODUCTS, **OPEN_PRODUCTS}.items():
         table[label] = (_product_share(torch, *case), 0)
     return table
@@ -233,6 +359,23 @@ def figures_without_mkl():
 def test_functions_identical_to_torch(figures, name, wide):
     share, ulps = figures[f"{name} ({'wide' if wide else 'lesson'} range)"]
     assert share == 100.0 and ulps == 0
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_shape_and_dimension_identical_to_torch(figures, dtype):
+    """softmax and log_softmax along every dimension (the last, or PyTorch's kernel across the
+    inner dimensions), their gradients and sigmoid's, on tensors of many shapes."""
+    assert figures[f"softmax, log_softmax, sigmoid: {len(SHAPES)} shapes, every dim ({dtype})"] == (100.0, 0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_losses_identical_to_torch(figures, name, dtype):
+    """The losses and both gradients, batches of 1 to 257 (BCE with logits: log σ from SLEEF's exp and
+    log1p; its gradient σ(x) − t; cross entropy: log_softmax and its gradient)."""
+    assert figures[f"{name} ({dtype})"] == (100.0, 0)
 
 
 @pytest.mark.torch
