@@ -196,10 +196,11 @@ def main():
 
 
 def print_exactness():
-    """The share of float32 results bit-identical to torch, as tests/test_vecmath.py measures it."""
+    """The share of results bit-identical to torch, as tests/test_vecmath.py measures it."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
     from test_vecmath import exactness
-    print(f"\nfloat32 results identical to torch {torch.__version__} on this machine:")
+    print(f"\nresults identical to torch {torch.__version__} on this machine (float32 unless named; one thread"
+          " unless named):")
     for label, (share, ulps) in exactness(torch).items():
         print(f"  {label:45} {share:8.2f}%" + (f"   (max {ulps} ulp apart)" if ulps else ""))
 

@@ -4,8 +4,6 @@ Declared with :func:`gradviz._op.op` into the one table, :data:`gradviz.ops.OPS`
 of an entry is written in :mod:`gradviz.ops`.
 """
 
-import os
-
 import numpy as np
 
 from . import _libm, _sleef, _vecmath
@@ -13,6 +11,7 @@ from ._numerics import fma
 from ._op import OPS, call, op
 from ._reduce import torch_sum
 from ._rules import _log
+from ._vecmath import get_num_threads as _threads
 
 __all__ = []
 
@@ -290,21 +289,13 @@ def _bn_channel(v, x):
     return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
 
 
-def _threads():
-    """How many threads PyTorch's CPU kernels split a batch between by default: one per CPU here."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:        # not Linux
-        return os.cpu_count() or 1
-
-
 def _bn_sums(x):
     """(mean, Σ(x − mean)²) per channel, added up as PyTorch's CPU kernel adds them.
 
     A batch of rows (N, C) takes the "channels last" path: the rows are split into one run per
     thread, each run summed in x's dtype (the squares with fused multiply-adds), and the runs'
     sums added in double. A batch of sequences (N, C, L) is summed per channel in double.
-    The last bits of the statistics so depend on PyTorch's thread count (here: one per CPU).
+    The last bits of the statistics so depend on PyTorch's thread count (``get_num_threads``).
     """
     n = x.size // x.shape[1]
     if x.ndim == 2 or x.shape[2] == 1:

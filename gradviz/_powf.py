@@ -30,6 +30,7 @@ import ctypes.util
 import numpy as np
 
 from ._numerics import fma32 as _fma
+from ._sleef import df_div
 
 __all__ = ["sleef_powf", "pow_kernel", "pow_tensor_kernel"]
 
@@ -72,15 +73,6 @@ def _square(xh, xl):
     return s, _fma(xh + xh, xl, _fma(xh, xh, -s))
 
 
-def _div(nh, nl, dh, dl):
-    """(n)/(d): one division, the remainder corrected with fused steps (``dfdiv``)."""
-    t = _f(1) / dh
-    s = nh * t
-    u = _fma(t, nh, -s)
-    v = _fma(-dl, t, _fma(-dh, t, _f(1)))
-    return s, _fma(s, v, _fma(nl, t, u))
-
-
 # --- the two halves of SLEEF's powf ------------------------------------------------------------
 
 def _log_pair(d):
@@ -91,7 +83,7 @@ def _log_pair(d):
     e = ((d * _f(1 / 0.75)).view(np.int32) >> 23 & 0xFF) - 0x7F
     m = (d.view(np.int32) - (e << 23)).view(_f)
     e = np.where(tiny, e - 64, e).astype(_f)
-    xh, xl = _div(*_add2(_f(-1), _f(0), m, _f(0)), *_add2(_f(1), _f(0), m, _f(0)))
+    xh, xl = df_div(*_add2(_f(-1), _f(0), m, _f(0)), *_add2(_f(1), _f(0), m, _f(0)))
     x2h, x2l = _square(xh, xl)
     t = _fma(_fma(_f(0.240320354700088500976562), x2h, _f(0.285112679004669189453125)),
              x2h, _f(0.400007992982864379882812))

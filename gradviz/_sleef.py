@@ -10,8 +10,9 @@ sum rounded once, :func:`_fma_step`; float64: :func:`gradviz._numerics.fma64`) a
 double-float pairs (hi, lo) that carry twice the precision through the few steps that need it.
 
 They were compared with the SLEEF functions inside PyTorch's own library (``libtorch_cpu.so``, AVX2
-build): float32 on all 2³² inputs, float64 on millions of random and boundary inputs: bit for bit
-equal.  The test suite checks them through sigmoid, softmax and the losses.
+build), once, bit for bit equal: float32 exp and log on all 2³² inputs, the others on 6 million
+random, wide-range, all-bit-pattern and special inputs each.  The test suite checks them through
+sigmoid, softmax, log_softmax and the losses against torch.
 
 >>> float(exp(np.array([1.0]))[0]), float(log(np.array([2.0], np.float32))[0])
 (2.718281828459045, 0.6931471824645996)
@@ -19,9 +20,9 @@ equal.  The test suite checks them through sigmoid, softmax and the losses.
 
 import numpy as np
 
-from ._numerics import fma64
+from ._numerics import fma32, fma64
 
-__all__ = ["exp", "log", "log1p"]
+__all__ = ["exp", "log", "log1p", "df_div"]
 
 _f = np.float32
 _d = np.float64
@@ -96,13 +97,15 @@ def _two_sum(x, y):
     return s, (x - (s - v)) + (y - v)
 
 
-def _df_div(nh, nl, dh, dl):
-    """(nh, nl) / (dh, dl) in float32: one division, then the remainder corrected with fused steps."""
+def df_div(nh, nl, dh, dl, fused=fma32):
+    """(nh, nl) / (dh, dl), float32 pairs (SLEEF's ``dfdiv``): one division, then the remainder
+    corrected with fused multiply-adds (``fused``: ``fma32``, or :func:`_fma_step` where that is
+    shown exact, as for the logarithms here).  :mod:`gradviz._powf` shares it."""
     t = _f(1) / dh
     s = nh * t
-    u = _fma_step(t, nh, -s)
-    v = _fma_step(-dl, t, _fma_step(-dh, t, _f(1)))
-    return s, _fma_step(s, v, _fma_step(nl, t, u))
+    u = fused(t, nh, -s)
+    v = fused(-dl, t, fused(-dh, t, _f(1)))
+    return s, fused(s, v, fused(nl, t, u))
 
 
 _LN2_HI, _LN2_LO = _f(0.69314718246459960938), _f(-1.904654323148236017e-09)
@@ -123,7 +126,7 @@ def _log32(d):
     high = mant >= _f(0.75)
     m = np.where(high, mant, mant * _f(2))                 # in [0.75, 1.5)
     e = (ex - 1 + high).astype(_f)
-    r = _log_tail32(e, *_df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m)))
+    r = _log_tail32(e, *df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m), fused=_fma_step))
     if inside:
         return r
     r = np.where(d == 0, _f(-np.inf), r)
@@ -161,7 +164,7 @@ def _log1p32(d):
         m = d * t + (t - _f(1))                            # a fused step: d·2^-e is exact
         e = np.where(small, e - 64, e).astype(_f)
         sh = m + _f(2)                                     # (2 + m) as a pair
-        r = _log_tail32(e, *_df_div(m, _f(0), sh, (_f(2) - sh) + m))
+        r = _log_tail32(e, *df_div(m, _f(0), sh, (_f(2) - sh) + m, fused=_fma_step))
         r = np.where(d <= _LOG1PF_BOUND, r, _log32(np.where(d <= _LOG1PF_BOUND, _f(1), d)))
     r = np.where((d < -1) | np.isnan(d), _f(np.nan), r)
     r = np.where(d == -1, _f(-np.inf), r)

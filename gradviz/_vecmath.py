@@ -22,12 +22,14 @@ doubles, is the machine's), so gradviz prints PyTorch's digits:
   through Intel MKL's vector maths library (``vmsExp``... with ``VML_HA``, for any tensor layout and
   CPU capability), whose algorithms are not public: :mod:`gradviz._mkl` calls the same library.
 
-float64 matrix products and other dtypes are left to numpy.  The kernels are followed as they run
-on one thread: with several, PyTorch cuts some of them elsewhere (softmax across the inner
-dimensions, float32 softmax's gradient for several rows), and the last bits can differ (README).
-This module sits in the bottom layer and imports only ``_numerics``, ``_sleef`` and ``_libm``.
+float64 matrix products and other dtypes are left to numpy.  Where PyTorch's kernels cut the work by
+thread (softmax across the inner dimensions, float32 softmax's gradient, sigmoid over 32,768
+elements), the last bits depend on the thread count: gradviz takes PyTorch's default (one per
+physical core) until :func:`set_num_threads`, as ``torch.set_num_threads``.  This module sits in
+the bottom layer and imports only ``_numerics``, ``_sleef`` and ``_libm``.
 """
 
+import glob
 import math
 import os
 
@@ -36,7 +38,7 @@ import numpy as np
 from . import _libm, _sleef
 from ._numerics import _LOW29, _MID_LOW, fma32 as fma, fma64
 
-__all__ = ["fma", "sigmoid", "softmax", "log_softmax",
+__all__ = ["get_num_threads", "set_num_threads", "fma", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward",
            "mm", "mv", "dot", "bmm"]
 
@@ -63,6 +65,60 @@ _FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 l
 _EXACT = (np.dtype(_f), np.dtype(_d))   # the dtypes whose kernels are followed step by step
 
 
+def _default_threads():
+    """PyTorch's default thread count for its CPU kernels: ``MKL_NUM_THREADS`` or ``OMP_NUM_THREADS``
+    when set, else the machine's physical cores (hyper-threads and the process's CPU limits are not
+    counted, as PyTorch's cpuinfo does not count them), else its CPUs."""
+    for name in ("MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    cpus = os.cpu_count() or 1
+    cores = set()
+    for topology in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology"):
+        try:
+            with open(f"{topology}/physical_package_id") as package, open(f"{topology}/core_id") as core:
+                cores.add((package.read().strip(), core.read().strip()))
+        except OSError:
+            continue
+    return len(cores) if 0 < len(cores) < cpus else cpus
+
+
+_threads = [_default_threads()]
+
+
+def get_num_threads():
+    """How many threads gradviz takes PyTorch's CPU kernels to share work between, as
+    ``torch.get_num_threads()`` (PyTorch's default, until :func:`set_num_threads`)."""
+    return _threads[0]
+
+
+def set_num_threads(n):
+    """Take ``n`` threads from now on, as ``torch.set_num_threads(n)`` does: where PyTorch's kernels
+    cut the work by thread (softmax across an inner dimension, softmax's gradient, BatchNorm's batch
+    sums), the last bits of their results depend on it, and gradviz's follow."""
+    if type(n) is not int:   # noqa: E721 -- bool and floats are refused too, as in PyTorch
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _threads[0] = n
+
+
+_GRAIN = 32768   # at::internal::GRAIN_SIZE: elementwise kernels split only longer tensors between threads
+
+
+def _shares(total, grain=0):
+    """The ranges ``parallel_for(0, total, grain, ...)`` gives the threads: as many chunks of equal
+    length (the last shorter) as threads, fewer if ``grain`` asks for more items per thread, one
+    range when there is nothing to share.  Returns each index's range start and end."""
+    threads = get_num_threads()
+    if grain:
+        threads = min(threads, -(-total // grain))
+    size = -(-total // threads) if total > max(grain, 1) and threads > 1 else max(total, 1)
+    start = np.arange(total) // size * size
+    return start, np.minimum(total, start + size)
+
+
 def _vector(dtype):
     """How many numbers of ``dtype`` one vector of PyTorch's kernels holds: LANES floats, half as
     many doubles."""
@@ -74,66 +130,29 @@ def _fma(a, b, c):
     return fma(a, b, c) if a.dtype == _f else fma64(a, b, c)
 
 
-# --- exp ---------------------------------------------------------------------------------------
-
-_R_LN2 = _f(1.442695040888963407359924681001892137426645954152985934135449406931)
-_L2U, _L2L = _f(0.693145751953125), _f(1.428606765330187045e-06)   # ln 2 = L2U + L2L (+ tiny)
-_EXP_C = [_f(c) for c in (0.000198527617612853646278381, 0.00139304355252534151077271,
-                          0.00833336077630519866943359, 0.0416664853692054748535156,
-                          0.166666671633720397949219, 0.5)]
-
-
-def _fma_step(a, b, c):
-    """``a·b + c`` rounded once to float32, for the polynomial steps below: the float64 sum is
-    exact there or far from a float32 tie, so the general tie check of :func:`fma` is left out:
-    :func:`sleef_exp` and :func:`sleef_log` were compared once with the SLEEF functions inside
-    PyTorch's own library on all 2³² float32 inputs, bit for bit equal (the test suite checks them
-    through sigmoid, softmax and log_softmax)."""
-    return np.add(np.multiply(a, b, dtype=_d), c).astype(_f)
-
-
-def sleef_exp(d):
-    r"""SLEEF ``expf`` (1.0 ulp): :math:`e^d = 2^q e^s` with :math:`q = \mathrm{rint}(d/\ln 2)`.
-
-    :math:`s = d - q \ln 2` is formed with ln 2 split in two (L2U has few bits, so ``q·L2U`` is
-    exact), then :math:`e^s ≈ 1 + s + s^2 P(s)` with a degree-5 polynomial P in Horner form, one
-    fused multiply-add per coefficient, and :math:`2^q` put into the exponent.  Below −104 the
-    result is 0, above 100 it is ∞.
-    """
-    d = np.asarray(d, _f)
-    inside = d.size == 0 or (d.min() >= _f(-104) and d.max() <= _f(88))   # False for nan
-    x = d if inside else np.where((d >= _f(-104)) & (d <= _f(100)), d, _f(0))
-    qf = np.rint(x * _R_LN2)
-    s = _fma_step(qf, -_L2U, x)
-    s = _fma_step(qf, -_L2L, s)
-    u = _fma_step(s, _EXP_C[0], _EXP_C[1])
-    for c in _EXP_C[2:]:
-        u = _fma_step(u, s, c)
-    u = _f(1) + _fma_step(s * s, u, s)
-    if inside:
-        return np.ldexp(u, qf.astype(np.int32))
-    with np.errstate(over="ignore"):   # e^x beyond float32 is ∞, silently as in PyTorch
-        u = np.ldexp(u, qf.astype(np.int32))
-    u = np.where(d < _f(-104), _f(0), u)
-    u = np.where(d > _f(100), _f(np.inf), u)
-    return np.where(np.isnan(d), d, u)
-
-
 def sigmoid(a):
     r"""σ(x) = 1 / (1 + e^{−x}), rounded after each of the three steps as PyTorch's kernel does.
 
     The kernel runs pairs of whole vectors (2 × :data:`LANES` floats, or 2 × LANES/2 doubles)
     through SLEEF's exp and finishes the elements left over with the C library's ``expf``/``exp``;
-    both are repeated here, by position in the flattened (C-ordered) tensor.
+    both are repeated here, by position in the flattened (C-ordered) tensor, in each thread's range
+    when more than 32,768 elements are shared between threads.
     """
     a = np.asarray(a)
     if a.dtype not in _EXACT:
         with np.errstate(all="ignore"):
             return 1 / (1 + np.exp(-a))
     flat = a.reshape(-1)
-    cut = flat.size - flat.size % (2 * _vector(a.dtype))
-    one = a.dtype.type(1)
-    e = np.concatenate((_sleef.exp(a.dtype.type(0) - flat[:cut]), _libm.exp(-flat[cut:])))
+    step = 2 * _vector(a.dtype)
+    zero, one = a.dtype.type(0), a.dtype.type(1)
+    if flat.size <= _GRAIN or get_num_threads() == 1:
+        cut = flat.size - flat.size % step
+        e = np.concatenate((_sleef.exp(zero - flat[:cut]), _libm.exp(-flat[cut:])))
+    else:   # each thread's range cut the same way
+        start, end = _shares(flat.size, _GRAIN)
+        vec = np.arange(flat.size) - start < (end - start) // step * step
+        e = np.empty_like(flat)
+        e[vec], e[~vec] = _sleef.exp(zero - flat[vec]), _libm.exp(-flat[~vec])
     with np.errstate(all="ignore"):
         return (one / (one + e)).reshape(a.shape)
 
@@ -418,58 +437,6 @@ def bmm(a, b):
     return np.stack([mm(x, y) for x, y in zip(a, b)])
 
 
-# --- SLEEF's logf, for log_softmax ---------------------------------------------------------------
-# Double-float pairs (hi, lo), |lo| ≤ ulp(hi)/2, carry ~48 bits through the few steps that need them.
-
-def _two_sum(x, y):
-    """x + y exactly, as the pair (rounded sum, what the rounding dropped) (Knuth)."""
-    s = x + y
-    v = s - x
-    return s, (x - (s - v)) + (y - v)
-
-
-def _df_div(nh, nl, dh, dl):
-    """(nh, nl) / (dh, dl): one division, then the remainder corrected with fused steps."""
-    t = _f(1) / dh
-    s = nh * t
-    u = _fma_step(t, nh, -s)
-    v = _fma_step(-dl, t, _fma_step(-dh, t, _f(1)))
-    return s, _fma_step(s, v, _fma_step(nl, t, u))
-
-
-_LN2_HI, _LN2_LO = _f(0.69314718246459960938), _f(-1.904654323148236017e-09)
-
-
-def sleef_log(d):
-    r"""SLEEF ``logf_u1`` (1.0 ulp), the AVX-512 form PyTorch's vectorised ``log()`` calls.
-
-    Write :math:`d = m·2^e` with :math:`m ∈ [0.75, 1.5)`, then :math:`\ln d = e \ln 2 + 2\,
-    \mathrm{atanh}\,x` with :math:`x = (m − 1)/(m + 1)` and :math:`2\,\mathrm{atanh}\,x ≈ 2x +
-    x^3 t(x^2)`; ``e ln 2``, ``2x`` and their sum are double-float pairs, rounded once at the end.
-    """
-    d = np.asarray(d, _f)
-    inside = d.size == 0 or (d.min() > 0 and d.max() < _f(np.inf))   # False for nan
-    safe = d if inside else np.where(np.isfinite(d) & (d > 0), d, _f(1))
-    mant, ex = np.frexp(safe)                              # safe = mant·2^ex, mant ∈ [0.5, 1)
-    high = mant >= _f(0.75)
-    m = np.where(high, mant, mant * _f(2))                 # in [0.75, 1.5)
-    e = (ex - 1 + high).astype(_f)
-    sh = _LN2_HI * e                                       # (ln 2)·e as a pair
-    sl = _fma_step(_LN2_LO, e, _fma_step(_LN2_HI, e, -sh))
-    xh, xl = _df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m))
-    x2 = xh * xh
-    t = _fma_step(_fma_step(x2, _f(0.3027294874), _f(0.3996108174)), x2, _f(0.6666694880))
-    s = sh + xh * _f(2)                                    # (sh, sl) + 2(xh, xl), |sh| ≥ |2xh|
-    sl = (((sh - s) + xh * _f(2)) + sl) + xl * _f(2)
-    w = (x2 * xh) * t                                      # ... + x³t, then one rounding
-    r = (s + w) + (((s - (s + w)) + w) + sl)
-    if inside:
-        return r
-    r = np.where(d == 0, _f(-np.inf), r)
-    r = np.where((d < 0) | np.isnan(d), _f(np.nan), r)
-    return np.where(np.isposinf(d), _f(np.inf), r)
-
-
 # --- softmax and log_softmax -------------------------------------------------------------------
 
 def _lanes_sum(x):
@@ -516,15 +483,32 @@ def _by_rows(f, dim, *arrays):
     return np.moveaxis(out.reshape(shape), -1, dim)
 
 
-def _exp_columns(x, dim):
+def _exp_columns(x, dim, split=False):
     """e^x as the kernels along a dimension that is not the last compute it: they run across the
     inner dimensions (the columns), SLEEF's exp on whole vectors of columns and the C library's
-    on the columns left over."""
+    on the columns left over.  ``split``: softmax's kernel, whose threads each take a range of
+    (outer, column) positions, and run vectors only inside their range (:func:`_vectorised`)."""
     inner = math.prod(x.shape[dim + 1:])
-    flat = x.reshape(-1, inner)
-    cut = inner - inner % _vector(x.dtype)
-    e = np.concatenate((_sleef.exp(flat[:, :cut]), _libm.exp(flat[:, cut:])), axis=1)
+    flat = x.reshape(-1, x.shape[dim], inner)
+    if split:
+        vec = _vectorised(flat.shape[0], inner, _vector(x.dtype))[:, None, :]
+    else:
+        vec = np.arange(inner) < inner - inner % _vector(x.dtype)
+    e = np.empty_like(flat)
+    vec = np.broadcast_to(vec, flat.shape)
+    e[vec], e[~vec] = _sleef.exp(flat[vec]), _libm.exp(flat[~vec])
     return e.reshape(x.shape)
+
+
+def _vectorised(outer, inner, step):
+    """(outer, inner) booleans: which positions softmax's kernel across the inner dimensions runs in
+    vectors.  Each thread walks its range of the outer × inner positions, a vector at a time while
+    one fits both in the row and in its range, then one by one to the end of the row (or range)."""
+    p = np.arange(outer * inner)
+    start, end = _shares(outer * inner)
+    row = p // inner * inner
+    first = np.maximum(row, start)
+    return ((p - first) < (np.minimum(row + inner, end) - first) // step * step).reshape(outer, inner)
 
 
 def _down(x, dim):
@@ -547,8 +531,7 @@ def softmax(a, dim):
     SLEEF's exp, the vector-lane sum and one reciprocal multiplied in.
 
     Along a dimension that is not the last, PyTorch vectorises across the inner dimensions instead
-    (:func:`_exp_columns`), sums down ``dim`` and divides each value by the sum.  (This is the
-    single-thread split: with several threads PyTorch may cut the inner range elsewhere.)
+    (:func:`_exp_columns`, cut by thread), sums down ``dim`` and divides each value by the sum.
     """
     a = np.asarray(a)
     if a.dtype not in _EXACT:
@@ -557,7 +540,7 @@ def softmax(a, dim):
     dim %= a.ndim
     if _across(a.shape, dim):
         with np.errstate(all="ignore"):
-            e = _exp_columns(a - a.max(axis=dim, keepdims=True), dim)
+            e = _exp_columns(a - a.max(axis=dim, keepdims=True), dim, split=True)
             return e / _down(e, dim)
 
     def rows(x):
@@ -588,8 +571,9 @@ def log_softmax(a, dim):
 def _lanes_dot(g, y):
     """Σ_j g_j·y_j per row, as PyTorch's softmax backward adds it up (``map2_reduce_all``):
     rounded products in whole vectors, then the leftover part vector, its products fused into the
-    sums for floats (the compiler contracts them there, not for doubles: measured), then the lanes
-    added up as in :func:`_lanes_sum`; rows shorter than a vector left to right."""
+    sums where the compiler contracted them (floats, when the kernel runs on one thread or for one
+    row; not in its multi-thread copy, nor for doubles: measured), then the lanes added up as in
+    :func:`_lanes_sum`; rows shorter than a vector left to right."""
     rows, n = g.shape
     lanes = _vector(g.dtype)
     if n < lanes:
@@ -597,7 +581,7 @@ def _lanes_dot(g, y):
     full = n // lanes * lanes
     acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), axis=1)[:, -1]
     if full < n:
-        if g.dtype == _f:
+        if g.dtype == _f and (rows == 1 or get_num_threads() == 1):
             acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
         else:
             acc[:, :n - full] += g[:, full:] * y[:, full:]

@@ -5,6 +5,7 @@ once by :func:`exactness` and asserted per function, dtype and dimension and per
 shape class; ``benchmarks/core.py`` prints the same table.
 """
 
+import contextlib
 from fractions import Fraction
 
 import numpy as np
@@ -318,26 +319,47 @@ def _shapes_share(torch, dtype):
     return _identical(np.concatenate(want), np.concatenate(got))
 
 
+@contextlib.contextmanager
+def threads(torch, n):
+    """torch and gradviz both on ``n`` threads for the block, then back to what they had."""
+    import gradviz
+    before = torch.get_num_threads(), gradviz.get_num_threads()
+    torch.set_num_threads(n)
+    gradviz.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before[0])
+        gradviz.set_num_threads(before[1])
+
+
 def exactness(torch):
-    """{label: (percent identical, largest distance in ulps)} over lesson and wide ranges."""
+    """{label: (percent identical, largest distance in ulps)} over lesson and wide ranges, on one
+    thread (and the shapes sweep on 2 and 3 too: some kernels cut their work by thread)."""
     table = {}
-    for name in EXACT_FUNCTIONS + list(MKL_FUNCTIONS):
-        for wide in (False, True):
-            table[f"{name} ({'wide' if wide else 'lesson'} range)"] = _function_share(torch, name, wide)
-    for dtype in (f32, np.float64):
-        table[f"softmax, log_softmax, sigmoid: {len(SHAPES)} shapes, every dim ({dtype.__name__})"] = \
-            _shapes_share(torch, dtype)
-        for name in LOSSES:
-            table[f"{name} ({dtype.__name__})"] = _loss_share(torch, name, dtype)
-    for label, case in {**EXACT_PRODUCTS, **OPEN_PRODUCTS}.items():
-        table[label] = (_product_share(torch, *case), 0)
+    with threads(torch, 1):
+        for name in EXACT_FUNCTIONS + list(MKL_FUNCTIONS):
+            for wide in (False, True):
+                table[f"{name} ({'wide' if wide else 'lesson'} range)"] = _function_share(torch, name, wide)
+        for dtype in (f32, np.float64):
+            for name in LOSSES:
+                table[f"{name} ({dtype.__name__})"] = _loss_share(torch, name, dtype)
+        for label, case in {**EXACT_PRODUCTS, **OPEN_PRODUCTS}.items():
+            table[label] = (_product_share(torch, *case), 0)
+    for n in (1, 2, 3):
+        with threads(torch, n):
+            for dtype in (f32, np.float64):
+                table[_shapes_label(dtype.__name__, n)] = _shapes_share(torch, dtype)
     return table
+
+
+def _shapes_label(dtype, n):
+    return f"softmax, log_softmax, sigmoid: {len(SHAPES)} shapes, every dim ({dtype}, {n} thread{'s' * (n > 1)})"
 
 
 @pytest.fixture(scope="module")
 def figures():
     torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
     return exactness(torch)
 
 
@@ -345,10 +367,10 @@ def figures():
 def figures_without_mkl():
     """The MKL functions' figures as gradviz computes them where MKL 2024.2 is not installed."""
     torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
     real, _mkl.library = _mkl.library, lambda: None
     try:
-        return {(name, wide): _function_share(torch, name, wide) for name in MKL_FUNCTIONS for wide in (False, True)}
+        with threads(torch, 1):
+            return {(name, wide): _function_share(torch, name, wide) for name in MKL_FUNCTIONS for wide in (False, True)}
     finally:
         _mkl.library = real
 
@@ -363,10 +385,45 @@ def test_functions_identical_to_torch(figures, name, wide):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_every_shape_and_dimension_identical_to_torch(figures, dtype):
+@pytest.mark.parametrize("n", [1, 2, 3], ids=["1 thread", "2 threads", "3 threads"])
+def test_every_shape_and_dimension_identical_to_torch(figures, dtype, n):
     """softmax and log_softmax along every dimension (the last, or PyTorch's kernel across the
-    inner dimensions), their gradients and sigmoid's, on tensors of many shapes."""
-    assert figures[f"softmax, log_softmax, sigmoid: {len(SHAPES)} shapes, every dim ({dtype})"] == (100.0, 0)
+    inner dimensions), their gradients and sigmoid's, on tensors of many shapes, with torch and
+    gradviz on 1, 2 or 3 threads (softmax across an inner dimension and float32 softmax's gradient
+    depend on it)."""
+    assert figures[_shapes_label(dtype, n)] == (100.0, 0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_long_sigmoid_cut_by_thread(n):
+    """Over 32,768 elements PyTorch shares sigmoid between threads, each finishing its own range
+    with the C library's exp: gradviz cuts the same ranges."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(10)
+    with threads(torch, n):
+        for size in (32768, 32769, 50003, 100003):
+            for dtype in (f32, np.float64):
+                x = rng.standard_normal(size).astype(dtype)
+                want, got = torch.tensor(x).sigmoid().numpy(), gradviz.tensor(x).sigmoid().numpy()
+                assert _identical(want, got) == (100.0, 0), (size, dtype)
+
+
+def test_set_num_threads_as_torch():
+    """gradviz.set_num_threads takes what torch's takes, and refuses the rest in its words."""
+    import gradviz
+    before = gradviz.get_num_threads()
+    try:
+        gradviz.set_num_threads(3)
+        assert gradviz.get_num_threads() == 3
+        for bad, message in ((0, "expects a positive integer"), (-1, "expects a positive integer"),
+                             (2.5, "expects an int, but got float"), ("2", "expects an int, but got str")):
+            with pytest.raises(RuntimeError, match=f"set_num_threads {message}"):
+                gradviz.set_num_threads(bad)
+        assert gradviz.get_num_threads() == 3
+    finally:
+        gradviz.set_num_threads(before)
 
 
 @pytest.mark.torch
@@ -441,7 +498,11 @@ def test_random_shapes_in_every_layout():
     """mm and addmm of random shapes (1 to 40 each way), each operand by rows or by columns (a
     transposed view), agree with torch to the bit: the kernel choice follows shapes and layouts."""
     torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
+    with threads(torch, 1):
+        _random_shapes_in_every_layout(torch)
+
+
+def _random_shapes_in_every_layout(torch):
     rng = np.random.default_rng(21)
     for trial in range(160):
         m, k, n = (int(v) for v in rng.integers(1, 41, 3))
