@@ -23,12 +23,14 @@ import weakref
 import numpy as np
 
 from ._broadcast import unbroadcast
+from . import _strided
 from ._dtype import from_numpy_dtype
 from ._recorded import NotRecordable, Recorded
 from ._types import Size, TensorBase
 from .ops import OPS, Meta
 
-__all__ = ["apply", "record", "run_backward", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
+__all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "requires_grad", "view_error",
+           "run_backward", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
            "set_detect_anomaly"]
 
@@ -134,8 +136,8 @@ class Node:
                  "_seq", "_freed", "_nograd_inputs", "metadata", "__weakref__")
 
     def name(self):
-        name = type(self).__name__   # PyTorch's node for an op without a derivative: a C++ name
-        return "torch::autograd::NotImplemented" if name == "NotImplemented" else name
+        name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
+        return "torch::autograd::" + name if name in ("NotImplemented", "CopySlices", "CopyBackwards") else name
 
     def __repr__(self):
         cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
@@ -208,11 +210,109 @@ def accumulator(t):
 
 def edge(t):
     """``(node, output number)``: where ``t``'s gradient goes (split's pieces are outputs 0, 1...)."""
-    if t._grad_fn is not None:
-        return (t._grad_fn, t.__dict__.get("_output_nr", 0))
-    if t._requires_grad:
-        return (accumulator(t), 0)
+    fn = t._grad_fn if t._view is None else current_grad_fn(t)
+    if fn is not None:
+        return (fn, t.__dict__.get("_output_nr", 0))
+    if t._requires_grad:     # (a view made in no_grad() mode requires grad through its base, but is
+        return (accumulator(t), 0)   # no leaf of its own: PyTorch gives it no edge)
     return (None, 0)
+
+
+# --- views: what writing into a tensor in place does to its views ----------------------------------
+#
+# A view (x[0], x.t(), x.view(-1)...) shares its base's storage and version counter, and keeps
+# ``_view = [how it was made, the version its grad_fn describes]``.  Writing into the base or into
+# any view of it moves the counter on; the next time the view's grad_fn is asked for, PyTorch
+# no longer trusts the ops that made it and describes the view by sizes and strides on top of
+# the base's new history (AsStridedBackward0).  A view made in no_grad() mode, or by an op with
+# several outputs (split, unbind), may not be rebased: PyTorch refuses, in these words.
+
+def view_meta(t):
+    """How a new view of ``t`` is made, as PyTorch's CreationMeta (propagated from ``t``'s own)."""
+    made = "inference" if _GradMode.inference else "default" if _GradMode.enabled else "no_grad"
+    before = t._view[0] if t._view is not None else "default"
+    return before if made == "default" or before == "inference" else made
+
+
+def requires_grad(t):
+    """``t.requires_grad``: its own flag, or for a view its base's."""
+    return t._requires_grad or (t._view is not None and t._base._requires_grad)
+
+
+def current_grad_fn(t):
+    """``t.grad_fn``: for a view written through since (it or its base, in place), PyTorch's
+    AsStridedBackward0 on the base's history, made when it is first asked for."""
+    view = t._view
+    if view is None or view[1] == t._vbox[0] or (t._grad_fn is None and not t._base._requires_grad):
+        return t._grad_fn
+    if view[0] != "default":
+        raise RuntimeError(view_error(t, indirect=True))
+    base = t._base
+    params = _strided.geometry(t._data, base._data)
+    record(OPS["as_strided"], (base,), [base._data], [True], t, params)
+    t.__dict__.pop("_output_nr", None)
+    view[1] = t._vbox[0]
+    return t._grad_fn
+
+
+def view_error(t, indirect=False):
+    """PyTorch's refusal to rebase a view made in no_grad() mode or by a multi-output op."""
+    how, fn = t._view[0], t._grad_fn
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    name = "" if fn is None else f"Output {t.__dict__.get('_output_nr', 0)} of {_short_name(fn)}"
+    if how in ("no_grad", "inference") or fn is None:
+        prefix = f"{name} is a view of a view which was created in" if fn is not None else "A view was created in"
+        msg = (f"{prefix} inference mode and {modified} modified inplace in normal mode." if how == "inference" else
+               f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled.")
+    else:
+        msg = f"{name} is a view and {modified} modified inplace."
+    if how == "multi":
+        msg += (" This view is the output of a function that returns multiple views. Such functions do not allow "
+                "the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    elif how == "no_grad":
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                "code by moving both the view and the inplace either both inside the no_grad block (if you "
+                "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    elif how == "inference":
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                "code by moving both the view and the inplace either both inside the inference_mode block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+                "to be tracked).")
+    return msg
+
+
+def _short_name(fn):
+    """A node's name as PyTorch's messages write it: MulBackward0 is Mul (an op-table entry: its node's)."""
+    name = fn.name() if isinstance(fn, Node) else fn.name
+    return name[:-len("Backward0")] if name.endswith(("Backward0", "Backward1")) else name
+
+
+def record_copy_slices(inner, base, old, params):
+    """Give ``base`` PyTorch's CopySlices node for ``inner``, an in-place op on a view of it.
+
+    Its inputs are the base's history and the op's other inputs (the op's edge to the view is
+    dropped: the view's old values are part of the base's); it keeps what the op kept, the
+    base's old values (``old``) standing for the view's and the written base for the op's result.
+    """
+    node = node_class("CopySlices")()
+    node.op, node._seq, node._freed, node.metadata = OPS["copy_slices"], next(_seq), False, {}
+    node._params = dict(params, inner=inner.op, inner_params=inner._params)
+    node.next_functions = (edge(base),) + inner.next_functions[1:]
+    saved = list(inner._saved)
+    if saved[0] is not None:
+        saved[0] = (old, [0], 0, None)
+    if saved[-1] is not None:
+        saved[-1] = (base._data, base._vbox, base._vbox[0], None)
+    node._saved = saved
+    node._metas = ((base._data.shape, base._data.dtype),) + inner._metas[1:]
+    node._out_meta = node._metas[0]
+    node._nograd_inputs = {i: t for i, t in inner._nograd_inputs.items() if i}
+    if not base._requires_grad:
+        node._nograd_inputs[0] = base
+    node._out, node._outs = weakref.ref(base), None
+    base._grad_fn, base._requires_grad = node, True
+    return node
 
 
 _SAVE_PLANS = {}
@@ -235,21 +335,22 @@ def record(op, inputs, arrays, needs, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = _NODE_CLASSES.get(op.name) or node_class(op.name)
     node = node()
-    node.op, node._params, node._seq, node._freed = op, params, next(_seq), False
-    node.next_functions = tuple([edge(t) for t in inputs])
+    node.op, node._params, node._freed = op, params, False
+    node.next_functions = tuple([edge(t) for t in inputs])   # (may first describe a view anew: a node)
+    node._seq = next(_seq)
     node.metadata = {}
     saved = [None] * (len(inputs) + 1)
     for k in _save_plan(op, needs):
         if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
-        else:
+        elif k < len(inputs):    # (a variadic op's rule may read inputs it was not given this time)
             t = inputs[k]
             saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
     node._metas = tuple([(a.shape, a.dtype) for a in arrays])
     node._strides = tuple([a.strides for a in arrays])   # PyTorch keeps an input's layout even when not its values
     node._out_meta = (result._data.shape, result._data.dtype)
-    node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not t._requires_grad}
+    node._nograd_inputs = {i: t for i, (t, (fn, _)) in enumerate(zip(inputs, node.next_functions)) if fn is None}
     node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
     return node
@@ -282,13 +383,12 @@ def apply(op, inputs, arrays=None, **params):
         out = np.ascontiguousarray(out)    # PyTorch's results are row-major for row-major inputs (or always)
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
-        result._vbox = inputs[0]._vbox
-        result._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+        _made_view(result, inputs[0], view_meta(inputs[0]))
     if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
-        needs = [t._requires_grad for t in inputs]
+        needs = [requires_grad(t) for t in inputs]
         if any(needs):
             record(op, inputs, arrays, needs, result, params)
-    elif not _GradMode.enabled and any(t._requires_grad for t in inputs):
+    elif not _GradMode.enabled and any(requires_grad(t) for t in inputs):
         # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
         result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
     return result
@@ -297,11 +397,17 @@ def apply(op, inputs, arrays=None, **params):
 def apply_outputs(op, t, **params):
     """An op with several outputs (split, unbind): views of ``t`` that share one grad_fn node."""
     pieces = [t._wrap(a) for a in op.forward(t._data, **params)]
+    how = "multi" if _GradMode.enabled and not _GradMode.inference else view_meta(t)
     for p in pieces:
-        p._vbox, p._base = t._vbox, t._base if t._base is not None else t
-    if _GradMode.enabled and t._requires_grad and t._data.dtype.kind == "f" and pieces:
+        _made_view(p, t, "inference" if t._view is not None and t._view[0] == "inference" else how)
+    if _GradMode.enabled and requires_grad(t) and t._data.dtype.kind == "f" and pieces:
         record_outputs(op, (t,), [t._data], pieces, params)
     return tuple(pieces)
+
+
+def _made_view(view, t, how):
+    """``view`` shares ``t``'s storage: its version counter, its base, and how it was made."""
+    view._vbox, view._base, view._view = t._vbox, t._base if t._base is not None else t, [how, t._vbox[0]]
 
 
 # --- errors a student meets ---------------------------------------------------------------------
@@ -352,10 +458,13 @@ def _wrap_for(node, array):
 
 def _modified_error(node, entry, is_output):
     arr, vbox, version, tensor = entry
-    what = f"[gradviz.{from_numpy_dtype(arr.dtype).legacy} {_size_str(arr.shape)}]"
-    fn = node if is_output else tensor._grad_fn
-    if fn is not None:
-        what += f", which is output 0 of {fn.name().removesuffix('Backward0').removesuffix('Backward1')},"
+    shape, name = arr.shape, None if is_output or tensor._grad_fn is None else _short_name(tensor._grad_fn)
+    if is_output:   # (CopySlices keeps the written base for the in-place op's result: the view)
+        inner = node._params.get("inner") if node.op is OPS["copy_slices"] else None
+        shape, name = (node._params["size"], _short_name(inner)) if inner else (shape, _short_name(node))
+    what = f"[gradviz.{from_numpy_dtype(arr.dtype).legacy} {_size_str(shape)}]"
+    if name is not None:
+        what += f", which is output 0 of {name},"
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {vbox[0]}; expected version {version} instead. Hint: "

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from . import _dtype as D
+from . import _strided
 from ._arrays import as_array
 from ._engine import apply, apply_outputs
 from ._operands import _broadcast_error, _dims, _literal
@@ -15,7 +16,7 @@ from ._types import TensorBase
 from .ops import OPS
 
 __all__ = ["matmul", "addmm", "bmm", "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "outer", "ger",
-           "split", "chunk", "unbind"]
+           "split", "chunk", "unbind", "as_strided", "strided_params"]
 
 
 def matmul(a, b):
@@ -204,6 +205,22 @@ def unbind(t, dim=0):
     if t.ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return apply_outputs(OPS["unbind"], t, dim=_dims(dim, t.ndim)[0])
+
+
+def as_strided(t, size, stride, storage_offset=None):
+    """The elements of ``t``'s storage at ``storage_offset + Σ i_k · stride_k``, in the given sizes
+    (a view of ``t`` when ``t`` is row-major; PyTorch's AsStridedBackward0)."""
+    return apply(OPS["as_strided"], (t,), **strided_params(t, size, stride, storage_offset))
+
+
+def strided_params(t, size, stride, storage_offset=None):
+    """as_strided's parameters, checked: sizes, strides, the offset (t's own unless given) and t's layout."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    g = _strided.geometry(t._data, t._data)
+    offset = g["storage_offset"] if storage_offset is None else int(storage_offset)
+    return {"size": size, "stride": stride, "storage_offset": offset, "geometry": g["geometry"]}
 
 
 def outer(input, vec2):

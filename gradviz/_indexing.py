@@ -6,7 +6,7 @@ import builtins
 
 import numpy as np
 
-from ._engine import _GradMode, apply
+from ._engine import _GradMode, apply, requires_grad
 from ._inplace import _check_leaf, _check_overlap, _inplace, copy, fill
 from ._operands import _literal
 from ._types import TensorBase
@@ -15,13 +15,17 @@ from .ops import OPS
 __all__ = ["getitem", "setitem"]
 
 
-def getitem(self, key):
-    """``x[key]``: basic indexing as one view node per dimension, advanced indexing as one IndexBackward0."""
+def getitem(self, key, write=False):
+    """``x[key]``: basic indexing as one view node per dimension, advanced indexing as one IndexBackward0.
+
+    ``write=True``: the view ``x[key] = v`` writes through, where (as in PyTorch) whole slices
+    make no node, even a lone ``x[:]``, and nothing at all is just ``x``.
+    """
     if self.ndim == 0 and any(isinstance(k, (builtins.int, np.integer)) and not isinstance(k, builtins.bool)
                               for k in (key if isinstance(key, tuple) else (key,))):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
-    if isinstance(key, slice):  # a lone slice is always recorded, even x[:]
+    if isinstance(key, slice) and not write:  # a lone slice is always recorded, even x[:]
         if self.ndim == 0:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
@@ -63,27 +67,50 @@ def getitem(self, key):
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
             out = apply(OPS["select"], (out,), dim=dim, index=i % n)
-    if out is self:  # only full slices and ...: still a new view, as in PyTorch
+    if out is self and not write:  # only full slices and ...: still a new view, as in PyTorch
         out = apply(OPS["alias"], (self,))
     return out
 
 
 def setitem(self, key, value):
-    """``x[key] = value``: written through the view, recorded as CopySlices when a gradient flows."""
-    key = _np_key(key)
-    _check_leaf(self, view=True)  # PyTorch writes through the view self[key]
-    if _GradMode.enabled and (isinstance(value, TensorBase) and value._requires_grad or self._requires_grad):
-        value = value if isinstance(value, TensorBase) else _literal(value, self.dtype, self)
-        if key is Ellipsis or key == (Ellipsis,):   # the whole tensor: PyTorch fills it, or copies into it
-            if value.ndim == 0 and self.ndim:
-                fill(self, value)
-            else:
-                copy(self, value)
+    """``x[key] = value`` as PyTorch does it: the view ``x[key]`` (no view for ``x[...]`` or whole
+    slices), then ``copy_`` of the value into it, or ``fill_`` of a number -- so a write through a
+    view is recorded as the base's CopySlices.  Index tensors and lists write with one IndexPutBackward0."""
+    if isinstance(key, (builtins.bool, np.bool_)):          # x[True] = v is x[None] = v; x[False] = v does nothing
+        if not key:
             return
-        _inplace(self, lambda s, v: apply(OPS["copy_slices"], (s, v), key=key), value, overlap=False)
+        key = None
+    if not isinstance(value, TensorBase):
+        value = _literal(value, self.dtype, self)
+    if any(_is_advanced(k) for k in (key if isinstance(key, tuple) else (key,))):
+        _index_put(self, _np_key(key), value)
+        return
+    _copy_to(getitem(self, key, write=True), value)
+
+
+def _copy_to(dst, value):
+    """PyTorch's copy_to: the same shape is copied, a 0-d value fills, anything else loses its
+    leading 1s (a view) and is expanded to the written shape first."""
+    if dst.shape == value.shape:
+        copy(dst, value)
+    elif value.ndim == 0:
+        fill(dst, value)
+    else:
+        shape = list(value.shape)
+        while shape and shape[0] == 1:
+            shape.pop(0)
+        value = value.view(tuple(shape))
+        copy(dst, value if value.shape == dst.shape else value.expand(*dst.shape))
+
+
+def _index_put(self, key, value):
+    """``x[idx] = v`` with index tensors or lists: one IndexPutBackward0 when a gradient flows."""
+    _check_leaf(self, _GradMode.enabled and (requires_grad(self) or requires_grad(value)))
+    if _GradMode.enabled and (requires_grad(value) or requires_grad(self)):
+        _inplace(self, lambda s, v: apply(OPS["index_put"], (s, v), key=key), value, overlap=False)
         return
     _check_overlap(self)
-    self._data[key] = value._data if isinstance(value, TensorBase) else value
+    self._data[key] = value._data
     self._vbox[0] += 1
 
 

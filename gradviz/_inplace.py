@@ -10,7 +10,8 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from ._engine import _GradMode, apply
+from . import _strided
+from ._engine import _GradMode, apply, current_grad_fn, record_copy_slices, requires_grad, view_error
 from ._operands import _broadcast_error
 from ._types import TensorBase
 from .ops import OPS
@@ -18,15 +19,21 @@ from .ops import OPS
 __all__ = []
 
 
-def _check_leaf(t, view=False):
-    """In-place changes to a leaf that requires grad (or to a view of one) would corrupt its gradient."""
-    if not _GradMode.enabled:
+def _check_leaf(t, recording=None):
+    """PyTorch's check before a write into ``t`` that records a gradient (``recording``; by default
+    when ``t`` requires grad): a leaf, a view of a leaf, and a view made in no_grad() mode or by
+    split/unbind refuse, since the gradient through them would be wrong."""
+    if recording is None:
+        recording = _GradMode.enabled and requires_grad(t)
+    if not recording:
         return
-    owner = t if t._base is None else t._base
-    if (view or owner is not t) and owner._requires_grad and owner._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
-    if t._requires_grad and t._grad_fn is None:
+    if t._view is not None:
+        if t._view[0] != "default":
+            raise RuntimeError(view_error(t))
+        if requires_grad(t) and t._base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    if requires_grad(t) and current_grad_fn(t) is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -55,22 +62,18 @@ def _partial_overlap(a, b):
 def _inplace(self, fn, *args, overlap=True):
     """``self.op_(...)``: compute ``fn(self, ...)``, then write it into self's storage.
 
-    When the result has a grad_fn, self takes it over (PyTorch "rebases" the history), and
-    its version counter goes up so saved copies of the old value can be caught at backward.
+    When the result has a grad_fn, self takes it over (PyTorch "rebases" the history); a view
+    hands it to its base instead, wrapped in CopySlices, and is described anew on top of it.
+    The version counter goes up, so saved copies of the old value are caught at backward.
     """
-    record = _GradMode.enabled and (self._requires_grad or any(
-        isinstance(a, TensorBase) and a._requires_grad for a in args))
-    _check_leaf(self)
+    record = _GradMode.enabled and (requires_grad(self) or any(
+        isinstance(a, TensorBase) and requires_grad(a) for a in args))
+    _check_leaf(self, record)
     _check_overlap(self, args if overlap else ())
-    if record and self._grad_fn is not None and self._grad_fn._outs:   # a piece of split/unbind
-        raise RuntimeError(f"Output {self._output_nr} of {self._grad_fn.name().removesuffix('Backward0')} is a view "
-                           "and is being modified inplace. This view is the output of a function that returns "
-                           "multiple views. Such functions do not allow the output views to be modified inplace. "
-                           "You should replace the inplace operation by an out-of-place one.")
     src = self
     if record:  # the op may save its input: give it the old value, not the storage we overwrite
         src = self._wrap(self._data.copy())
-        src._grad_fn, src._requires_grad, src._acc = self._grad_fn, self._requires_grad, self._acc
+        src._grad_fn, src._requires_grad, src._acc = current_grad_fn(self), requires_grad(self), self._acc
         src._seq = self._seq
     result = fn(src, *args)
     if result.dtype.kind > self.dtype.kind:
@@ -79,10 +82,15 @@ def _inplace(self, fn, *args, overlap=True):
     if result.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
+    node = result._grad_fn
+    old = self._base._data.copy() if node is not None and self._view is not None and node._saved[0] is not None \
+        else None
     self._data[...] = result._data
     self._vbox[0] += 1
-    node = result._grad_fn
-    if node is not None:
+    if node is not None and self._view is not None:    # rebase the base's history, then the view's
+        record_copy_slices(node, self._base, old, _strided.geometry(self._data, self._base._data))
+        current_grad_fn(self)
+    elif node is not None:
         self._grad_fn, self._requires_grad = node, True
         node._out = weakref.ref(self)
         if node._saved and node._saved[-1] is not None:  # it saved its output: that is self now
@@ -110,7 +118,7 @@ def _make_inplace(name):
 
 
 def _recording(t, value=None):
-    return _GradMode.enabled and (t._requires_grad or isinstance(value, TensorBase) and value._requires_grad)
+    return _GradMode.enabled and (requires_grad(t) or isinstance(value, TensorBase) and requires_grad(value))
 
 
 def fill(t, value):

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from . import _libm, _nn_ops, _vecmath  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
+from . import _libm, _nn_ops, _strided, _vecmath  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
 from ._numerics import fma
 from ._op import OPS, Meta, Op, call, op
 from ._powf import pow_kernel, pow_tensor_kernel
@@ -755,11 +755,29 @@ op("fill_tensor", grad_fn="FillBackward3", symbol="fill", forward=lambda a, v: n
 op("copy", grad_fn="CopyBackwards", forward=lambda a, b: np.array(np.broadcast_to(b, a.shape), a.dtype),
    vjps=[lambda g, y, a, b: np.zeros_like(g), lambda g, y, a, b: g], uses=["", ""],   # unbroadcast sums
    latex="@1", dlatex=["0", "1"], method="copy_", inputs="copy")
-op("copy_slices", grad_fn="CopySlices", symbol="[]=", forward=_copy_slices,
+# x[idx] = v with index tensors or lists (one node; a basic index writes through a view instead)
+op("index_put", grad_fn="IndexPutBackward0", symbol="[]=", forward=_copy_slices,
    vjps=[lambda g, y, a, b, key: _zero_at(g, key),
     lambda g, y, a, b, key: g[key]], uses=["", ""],
    latex="@0", dlatex=["1", "1"],
-   params={"key": (0,)}, method="__setitem__", inputs="copy_slices")
+   params={"key": ([0],)}, method="__setitem__", inputs="index_put")
+
+# --- writing into a view (PyTorch's "rebase history") ------------------------------------------
+# An in-place op on a view of x (x[0].mul_(2), x[0] = v) becomes x's CopySlices: x with the
+# view's region replaced, whose rule runs the op's own rule on that region of the gradient.
+# The view itself, and every other view of x read after the write, is then described by sizes,
+# strides and an offset into x: AsStridedBackward0, whose gradient lands where the view reads.
+op("as_strided", grad_fn="AsStridedBackward0", symbol="view", forward=_strided.as_strided,
+   vjps=[lambda g, y, a, size, stride, storage_offset=0, geometry=None:
+    _strided.as_strided_backward(g, a.shape, size, stride, storage_offset, geometry)], uses=[""],
+   latex="@0", dlatex=["1"], elementwise=False,
+   params={"size": (2,), "stride": (1,), "storage_offset": 0}, is_view=True, method="as_strided", function=True,
+   inputs="as_strided", saved={"size": "@size", "stride": "@stride", "storage_offset": "@storage_offset"})
+op("copy_slices", grad_fn="CopySlices", symbol="[]=", forward=_strided.copy_slices,
+   vjps=[_strided.copy_slices_backward], uses=["012o"],
+   latex="@0", dlatex=["1"], variadic=True, elementwise=False,
+   params={"inner": None, "inner_params": {}, "size": (1,), "stride": (1,), "storage_offset": 0},
+   method="__setitem__", inputs="copy_slices")
 
 
 # Variants that differ only in the name PyTorch gives them (and in how a student reaches them).
@@ -782,6 +800,7 @@ OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpos
 OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_", method="unsqueeze_",
                                              function=False)
 OPS["squeeze_"] = OPS["squeeze"].renamed("SqueezeBackward3", key="squeeze_", method="squeeze_", function=False)
+OPS["as_strided_"] = OPS["as_strided"].renamed("AsStridedBackward1", key="as_strided_", method="as_strided_")
 # split/chunk and unbind: one node with several outputs, as PyTorch records them (piece k leads to
 # (node, k)); the rule receives the list of the pieces' gradients, zeros for pieces no gradient reached.
 def _pieces(a, dim, sizes):

@@ -47,7 +47,7 @@ class Tensor(TensorBase):
 
     __module__ = "gradviz"      # type(t) prints <class 'gradviz.Tensor'>, as torch.Tensor does
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_grad", "_vbox", "_acc", "_retains_grad",
-                 "_hooks", "_seq", "_literal", "_base", "__dict__", "__weakref__")
+                 "_hooks", "_seq", "_literal", "_base", "_view", "__dict__", "__weakref__")
     __array_priority__ = 1000   # numpy defers to Tensor's reflected operators
 
     def __new__(cls, *args, **kwargs):
@@ -59,7 +59,7 @@ class Tensor(TensorBase):
         t = object.__new__(Tensor)
         t._data, t._requires_grad, t._grad_fn, t._grad = array, False, None, None
         t._vbox, t._acc, t._retains_grad, t._hooks = [0], None, False, {}
-        t._seq, t._literal, t._base = next(_seq), False, None
+        t._seq, t._literal, t._base, t._view = next(_seq), False, None, None
         return t
 
     # -- what a student inspects -----------------------------------------------------------------
@@ -124,11 +124,11 @@ class Tensor(TensorBase):
     @property
     def grad_fn(self):
         """The node that made this tensor (``None`` for a leaf)."""
-        return self._grad_fn
+        return _engine.current_grad_fn(self)
 
     @property
     def requires_grad(self):
-        return self._requires_grad
+        return _engine.requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -156,7 +156,7 @@ class Tensor(TensorBase):
 
     @property
     def is_leaf(self):
-        return self._grad_fn is None
+        return _engine.current_grad_fn(self) is None
 
     @property
     def retains_grad(self):
@@ -671,6 +671,11 @@ class Tensor(TensorBase):
     def unbind(self, dim=0):
         """Every slice along ``dim``, that dimension removed: ``x.unbind(0)`` is ``(x[0], x[1], ...)``."""
         return _functions.unbind(self, dim)
+
+    as_strided = _functions.as_strided
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return _restride(self, "as_strided_", **_functions.strided_params(self, size, stride, storage_offset))
 
     def narrow(self, dim, start, length):
         if self.ndim == 0:

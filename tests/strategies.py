@@ -304,10 +304,28 @@ def op_case(draw, op):
         out_shape = np.broadcast_shapes(a.shape, b.shape)
         cond = draw(hnp.arrays(np.bool_, out_shape))
         return [a, b], {"cond": cond}
-    if kind == "copy_slices":
+    if kind == "index_put":
         shape = draw(shapes(min_dims=1))
         i = draw(st.integers(0, shape[0] - 1))
         return [draw(arrays(shape, lo, hi)), draw(arrays(shape[1:], lo, hi))], {"key": (i,)}
+    if kind == "as_strided":   # any sizes and strides (0: elements read twice) inside the tensor
+        shape = draw(shapes(min_dims=1))
+        n = int(np.prod(shape))
+        size = tuple(draw(st.lists(st.integers(1, 3), max_size=3)))
+        stride = tuple(draw(st.integers(0, 3)) for _ in size)
+        reach = sum((k - 1) * s for k, s in zip(size, stride))
+        assume(reach < n)
+        return [draw(arrays(shape, lo, hi))], {"size": size, "stride": stride,
+                                                "storage_offset": draw(st.integers(0, n - 1 - reach))}
+    if kind == "copy_slices":  # an in-place op on a row, a column or a corner of a matrix
+        rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+        i, j = draw(st.integers(0, rows - 1)), draw(st.integers(0, cols - 1))
+        size, stride, offset = draw(st.sampled_from([((cols,), (1,), i * cols), ((rows,), (cols,), j),
+                                                     ((rows - i, cols - j), (cols, 1), i * cols + j)]))
+        inner = OPS[draw(st.sampled_from(["mul", "add", "exp", "copy", "zero", "tanh"]))]
+        others = [draw(arrays(size, lo, hi)) for _ in inner.vjps[1:]]
+        return [draw(arrays((rows, cols), lo, hi))] + others, {"inner": inner, "inner_params": {}, "size": size,
+                                                                "stride": stride, "storage_offset": offset}
     raise AssertionError(f"no strategy for op kind {kind!r}")
 
 

@@ -250,8 +250,21 @@ REFERENCE = {
     "threshold_backward": lambda g, y: np.where(y > 0, g, 0.0),
     "mse_loss_backward": lambda g, a, b, reduction: 2 * (a - b) * g / (a.size if reduction == "mean" else 1),
     "to": lambda a, dtype: np.array(a.tolist(), dtype=dtype),
-    "copy_slices": lambda a, b, key: np.concatenate([a[:key[0]], b[None], a[key[0] + 1:]]),
+    "index_put": lambda a, b, key: np.concatenate([a[:key[0]], b[None], a[key[0] + 1:]]),
+    "as_strided": lambda a, size, stride, storage_offset=0: np.lib.stride_tricks.as_strided(
+        a.copy().reshape(-1)[storage_offset:], size, [s * a.itemsize for s in stride]).copy(),
+    "as_strided_": lambda a, size, stride, storage_offset=0: REFERENCE["as_strided"](a, size, stride, storage_offset),
+    "copy_slices": lambda a, *others, inner, inner_params, size, stride, storage_offset: _written(
+        a, others, REFERENCE[inner.key], inner_params, size, stride, storage_offset),
 }
+
+
+def _written(a, others, f, params, size, stride, offset):
+    """``a`` with the strided view (size, stride, offset) replaced by ``f`` of it, written through numpy."""
+    out = a.copy()
+    view = np.lib.stride_tricks.as_strided(out.reshape(-1)[offset:], size, [s * a.itemsize for s in stride])
+    view[...] = f(view.copy(), *others, **params)
+    return out
 
 # Python's math module computes the elementwise functions one number at a time: it is the reference
 # for every table entry named after one of them (a new one, such as erf, needs no line here).

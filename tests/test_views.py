@@ -1,0 +1,199 @@
+"""Writing into views in place, as PyTorch records it: the base's CopySlices, views described
+anew as AsStridedBackward0, the gradients through both, and PyTorch's refusals in its words.
+
+Each case is a small program run in gradviz and in torch 2.13 (when installed): the same values,
+grad_fn graphs (names and ``next_functions``), leaf gradients and error messages.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gradviz
+from gradviz import _strided
+
+# (name, program): the program sees ``torch`` (either library) and leaves a, b (requiring grad),
+# and sets ``out`` (what backward starts from, summed) and optionally ``show`` (tensors compared).
+CASES = {
+    "view written, base read": """
+x = a * 1
+v = x[1:]
+v.mul_(b[1:])
+out = x""",
+    "base written, old view read": """
+x = a * 1
+v = x[0]
+x.mul_(2)
+out = v * x""",
+    "view of a view written": """
+x = (a * 1).view(2, 2)
+v = x[:, 1]
+w = v[1:]
+w.exp_()
+show = [v, w]
+out = x""",
+    "two writes through views": """
+x = a.view(2, 2) * 1
+x[0].add_(b[:2])
+x.t()[1].mul_(3)
+show = [x.t()]
+out = x""",
+    "setitem of a slice": """
+x = a * 1
+x[1:3] = b[:2] * 2
+out = x""",
+    "setitem of a number": """
+x = a.view(2, 2) * 1
+x[:, 0] = 1.5
+out = x""",
+    "setitem broadcasts": """
+x = a.view(2, 2) * 1
+x[1] = b[:1].view(1, 1)
+out = x""",
+    "base without grad written through a view": """
+z = torch.zeros(4)
+v1, v2 = z[:2], z[1:]
+v1.mul_(b[:2])
+show = [v1, v2]
+out = z + v2.sum()""",
+    "a leaf written under no_grad, its view read": """
+v = a[1:]
+with torch.no_grad():
+    a.mul_(2)
+out = v""",
+    "expanded view read after the base was written": """
+x = a[:2] * 1
+e = x.expand(3, 2)
+x.add_(1)
+out = e""",
+    "in-place op saving its result": """
+x = a.view(2, 2) * 1
+x[0].sigmoid_()
+out = x * 2""",
+    "the written base then changed again": """
+x = a * 1
+x[1:].exp_()
+x.mul_(3)
+out = x""",
+    "transposed base": """
+x = a.view(2, 2).t() * 1
+x[0].mul_(b[:2])
+out = x""",
+    "view of a leaf": """
+a[0].mul_(2)
+out = a""",
+    "view made in no_grad": """
+x = a * 1
+with torch.no_grad():
+    v = x[:2]
+v.mul_(2)
+out = x""",
+    "base written after a no_grad view": """
+x = a * 1
+with torch.no_grad():
+    v = x[:2]
+x.mul_(2)
+out = v""",
+    "unbind's piece written": """
+p = (a * 1).unbind()[0]
+p.mul_(2)
+out = p""",
+    "a view of unbind's piece written": """
+p = (a.view(2, 2) * 1).unbind()[1]
+p[0].mul_(2)
+out = p""",
+    "unbind's piece read after its base was written": """
+x = a * 1
+p = x.unbind()[0]
+x.mul_(2)
+out = p""",
+    "split's piece read after its base was written": """
+x = a * 1
+p = x.split(2)[1]
+x.add_(2)
+out = x + p.sum()""",
+    "view made in inference mode": """
+x = a * 1
+with torch.inference_mode():
+    v = x[:2]
+v.mul_(b[:2])
+out = x""",
+    "exp_ of a view, the result needed twice": """
+x = a * 1
+v = x[::2]
+v.exp_()
+v.add_(1)
+out = x""",
+}
+
+
+def run(torch, program):
+    a = torch.tensor([0.5, -1.0, 2.0, 0.25], requires_grad=True)
+    b = torch.tensor([1.5, 0.5, -2.0, 3.0], requires_grad=True)
+    scope = {"torch": torch, "a": a, "b": b, "show": []}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(program, scope)   # noqa: S102 -- the fixed programs above
+            out = scope["out"]
+            seen = [(t.detach().numpy().copy(), graph(t.grad_fn)) for t in scope["show"] + [out]]
+            out.sum().backward()
+    except RuntimeError as e:    # (gradviz names its own tensor types: gradviz.FloatTensor)
+        return ("error", str(e).replace("gradviz.", "torch."))
+    return seen, [None if t.grad is None else t.grad.numpy().copy() for t in (a, b)]
+
+
+def graph(fn, depth=0):
+    """The graph below ``fn`` as nested (name, inputs) tuples."""
+    if fn is None:
+        return None
+    return (fn.name(), tuple(graph(n, depth + 1) for n, _ in fn.next_functions))
+
+
+def same(g, t):
+    if isinstance(t, tuple) and t and t[0] == "error":
+        return g == t
+    (g_seen, g_grads), (t_seen, t_grads) = g, t
+    if [s[1] for s in g_seen] != [s[1] for s in t_seen]:
+        return False
+    arrays = [s[0] for s in g_seen] + g_grads, [s[0] for s in t_seen] + t_grads
+    return all((x is None) == (y is None) and (x is None or np.allclose(x, y, rtol=1e-6, atol=1e-7, equal_nan=True))
+               for x, y in zip(*arrays))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", list(CASES))
+def test_as_torch(name):
+    torch = pytest.importorskip("torch")
+    want, got = run(torch, CASES[name]), run(gradviz, CASES[name])
+    assert same(got, want), f"\ngradviz: {got}\ntorch:   {want}"
+
+
+def test_a_write_through_a_view_becomes_the_bases_copy_slices():
+    a = gradviz.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = a * 1
+    v = x[1:]
+    v.mul_(gradviz.tensor([10.0, 100.0]))
+    assert x.grad_fn.name() == "torch::autograd::CopySlices"
+    assert x.grad_fn.next_functions[0][0].name() == "MulBackward0"
+    assert v.grad_fn.name() == "AsStridedBackward0" and v.grad_fn.next_functions[0][0] is x.grad_fn
+    assert v.grad_fn._saved_size == (2,) and v.grad_fn._saved_stride == (1,) and v.grad_fn._saved_storage_offset == 1
+    x.sum().backward()
+    assert a.grad.tolist() == [1.0, 10.0, 100.0]
+
+
+def test_view_index_follows_the_bases_layout():
+    base = np.arange(6.0).reshape(2, 3).T        # a transposed base: column-major storage
+    view = base[1]
+    g = _strided.geometry(view, base)
+    index = _strided.view_index(base.shape, g["size"], g["stride"], g["storage_offset"], g["geometry"])
+    assert base.reshape(-1)[index].tolist() == view.tolist()
+
+
+def test_as_strided_reads_the_storage():
+    x = gradviz.arange(6.0, requires_grad=True)
+    y = x.as_strided((2, 2), (1, 2), 1)
+    assert y.tolist() == [[1.0, 3.0], [2.0, 4.0]] and y._base is x
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 0.0]
