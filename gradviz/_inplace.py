@@ -39,7 +39,7 @@ def _check_leaf(t, recording=None):
 
 def _check_overlap(t, inputs=()):
     """An expanded tensor has elements that share memory: writing into it is refused, as in PyTorch."""
-    if any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape)):
+    if t._data.size and any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     for x in inputs:            # an input laid over part of the output: its values would change mid-write
@@ -50,13 +50,24 @@ def _check_overlap(t, inputs=()):
 
 
 def _partial_overlap(a, b):
-    """PyTorch's test: both contiguous, their bytes overlap, and they are not the very same tensor layout."""
-    if not (a.flags.c_contiguous and b.flags.c_contiguous) or a.size == 0 or b.size == 0:
+    """PyTorch's test: both dense without overlap (any order of dims), their bytes overlap, and
+    they are not the very same tensor layout (x.mul_(x.t()) overlaps; x.mul_(x) does not)."""
+    if not (_dense(a) and _dense(b)) or a.size == 0 or b.size == 0:
         return False
     pa, pb = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
-    if pa == pb and a.shape == b.shape and a.strides == b.strides:
-        return False
+    if pa == pb and a.nbytes == b.nbytes:
+        return a.strides != b.strides
     return pa < pb + b.nbytes and pb < pa + a.nbytes
+
+
+def _dense(a):
+    """PyTorch's is_non_overlapping_and_dense: the elements fill a block, in some order of the dims."""
+    step = a.itemsize
+    for stride, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != step:
+            return False
+        step *= n
+    return True
 
 
 def _inplace(self, fn, *args, overlap=True):

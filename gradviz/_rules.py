@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _mkl
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_tan", "_sqrt", "_atan", "_asin", "_acos", "_log2", "_log10", "_torch_vml", "_expand_reduced", "_count", "_evenly", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_tan", "_sqrt", "_atan", "_asin", "_acos", "_log2", "_log10", "_torch_vml", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -33,6 +33,15 @@ def _evenly(g, x, y, dim=None, keepdim=False):
     mask = (x == yy) | (np.isnan(x) & np.isnan(yy))
     gg = g if dim is None or keepdim else np.expand_dims(g, dim)
     return np.where(mask, gg / mask.sum(axis=dim, keepdims=True), 0)
+
+
+def _by_count(g, x, y, dim, keepdim):
+    """amax/amin: PyTorch's scale_grad_by_count, (g / ties) · [x = max] -- a product, so a nan
+    gradient spreads to every element, and a nan maximum (which equals nothing) gives nan too."""
+    yy = y if keepdim else np.expand_dims(y, dim)
+    gg = g if keepdim else np.expand_dims(g, dim)
+    mask = x == yy
+    return (gg / mask.sum(axis=dim, keepdims=True)) * mask
 
 
 def _to_index(g, shape, idx, dim, keepdim):

@@ -41,7 +41,7 @@ from ._numerics import fma
 from ._op import OPS, Meta, Op, call, op
 from ._powf import pow_kernel, pow_tensor_kernel
 from ._reduce import torch_sum
-from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _count, _diag_scatter, _evenly, _exp,
+from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _by_count, _count, _diag_scatter, _evenly, _exp,
                      _expand_reduced, _first_extreme, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
                      _quiet, _rounded, _scatter, _scatter_along, _sin, _sorted, _sqrt, _tan, _tanh, _to_index,
                      _torch_vml, _unrepeat, _winner, _zero_at)
@@ -239,8 +239,15 @@ op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=_sqrt,
    vjps=[lambda g, y, a: g / (2 * y)], uses=["o"],
    latex=r"\sqrt{@0}", dlatex=[r"\frac{1}{2\sqrt{@0}}"],
    domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5, saved={"result": "o"})
+
+
+def _sign(a):
+    """−1, 0 or 1 (0 for nan, as PyTorch's sign and sgn: so abs sends no nan down from a nan input)"""
+    return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype)
+
+
 op("abs", grad_fn="AbsBackward0", forward=np.abs,
-   vjps=[lambda g, y, a: g * np.sign(a)], uses=["0"],
+   vjps=[lambda g, y, a: g * _sign(a)], uses=["0"],
    latex=r"\left|@0\right|", dlatex=[r"\operatorname{sign}(@0)"],
    domain=(0.1, 3.0), method="abs", aliases=("absolute",), inplace=True, function=True, integers="same",
    precedence=5, saved={"self": 0})
@@ -308,8 +315,7 @@ _steps("round", lambda a, decimals=0: np.round(a, decimals), "round", "round hal
 _steps("floor", np.floor, "⌊x⌋", "the largest integer ≤ x")
 _steps("ceil", np.ceil, "⌈x⌉", "the smallest integer ≥ x")
 _steps("trunc", np.trunc, "trunc", "x rounded toward 0")
-_steps("sign", lambda a: np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype), "sign", "−1, 0 or 1 (0 for nan)",
-       integers="same")
+_steps("sign", _sign, "sign", "−1, 0 or 1 (0 for nan)", integers="same")
 
 _log1p, _expm1, _sinh, _cosh = (_rounded(f) for f in (np.log1p, np.expm1, np.sinh, np.cosh))
 
@@ -409,13 +415,15 @@ op("amin", grad_fn="MinBackward1", symbol="min", forward=lambda a, dim=None, kee
    vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
    method="min", function=True, inputs="reduce_all", saved={"self": 0, "result": "o"})
-# x.amax(dim): its own node, the gradient shared among ties as for max() (dims: a tuple, every dim if none)
+# x.amax(dim): its own node, the gradient shared among ties as PyTorch's scale_grad_by_count shares it:
+# (g / count) · mask, so a nan gradient reaches every element (nan · 0) and a nan maximum none of them
+# (dims: a tuple, every dim if none)
 op("amax_dims", grad_fn="AmaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
+   vjps=[lambda g, y, a, dim, keepdim=False: _by_count(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
    method="amax", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
 op("amin_dims", grad_fn="AminBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
+   vjps=[lambda g, y, a, dim, keepdim=False: _by_count(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
    method="amin", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
 op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[(a.size - 1) // 2]

@@ -27,6 +27,11 @@ REGRESSIONS = {
     2412: "unbind's piece read after its base was written: PyTorch's error on reading grad_fn",
     6201: "a view of a tensor without grad, read after a write with grad: AsStridedBackward0",
     8927: "a base without grad written through a view with grad: CopySlices",
+    4757: "amin's gradient is (g / ties) · mask: a nan gradient reaches every element",
+    1598: "abs's gradient at nan is 0 (sgn(nan) = 0), not nan",
+    9082: "x.mul_(x.transpose(0, 1)): an input over the same bytes in another order is refused",
+    9708: "an in-place op on an empty tensor is not an overlap",
+    1442: "median(dim) of an expanded tensor (torch's values undefined: not generated, see torch_fuzz)",
 }
 
 

@@ -466,3 +466,22 @@ def test_writes_and_views_the_fuzzer_checked():
                                            "written-to tensor refer to a single memory location"):
         y.sub_(y.reshape(1))
     assert y.add_(y).tolist() == [[2.0]]         # the very same tensor is fine
+
+
+def test_nans_and_overlaps_the_fuzzer_found():
+    """Fuzz seeds 4757 (amin of a nan gradient), 1598 (abs of nan), 9082 and 9708 (overlaps)."""
+    x = torch.tensor([[1.0, 3.0, 2.0]], requires_grad=True)
+    x.amin(-1).backward(torch.tensor([float("nan")]))   # (g / ties) · mask, as PyTorch: nan · 0 is nan
+    assert str(x.grad) == "tensor([[nan, nan, nan]])"
+    y = torch.tensor([float("nan"), 1.0], requires_grad=True)
+    y.amax(0).backward()                         # a nan maximum equals no element: 1 / 0 · 0
+    assert str(y.grad) == "tensor([nan, nan])"
+    z = torch.tensor([-0.5], requires_grad=True)
+    z.log2().abs().sum().backward()              # abs's gradient is g · sgn(x), and sgn(nan) is 0
+    assert str(z.grad) == "tensor([-0.])"
+    w = torch.ones(3, 3)
+    with pytest.raises(RuntimeError, match="^unsupported operation: some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory location"):
+        w.mul_(w.transpose(0, 1))                # dense in another order: the same bytes, other strides
+    e = torch.ones(2, 0)
+    assert e.tanh_().shape == (2, 0)             # nothing to write: no overlap to refuse
