@@ -6,6 +6,10 @@ gradviz and in torch (tests/torch_fuzz.py), and the figures -- graphs, mismatche
 
 Exits 1 when any graph disagrees, printing the first seeds of each kind (rerun one with
 ``tests/torch_fuzz.py``'s ``compare(generate(seed, torch), gradviz, torch)``).
+
+Not compared, because torch has no defined answer: ``median(dim)`` of a tensor with an expanded
+dim (stride 0), whose values torch 2.13's CPU kernel reads from uninitialised memory (they change
+from run to run); the generator takes the median of all elements there instead (tests/torch_fuzz.py).
 """
 
 import argparse

@@ -184,8 +184,12 @@ def tensor_repr(t, prefix="tensor("):
         if not default:
             suffixes.append("dtype=" + repr(t.dtype))
         body = format_array(a, indent)
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    try:
+        name = None if t.grad_fn is None else type(t.grad_fn).__name__
+    except RuntimeError:     # a piece of split/unbind whose base was written since: PyTorch prints on
+        name = "Invalid"
+    if name is not None:
+        suffixes.append(f"grad_fn=<{name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

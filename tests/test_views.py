@@ -197,3 +197,15 @@ def test_as_strided_reads_the_storage():
     assert y.tolist() == [[1.0, 3.0], [2.0, 4.0]] and y._base is x
     y.sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+
+
+def test_printing_a_view_whose_grad_fn_cannot_be_read():
+    a = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    x = a * 1
+    piece = x.unbind()[0]
+    x.mul_(2)
+    assert repr(piece) == "tensor(2., grad_fn=<Invalid>)"     # as PyTorch prints it
+    assert repr(x[1:]) == "tensor([4.], grad_fn=<SliceBackward0>)"
+    v = x[1:]
+    x.add_(1)
+    assert repr(v) == "tensor([5.], grad_fn=<AsStridedBackward0>)"
