@@ -340,7 +340,9 @@ def record(op, inputs, arrays, needs, result, params):
     node._seq = next(_seq)
     node.metadata = {}
     saved = [None] * (len(inputs) + 1)
-    for k in _save_plan(op, needs):
+    # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
+    # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
+    for k in _save_plan(op, [fn is not None for fn, _ in node.next_functions]):
         if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
         elif k < len(inputs):    # (a variadic op's rule may read inputs it was not given this time)

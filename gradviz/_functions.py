@@ -185,7 +185,7 @@ def split(t, split_size_or_sections, dim=0):
         step, op = int(split_size_or_sections), OPS["split"]
         if step < 0 or (step == 0 and n != 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
-        sizes = [min(step, n - start) for start in range(0, n, step)] if step else [0]
+        sizes = ([min(step, n - start) for start in range(0, n, step)] if step else []) or [0]   # at least one piece
     return apply_outputs(op, t, dim=d, sizes=tuple(sizes))
 
 

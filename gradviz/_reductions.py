@@ -103,6 +103,9 @@ def position(t, which, dim, keepdim):
 
 def amax(t, which, dim, keepdim):
     """``amax``/``amin``: the extreme along every dim listed (all if none), one Amax/AminBackward0."""
+    if dim in (None, ()) and t._data.size == 0:
+        raise RuntimeError(f"a{which}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
     dims = _reduced_dims(() if dim is None else dim, t.ndim)
     for d, shown in zip(dims, (dim,) if isinstance(dim, int) else dims):
         _nonempty(t, "a" + which, d, shown)

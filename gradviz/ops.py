@@ -221,9 +221,12 @@ op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=_powers,
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
    domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"})
 op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _powers(np.asarray(c, a.dtype), a),
-   vjps=[lambda g, y, a, c: g * (y * y.dtype.type(math.log(c)))], uses=["o"],   # ln c in double, then rounded
-   latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
-   params={"c": 2.0}, method="__rpow__", operand=("c", 0, "^"), precedence=3)
+   # PyTorch's pow_backward_exponent: g · c^x ln c (ln c in double, then rounded), and 0 where c = 0 and
+   # x >= 0 (not 0 · -inf); it keeps the exponent too, so writing into it in place is caught at backward
+   vjps=[lambda g, y, a, c: g * (np.where(a >= 0, 0, y * -np.inf) if c == 0 else y * y.dtype.type(math.log(c)))],
+   uses=["0o"], latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
+   params={"c": 2.0}, method="__rpow__", operand=("c", 0, "^"), precedence=3,
+   saved={"self": "@c", "exponent": 0, "result": "o"})
 
 # --- elementwise functions --------------------------------------------------------------------
 
@@ -292,7 +295,9 @@ op("sigmoid_backward", grad_fn="SigmoidBackwardBackward0", symbol="∂σ", forwa
    uses=["1", "01"], latex=r"@0 (1 - @1) @1", dlatex=[r"(1 - @1) @1", r"@0 (1 - 2 @1)"], inputs="binary",
    in_rules=True, saved={"grad_output": 0, "output": 1})
 op("threshold_backward", grad_fn="ThresholdBackwardBackward0", symbol="∂ReLU",
-   forward=lambda g, y: np.where(y > 0, g, 0).astype(g.dtype),   # where, not a product: inf · 0 would be nan
+   # PyTorch's kernel: 0 where y <= 0, else g -- a choice, not a product (inf · 0 would be nan), and a
+   # nan output (nan <= 0 is false) passes the gradient on
+   forward=lambda g, y: np.where(y <= 0, 0, g).astype(g.dtype),
    vjps=[lambda gg, o, g, y: call("threshold_backward", gg, y), lambda gg, o, g, y: np.zeros_like(gg)],
    uses=["1", ""], latex=r"@0 \mathbb{1}[@1 > 0]", dlatex=[r"\mathbb{1}[@1 > 0]", "0"], inputs="binary",
    domain=(0.1, 3.0), in_rules=True, saved={"self": 1, "threshold": "@threshold=0"})
@@ -502,7 +507,7 @@ op("var", grad_fn="VarBackward0", forward=_variance,
    params={"correction": 1}, method="var", function=True, inputs="moments", along_dim=True)
 op("std", grad_fn="StdBackward0", forward=_std,   # through Var: ∂σ = ∂Var / 2σ, and 0 where σ = 0 (as PyTorch)
    vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False:
-    _var_vjp(g / np.where(y == 0, np.inf, y * 2), a, dim, correction, keepdim)], uses=["0o"],
+    _var_vjp(np.where(y == 0, 0, g / (y * 2)), a, dim, correction, keepdim)], uses=["0o"],   # (even a nan g)
    latex=r"\sigma(@0)", dlatex=[r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"],
    params={"correction": 1}, method="std", function=True, inputs="moments", along_dim=True)
 
@@ -835,4 +840,4 @@ op("unbind", grad_fn="UnbindBackward0", symbol="unbind",
 OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
 # a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0},
-                                           method="matmul")
+                                           method="matmul", is_view=False)   # (squeeze_: no view of a view)

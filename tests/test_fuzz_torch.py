@@ -32,6 +32,12 @@ REGRESSIONS = {
     9082: "x.mul_(x.transpose(0, 1)): an input over the same bytes in another order is refused",
     9708: "an in-place op on an empty tensor is not an overlap",
     1442: "median(dim) of an expanded tensor (torch's values undefined: not generated, see torch_fuzz)",
+    106588: "relu's gradient passes at a nan output (threshold_backward: 0 only where y <= 0)",
+    105145: "std's gradient is 0 where std is 0, even for a nan gradient",
+    107036: "2 ** x keeps x for backward: writing into x under no_grad is caught",
+    108585: "vector @ matrix ends in squeeze_: the result is no view, so writing into it is no CopySlices",
+    101705: "a view made in no_grad() has no edge: the node keeps nothing for it",
+    103748: "amin() of an empty tensor: RuntimeError, not IndexError",
 }
 
 

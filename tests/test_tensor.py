@@ -485,3 +485,33 @@ def test_nans_and_overlaps_the_fuzzer_found():
         w.mul_(w.transpose(0, 1))                # dense in another order: the same bytes, other strides
     e = torch.ones(2, 0)
     assert e.tanh_().shape == (2, 0)             # nothing to write: no overlap to refuse
+
+
+def test_more_nans_and_saves_the_fuzzer_found():
+    """Fuzz seeds 106588, 105145, 107036, 108585, 101705 and 103748 (from 100,000 on)."""
+    x = torch.tensor([float("nan"), -1.0, 2.0], requires_grad=True)
+    x.relu().sum().backward()                    # threshold_backward: 0 where y <= 0, so a nan passes g on
+    assert str(x.grad) == "tensor([1., 0., 1.])"
+    v = torch.tensor([0.5, 0.5], requires_grad=True)
+    v.std().backward(torch.tensor(float("nan")))  # 0 where σ = 0, whatever arrives
+    assert v.grad.tolist() == [0.0, 0.0]
+    e = torch.tensor([1.0, 0.0, -1.0], requires_grad=True)
+    (0 ** e).backward(torch.ones(3))             # 0 where the base is 0 and x >= 0
+    assert str(e.grad) == "tensor([0., 0., -inf])"
+    p = 2 ** e
+    with torch.no_grad():
+        e.clamp_(0, 1)                           # c ** x keeps x: the write is caught
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        p.sum().backward()
+    m = torch.ones(2, requires_grad=True) @ torch.ones(2, 3)
+    assert m._base is None                       # vector @ matrix ends in squeeze_: no view
+    a = torch.ones(1, requires_grad=True)
+    with torch.no_grad():
+        n = a.view(1)                            # requires grad through its base, but has no edge
+    b = torch.ones(1)
+    q = b / n
+    b.sub_(q)                                    # so q's node kept nothing of b: no version error
+    (a / b).sum().backward()
+    with pytest.raises(RuntimeError, match=r"^amin\(\): Expected reduction dim to be specified for input.numel\(\)"):
+        torch.ones(0).amin()
+    assert [p.shape for p in torch.ones(0).split(1)] == [(0,)]   # an empty dim splits into one empty piece
