@@ -70,7 +70,19 @@ def _dense(a):
     return True
 
 
-def _inplace(self, fn, *args, overlap=True):
+def _writable(a):
+    """``a``, or for a read-only view of writable memory (numpy's expanded arrays) the same view, writable:
+    PyTorch fills an expanded tensor (every element of a broadcast dim is one memory location)."""
+    if a.flags.writeable:
+        return a
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return np.ndarray(a.shape, a.dtype, buffer=root, offset=offset, strides=a.strides)
+
+
+def _inplace(self, fn, *args, overlap=True, internal=True):
     """``self.op_(...)``: compute ``fn(self, ...)``, then write it into self's storage.
 
     When the result has a grad_fn, self takes it over (PyTorch "rebases" the history); a view
@@ -80,7 +92,8 @@ def _inplace(self, fn, *args, overlap=True):
     record = _GradMode.enabled and (requires_grad(self) or any(
         isinstance(a, TensorBase) and requires_grad(a) for a in args))
     _check_leaf(self, record)
-    _check_overlap(self, args if overlap else ())
+    if internal:         # (fill_ and zero_ do not check: they write one value everywhere)
+        _check_overlap(self, args if overlap else ())
     src = self
     if record:  # the op may save its input: give it the old value, not the storage we overwrite
         src = self._wrap(self._data.copy())
@@ -96,7 +109,7 @@ def _inplace(self, fn, *args, overlap=True):
     node = result._grad_fn
     old = self._base._data.copy() if node is not None and self._view is not None and node._saved[0] is not None \
         else None
-    self._data[...] = result._data
+    _writable(self._data)[...] = result._data
     self._vbox[0] += 1
     if node is not None and self._view is not None:    # rebase the base's history, then the view's
         record_copy_slices(node, self._base, old, _strided.geometry(self._data, self._base._data))
@@ -140,11 +153,10 @@ def fill(t, value):
     if _recording(t, value):
         if isinstance(value, TensorBase):
             return _inplace(t, lambda s, v: apply(OPS["fill_tensor"], (s, v), [s._data, v._data.astype(s._data.dtype)]),
-                            value)
-        return _inplace(t, lambda s: apply(OPS["fill"], (s,), value=value))
+                            value, internal=False)
+        return _inplace(t, lambda s: apply(OPS["fill"], (s,), value=value), internal=False)
     _check_leaf(t)
-    _check_overlap(t)
-    t._data[...] = value._data if isinstance(value, TensorBase) else value
+    _writable(t._data)[...] = value._data if isinstance(value, TensorBase) else value
     t._vbox[0] += 1
     return t
 
@@ -152,7 +164,7 @@ def fill(t, value):
 def zero(t):
     """``t.zero_()``: recorded as ZeroBackward0 when a gradient flows through ``t``."""
     if _recording(t):
-        return _inplace(t, lambda s: apply(OPS["zero"], (s,)))
+        return _inplace(t, lambda s: apply(OPS["zero"], (s,)), internal=False)
     return fill(t, 0)
 
 

@@ -185,6 +185,8 @@ def pow_tensor_kernel(a, b, lanes):
     and the rest through the C library's ``powf``; every element through ``powf`` otherwise."""
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))
     x, y = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+    if x.size == 0:                      # nothing to raise (a 0-d base to an empty exponent: empty)
+        return np.empty(shape, np.float32)
     n = _inner_size(shape, x, y)
     flat_x, flat_y = np.ascontiguousarray(x).reshape(-1, n), np.ascontiguousarray(y).reshape(-1, n)
     inner = [d for d in range(len(shape)) if shape[d] != 1][-1:]      # the merged loop's stride

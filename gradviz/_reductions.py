@@ -83,8 +83,9 @@ def extreme(t, which, dim, keepdim):
         return apply(OPS["a" + which], (t,))
     d = _dims(dim, t.ndim)[0]
     _nonempty(t, which, d)
-    values = apply(OPS[which + "_dim"], (t,), dim=d, keepdim=keepdim)
-    indices = t._wrap(_position(t, np.argmax if which == "max" else np.argmin, d, keepdim))
+    index = _position(t, np.argmax if which == "max" else np.argmin, d, True)
+    values = apply(OPS[which + "_dim"], (t,), dim=d, keepdim=keepdim, index=index)
+    indices = t._wrap(index if keepdim or t.ndim == 0 else np.squeeze(index, d))
     return getattr(return_types, which)(values, indices)
 
 
@@ -120,8 +121,9 @@ def median(t, dim, keepdim):
         return apply(OPS["median"], (t,))
     d = _dims(dim, t.ndim)[0]
     _nonempty(t, "median", d)
-    values = apply(OPS["median_dim"], (t,), dim=d, keepdim=keepdim)
     if t.ndim == 0:
+        values = apply(OPS["median_dim"], (t,), dim=d, keepdim=keepdim, index=np.asarray(0, np.int64))
         return return_types.median(values, t._wrap(np.asarray(0, np.int64)))
-    idx = _median_index(t._data, d)
-    return return_types.median(values, t._wrap((idx if keepdim else np.squeeze(idx, d)).astype(np.int64)))
+    idx = _median_index(t._data, d).astype(np.int64)
+    values = apply(OPS["median_dim"], (t,), dim=d, keepdim=keepdim, index=idx)
+    return return_types.median(values, t._wrap(idx if keepdim else np.squeeze(idx, d)))

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _mkl
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_tan", "_sqrt", "_atan", "_asin", "_acos", "_log2", "_log10", "_torch_vml", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_first_extreme", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_tan", "_sqrt", "_atan", "_asin", "_acos", "_log2", "_log10", "_torch_vml", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -49,11 +49,6 @@ def _to_index(g, shape, idx, dim, keepdim):
     out = np.zeros(shape, dtype=g.dtype)
     np.put_along_axis(out, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
     return out
-
-
-def _first_extreme(g, x, dim, keepdim, arg):
-    """max/min along dim: the gradient goes to the element that ``indices`` points at."""
-    return _to_index(g, x.shape, arg(x, axis=dim, keepdims=True), dim, keepdim)
 
 
 def _median_index(a, dim):

@@ -42,7 +42,7 @@ from ._op import OPS, Meta, Op, call, op
 from ._powf import pow_kernel, pow_tensor_kernel
 from ._reduce import torch_sum
 from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _by_count, _count, _diag_scatter, _evenly, _exp,
-                     _expand_reduced, _first_extreme, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
+                     _expand_reduced, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
                      _quiet, _rounded, _scatter, _scatter_along, _sin, _sorted, _sqrt, _tan, _tanh, _to_index,
                      _torch_vml, _unrepeat, _winner, _zero_at)
 from ._vecmath import LANES
@@ -436,17 +436,25 @@ op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[
    vjps=[lambda g, y, a: _evenly(g, a, y)], uses=["0o"],   # ties share the gradient, as for max
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
    method="median", function=True, inputs="reduce_all")
-op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=_median_dim,
-   vjps=[lambda g, y, a, dim, keepdim=False: _to_index(g, a.shape, _median_index(a, dim), dim, keepdim)], uses=["0"],
+# max/min/median along a dim: the gradient goes where the indices point; PyTorch keeps those (``index``,
+# dims kept, worked out at the forward pass), not the input, so writing into the input later is fine
+op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=lambda a, dim, keepdim=False, index=None:
+   _median_dim(a, dim, keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False, index=None:
+    _to_index(g, a.shape, _median_index(a, dim) if index is None else index, dim, keepdim)], uses=[""],
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
    params={"dim": 0}, method="median", function=True, inputs="reduce_dim", along_dim=True)
-op("max_dim", grad_fn="MaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmax)], uses=["0"],
+op("max_dim", grad_fn="MaxBackward0", symbol="max",
+   forward=lambda a, dim, keepdim=False, index=None: np.max(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False, index=None:
+    _to_index(g, a.shape, np.argmax(a, axis=dim, keepdims=True) if index is None else index, dim, keepdim)], uses=[""],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
    params={"dim": 0}, method="max", function=True, inputs="reduce_dim", along_dim=True,
    saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
-op("min_dim", grad_fn="MinBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False: _first_extreme(g, a, dim, keepdim, np.argmin)], uses=["0"],
+op("min_dim", grad_fn="MinBackward0", symbol="min",
+   forward=lambda a, dim, keepdim=False, index=None: np.min(a, axis=dim, keepdims=keepdim),
+   vjps=[lambda g, y, a, dim, keepdim=False, index=None:
+    _to_index(g, a.shape, np.argmin(a, axis=dim, keepdims=True) if index is None else index, dim, keepdim)], uses=[""],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
    params={"dim": 0}, method="min", function=True, inputs="reduce_dim", along_dim=True,
    saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})

@@ -15,6 +15,7 @@ from hypothesis import assume, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from gradviz._rules import _median_index
 from gradviz.ops import OPS
 
 __all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF", "dag_recipes", "build_dag", "graphs"]
@@ -85,7 +86,10 @@ def op_case(draw, op):
         if op.key in ("sum_dim", "mean_dim", "amax_dims", "amin_dims"):
             dims = draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))
             return [a], {"dim": tuple(sorted(dims)), "keepdim": keepdim}
-        return [a], {"dim": dim, "keepdim": keepdim}
+        index = {"max_dim": lambda: np.argmax(a, axis=dim, keepdims=True),          # what the op keeps
+                 "min_dim": lambda: np.argmin(a, axis=dim, keepdims=True),
+                 "median_dim": lambda: _median_index(a, dim)}.get(op.key)
+        return [a], {"dim": dim, "keepdim": keepdim, **({"index": index()} if index else {})}
     if kind == "norm":
         shape = draw(shapes(min_dims=1))
         a = draw(arrays(shape, lo, hi, distinct=True))          # no ties for p = inf

@@ -515,3 +515,20 @@ def test_more_nans_and_saves_the_fuzzer_found():
     with pytest.raises(RuntimeError, match=r"^amin\(\): Expected reduction dim to be specified for input.numel\(\)"):
         torch.ones(0).amin()
     assert [p.shape for p in torch.ones(0).split(1)] == [(0,)]   # an empty dim splits into one empty piece
+    assert torch.tensor(0.5).pow(torch.ones(0)).shape == (0,)   # a 0-d base to an empty exponent (seed 108112)
+
+
+def test_max_along_a_dim_keeps_its_indices_not_its_input():
+    """PyTorch's MaxBackward0 (and Min, Median) keep the indices: writing into the input after is
+    fine (fuzz seed 109325)."""
+    x = torch.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    y = x * 1
+    for values in (y.max(0).values, y.min(0).values, y.median(0).values):
+        values.backward(retain_graph=True)
+    y.exp_()
+    z = torch.tensor([[1.0, 5.0], [4.0, 2.0]], requires_grad=True)
+    w = z * 1
+    m = w.max(1, keepdim=True)
+    w.mul_(2)
+    m.values.sum().backward()
+    assert z.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]] and m.indices.tolist() == [[1], [0]]

@@ -209,3 +209,19 @@ def test_printing_a_view_whose_grad_fn_cannot_be_read():
     v = x[1:]
     x.add_(1)
     assert repr(v) == "tensor([5.], grad_fn=<AsStridedBackward0>)"
+
+
+def test_an_expanded_view_can_be_filled():
+    """fill_ and zero_ write one value everywhere, so PyTorch lets them write an expanded tensor
+    (fuzz seed 108049); copy_ and the arithmetic ones refuse."""
+    a = gradviz.ones(1).expand(3)
+    assert a.zero_().tolist() == [0.0, 0.0, 0.0]
+    leaf = gradviz.ones(1, requires_grad=True)
+    x = leaf * 1
+    e = x.expand(3)
+    e.fill_(2.0)
+    assert x.tolist() == [2.0] and x.grad_fn.name() == "torch::autograd::CopySlices"
+    (e * gradviz.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert leaf.grad.tolist() == [0.0]
+    with pytest.raises(RuntimeError, match="^unsupported operation: more than one element"):
+        gradviz.ones(1).expand(3).copy_(gradviz.ones(3))
