@@ -123,8 +123,9 @@ def sleef_powf(x, y):
         y_odd = y_int & (ay < _f(1 << 24)) & (np.fmod(np.where(y_int, y, 0), 2) != 0)
         ax = np.abs(x)
         lh, ll = _log_pair(np.where(ax > 0, ax, _f(1)))
-        r = _exp_pair(*_mul1(lh, ll, y))
-        r = np.where(np.isnan(r), _f(np.inf), r)
+        dh, dl = _mul1(lh, ll, y)
+        r = _exp_pair(dh, dl)
+        r = np.where(np.isnan(r) | (dh > _f(88.72283172607421875)), _f(np.inf), r)   # SLEEF's overflow test
         r = r * np.where(x > 0, _f(1), np.where(y_int, np.where(y_odd, _f(-1), _f(1)), _f(np.nan)))
         efx = np.where(np.signbit(y), _f(1) - ax, ax - _f(1))         # |x| − 1, its sign times y's
         r = np.where(np.isinf(y), np.where(efx < 0, _f(0), np.where(efx == 0, _f(1), _f(np.inf))), r)

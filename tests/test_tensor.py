@@ -532,3 +532,5 @@ def test_max_along_a_dim_keeps_its_indices_not_its_input():
     w.mul_(2)
     m.values.sum().backward()
     assert z.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]] and m.indices.tolist() == [[1], [0]]
+    big = torch.tensor([1.418151329792e12] * 16)
+    assert (2 ** big).tolist() == [float("inf")] * 16          # SLEEF's overflow test (seed 106915)
