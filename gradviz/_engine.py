@@ -300,12 +300,15 @@ def record_copy_slices(inner, base, old, params):
     node._params = dict(params, inner=inner.op, inner_params=inner._params)
     node.next_functions = (edge(base),) + inner.next_functions[1:]
     saved = list(inner._saved)
-    if saved[0] is not None:
-        saved[0] = (old, [0], 0, None)
+    if saved[0] is not None:     # the base as it was, with its history (what a second derivative reaches)
+        before = base._wrap(old)
+        before._grad_fn, before._requires_grad, before._acc = base._grad_fn, base._requires_grad, base._acc
+        saved[0] = (old, before._vbox, 0, before)
     if saved[-1] is not None:
         saved[-1] = (base._data, base._vbox, base._vbox[0], None)
     node._saved = saved
     node._metas = ((base._data.shape, base._data.dtype),) + inner._metas[1:]
+    node._strides = (base._data.strides,) + inner._strides[1:]
     node._out_meta = node._metas[0]
     node._nograd_inputs = {i: t for i, t in inner._nograd_inputs.items() if i}
     if not base._requires_grad:
