@@ -249,7 +249,7 @@ def current_grad_fn(t):
         raise RuntimeError(view_error(t, indirect=True))
     base = t._base
     params = _strided.geometry(t._data, base._data)
-    record(OPS["as_strided"], (base,), [base._data], [True], t, params)
+    record(OPS["as_strided"], (base,), [base._data], t, params)
     t.__dict__.pop("_output_nr", None)
     view[1] = t._vbox[0]
     return t._grad_fn
@@ -334,7 +334,7 @@ def _save_plan(op, needs):
     return plan
 
 
-def record(op, inputs, arrays, needs, result, params):
+def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = _NODE_CLASSES.get(op.name) or node_class(op.name)
     node = node()
@@ -364,7 +364,7 @@ def record(op, inputs, arrays, needs, result, params):
 def record_outputs(op, inputs, arrays, results, params):
     """One node for several outputs (split, chunk, unbind), as PyTorch records them: output ``k``
     leads to ``(node, k)``, and backward waits for every output's gradient (zeros where none came)."""
-    node = record(op, inputs, arrays, [t._requires_grad for t in inputs], results[0], params)
+    node = record(op, inputs, arrays, results[0], params)
     node._outs = tuple((weakref.ref(r), (r._data.shape, r._data.dtype)) for r in results)
     for k, r in enumerate(results):
         r._grad_fn, r._requires_grad, r._output_nr = node, True, k
@@ -392,7 +392,7 @@ def apply(op, inputs, arrays=None, **params):
     if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
         needs = [requires_grad(t) for t in inputs]
         if any(needs):
-            record(op, inputs, arrays, needs, result, params)
+            record(op, inputs, arrays, result, params)
     elif not _GradMode.enabled and any(requires_grad(t) for t in inputs):
         # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
         result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))

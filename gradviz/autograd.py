@@ -89,7 +89,7 @@ class Function:
             out = Tensor._wrap(out._data)
         needs = [t._requires_grad for t in inputs]
         if _GradMode.enabled and any(needs):
-            record(_function_op(cls, ctx, args, inputs, out), inputs, [t._data for t in inputs], needs, out, {})
+            record(_function_op(cls, ctx, args, inputs, out), inputs, [t._data for t in inputs], out, {})
             ctx._node = out._grad_fn
         return out
 
