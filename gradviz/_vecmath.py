@@ -84,12 +84,14 @@ def _default_threads():
     return len(cores) if 0 < len(cores) < cpus else cpus
 
 
-_threads = [_default_threads()]
+_threads = []   # the count in use, once asked for or set (reading the CPU topology waits till then)
 
 
 def get_num_threads():
     """How many threads gradviz takes PyTorch's CPU kernels to share work between, as
     ``torch.get_num_threads()`` (PyTorch's default, until :func:`set_num_threads`)."""
+    if not _threads:
+        _threads.append(_default_threads())
     return _threads[0]
 
 
@@ -101,7 +103,7 @@ def set_num_threads(n):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
-    _threads[0] = n
+    _threads[:] = [n]
 
 
 _GRAIN = 32768   # at::internal::GRAIN_SIZE: elementwise kernels split only longer tensors between threads
