@@ -5,8 +5,9 @@ A rule is written once, for numpy arrays (``lambda g, y, a, b: g * b``).  Under
 what a rule reads of an array (``shape``, ``dtype``, ``.T``, ``+ - * / **``, ``np.where``,
 ``np.exp``, ``np.broadcast_to``...), and each of those is an op of the same table run through the
 engine's ``apply`` -- so the gradient comes out with a ``grad_fn`` and can be differentiated again,
-by the same rules.  Values stay bit-identical to the plain pass: an op's forward is the numpy call
-the rule would have made.
+by the same rules.  The values are the plain pass's where a rule calls the table's own functions
+(``_exp``, ``call("mm", ...)``); a bare numpy function becomes the table's op of that name (its
+forward is PyTorch's kernel, which numpy's float32 ``np.exp`` is not -- so rules use ``_exp``).
 
 What the mapping does not know (numpy writing into an array, ``np.add.at``, a value read as a
 number) raises :class:`NotRecordable`; the engine reports it as an op gradviz cannot
