@@ -41,22 +41,22 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return self.fill_(_random.bernoulli(self.shape, probs, self._data.dtype, generator))
 
 
+def _fill_floats(t, kernel, draw):
+    """Fill a floating-point ``t`` with ``draw(shape, dtype)``; other dtypes fail as PyTorch's kernel does."""
+    _check_leaf(t)
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.TYPE_NAMES[t.dtype.name]}\'')
+    return t.fill_(draw(t.shape, t._data.dtype))
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill with uniform samples in [a, b), the numbers PyTorch's generator gives."""
-    _check_leaf(self)
-    if not self.dtype.is_floating_point:
-        raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
-                                  f"'{D.TYPE_NAMES[self.dtype.name]}'")
-    return self.fill_(_random.rand(self.shape, self._data.dtype, generator, a, b))
+    return _fill_floats(self, "check_uniform_bounds", lambda shape, dt: _random.rand(shape, dt, generator, a, b))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with normal samples, the numbers PyTorch's generator gives."""
-    _check_leaf(self)
-    if not self.dtype.is_floating_point:
-        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
-                                  f"'{D.TYPE_NAMES[self.dtype.name]}'")
-    return self.fill_(_random.randn(self.shape, self._data.dtype, generator, mean, std))
+    return _fill_floats(self, "normal_kernel_cpu", lambda shape, dt: _random.randn(shape, dt, generator, mean, std))
 
 
 def random_(self, low=0, high=None, *, generator=None):
