@@ -322,11 +322,13 @@ _SAVE_PLANS = {}
 
 
 def _save_plan(op, needs):
-    """Which values to save (input positions; -1 for the output): what the needed rules use."""
+    """Which values to save (input positions; -1 for the output): the inputs the needed rules use,
+    and the output if any rule uses it (PyTorch keeps a result whenever it records the node, so
+    writing into it in place is caught even when only another input's rule reads it)."""
     key = (op.uses, tuple(needs))
     plan = _SAVE_PLANS.get(key)
     if plan is None:
-        keys = set()
+        keys = {"o"} if any("o" in u for u in op.uses) else set()
         for i, need in enumerate(needs):
             if need:
                 keys.update(op.uses[min(i, len(op.uses) - 1)])

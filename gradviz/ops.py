@@ -533,6 +533,8 @@ def _prod_others(a, dim):
 def _prod_vjp(g, y, a, dim, keepdim):
     """∂Π/∂x_i = Π / x_i (g · y / x, as PyTorch computes it), or the product of the others where a
     zero makes that a division by zero."""
+    if np.ndim(a) == 0:        # PyTorch's prod_backward passes a 0-d input's gradient through (no y / x)
+        return g
     g, y = _expand_reduced(g, a.shape, dim, keepdim), _expand_reduced(y, a.shape, dim, keepdim)
     if not (a == 0).any():
         with np.errstate(all="ignore"):
@@ -548,6 +550,9 @@ op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keep
    vjps=[lambda g, y, a, dim, keepdim=False: _prod_vjp(g, y, a, dim, keepdim)], uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
    params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True)
+_prod_along = OPS["prod_dim"].vjps[0]      # (along_dim shows the rule a 0-d input as one element: ask first)
+OPS["prod_dim"] = OPS["prod_dim"].renamed("ProdBackward1", vjps=(lambda g, y, a, dim, keepdim=False:
+                                          g if np.ndim(a) == 0 else _prod_along(g, y, a, dim=dim, keepdim=keepdim),))
 
 
 op("softmax", grad_fn="SoftmaxBackward0", forward=_nonempty(_vecmath.softmax),

@@ -42,6 +42,8 @@ REGRESSIONS = {
     108112: "a 0-d base to the power of an empty tensor: an empty result",
     109325: "max(dim) keeps its indices, not its input: writing into the input later is fine",
     106915: "2 ** 1.4e12 through SLEEF's powf is inf (its overflow test), not 0",
+    204763: "a ** b keeps its result whenever it is recorded: writing into it is caught",
+    209767: "prod of a 0-d tensor passes its gradient through (no y / x: nan / nan)",
 }
 
 

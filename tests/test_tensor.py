@@ -534,3 +534,16 @@ def test_max_along_a_dim_keeps_its_indices_not_its_input():
     assert z.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]] and m.indices.tolist() == [[1], [0]]
     big = torch.tensor([1.418151329792e12] * 16)
     assert (2 ** big).tolist() == [float("inf")] * 16          # SLEEF's overflow test (seed 106915)
+
+
+def test_results_kept_and_zero_d_products_the_fuzzer_found():
+    """Fuzz seeds 204763 and 209767 (from 200,000 on)."""
+    x = torch.tensor([2.0, 3.0], requires_grad=True)
+    y = x ** torch.tensor([2.0, 0.5])              # PyTorch keeps a ** b's result whenever it records it,
+    y.tanh_()                                      # even when only the exponent's rule would read it
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    for reduce in (lambda t: t.prod(), lambda t: t.prod(0), lambda t: t.prod(0, keepdim=True)):
+        z = torch.tensor(float("nan"), requires_grad=True)
+        reduce(z).backward()                       # prod_backward passes a 0-d input's gradient through
+        assert z.grad.item() == 1.0
