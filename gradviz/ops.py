@@ -444,20 +444,24 @@ op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=lambda a, d
     _to_index(g, a.shape, _median_index(a, dim) if index is None else index, dim, keepdim)], uses=[""],
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
    params={"dim": 0}, method="median", function=True, inputs="reduce_dim", along_dim=True)
-op("max_dim", grad_fn="MaxBackward0", symbol="max",
-   forward=lambda a, dim, keepdim=False, index=None: np.max(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False, index=None:
-    _to_index(g, a.shape, np.argmax(a, axis=dim, keepdims=True) if index is None else index, dim, keepdim)], uses=[""],
-   latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
-   params={"dim": 0}, method="max", function=True, inputs="reduce_dim", along_dim=True,
-   saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
-op("min_dim", grad_fn="MinBackward0", symbol="min",
-   forward=lambda a, dim, keepdim=False, index=None: np.min(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim, keepdim=False, index=None:
-    _to_index(g, a.shape, np.argmin(a, axis=dim, keepdims=True) if index is None else index, dim, keepdim)], uses=[""],
-   latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
-   params={"dim": 0}, method="min", function=True, inputs="reduce_dim", along_dim=True,
-   saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
+
+
+def _extreme_dim(key, grad_fn, name, reduce, arg):
+    """max(dim) / min(dim): the values, and the gradient sent to where each one was (the indices
+    found at the forward pass, ``index``, as PyTorch keeps them)."""
+    op(key, grad_fn=grad_fn, symbol=name,
+       forward=lambda a, dim, keepdim=False, index=None: reduce(a, axis=dim, keepdims=keepdim),
+       vjps=[lambda g, y, a, dim, keepdim=False, index=None:
+             _to_index(g, a.shape, arg(a, axis=dim, keepdims=True) if index is None else index, dim, keepdim)],
+       uses=[""], latex=rf"\{name} @0", dlatex=[rf"\mathbb{{1}}[@0 = \{name} @0]"],
+       params={"dim": 0}, method=name, function=True, inputs="reduce_dim", along_dim=True,
+       saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
+
+
+_extreme_dim("max_dim", "MaxBackward0", "max", np.max, np.argmax)
+_extreme_dim("min_dim", "MinBackward0", "min", np.min, np.argmin)
+
+
 def _norm(a, p=2, dim=None, keepdim=False):
     """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|"""
     if p == 2:
