@@ -44,7 +44,8 @@ def test_c_special_cases():
     """pow's zeros, infinities, nans and signs, as C99 (and SLEEF) define them (numpy's differ)."""
     for y in SPECIAL_Y:
         got = sleef_powf(SPECIAL_X, f32(y))
-        want = np.array([_c_pow(float(v), float(y)) for v in SPECIAL_X]).astype(f32)
+        with np.errstate(over="ignore"):           # a double beyond float32's range is inf there
+            want = np.array([_c_pow(float(v), float(y)) for v in SPECIAL_X]).astype(f32)
         finite_domain = np.isfinite(SPECIAL_X) & (SPECIAL_X != 0) & np.isfinite(y) & (np.abs(SPECIAL_X) != 1)
         assert same_bits(got[~finite_domain], want[~finite_domain]).all(), y
 
