@@ -10,7 +10,7 @@ sum rounded once, :func:`_fma_step`; float64: :func:`gradviz._numerics.fma64`) a
 double-float pairs (hi, lo) that carry twice the precision through the few steps that need it.
 
 They were compared with the SLEEF functions inside PyTorch's own library (``libtorch_cpu.so``, AVX2
-build), once, bit for bit equal: float32 exp and log on all 2³² inputs, the others on 6 million
+build), once, bit for bit equal: float32 exp, log and log1p on all 2³² inputs, float64 on 6 million
 random, wide-range, all-bit-pattern and special inputs each.  The test suite checks them through
 sigmoid, softmax, log_softmax and the losses against torch.
 
