@@ -13,6 +13,14 @@ import pytest
 import gradviz
 from gradviz import _strided
 
+# the start of two programs below: a view made in no_grad()
+NO_GRAD_VIEW = """
+x = a * 1
+with torch.no_grad():
+    v = x[:2]
+"""
+
+
 # (name, program): the program sees ``torch`` (either library) and leaves a, b (requiring grad),
 # and sets ``out`` (what backward starts from, summed) and optionally ``show`` (tensors compared).
 CASES = {
@@ -83,18 +91,9 @@ out = x""",
     "view of a leaf": """
 a[0].mul_(2)
 out = a""",
-    "view made in no_grad": """
-x = a * 1
-with torch.no_grad():
-    v = x[:2]
-v.mul_(2)
-out = x""",
-    "base written after a no_grad view": """
-x = a * 1
-with torch.no_grad():
-    v = x[:2]
-x.mul_(2)
-out = v""",
+    # a view made in no_grad(), then the view or its base written
+    "view made in no_grad": NO_GRAD_VIEW + "v.mul_(2)\nout = x",
+    "base written after a no_grad view": NO_GRAD_VIEW + "x.mul_(2)\nout = v",
     "unbind's piece written": """
 p = (a * 1).unbind()[0]
 p.mul_(2)
