@@ -16,7 +16,7 @@ import ctypes.util
 
 import numpy as np
 
-__all__ = ["exp", "log", "log1p"]
+__all__ = ["exp", "log", "log1p", "pow"]
 
 
 def _load():
@@ -31,27 +31,31 @@ def _load():
 _LIBM = _load()
 
 
-def _scalar(name, fallback):
-    """``name`` (float) and ``name`` without the f (double) from the C library, over a whole array."""
+def _scalar(name, fallback, arity=1):
+    """``name`` (float) and ``name`` without the f (double) from the C library, over whole arrays
+    (``arity`` of them, broadcast together), one call per element."""
     fns = {}
     if _LIBM is not None:
         for suffix, ctype, np_type in (("f", ctypes.c_float, np.float32), ("", ctypes.c_double, np.float64)):
             fn = getattr(_LIBM, name + suffix)
-            fn.restype, fn.argtypes = ctype, [ctype]
+            fn.restype, fn.argtypes = ctype, [ctype] * arity
             fns[np.dtype(np_type)] = fn
 
-    def apply(a):
-        a = np.asarray(a)
+    def apply(*arrays):
+        arrays = np.broadcast_arrays(*map(np.asarray, arrays))
+        a = arrays[0]
         fn = fns.get(a.dtype)
         if fn is None:
             with np.errstate(all="ignore"):
-                return fallback(a.astype(np.float64)).astype(a.dtype)
-        return np.array([fn(v) for v in a.reshape(-1).tolist()], a.dtype).reshape(a.shape)
+                return fallback(*(x.astype(np.float64) for x in arrays)).astype(a.dtype)
+        values = zip(*(x.reshape(-1).tolist() for x in arrays))
+        return np.array([fn(*v) for v in values], a.dtype).reshape(a.shape)
     apply.__name__ = name
     return apply
 
 
 log = _scalar("log", np.log)
+pow = _scalar("pow", np.power, arity=2)  # noqa: A001 -- C's powf/pow: x ** y
 log1p = _scalar("log1p", np.log1p)
 _c_exp = _scalar("exp", np.exp)
 

@@ -24,20 +24,15 @@ float64 powers are pow in double (PyTorch: SLEEF's double ``pow``, within 1 ulp 
 1024.0
 """
 
-import ctypes
-import ctypes.util
-
 import numpy as np
 
+from . import _libm
 from ._numerics import fma32 as _fma
-from ._sleef import df_div
+from ._sleef import _L2L, _L2U, _LN2_HI, _LN2_LO, _R_LN2, _ilogb32, _two_sum, df_div
 
 __all__ = ["sleef_powf", "pow_kernel", "pow_tensor_kernel"]
 
 _f = np.float32
-_R_LN2 = _f(1.442695040888963407359924681001892137426645954152985934135449406931)
-_L2U, _L2L = _f(0.693145751953125), _f(1.428606765330187045e-06)          # ln 2 = L2U + L2L (+ tiny)
-_LN2_HI, _LN2_LO = _f(0.69314718246459960938), _f(-1.904654323148236017e-09)
 _C_HI, _C_LO = _f(0.66666662693023681640625), _f(3.69183861259614332084311e-09)
 
 
@@ -80,10 +75,10 @@ def _log_pair(d):
     :math:`\ln d = e \ln 2 + 2\,\mathrm{atanh}\,x` with :math:`x = (m − 1)/(m + 1)`."""
     tiny = d < _f(np.finfo(_f).tiny)
     d = np.where(tiny, d * _f(2.0 ** 64), d)
-    e = ((d * _f(1 / 0.75)).view(np.int32) >> 23 & 0xFF) - 0x7F
+    e = _ilogb32(d * _f(1 / 0.75))
     m = (d.view(np.int32) - (e << 23)).view(_f)
     e = np.where(tiny, e - 64, e).astype(_f)
-    xh, xl = df_div(*_add2(_f(-1), _f(0), m, _f(0)), *_add2(_f(1), _f(0), m, _f(0)))
+    xh, xl = df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m))
     x2h, x2l = _square(xh, xl)
     t = _fma(_fma(_f(0.240320354700088500976562), x2h, _f(0.285112679004669189453125)),
              x2h, _f(0.400007992982864379882812))
@@ -146,25 +141,13 @@ def pow_kernel(a, exponent, lanes):
     return np.concatenate((sleef_powf(flat[:cut], _f(exponent)), tail)).reshape(np.shape(a))
 
 
-def _libm_powf():
-    try:
-        fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").powf
-    except (OSError, AttributeError, TypeError):
-        return None
-    fn.restype, fn.argtypes = ctypes.c_float, (ctypes.c_float, ctypes.c_float)
-    return fn
-
-
-_POWF = _libm_powf()
-
-
 def _powf(x, y):
     """The C library's ``powf``, one element at a time (PyTorch's scalar loop calls ``std::pow``);
-    where it cannot be loaded, pow in double rounded once."""
-    if _POWF is None or x.size > 4096:
+    past 4,096 elements, pow in double rounded once (the per-element calls would be slow)."""
+    if x.size > 4096:
         with np.errstate(all="ignore"):
             return np.power(x.astype(np.float64), y.astype(np.float64)).astype(_f)
-    return np.array([_POWF(u, v) for u, v in zip(x.tolist(), y.tolist())], _f)
+    return _libm.pow(x, y)
 
 
 def _inner_size(shape, *operands):

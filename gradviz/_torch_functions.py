@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from . import _inplace
 from ._creation import tensor
 from ._engine import is_grad_enabled
 from ._functions import matmul, where
@@ -58,9 +59,7 @@ def _with_out(name, fn):
                               "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
                               "with t.resize_(0).", UserWarning, stacklevel=2)
             out._data = np.empty(result.shape, out._data.dtype)
-        out._data[...] = result._data
-        out._vbox[0] += 1
-        return out
+        return _inplace.copy(out, result)
     return with_out
 
 
