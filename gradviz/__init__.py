@@ -28,7 +28,7 @@ from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTen
                       ShortTensor)
 from ._torch_functions import *  # noqa: F401,F403 -- gradviz.exp(x) for x.exp(), made from the op table
 from ._types import Size, device, layout, return_types, strided
-from ._vecmath import get_num_threads, set_num_threads
+from .kernels import get_num_threads, set_num_threads
 from .autograd import (Variable, enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 # Imported here, not lazily: loading the submodule first binds ``gradviz.gradcheck`` to the module,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._reduce import torch_sum
+from . import kernels
 
 __all__ = ["unbroadcast"]
 
@@ -26,4 +26,4 @@ def unbroadcast(g, shape):
         g = g.sum(axis=axes, keepdims=True) if axes else g     # SumBackward1, then ViewBackward0 if dims go
         return g.reshape(shape) if extra else g
     # one sum over all those axes, added up in PyTorch's order (as its sum_to does)
-    return torch_sum(g, axis=axes, keepdims=True).reshape(shape)
+    return kernels.sum(g, axis=axes, keepdims=True).reshape(shape)

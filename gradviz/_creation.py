@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtype as D
 from . import _random
 from ._arrays import as_array
-from ._numerics import fma
+from .kernels import fma
 from ._operands import _finish, _new_shape, _shape_args
 from ._types import check_device
 from .tensor import Tensor

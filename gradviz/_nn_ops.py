@@ -6,12 +6,8 @@ of an entry is written in :mod:`gradviz.ops`.
 
 import numpy as np
 
-from . import _libm, _sleef, _vecmath
-from ._numerics import fma
+from . import kernels
 from ._op import OPS, call, op
-from ._reduce import torch_sum
-from ._rules import _log
-from ._vecmath import get_num_threads as _threads
 
 __all__ = []
 
@@ -24,7 +20,7 @@ def _mse_loss(a, b, reduction="mean"):
     sq = d * d
     if reduction == "none":
         return sq
-    return torch_sum(sq) / sq.size if reduction == "mean" else torch_sum(sq)
+    return kernels.sum(sq) / sq.size if reduction == "mean" else kernels.sum(sq)
 
 
 def _mse_vjp(g, a, b, reduction):
@@ -82,39 +78,6 @@ def _nll_unrows(rows, a):
     return rows.reshape(a.shape)
 
 
-def _nll_sums(x, t, weight, ignore_index):
-    """(−Σ w[t_b]·x[b, t_b], Σ w[t_b]) over the rows not ignored, added as PyTorch's kernel adds them:
-    a cascade of partial sums, flushed one level up every 16**k rows (so long batches lose little)."""
-    dt = x.dtype.type
-    levels, n = 8, len(t)
-    power = max(4, (int(n - 1).bit_length() if n > 1 else 0) // levels)
-    mask = (1 << power) - 1
-    losses, weights, ignored = [dt(0)] * levels, [dt(0)] * levels, 0
-    for b, c in enumerate(t.tolist()):
-        if c == ignore_index:
-            ignored += 1
-            continue
-        if weight is not None:
-            losses[0] = dt(losses[0] - x[b, c] * weight[c])
-            weights[0] = dt(weights[0] + weight[c])
-        else:
-            losses[0] = dt(losses[0] - x[b, c])
-        for j in range(levels - 1):
-            if b & (mask << (j * power)):
-                break
-            losses[j + 1], weights[j + 1] = dt(losses[j + 1] + losses[j]), dt(weights[j + 1] + weights[j])
-            losses[j], weights[j] = dt(0), dt(0)
-    total = dt(n - ignored) if weight is None else _sum_in_order(weights, dt)
-    return _sum_in_order(losses, dt), total
-
-
-def _sum_in_order(values, dt):
-    total = dt(0)
-    for v in values:
-        total = dt(total + v)
-    return total
-
-
 def _nll_loss(a, target, weight=None, reduction="mean", ignore_index=-100):
     """ℓ = −Σ w[t_b]·x[b, t_b] / Σ w[t_b] over the rows b (ignore_index skipped)"""
     x, t = _nll_rows(a, target)
@@ -124,7 +87,7 @@ def _nll_loss(a, target, weight=None, reduction="mean", ignore_index=-100):
             if c != ignore_index:
                 out[b] = -x[b, c] * (weight[c] if weight is not None else 1)
         return out.reshape(np.shape(target))
-    loss, total = _nll_sums(x, t, weight, ignore_index)
+    loss, total = kernels.nll_sums(x, t, weight, ignore_index)
     return np.asarray(loss / total if reduction == "mean" else loss, x.dtype)
 
 
@@ -139,7 +102,7 @@ def _nll_vjp(g, a, target, weight=None, reduction="mean", ignore_index=-100):
                 x[b, c] = -(weight[c] if weight is not None else dt(1)) * gb
         return _nll_unrows(x, a)
     g = dt(g)
-    grad = -(dt(g / _nll_sums(x, t, weight, ignore_index)[1]) if reduction == "mean" else g)
+    grad = -(dt(g / kernels.nll_sums(x, t, weight, ignore_index)[1]) if reduction == "mean" else g)
     for b, c in enumerate(t.tolist()):
         if c != ignore_index:
             x[b, c] = weight[c] * grad if weight is not None else grad
@@ -167,7 +130,7 @@ OPS["nll_loss2d"] = OPS["nll_loss"].renamed(
 
 def _reduce_loss(loss, reduction):
     return loss if reduction == "none" else \
-        np.asarray(torch_sum(loss) / loss.size if reduction == "mean" else torch_sum(loss), loss.dtype)
+        np.asarray(kernels.sum(loss) / loss.size if reduction == "mean" else kernels.sum(loss), loss.dtype)
 
 
 def _bce(a, t, weight=None, reduction="mean"):
@@ -177,7 +140,7 @@ def _bce(a, t, weight=None, reduction="mean"):
     if not ((t >= 0) & (t <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
     dt = a.dtype.type
-    loss = (t - dt(1)) * np.maximum(_libm.log1p(-a), dt(-100)) - t * np.maximum(_libm.log(a), dt(-100))
+    loss = (t - dt(1)) * np.maximum(kernels.c_log1p(-a), dt(-100)) - t * np.maximum(kernels.c_log(a), dt(-100))
     return _reduce_loss(loss if weight is None else loss * weight, reduction)
 
 
@@ -196,7 +159,7 @@ def _loss_scaled(grad, weight, reduction):
 
 def _bce_target_vjp(g, a, t, weight=None, reduction="mean"):
     """−logit(x)·g: the loss is linear in the target"""
-    return _loss_scaled(-_log(a / (a.dtype.type(1) - a)) * g, weight, reduction)
+    return _loss_scaled(-kernels.log(a / (a.dtype.type(1) - a)) * g, weight, reduction)
 
 
 op("binary_cross_entropy", grad_fn="BinaryCrossEntropyBackward0", symbol="BCE", forward=_bce,
@@ -211,7 +174,7 @@ op("binary_cross_entropy", grad_fn="BinaryCrossEntropyBackward0", symbol="BCE", 
 def _log_sigmoid(a):
     """log σ(x) = min(x, 0) − log1p(e^{−|x|}), as PyTorch's kernel computes it (no overflow): every
     element in vectors, part vectors too, so SLEEF's exp and log1p throughout"""
-    return np.minimum(a, a.dtype.type(0)) - _sleef.log1p(_sleef.exp(-np.abs(a)))
+    return np.minimum(a, a.dtype.type(0)) - kernels.sleef_log1p(kernels.sleef_exp(-np.abs(a)))
 
 
 def _bce_logits(a, t, weight=None, pos_weight=None, reduction="mean"):
@@ -227,10 +190,10 @@ def _bce_logits(a, t, weight=None, pos_weight=None, reduction="mean"):
 def _bce_logits_vjp(g, a, t, weight=None, pos_weight=None, reduction="mean"):
     """(σ(x) − t)·g (with pos_weight p: ((p·t + 1 − t)·σ(x) − p·t)·g)"""
     if pos_weight is None:
-        grad = _vecmath.sigmoid(a) - t
+        grad = kernels.sigmoid(a) - t
     else:
         pt = pos_weight * t
-        grad = (pt + a.dtype.type(1) - t) * _vecmath.sigmoid(a) - pt
+        grad = (pt + a.dtype.type(1) - t) * kernels.sigmoid(a) - pt
     return _loss_scaled(grad * g, weight, reduction)
 
 
@@ -289,34 +252,6 @@ def _bn_channel(v, x):
     return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
 
 
-def _bn_sums(x):
-    """(mean, Σ(x − mean)²) per channel, added up as PyTorch's CPU kernel adds them.
-
-    A batch of rows (N, C) takes the "channels last" path: the rows are split into one run per
-    thread, each run summed in x's dtype (the squares with fused multiply-adds), and the runs'
-    sums added in double. A batch of sequences (N, C, L) is summed per channel in double.
-    The last bits of the statistics so depend on PyTorch's thread count (``get_num_threads``).
-    """
-    n = x.size // x.shape[1]
-    if x.ndim == 2 or x.shape[2] == 1:
-        runs = _bn_runs(x.reshape(x.shape[0], x.shape[1]))
-        total = sum(np.add.accumulate(r, axis=0)[-1].astype(np.float64) for r in runs)
-        mean = (total / n).astype(x.dtype)
-        squares = np.zeros(x.shape[1], np.float64)
-        for r in runs:
-            acc = np.zeros(x.shape[1], x.dtype)
-            for row in r:
-                dx = row - mean
-                acc = fma(dx, dx, acc, x.dtype)
-            squares += acc
-        return mean, squares.astype(x.dtype)
-    flat = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)     # per channel, in memory order
-    mean = (np.add.accumulate(flat.astype(np.float64), axis=1)[:, -1] / n).astype(x.dtype)
-    d = flat - mean[:, None]
-    squares = np.add.accumulate((d * d).astype(np.float64), axis=1)[:, -1]
-    return mean, squares.astype(x.dtype)
-
-
 def _bn_stats(x, training, running_mean, running_var, eps):
     """(mean, 1/√(var + eps), Σ(x − mean)²) per channel: the batch's (biased variance; mean and sum
     of squares stored in x's dtype, as PyTorch's kernel stores them) or the running ones."""
@@ -324,7 +259,7 @@ def _bn_stats(x, training, running_mean, running_var, eps):
         dt = x.dtype.type
         return running_mean.astype(x.dtype), dt(1) / np.sqrt(running_var.astype(x.dtype) + dt(eps)), None
     n = x.size // x.shape[1]
-    mean, var_sum = _bn_sums(x)
+    mean, var_sum = kernels.batch_norm_sums(x)
     var = var_sum / x.dtype.type(n)                            # the biased variance, in x's dtype,
     return mean, (1 / np.sqrt(var.astype(np.float64) + eps)).astype(x.dtype), var_sum   # then 1/√ in double
 
@@ -334,34 +269,8 @@ def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=T
     training, the running ones in eval mode"""
     mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
     alpha = invstd * weight                                    # y = x·α + β, as PyTorch's kernel
-    beta = fma(-mean, alpha, bias, x.dtype)                    # b − mean·α, one fused multiply-add
-    return fma(x, _bn_channel(alpha, x), _bn_channel(beta, x), x.dtype)
-
-
-def _bn_runs(rows):
-    """The rows split into one run per thread, as PyTorch's parallel_for splits a batch."""
-    threads = max(1, min(_threads(), len(rows)))
-    size = -(-len(rows) // threads)
-    return [rows[i:i + size] for i in range(0, len(rows), size)]
-
-
-def _bn_backward_sums(g, x, mean):
-    """(Σ g, Σ (x − mean)·g) per channel, in x's dtype: per thread for a batch of rows (the products
-    fused into the running sum), then the threads' sums added; in double for sequences."""
-    if x.ndim == 2 or x.shape[2] == 1:
-        rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
-        total, dot = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
-        for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
-            s, p = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
-            for xi, gi in zip(xr, gr):
-                s = s + gi
-                p = fma(xi - mean, gi, p, x.dtype)
-            total, dot = total + s, dot + p
-        return total, dot
-    axes = _bn_axes(x)
-    centred = x.astype(np.float64) - _bn_channel(mean.astype(np.float64), x)
-    return (np.sum(g, axis=axes, dtype=np.float64).astype(x.dtype),
-            np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype))
+    beta = kernels.fma(-mean, alpha, bias, x.dtype)                    # b − mean·α, one fused multiply-add
+    return kernels.fma(x, _bn_channel(alpha, x), _bn_channel(beta, x), x.dtype)
 
 
 def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5):
@@ -372,21 +281,21 @@ def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=T
     if not training:
         return g * _bn_channel(invstd, x) * _bn_channel(weight, x)
     n = x.dtype.type(x.size // x.shape[1])
-    total, dot = _bn_backward_sums(g, x, mean)
+    total, dot = kernels.batch_norm_backward_sums(g, x, mean)
     k = dot * invstd * invstd / n
     centred = x - _bn_channel(mean, x)
     rest = g - _bn_channel(total / n, x)
     dx = rest - centred * _bn_channel(k, x)
     if x.ndim == 2:   # the kernel's vectors of 8 channels fuse that product into the subtraction
         vec = x.shape[1] - x.shape[1] % 8
-        dx[:, :vec] = fma(-centred[:, :vec], k[:vec], rest[:, :vec], x.dtype)
+        dx[:, :vec] = kernels.fma(-centred[:, :vec], k[:vec], rest[:, :vec], x.dtype)
     return dx * _bn_channel(invstd, x) * _bn_channel(weight, x)
 
 
 def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5):
     """dw = Σ g · x̂ over the batch: the dot product of g with x − mean, times 1/σ"""
     mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
-    return _bn_backward_sums(g.astype(x.dtype, copy=False), x, mean)[1] * invstd
+    return kernels.batch_norm_backward_sums(g.astype(x.dtype, copy=False), x, mean)[1] * invstd
 
 
 op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward=_batch_norm,

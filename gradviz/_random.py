@@ -22,7 +22,7 @@ import struct
 
 import numpy as np
 
-from ._numerics import fma
+from .kernels import fma
 
 __all__ = ["Mt19937", "DEFAULT", "rand", "randn", "randint", "randperm", "bernoulli", "exponential", "multinomial"]
 

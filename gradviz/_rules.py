@@ -8,9 +8,9 @@ import inspect
 
 import numpy as np
 
-from . import _mkl
+from .kernels import in_double as _rounded
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_exp", "_log", "_sin", "_cos", "_tanh", "_tan", "_sqrt", "_atan", "_asin", "_acos", "_log2", "_log10", "_torch_vml", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -119,19 +119,6 @@ def _quiet(f):
     return quietly
 
 
-def _rounded(f):
-    """``f`` computed in double and rounded once: float32 results then agree with PyTorch's nearly
-    always (its vectorised functions are within an ulp of exact; numpy's float32 ones differ more)."""
-    @_quiet
-    def in_double(a):
-        if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): the ops
-            return f(a)                                     # f calls are recorded, each rounding as above
-        return f(a.astype(np.float64)).astype(a.dtype) if a.dtype == np.float32 else f(a)
-    in_double.__name__ = getattr(f, "__name__", "f")
-    in_double.__doc__ = f"{in_double.__name__}, computed in double and rounded once"
-    return in_double
-
-
 def _winner(a, b, g, better):
     """The gradient goes to the larger (or smaller) input, half to each where they tie; as in
     PyTorch, an input loses it only where the other one wins (so both keep it beside a nan)."""
@@ -143,29 +130,6 @@ def _unrepeat(g, shape, sizes):
     padded = (1,) * (len(sizes) - len(shape)) + tuple(shape)
     split = g.reshape([n for r, s in zip(sizes, padded) for n in (r, s)])
     return split.sum(axis=tuple(range(0, 2 * len(sizes), 2))).reshape(shape)
-
-
-def _torch_vml(name, f):
-    """``f`` as PyTorch's CPU kernels compute it: by MKL's vector maths (:mod:`gradviz._mkl`, ``name``
-    is MKL's) for float32 and float64 when MKL is installed, else in double and rounded once."""
-    fallback = _rounded(f)
-
-    @_quiet
-    def vml(a):
-        if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): its op
-            return f(a)
-        out = _mkl.vml(name, a)
-        return fallback(a) if out is None else out
-    vml.__name__ = fallback.__name__
-    vml.__doc__ = f"{fallback.__name__}, as PyTorch's CPU kernels compute it (MKL's vms{name}/vmd{name})"
-    return vml
-
-
-_exp, _log, _sin, _cos, _tanh, _tan, _sqrt, _atan, _asin, _acos, _log2, _log10 = (
-    _torch_vml(name, f) for name, f in (("Exp", np.exp), ("Ln", np.log), ("Sin", np.sin), ("Cos", np.cos),
-                                        ("Tanh", np.tanh), ("Tan", np.tan), ("Sqrt", np.sqrt), ("Atan", np.arctan),
-                                        ("Asin", np.arcsin), ("Acos", np.arccos), ("Log2", np.log2),
-                                        ("Log10", np.log10)))
 
 
 _DIM_PARAMS = ("dim", "dims", "d0", "d1")

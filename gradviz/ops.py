@@ -36,39 +36,23 @@ import math
 
 import numpy as np
 
-from . import _libm, _nn_ops, _strided, _vecmath  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
-from ._numerics import fma
+from . import _nn_ops, _strided, kernels  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
 from ._op import OPS, Meta, Op, call, op
-from ._powf import pow_kernel, pow_tensor_kernel
-from ._reduce import torch_sum
-from ._rules import (_acos, _asin, _atan, _copy_slices, _cos, _by_count, _count, _diag_scatter, _evenly, _exp,
-                     _expand_reduced, _log, _log2, _log10, _median_dim, _median_index, _nonempty,
-                     _quiet, _rounded, _scatter, _scatter_along, _sin, _sorted, _sqrt, _tan, _tanh, _to_index,
-                     _torch_vml, _unrepeat, _winner, _zero_at)
-from ._vecmath import LANES
+from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
+                     _median_index, _nonempty, _quiet, _rounded, _scatter, _scatter_along, _sorted, _to_index,
+                     _unrepeat, _winner, _zero_at)
 
 __all__ = ["Op", "Meta", "OPS", "op", "call"]
 
 
 # --- arithmetic -------------------------------------------------------------------------------
 
-def _add(a, b, alpha=1):
-    """a + αb (α = 1 unless ``a.add(b, alpha=...)``)"""
-    if alpha == 1:
-        return np.add(a, b)
-    if a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
-        # PyTorch's kernel is one fused multiply-add, b·α + a rounded once: what makes
-        # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit
-        return fma(b, a.dtype.type(alpha), a, a.dtype)
-    return np.add(a, np.multiply(b, alpha, dtype=b.dtype))
-
-
 def _sub(a, b, alpha=1):
     """a − αb"""
-    return np.subtract(a, b) if alpha == 1 else _add(a, b, -alpha)
+    return np.subtract(a, b) if alpha == 1 else kernels.add(a, b, -alpha)
 
 
-op("add", grad_fn="AddBackward0", symbol="+", forward=_add,
+op("add", grad_fn="AddBackward0", symbol="+", forward=kernels.add,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], uses=["", ""],
    latex="@0 + @1", dlatex=["1", "1"],
    method="add", inplace=True, function=True, inputs="binary", precedence=1, saved={"alpha": "@alpha=1"})
@@ -188,39 +172,17 @@ op("reciprocal", grad_fn="ReciprocalBackward0", symbol="1/x", forward=_quiet(np.
    domain=(0.5, 3.0), method="reciprocal", inplace=True, function=True, precedence=5, saved={"result": "o"})
 
 
-def _power(a, n):
-    """aⁿ as PyTorch's kernel computes it: small exponents by multiplying (or a square root), other
-    float32 ones by SLEEF's powf on whole pairs of vectors and pow in double on the rest
-    (:mod:`gradviz._powf`), so the bits agree."""
-    if a.dtype.kind != "f":
-        return np.power(a, n, dtype=a.dtype)
-    special = {0: lambda: np.ones_like(a), 1: lambda: a.copy(), 2: lambda: a * a, 3: lambda: a * a * a,
-               -1: lambda: 1 / a, -2: lambda: 1 / (a * a), 0.5: lambda: _sqrt(a),
-               -0.5: lambda: 1 / np.sqrt(a)}
-    if n in special:
-        return special[n]()
-    return pow_kernel(a, n, LANES) if a.dtype == np.float32 else _rounded(lambda t: np.power(t, n))(a)
-
-
-op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(_power),
+op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(kernels.pow),
    vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * call("pow", a, n=n - 1)) if n != 0 else 0 * g], uses=["0"],
    latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
    precedence=3, saved={"self": 0, "exponent": "@n"})
-def _powers(a, b):
-    """a ** b for tensors, elementwise as PyTorch's kernel loops over them (float32: SLEEF's powf
-    and the C library's, :mod:`gradviz._powf`)."""
-    if a.dtype == np.float32 and np.asarray(b).dtype == np.float32:
-        return pow_tensor_kernel(a, b, LANES)
-    return _rounded(lambda t: np.power(t, b))(a)
-
-
-op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=_powers,
+op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=kernels.pow_tensor,
    vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * call("pow_tt", a, b - 1))),
-    lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * _log(a))], uses=["01", "01o"],   # PyTorch's masks
+    lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * kernels.log(a))], uses=["01", "01o"],   # PyTorch's masks
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
    domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"})
-op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _powers(np.asarray(c, a.dtype), a),
+op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: kernels.pow_tensor(np.asarray(c, a.dtype), a),
    # PyTorch's pow_backward_exponent: g · c^x ln c (ln c in double, then rounded), and 0 where c = 0 and
    # x >= 0 (not 0 · -inf); it keeps the exponent too, so writing into it in place is caught at backward
    vjps=[lambda g, y, a, c: g * (np.where(a >= 0, 0, y * -np.inf) if c == 0 else y * y.dtype.type(math.log(c)))],
@@ -230,15 +192,15 @@ op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: _powers(np
 
 # --- elementwise functions --------------------------------------------------------------------
 
-op("exp", grad_fn="ExpBackward0", forward=_exp,
+op("exp", grad_fn="ExpBackward0", forward=kernels.exp,
    vjps=[lambda g, y, a: g * y], uses=["o"],
    latex="e^{@0}", dlatex=["e^{@0}"],
    method="exp", inplace=True, function=True, saved={"result": "o"})
-op("log", grad_fn="LogBackward0", forward=_log,
+op("log", grad_fn="LogBackward0", forward=kernels.log,
    vjps=[lambda g, y, a: g / a], uses=["0"],
    latex=r"\ln @0", dlatex=[r"\frac{1}{@0}"],
    domain=(0.2, 3.0), method="log", inplace=True, function=True, saved={"self": 0})
-op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=_sqrt,
+op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=kernels.sqrt,
    vjps=[lambda g, y, a: g / (2 * y)], uses=["o"],
    latex=r"\sqrt{@0}", dlatex=[r"\frac{1}{2\sqrt{@0}}"],
    domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5, saved={"result": "o"})
@@ -254,19 +216,19 @@ op("abs", grad_fn="AbsBackward0", forward=np.abs,
    latex=r"\left|@0\right|", dlatex=[r"\operatorname{sign}(@0)"],
    domain=(0.1, 3.0), method="abs", aliases=("absolute",), inplace=True, function=True, integers="same",
    precedence=5, saved={"self": 0})
-op("sin", grad_fn="SinBackward0", forward=_sin,
-   vjps=[lambda g, y, a: g * _cos(a)], uses=["0"],
+op("sin", grad_fn="SinBackward0", forward=kernels.sin,
+   vjps=[lambda g, y, a: g * kernels.cos(a)], uses=["0"],
    latex=r"\sin @0", dlatex=[r"\cos @0"],
    method="sin", inplace=True, function=True, saved={"self": 0})
-op("cos", grad_fn="CosBackward0", forward=_cos,
-   vjps=[lambda g, y, a: g * -_sin(a)], uses=["0"],
+op("cos", grad_fn="CosBackward0", forward=kernels.cos,
+   vjps=[lambda g, y, a: g * -kernels.sin(a)], uses=["0"],
    latex=r"\cos @0", dlatex=[r"-\sin @0"],
    method="cos", inplace=True, function=True, saved={"self": 0})
-op("tanh", grad_fn="TanhBackward0", forward=_tanh,
+op("tanh", grad_fn="TanhBackward0", forward=kernels.tanh,
    vjps=[lambda g, y, a: call("tanh_backward", g, y)], uses=["o"],
    latex=r"\tanh @0", dlatex=[r"1 - \tanh^{2} @0"],
    method="tanh", inplace=True, function=True, saved={"result": "o"})
-op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=_vecmath.sigmoid,
+op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=kernels.sigmoid,
    vjps=[lambda g, y, a: call("sigmoid_backward", g, y)], uses=["o"],
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
    method="sigmoid", inplace=True, function=True, saved={"result": "o"})
@@ -275,18 +237,11 @@ op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
    domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"})
 
-def _one_minus_square(y):
-    """1 − y² rounded once, as PyTorch's tanh_backward kernel computes it (a fused multiply-add)"""
-    if y.dtype == np.float64:
-        return fma(-y, y, np.float64(1), np.float64)
-    return _rounded(lambda t: 1 - t * t)(y)   # exact in double, then rounded to float32 once
-
-
 # PyTorch computes these three gradients with ops of their own (tanh_backward, sigmoid_backward,
 # threshold_backward): under create_graph=True a gradient shows them (TanhBackwardBackward0), and
 # their own rules (derivatives.yaml's) give the second derivative
 op("tanh_backward", grad_fn="TanhBackwardBackward0", symbol="∂tanh",
-   forward=lambda g, y: g * _one_minus_square(y),
+   forward=kernels.tanh_backward,
    vjps=[lambda gg, o, g, y: call("tanh_backward", gg, y), lambda gg, o, g, y: gg * (-2 * y * g)], uses=["1", "01"],
    latex=r"@0 (1 - @1^{2})", dlatex=[r"1 - @1^{2}", r"-2 @1 @0"], inputs="binary", in_rules=True,
    saved={"grad_output": 0, "output": 1})
@@ -336,29 +291,26 @@ op("rsqrt", grad_fn="RsqrtBackward0", symbol="1/√", forward=_quiet(lambda a: 1
    vjps=[lambda g, y, a: -0.5 * g * y * y * y], uses=["o"],
    latex=r"\frac{1}{\sqrt{@0}}", dlatex=[r"-\frac{1}{2 @0^{3/2}}"],
    domain=(0.2, 3.0), method="rsqrt", inplace=True, function=True, saved={"result": "o"})
-op("tan", grad_fn="TanBackward0", forward=_tan,
+op("tan", grad_fn="TanBackward0", forward=kernels.tan,
    vjps=[lambda g, y, a: g * (1 + y * y)], uses=["o"],
    latex=r"\tan @0", dlatex=[r"1 + \tan^{2} @0"],
    domain=(-1.2, 1.2), method="tan", inplace=True, function=True, saved={"result": "o"})
 
-op("atan", grad_fn="AtanBackward0", forward=_atan,
+op("atan", grad_fn="AtanBackward0", forward=kernels.atan,
    vjps=[lambda g, y, a: g / (a * a + 1)], uses=["0"],
    latex=r"\arctan @0", dlatex=[r"\frac{1}{1 + @0^{2}}"],
    method="atan", aliases=("arctan",), inplace=True, function=True, saved={"self": 0})
-op("asin", grad_fn="AsinBackward0", forward=_asin,
+op("asin", grad_fn="AsinBackward0", forward=kernels.asin,
    vjps=[lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arcsin @0", dlatex=[r"\frac{1}{\sqrt{1 - @0^{2}}}"],
    domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True, saved={"self": 0})
-op("acos", grad_fn="AcosBackward0", forward=_acos,
+op("acos", grad_fn="AcosBackward0", forward=kernels.acos,
    vjps=[lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arccos @0", dlatex=[r"-\frac{1}{\sqrt{1 - @0^{2}}}"],
    domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True, saved={"self": 0})
-_ERF = np.frompyfunc(math.erf, 1, 1)    # numpy has no erf; Python's is within an ulp or so in double
-# erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt
-_erf = _torch_vml("Erf", lambda a: np.asarray(_ERF(a), np.float64).astype(a.dtype))
 
-op("erf", grad_fn="ErfBackward0", forward=_erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
-   vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * _exp(-(a * a)) * g], uses=["0"],
+op("erf", grad_fn="ErfBackward0", forward=kernels.erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
+   vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * kernels.exp(-(a * a)) * g], uses=["0"],
    latex=r"\operatorname{erf} @0", dlatex=[r"\frac{2}{\sqrt{\pi}} e^{-@0^{2}}"],
    method="erf", inplace=True, function=True, saved={"self": 0})
 op("sinh", grad_fn="SinhBackward0", forward=_sinh,
@@ -369,11 +321,11 @@ op("cosh", grad_fn="CoshBackward0", forward=_cosh,
    vjps=[lambda g, y, a: g * _sinh(a)], uses=["0"],
    latex=r"\cosh @0", dlatex=[r"\sinh @0"],
    method="cosh", inplace=True, function=True, saved={"self": 0})
-op("log2", grad_fn="Log2Backward0", symbol="log₂", forward=_log2,
+op("log2", grad_fn="Log2Backward0", symbol="log₂", forward=kernels.log2,
    vjps=[lambda g, y, a: g / (a * np.log(np.asarray(2.0, a.dtype)))], uses=["0"],
    latex=r"\log_2 @0", dlatex=[r"\frac{1}{@0 \ln 2}"],
    domain=(0.2, 3.0), method="log2", inplace=True, function=True, saved={"self": 0})
-op("log10", grad_fn="Log10Backward0", symbol="log₁₀", forward=_log10,
+op("log10", grad_fn="Log10Backward0", symbol="log₁₀", forward=kernels.log10,
    vjps=[lambda g, y, a: g / (a * np.log(np.asarray(10.0, a.dtype)))], uses=["0"],
    latex=r"\log_{10} @0", dlatex=[r"\frac{1}{@0 \ln 10}"],
    domain=(0.2, 3.0), method="log10", inplace=True, function=True, saved={"self": 0})
@@ -403,11 +355,11 @@ op("masked_select", grad_fn="MaskedSelectBackward0", symbol="select",
 
 # --- reductions -------------------------------------------------------------------------------
 
-op("sum", grad_fn="SumBackward0", symbol="Σ", forward=lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim),
+op("sum", grad_fn="SumBackward0", symbol="Σ", forward=lambda a, dim=None, keepdim=False: kernels.sum(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], uses=[""],
    latex=r"\sum @0", dlatex=["1"],
    method="sum", function=True, inputs="reduce_all", saved={"self_sym_sizes": "#0"})
-op("mean", grad_fn="MeanBackward0", forward=lambda a, dim=None, keepdim=False: torch_sum(a, axis=dim, keepdims=keepdim) / _count(a.shape, dim),
+op("mean", grad_fn="MeanBackward0", forward=lambda a, dim=None, keepdim=False: kernels.mean(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False:
     _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], uses=[""],
    latex=r"\frac{1}{n}\sum @0", dlatex=[r"\frac{1}{n}"],
@@ -507,7 +459,7 @@ def _std(a, dim=None, correction=1, keepdim=False):
 
 def _var_vjp(g, a, dim, correction, keepdim):
     """∂Var/∂x_i = 2 (x_i − x̄) / (n − correction), multiplied in PyTorch's order."""
-    mean = torch_sum(a, axis=dim, keepdims=True) / _count(a.shape, dim)
+    mean = kernels.mean(a, axis=dim, keepdims=True)
     with np.errstate(divide="ignore"):  # n = correction: inf, as in PyTorch (a warning there)
         scale = np.asarray(np.float64(2.0) / (_count(a.shape, dim) - correction), g.dtype)
     return scale * _expand_reduced(g, a.shape, dim, keepdim) * (a - mean)
@@ -559,19 +511,19 @@ OPS["prod_dim"] = OPS["prod_dim"].renamed("ProdBackward1", vjps=(lambda g, y, a,
                                           g if np.ndim(a) == 0 else _prod_along(g, y, a, dim=dim, keepdim=keepdim),))
 
 
-op("softmax", grad_fn="SoftmaxBackward0", forward=_nonempty(_vecmath.softmax),
+op("softmax", grad_fn="SoftmaxBackward0", forward=_nonempty(kernels.softmax),
    vjps=[lambda g, y, a, dim: call("softmax_backward", g, y, dim=dim)], uses=["o"],
    latex=r"\operatorname{softmax}(@0)", dlatex=[r"\operatorname{diag}(y) - y y^{T}"],
    params={"dim": -1}, method="softmax", function=True, inputs="softmax", along_dim=True, contiguous=True,
    saved={"dim": "@dim", "result": "o"})
-op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_nonempty(_vecmath.log_softmax),
+op("log_softmax", grad_fn="LogSoftmaxBackward0", symbol="log softmax", forward=_nonempty(kernels.log_softmax),
    vjps=[lambda g, y, a, dim: call("log_softmax_backward", g, y, dim=dim)], uses=["o"],
    latex=r"\log \operatorname{softmax}(@0)", dlatex=[r"I - \mathbf{1} \operatorname{softmax}(@0)^{T}"],
    params={"dim": -1}, method="log_softmax", function=True, inputs="softmax", along_dim=True, contiguous=True,
    saved={"dim": "@dim", "result": "o"})
 # their gradients are ops of their own in PyTorch (_softmax_backward_data...), with derivatives.yaml's rules
 op("softmax_backward", grad_fn="SoftmaxBackwardDataBackward0", symbol="∂softmax",
-   forward=lambda g, y, dim: _vecmath.softmax_backward(g, y, dim),
+   forward=lambda g, y, dim: kernels.softmax_backward(g, y, dim),
    vjps=[lambda gg, o, g, y, dim: call("softmax_backward", gg, y, dim=dim),
          lambda gg, o, g, y, dim: g * gg - (y * g).sum(axis=dim, keepdims=True) * gg
          - g * (y * gg).sum(axis=dim, keepdims=True)], uses=["1", "01"],
@@ -579,9 +531,9 @@ op("softmax_backward", grad_fn="SoftmaxBackwardDataBackward0", symbol="∂softma
    params={"dim": -1}, inputs="softmax_backward", in_rules=True,
    saved={"grad_output": 0, "output": 1, "dim": "@dim"})
 op("log_softmax_backward", grad_fn="LogSoftmaxBackwardDataBackward0", symbol="∂log softmax",
-   forward=lambda g, y, dim: _vecmath.log_softmax_backward(g, y, dim),
-   vjps=[lambda gg, o, g, y, dim: gg - (gg * _exp(y)).sum(axis=dim, keepdims=True),   # (exp as PyTorch's)
-         lambda gg, o, g, y, dim: -g.sum(axis=dim, keepdims=True) * _exp(y) * gg], uses=["1", "01"],
+   forward=lambda g, y, dim: kernels.log_softmax_backward(g, y, dim),
+   vjps=[lambda gg, o, g, y, dim: gg - (gg * kernels.exp(y)).sum(axis=dim, keepdims=True),   # (exp as PyTorch's)
+         lambda gg, o, g, y, dim: -g.sum(axis=dim, keepdims=True) * kernels.exp(y) * gg], uses=["1", "01"],
    latex=r"@0 - e^{@1} \textstyle\sum @0", dlatex=[r"I - e^{@1} \mathbf{1}^{T}", r"-e^{@1} \textstyle\sum @0"],
    params={"dim": -1}, inputs="softmax_backward", in_rules=True,
    saved={"grad_output": 0, "output": 1, "dim": "@dim"})
@@ -591,37 +543,37 @@ op("log_softmax_backward", grad_fn="LogSoftmaxBackwardDataBackward0", symbol="�
 def _mm_grad_a(g, y, a, b):
     """∂(a @ b)/∂a applied to g, as PyTorch's ``mm_mat1_backward`` multiplies: ``g @ bᵀ``, or
     ``(b @ gᵀ)ᵀ`` when ``a`` was laid out by columns (the product then has b's rows)."""
-    return call("mm", b, g.T).T if _vecmath._column_major(a) else call("mm", g, b.T)
+    return call("mm", b, g.T).T if kernels.column_major(a) else call("mm", g, b.T)
 
 
 def _mm_grad_b(g, y, a, b):
     """∂(a @ b)/∂b applied to g: ``aᵀ @ g``, or ``(gᵀ @ a)ᵀ`` when ``b`` was laid out by columns
     (``nn.Linear``'s ``Wᵀ``: the weight's gradient is then computed in the weight's own shape)."""
-    return call("mm", g.T, a).T if _vecmath._column_major(b) else call("mm", a.T, g)
+    return call("mm", g.T, a).T if kernels.column_major(b) else call("mm", a.T, g)
 
 
-op("mm", grad_fn="MmBackward0", symbol="@", forward=_vecmath.mm,
+op("mm", grad_fn="MmBackward0", symbol="@", forward=kernels.mm,
    vjps=[_mm_grad_a, _mm_grad_b], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"})
-op("mv", grad_fn="MvBackward0", symbol="@", forward=_vecmath.mv,
+op("mv", grad_fn="MvBackward0", symbol="@", forward=kernels.mv,
    vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: call("mv", a.T, g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mv", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "vec": 1})
-op("dot", grad_fn="DotBackward0", symbol="·", forward=_vecmath.dot,
+op("dot", grad_fn="DotBackward0", symbol="·", forward=kernels.dot,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="dot", function=True, inputs="matmul", precedence=2, contiguous=True, saved={"self": 0, "tensor": 1})
-op("bmm", grad_fn="BmmBackward0", symbol="@", forward=_vecmath.bmm,
+op("bmm", grad_fn="BmmBackward0", symbol="@", forward=kernels.bmm,
    vjps=[lambda g, y, a, b: call("bmm", g, np.swapaxes(b, -1, -2)),
          lambda g, y, a, b: call("bmm", np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "mat2": 1})
 
-op("addmm", grad_fn="AddmmBackward0", forward=lambda c, a, b: _vecmath.mm(a, b, c),   # nn.Linear: bias + x Wᵀ
+op("addmm", grad_fn="AddmmBackward0", forward=kernels.addmm,   # nn.Linear: bias + x Wᵀ
    vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
     lambda g, y, c, a, b: _mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
@@ -633,7 +585,7 @@ def _logsumexp(a, dim, keepdim=False):
     m = np.max(a, axis=dim, keepdims=True, initial=-np.inf)
     m = np.where(np.isfinite(m), m, 0).astype(a.dtype)     # PyTorch's shift: 0 where the max is ±inf
     with np.errstate(divide="ignore"):   # the log of an empty sum: -inf, silently as in PyTorch
-        out = np.log(torch_sum(np.exp(a - m), axis=dim, keepdims=True)) + m
+        out = np.log(kernels.sum(np.exp(a - m), axis=dim, keepdims=True)) + m
     return out if keepdim else np.squeeze(out, axis=dim)
 
 

@@ -18,8 +18,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._numerics import fma as _fma
-from ._rules import _sqrt
+from . import kernels
 from .autograd import enable_grad, no_grad
 from .nn.module import forget_grads
 from .tensor import Tensor
@@ -205,14 +204,14 @@ def _lerp(a, end, weight):
     """a + w·(end − a): one fused multiply-add from whichever end is nearer (PyTorch's lerp kernel)."""
     w = a.dtype.type(weight)
     if abs(weight) < 0.5:
-        return _fma(end - a, w, a, a.dtype)
-    return _fma(end - a, w - 1, end, a.dtype)
+        return kernels.fma(end - a, w, a, a.dtype)
+    return kernels.fma(end - a, w - 1, end, a.dtype)
 
 
 def _addcmul(a, t1, t2, value):
     """a + value·t1·t2 as the kernel computes it: (value·t1) times t2 plus a, rounded once."""
     v = a.dtype.type(value)
-    return _fma(t2, v * t1, a, a.dtype) if value != 1 else _fma(t2, t1, a, a.dtype)
+    return kernels.fma(t2, v * t1, a, a.dtype) if value != 1 else kernels.fma(t2, t1, a, a.dtype)
 
 
 def _addcdiv(a, t1, t2, value):
@@ -237,7 +236,7 @@ def _grad(p, maximize, weight_decay):
     g = p.grad._data
     g = -g if maximize else g
     if weight_decay != 0:
-        g = _fma(p._data, g.dtype.type(weight_decay), g, g.dtype)
+        g = kernels.fma(p._data, g.dtype.type(weight_decay), g, g.dtype)
     return g
 
 
@@ -313,7 +312,7 @@ class Adam(_ParameterWise):
             _write(vmax, np.maximum(vmax._data, v._data))
             v = vmax
         dt = v._data.dtype.type
-        denom = _sqrt(v._data) / dt(bias_correction2_sqrt) + dt(eps)
+        denom = kernels.sqrt(v._data) / dt(bias_correction2_sqrt) + dt(eps)
         _write(p, _addcdiv(p._data, m._data, denom, -step_size))
 
 
@@ -367,14 +366,14 @@ class RMSprop(_ParameterWise):
         if group["centered"]:
             ga = state["grad_avg"]
             _write(ga, _lerp(ga._data, g, 1 - alpha))
-            avg = _sqrt(_addcmul(sq._data, ga._data, ga._data, -1))
+            avg = kernels.sqrt(_addcmul(sq._data, ga._data, ga._data, -1))
         else:
-            avg = _sqrt(sq._data)
+            avg = kernels.sqrt(sq._data)
         avg = avg + dt(eps)
         if momentum > 0:
             buf = state["momentum_buffer"]
             _write(buf, _addcdiv(buf._data * dt(momentum), g, avg, 1))
-            _write(p, _fma(buf._data, dt(-lr), p._data, p._data.dtype))
+            _write(p, kernels.fma(buf._data, dt(-lr), p._data, p._data.dtype))
         else:
             _write(p, _addcdiv(p._data, g, avg, -lr))
 
@@ -408,5 +407,5 @@ class Adagrad(_ParameterWise):
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         s = state["sum"]
         _write(s, _addcmul(s._data, g, g, 1))
-        std = _sqrt(s._data) + s._data.dtype.type(group["eps"])
+        std = kernels.sqrt(s._data) + s._data.dtype.type(group["eps"])
         _write(p, _addcdiv(p._data, g, std, -clr))

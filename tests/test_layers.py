@@ -115,3 +115,26 @@ def test_the_cycle_finder_finds_cycles():
 def test_no_module_is_too_long():
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.rglob("*.py")}
     assert max(sizes.values()) < 1000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+# Everything that reproduces PyTorch's numerics sits behind gradviz.kernels, and is reached from the
+# layers that compute: the op table (with its rule helpers and unbroadcast's sums), the nn ops, optim,
+# and the creation of numbers (random draws, arange/linspace).  The package face re-exports
+# set_num_threads.  The engine, Tensor, the graph, the trace and the widget show no kernel detail.
+KERNEL_USERS = {"gradviz", "gradviz.ops", "gradviz._rules", "gradviz._broadcast", "gradviz._nn_ops",
+                "gradviz.optim", "gradviz._random", "gradviz._creation"}
+
+
+def test_only_the_computing_layers_import_kernels():
+    graph = import_graph()
+    users = {m for m, deps in graph.items()
+             if any(d == "gradviz.kernels" or d.startswith("gradviz.kernels.") for d in deps)
+             and not m.startswith("gradviz.kernels") and not m.startswith("gradviz.nn")}
+    assert users <= KERNEL_USERS, sorted(users - KERNEL_USERS)
+
+
+def test_kernels_import_nothing_above_them():
+    graph = import_graph()
+    for module, deps in graph.items():
+        if module.startswith("gradviz.kernels"):
+            assert all(d.startswith("gradviz.kernels") for d in deps), (module, deps)

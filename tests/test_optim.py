@@ -11,7 +11,7 @@ import pytest
 
 import gradviz
 import gradviz.optim as goptim
-from gradviz import _mkl
+from gradviz.kernels import _mkl
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import gradviz
-from gradviz._powf import pow_kernel, sleef_powf
-from gradviz._vecmath import LANES
+from gradviz.kernels import LANES
+from gradviz.kernels._powf import pow_kernel, sleef_powf
 
 f32 = np.float32
 EXPONENTS = [4, 5, 6, 7, 10, -3, -4, 1.5, 2.5, -1.5, 0.3, 3.7]

@@ -1127,7 +1127,7 @@ def test_batch_norm_is_bit_identical():
     """BatchNorm1d on a batch of rows, training and eval: output, gradients and running statistics.
     PyTorch splits the batch into one run per thread, so this holds where both count the same threads.
     Known difference: a batch of 2 rows, whose variance PyTorch sums another way (last bit, sometimes)."""
-    from gradviz._nn_ops import _threads
+    from gradviz.kernels import get_num_threads as _threads
     if torch.get_num_threads() != _threads():
         pytest.skip(f"torch uses {torch.get_num_threads()} threads, gradviz assumes {_threads()}")
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""gradviz._vecmath, _sleef, _libm: float32 and float64 rounded as PyTorch's CPU kernels round them.
+"""gradviz.kernels (products, softmax, _sleef, _libm): float32 and float64 rounded as PyTorch's CPU kernels round them.
 
 The exactness figures (share of results bit-identical to torch 2.13 on this machine) are computed
 once by :func:`exactness` and asserted per function, dtype and dimension and per matrix-product
@@ -11,8 +11,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gradviz import _libm, _mkl, _sleef, _vecmath
-from gradviz._numerics import fma64
+from gradviz import kernels
+from gradviz.kernels import _libm, _mkl, _sleef
+from gradviz.kernels._numerics import fma32, fma64
 
 f32 = np.float32
 
@@ -26,7 +27,7 @@ def test_fma_rounds_once():
     # ties by construction: c = -(a·b rounded to float32) + half an ulp of it, pushed by a tiny b
     one = f32(1 + 2 ** -23)
     tie_a, tie_b, tie_c = f32(1), one, f32(2 ** -24) * f32(-1)
-    got = _vecmath.fma(np.append(a, tie_a), np.append(b, tie_b), np.append(c, tie_c))
+    got = fma32(np.append(a, tie_a), np.append(b, tie_b), np.append(c, tie_c))
     want = [np.float32(float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))))
             for x, y, z in zip(np.append(a, tie_a), np.append(b, tie_b), np.append(c, tie_c))]
     # float(Fraction) rounds once to double; the double is then exact here or far from a float32 tie
@@ -39,7 +40,7 @@ def test_fma_settles_double_rounding():
     c = f32(2 ** -24) - f32(3 * 2 ** -23)             # moves it to 1 + 2⁻²⁴ + 2⁻⁴⁵: just above a tie
     exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
     assert exact > 1 + Fraction(1, 2 ** 24)
-    assert _vecmath.fma(a, b, c) == f32(1 + 2 ** -23)  # rounds up, where (a*b + c) in float64 ties to 1
+    assert fma32(a, b, c) == f32(1 + 2 ** -23)  # rounds up, where (a*b + c) in float64 ties to 1
 
 
 def test_libm_exp_is_the_c_librarys():
@@ -120,11 +121,11 @@ def test_products_match_numpy_closely_and_keep_dtypes():
     rng = np.random.default_rng(1)
     for m, k, n in [(2, 2, 2), (32, 16, 16), (5, 3, 1), (1, 7, 1), (4, 0, 3)]:
         a, b = rng.standard_normal((m, k)).astype(f32), rng.standard_normal((k, n)).astype(f32)
-        got = _vecmath.mm(a, b)
+        got = kernels.mm(a, b)
         assert got.dtype == f32 and got.shape == (m, n)
         assert np.allclose(got, a.astype(float) @ b.astype(float), rtol=1e-5, atol=1e-5)
     a64 = rng.standard_normal((3, 4))
-    assert np.array_equal(_vecmath.mm(a64, a64.T), a64 @ a64.T)
+    assert np.array_equal(kernels.mm(a64, a64.T), a64 @ a64.T)
 
 
 # --- exactness against torch -------------------------------------------------------------------
@@ -515,4 +516,4 @@ def _random_shapes_in_every_layout(torch):
         if trial % 8 >= 4:      # b as a transposed view, as nn.Linear's W.t()
             tb, nb = torch.tensor(b.T.copy()).t(), b.T.copy().T
         want = (torch.mm(ta, tb) if bias is None else torch.addmm(torch.tensor(bias), ta, tb)).numpy()
-        assert np.array_equal(_vecmath.mm(na, nb, bias), want), (m, k, n, trial % 8)
+        assert np.array_equal(kernels.mm(na, nb, bias), want), (m, k, n, trial % 8)

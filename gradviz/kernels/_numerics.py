@@ -9,7 +9,7 @@ computes it: ``arange``, ``linspace``, ``rand(low, high)`` and ``add(alpha=)`` u
 
 import numpy as np
 
-__all__ = ["fma", "fma32", "fma64"]
+__all__ = ["fma", "fma32", "fma64", "add"]
 
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -85,3 +85,14 @@ def fma32(a, b, c):
         if np.ndim(p) == 0:
             s = s.reshape(())
     return s.astype(np.float32)
+
+
+def add(a, b, alpha=1):
+    """a + αb (α = 1 unless ``a.add(b, alpha=...)``)"""
+    if alpha == 1:
+        return np.add(a, b)
+    if a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
+        # PyTorch's kernel is one fused multiply-add, b·α + a rounded once: what makes
+        # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit
+        return fma(b, a.dtype.type(alpha), a, a.dtype)
+    return np.add(a, np.multiply(b, alpha, dtype=b.dtype))

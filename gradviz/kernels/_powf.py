@@ -26,11 +26,12 @@ float64 powers are pow in double (PyTorch: SLEEF's double ``pow``, within 1 ulp 
 
 import numpy as np
 
-from . import _libm
+from . import _libm, _vml
 from ._numerics import fma32 as _fma
 from ._sleef import _L2L, _L2U, _LN2_HI, _LN2_LO, _R_LN2, _ilogb32, _two_sum, df_div
+from ._threads import LANES
 
-__all__ = ["sleef_powf", "pow_kernel", "pow_tensor_kernel"]
+__all__ = ["sleef_powf", "pow_kernel", "pow_tensor_kernel", "power", "powers"]
 
 _f = np.float32
 _C_HI, _C_LO = _f(0.66666662693023681640625), _f(3.69183861259614332084311e-09)
@@ -183,3 +184,27 @@ def pow_tensor_kernel(a, b, lanes):
     if cut < n:
         out[:, cut:] = _powf(flat_x[:, cut:].reshape(-1), flat_y[:, cut:].reshape(-1)).reshape(-1, n - cut)
     return out.reshape(shape)
+
+
+# --- the pow kernels: which exponents multiply, which run SLEEF's powf ----------------------------
+
+def power(a, n):
+    """aⁿ as PyTorch's kernel computes it: small exponents by multiplying (or a square root), other
+    float32 ones by SLEEF's powf on whole pairs of vectors and pow in double on the rest
+    (:func:`pow_kernel`), so the bits agree."""
+    if a.dtype.kind != "f":
+        return np.power(a, n, dtype=a.dtype)
+    special = {0: lambda: np.ones_like(a), 1: lambda: a.copy(), 2: lambda: a * a, 3: lambda: a * a * a,
+               -1: lambda: 1 / a, -2: lambda: 1 / (a * a), 0.5: lambda: _vml.sqrt(a),
+               -0.5: lambda: 1 / np.sqrt(a)}
+    if n in special:
+        return special[n]()
+    return pow_kernel(a, n, LANES) if a.dtype == np.float32 else _vml.in_double(lambda t: np.power(t, n))(a)
+
+
+def powers(a, b):
+    """a ** b for tensors, elementwise as PyTorch's kernel loops over them (float32: SLEEF's powf
+    and the C library's, :func:`pow_tensor_kernel`)."""
+    if a.dtype == np.float32 and np.asarray(b).dtype == np.float32:
+        return pow_tensor_kernel(a, b, LANES)
+    return _vml.in_double(lambda t: np.power(t, b))(a)

@@ -23,7 +23,10 @@ import math
 
 import numpy as np
 
-__all__ = ["torch_sum"]
+from ._numerics import fma
+from ._threads import get_num_threads
+
+__all__ = ["torch_sum", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums"]
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}   # AVX2 vectors
 _ILP = 4       # independent accumulators
@@ -120,3 +123,92 @@ def torch_sum(a, axis=None, keepdims=False):
     else:
         return np.add.reduce(a, axis=axes, keepdims=keepdims)
     return result.reshape(out_shape)
+
+
+# --- the losses' and BatchNorm's sums ------------------------------------------------------------
+
+def nll_sums(x, t, weight, ignore_index):
+    """(−Σ w[t_b]·x[b, t_b], Σ w[t_b]) over the rows not ignored, added as PyTorch's kernel adds them:
+    a cascade of partial sums, flushed one level up every 16**k rows (so long batches lose little)."""
+    dt = x.dtype.type
+    levels, n = 8, len(t)
+    power = max(4, (int(n - 1).bit_length() if n > 1 else 0) // levels)
+    mask = (1 << power) - 1
+    losses, weights, ignored = [dt(0)] * levels, [dt(0)] * levels, 0
+    for b, c in enumerate(t.tolist()):
+        if c == ignore_index:
+            ignored += 1
+            continue
+        if weight is not None:
+            losses[0] = dt(losses[0] - x[b, c] * weight[c])
+            weights[0] = dt(weights[0] + weight[c])
+        else:
+            losses[0] = dt(losses[0] - x[b, c])
+        for j in range(levels - 1):
+            if b & (mask << (j * power)):
+                break
+            losses[j + 1], weights[j + 1] = dt(losses[j + 1] + losses[j]), dt(weights[j + 1] + weights[j])
+            losses[j], weights[j] = dt(0), dt(0)
+    total = dt(n - ignored) if weight is None else _sum_in_order(weights, dt)
+    return _sum_in_order(losses, dt), total
+
+
+def _sum_in_order(values, dt):
+    total = dt(0)
+    for v in values:
+        total = dt(total + v)
+    return total
+
+
+def batch_norm_sums(x):
+    """(mean, Σ(x − mean)²) per channel, added up as PyTorch's CPU kernel adds them.
+
+    A batch of rows (N, C) takes the "channels last" path: the rows are split into one run per
+    thread, each run summed in x's dtype (the squares with fused multiply-adds), and the runs'
+    sums added in double. A batch of sequences (N, C, L) is summed per channel in double.
+    The last bits of the statistics so depend on PyTorch's thread count (``get_num_threads``).
+    """
+    n = x.size // x.shape[1]
+    if x.ndim == 2 or x.shape[2] == 1:
+        runs = _bn_runs(x.reshape(x.shape[0], x.shape[1]))
+        total = sum(np.add.accumulate(r, axis=0)[-1].astype(np.float64) for r in runs)
+        mean = (total / n).astype(x.dtype)
+        squares = np.zeros(x.shape[1], np.float64)
+        for r in runs:
+            acc = np.zeros(x.shape[1], x.dtype)
+            for row in r:
+                dx = row - mean
+                acc = fma(dx, dx, acc, x.dtype)
+            squares += acc
+        return mean, squares.astype(x.dtype)
+    flat = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)     # per channel, in memory order
+    mean = (np.add.accumulate(flat.astype(np.float64), axis=1)[:, -1] / n).astype(x.dtype)
+    d = flat - mean[:, None]
+    squares = np.add.accumulate((d * d).astype(np.float64), axis=1)[:, -1]
+    return mean, squares.astype(x.dtype)
+
+
+def _bn_runs(rows):
+    """The rows split into one run per thread, as PyTorch's parallel_for splits a batch."""
+    threads = max(1, min(get_num_threads(), len(rows)))
+    size = -(-len(rows) // threads)
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def batch_norm_backward_sums(g, x, mean):
+    """(Σ g, Σ (x − mean)·g) per channel, in x's dtype: per thread for a batch of rows (the products
+    fused into the running sum), then the threads' sums added; in double for sequences."""
+    if x.ndim == 2 or x.shape[2] == 1:
+        rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
+        total, dot = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
+        for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
+            s, p = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
+            for xi, gi in zip(xr, gr):
+                s = s + gi
+                p = fma(xi - mean, gi, p, x.dtype)
+            total, dot = total + s, dot + p
+        return total, dot
+    axes = (0,) + tuple(range(2, x.ndim))                   # all but the channels
+    centred = x.astype(np.float64) - np.reshape(mean.astype(np.float64), (1, -1) + (1,) * (x.ndim - 2))
+    return (np.sum(g, axis=axes, dtype=np.float64).astype(x.dtype),
+            np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype))

@@ -3,10 +3,10 @@ r"""SLEEF's vectorised exp, log and log1p, float32 and float64, re-derived in nu
 PyTorch's CPU kernels take these from SLEEF (https://sleef.org, public): ``Vectorized<float>::exp()``
 is ``Sleef_expf8_u10`` (``..f16..`` with AVX-512), ``Vectorized<double>::exp()`` is
 ``Sleef_expd4_u10`` (``..d8..``), and so for ``log`` (``_u10``, SLEEF's ``xlog_u1``) and ``log1p``.
-sigmoid, softmax, log_softmax and their gradients (:mod:`gradviz._vecmath`) and ``log_sigmoid``
+sigmoid, softmax, log_softmax and their gradients (:mod:`gradviz.kernels._softmax`) and ``log_sigmoid``
 (binary cross entropy with logits) call them.  Each step here is the C code's step on whole arrays
 (no loop over elements): the same constants, the same fused multiply-adds (float32: the float64
-sum rounded once, :func:`_fma_step`; float64: :func:`gradviz._numerics.fma64`) and the same
+sum rounded once, :func:`_fma_step`; float64: :func:`gradviz.kernels._numerics.fma64`) and the same
 double-float pairs (hi, lo) that carry twice the precision through the few steps that need it.
 
 They were compared with the SLEEF functions inside PyTorch's own library (``libtorch_cpu.so``, AVX2
@@ -100,7 +100,7 @@ def _two_sum(x, y):
 def df_div(nh, nl, dh, dl, fused=fma32):
     """(nh, nl) / (dh, dl), float32 pairs (SLEEF's ``dfdiv``): one division, then the remainder
     corrected with fused multiply-adds (``fused``: ``fma32``, or :func:`_fma_step` where that is
-    shown exact, as for the logarithms here).  :mod:`gradviz._powf` shares it."""
+    shown exact, as for the logarithms here).  :mod:`gradviz.kernels._powf` shares it."""
     t = _f(1) / dh
     s = nh * t
     u = fused(t, nh, -s)

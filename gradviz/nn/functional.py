@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype, _random
 from .._nn_ops import _bn_stats
-from .._numerics import fma
+from .. import kernels
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
@@ -144,8 +144,8 @@ def _update_running_stats(x, running_mean, running_var, momentum):
     unbiased = var_sum.astype(dt) / dt(x.size // x.shape[1] - 1)
     m = dt(momentum)
     one_minus = dt(1 - float(momentum))
-    running_mean._data[...] = fma(m, mean.astype(dt), one_minus * running_mean._data, dt)   # one rounding,
-    running_var._data[...] = fma(m, unbiased, one_minus * running_var._data, dt)           # as the kernel
+    running_mean._data[...] = kernels.fma(m, mean.astype(dt), one_minus * running_mean._data, dt)   # one rounding,
+    running_var._data[...] = kernels.fma(m, unbiased, one_minus * running_var._data, dt)           # as the kernel
     running_mean._vbox[0] += 1
     running_var._vbox[0] += 1
 

@@ -1,0 +1,66 @@
+"""Everything that reproduces PyTorch's numerics: one function per op, computed where PyTorch computes it.
+
+The op table reads ``forward=kernels.exp``; what is behind the name is this package's business:
+
+* MKL (``pip install "gradviz[exact]"``): PyTorch's CPU build calls the MKL it ships for ``exp``,
+  ``log``, ``tanh``... (vector maths) and for every matrix product (BLAS); gradviz calls the same
+  library through ctypes (:mod:`._mkl`), so the last digit is PyTorch's;
+* SLEEF and the C library, re-derived in numpy where PyTorch's kernels call them (:mod:`._sleef`,
+  :mod:`._powf`, :mod:`._libm`): sigmoid, softmax and log_softmax, ``x ** y``;
+* the order PyTorch's kernels add in (:mod:`._reduce`), their fused multiply-adds (:mod:`._numerics`),
+  the vector width and thread count that cut their loops (:mod:`._threads`).
+
+Without MKL, each function is computed in double and rounded once, and products are numpy's
+(within rounding).  :func:`info` says which backend each family runs on here.
+
+>>> import numpy as np
+>>> float(sigmoid(np.array([0.0], np.float32))[0])
+0.5
+"""
+
+import numpy as np
+
+from . import _mkl
+from ._numerics import add, fma
+from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.pow, as torch.pow
+from ._products import addmm, bmm, column_major, dot, mm, mv
+from ._reduce import batch_norm_backward_sums, batch_norm_sums, nll_sums, torch_sum as sum  # noqa: A001
+from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softmax_backward
+from ._threads import LANES, get_num_threads, set_num_threads
+from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, sin, sqrt, tan, tanh, tanh_backward
+from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorch's scalar loops call them
+from ._sleef import exp as sleef_exp, log as sleef_log, log1p as sleef_log1p   # SLEEF's, as its vectorised loops
+
+__all__ = ["add", "fma", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "mean",
+           "nll_sums", "batch_norm_sums", "batch_norm_backward_sums", "sigmoid", "softmax", "log_softmax",
+           "softmax_backward", "log_softmax_backward", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "atan",
+           "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",
+           "sleef_log", "sleef_log1p", "LANES", "get_num_threads", "set_num_threads", "info"]
+
+
+def mean(a, axis=None, keepdims=False):
+    """The mean as PyTorch's CPU kernel computes it: its ordered sum, divided by the count."""
+    a = np.asarray(a)
+    axes = range(a.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+    count = 1
+    for d in axes:
+        count *= a.shape[d]
+    return sum(a, axis=axis, keepdims=keepdims) / count
+
+
+def info():
+    """Which backend each family of kernels runs on here, so a user who sees other digits can tell why.
+
+    >>> sorted(info())
+    ['blas', 'reductions', 'sleef', 'threads', 'vector_floats', 'vml']
+    """
+    found = _mkl.library() is not None
+    return {
+        "vml": f"MKL {_mkl.VERSION} (PyTorch's)" if found else "numpy in double, rounded once (within 1 ulp)",
+        "blas": f"MKL {_mkl.VERSION} (PyTorch's)" if found else
+                "numpy; PyTorch's order for inner dimensions up to 192 (float32)",
+        "sleef": "SLEEF's algorithms in numpy (bit for bit)",
+        "reductions": "PyTorch's order in numpy (bit for bit)",
+        "vector_floats": LANES,
+        "threads": get_num_threads(),
+    }

@@ -1,0 +1,239 @@
+r"""sigmoid, softmax and log_softmax, and their gradients, rounded step by step as PyTorch's CPU kernels.
+
+Floating-point results depend on the order of the roundings, not only on the formula.  This module
+repeats, on whole numpy arrays (no loop over elements), the steps PyTorch 2.13's CPU kernels take on an
+x86-64 machine with AVX-512 or AVX2 (the vector width is the machine's, :data:`gradviz.kernels._threads.LANES`):
+
+* :func:`sigmoid` -- ``1 / (1 + e^{-x})``, float32 and float64: SLEEF's vectorised exp
+  (:mod:`gradviz.kernels._sleef`) on pairs of whole vectors, the C library's on the leftovers
+  (:mod:`gradviz.kernels._libm`);
+* :func:`softmax`, :func:`log_softmax` and their backward passes, float32 and float64 -- SLEEF's exp
+  and log, the vector-lane sums and the fused steps of PyTorch's kernels, along the last dimension
+  or (another kernel) across the inner dimensions.
+
+Where PyTorch's kernels cut the work by thread (softmax across the inner dimensions, float32
+softmax's gradient, sigmoid over 32,768 elements), the last bits depend on the thread count
+(:mod:`gradviz.kernels._threads`).
+"""
+
+import math
+
+import numpy as np
+
+from . import _libm, _sleef
+from ._numerics import fma32 as fma, fma64
+from ._threads import _GRAIN, LANES, _shares, _vector, get_num_threads
+
+__all__ = ["sigmoid", "softmax", "log_softmax", "softmax_backward", "log_softmax_backward"]
+
+_f = np.float32
+_d = np.float64
+_FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 lanes: ⊕8, ⊕4, ⊕2, ⊕1
+_EXACT = (np.dtype(_f), np.dtype(_d))   # the dtypes whose kernels are followed step by step
+
+
+
+
+def _fma(a, b, c):
+    """``a·b + c`` rounded once in the dtype of ``a`` (float32 or float64)."""
+    return fma(a, b, c) if a.dtype == _f else fma64(a, b, c)
+
+
+def sigmoid(a):
+    r"""σ(x) = 1 / (1 + e^{−x}), rounded after each of the three steps as PyTorch's kernel does.
+
+    The kernel runs pairs of whole vectors (2 × :data:`LANES` floats, or 2 × LANES/2 doubles)
+    through SLEEF's exp and finishes the elements left over with the C library's ``expf``/``exp``;
+    both are repeated here, by position in the flattened (C-ordered) tensor, in each thread's range
+    when more than 32,768 elements are shared between threads.
+    """
+    a = np.asarray(a)
+    if a.dtype not in _EXACT:
+        with np.errstate(all="ignore"):
+            return 1 / (1 + np.exp(-a))
+    flat = a.reshape(-1)
+    step = 2 * _vector(a.dtype)
+    zero, one = a.dtype.type(0), a.dtype.type(1)
+    if flat.size <= _GRAIN or get_num_threads() == 1:
+        cut = flat.size - flat.size % step
+        e = np.concatenate((_sleef.exp(zero - flat[:cut]), _libm.exp(-flat[cut:])))
+    else:   # each thread's range cut the same way
+        start, end = _shares(flat.size, _GRAIN)
+        vec = np.arange(flat.size) - start < (end - start) // step * step
+        e = np.empty_like(flat)
+        e[vec], e[~vec] = _sleef.exp(zero - flat[vec]), _libm.exp(-flat[~vec])
+    with np.errstate(all="ignore"):
+        return (one / (one + e)).reshape(a.shape)
+
+
+# --- softmax and log_softmax -------------------------------------------------------------------
+
+def _lanes_sum(x):
+    r"""Sum each row of ``x`` (rows, n) as ATen's ``vec::reduce_all`` does, a vector
+    (:func:`_vector`: 16 or 8 floats, 8 or 4 doubles) at a time.
+
+    Rows shorter than a vector are added left to right.  Longer rows: lane i adds elements i, i+L,
+    i+2L... (the leftover part vector only into its own lanes), then the lanes are added up
+    (:func:`_fold`).
+    """
+    rows, n = x.shape
+    lanes = _vector(x.dtype)
+    if n < lanes:
+        return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, x.dtype)
+    full = n // lanes * lanes
+    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, lanes), axis=1)[:, -1]
+    if full < n:
+        acc[:, :n - full] += x[:, full:]
+    return _fold(acc)
+
+
+def _fold(acc):
+    """The lanes of each row of ``acc`` added up as ``vec::reduce_all`` does: floats in halves
+    (:math:`v_i ← v_i + v_{i⊕L/2}`, ..., then ⊕1, by shuffles), doubles one after the other
+    (ATen has no shuffle version for them)."""
+    if acc.dtype != _f:
+        return np.add.accumulate(acc, axis=1)[:, -1]
+    for step in _FOLDS:
+        acc = acc + acc[:, np.arange(LANES) ^ step]
+    return acc[:, 0]
+
+
+def _across(shape, dim):
+    """Is ``dim`` not the last dimension (PyTorch's other kernel, even when only dimensions of one
+    element follow)?"""
+    return dim != len(shape) - 1
+
+
+def _by_rows(f, dim, *arrays):
+    """Apply ``f`` to 2-D rows along ``dim`` (moved last) of same-shaped arrays; axes put back."""
+    moved = [np.moveaxis(a, dim, -1) for a in arrays]
+    shape = moved[0].shape
+    out = f(*(np.ascontiguousarray(a).reshape(-1, shape[-1]) for a in moved))
+    return np.moveaxis(out.reshape(shape), -1, dim)
+
+
+def _exp_columns(x, dim, split=False):
+    """e^x as the kernels along a dimension that is not the last compute it: they run across the
+    inner dimensions (the columns), SLEEF's exp on whole vectors of columns and the C library's
+    on the columns left over.  ``split``: softmax's kernel, whose threads each take a range of
+    (outer, column) positions, and run vectors only inside their range (:func:`_vectorised`)."""
+    inner = math.prod(x.shape[dim + 1:])
+    flat = x.reshape(-1, x.shape[dim], inner)
+    if split:
+        vec = _vectorised(flat.shape[0], inner, _vector(x.dtype))[:, None, :]
+    else:
+        vec = np.arange(inner) < inner - inner % _vector(x.dtype)
+    e = np.empty_like(flat)
+    vec = np.broadcast_to(vec, flat.shape)
+    e[vec], e[~vec] = _sleef.exp(flat[vec]), _libm.exp(flat[~vec])
+    return e.reshape(x.shape)
+
+
+def _vectorised(outer, inner, step):
+    """(outer, inner) booleans: which positions softmax's kernel across the inner dimensions runs in
+    vectors.  Each thread walks its range of the outer × inner positions, a vector at a time while
+    one fits both in the row and in its range, then one by one to the end of the row (or range)."""
+    p = np.arange(outer * inner)
+    start, end = _shares(outer * inner)
+    row = p // inner * inner
+    first = np.maximum(row, start)
+    return ((p - first) < (np.minimum(row + inner, end) - first) // step * step).reshape(outer, inner)
+
+
+def _down(x, dim):
+    """Σ along ``dim`` from its first element down, one rounding per addition (kept as a dim of 1),
+    as the kernels across the inner dimensions add."""
+    return np.add.accumulate(x, axis=dim).take([-1], axis=dim)
+
+
+def _fma_down(g, y, dim):
+    """Σ_j g_j·y_j along ``dim`` from 0, one fused multiply-add per step (kept as a dim of 1)."""
+    g, y = np.moveaxis(g, dim, 0), np.moveaxis(y, dim, 0)
+    acc = np.zeros(g.shape[1:], g.dtype)
+    for gj, yj in zip(g, y):
+        acc = _fma(gj, yj, acc)
+    return np.expand_dims(acc, dim)
+
+
+def softmax(a, dim):
+    r"""softmax(x)_i = e^{x_i − max} · (1 / Σ_j e^{x_j − max}): PyTorch's kernel, with
+    SLEEF's exp, the vector-lane sum and one reciprocal multiplied in.
+
+    Along a dimension that is not the last, PyTorch vectorises across the inner dimensions instead
+    (:func:`_exp_columns`, cut by thread), sums down ``dim`` and divides each value by the sum.
+    """
+    a = np.asarray(a)
+    if a.dtype not in _EXACT:
+        e = np.exp(a - np.max(a, axis=dim, keepdims=True))
+        return e / np.sum(e, axis=dim, keepdims=True)
+    dim %= a.ndim
+    if _across(a.shape, dim):
+        with np.errstate(all="ignore"):
+            e = _exp_columns(a - a.max(axis=dim, keepdims=True), dim, split=True)
+            return e / _down(e, dim)
+
+    def rows(x):
+        e = _sleef.exp(x - x.max(axis=1, keepdims=True))
+        return e * (x.dtype.type(1) / _lanes_sum(e))[:, None]
+    return _by_rows(rows, dim, a)
+
+
+def log_softmax(a, dim):
+    r"""log softmax(x)_i = (x_i − max) − ln Σ_j e^{x_j − max}: two subtractions, SLEEF's exp and log
+    (the sum by vector lanes, or down ``dim`` when that is not the last, as :func:`softmax`)."""
+    a = np.asarray(a)
+    if a.dtype not in _EXACT:
+        shifted = a - np.max(a, axis=dim, keepdims=True)
+        return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    dim %= a.ndim
+    if _across(a.shape, dim):
+        with np.errstate(all="ignore"):
+            shifted = a - a.max(axis=dim, keepdims=True)
+            return shifted - _sleef.log(_down(_exp_columns(shifted, dim), dim))
+
+    def rows(x):
+        m = x.max(axis=1, keepdims=True)
+        return (x - m) - _sleef.log(_lanes_sum(_sleef.exp(x - m)))[:, None]
+    return _by_rows(rows, dim, a)
+
+
+def _lanes_dot(g, y):
+    """Σ_j g_j·y_j per row, as PyTorch's softmax backward adds it up (``map2_reduce_all``):
+    rounded products in whole vectors, then the leftover part vector, its products fused into the
+    sums where the compiler contracted them (floats, when the kernel runs on one thread or for one
+    row; not in its multi-thread copy, nor for doubles: measured), then the lanes added up as in
+    :func:`_lanes_sum`; rows shorter than a vector left to right."""
+    rows, n = g.shape
+    lanes = _vector(g.dtype)
+    if n < lanes:
+        return _lanes_sum(g * y)
+    full = n // lanes * lanes
+    acc = np.add.accumulate((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), axis=1)[:, -1]
+    if full < n:
+        if g.dtype == _f and (rows == 1 or get_num_threads() == 1):
+            acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
+        else:
+            acc[:, :n - full] += g[:, full:] * y[:, full:]
+    return _fold(acc)
+
+
+def softmax_backward(g, y, dim):
+    r"""∂softmax applied to g: :math:`(g_i − Σ_j g_j y_j)\,y_i`, the sum as PyTorch adds it."""
+    g, y = np.asarray(g), np.asarray(y)
+    if y.dtype not in _EXACT or g.dtype != y.dtype:
+        return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+    dim %= y.ndim
+    if _across(y.shape, dim):
+        return (g - _fma_down(g, y, dim)) * y
+    return _by_rows(lambda g2, y2: (g2 - _lanes_dot(g2, y2)[:, None]) * y2, dim, g, y)
+
+
+def log_softmax_backward(g, y, dim):
+    r"""∂log_softmax applied to g: :math:`g_i − e^{y_i} Σ_j g_j`, one fused step, SLEEF's exp."""
+    g, y = np.asarray(g), np.asarray(y)
+    if y.dtype not in _EXACT or g.dtype != y.dtype:
+        return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+    dim %= y.ndim
+    if _across(y.shape, dim):
+        return _fma(-_exp_columns(y, dim), np.broadcast_to(_down(g, dim), y.shape), g)
+    return _by_rows(lambda g2, y2: _fma(-_sleef.exp(y2), _lanes_sum(g2)[:, None], g2), dim, g, y)
