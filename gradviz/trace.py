@@ -567,10 +567,11 @@ class GradvizAdapter(EngineAdapter):
         The widget's ``backward()`` button uses it once the graph was freed, so a second press
         shows accumulation instead of an error.  The trace keeps its steps: the new nodes are
         mapped onto them (and kept alive with the widget).  Returns None, or why it cannot: a
-        custom Function's forward is the user's code, and is never run again here.
+        custom Function's forward is the user's code, and is never run again here.  On success
+        every value of the trace is the new pass's (the leaves' numbers as they are now).
         """
         from .tensor import Tensor, apply
-        made = {}
+        made, fns = {}, []
         for s in self.trace.steps:
             if s.cut_only:
                 continue
@@ -589,11 +590,19 @@ class GradvizAdapter(EngineAdapter):
             made[id(s)] = out = apply(s.op, args, **s.params)
             if out._grad_fn is None:
                 return "no graph"
-            self.by_fn[id(out._grad_fn)] = s
-            s.fn = weakref.ref(out._grad_fn)
+            fns.append((s, out, args))
         root = self.trace.root_step
         if root is None or id(root) not in made:
             return "no graph"
+        for s, out, args in fns:         # the trace now holds the new pass: nodes and every value
+            self.by_fn[id(out._grad_fn)] = s
+            s.fn = weakref.ref(out._grad_fn)
+            s.out.data, s.out.ref = out._data, weakref.ref(out)
+            for inp, a in zip(s.inputs, args):
+                if inp.kind != "const":
+                    inp.data = a._data
+        for v in self.trace.leaves:
+            v.data = v.tensor()._data
         self.roots[0] = made[id(root)]
         self._again = getattr(self, "_again", []) + [self.roots[0]]   # ids in by_fn stay unique
         return None

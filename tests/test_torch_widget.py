@@ -430,7 +430,7 @@ def test_a_freed_torch_graph_is_not_run_forward_again_and_says_why():
     w.backward()                                  # forward_again is on: the widget says it cannot
     kinds = [f["kind"] for f in w.frames]
     assert kinds[-1] == "error" and "second time" in w.frames[-1]["error"]
-    assert any(f["msg"][0] == "cap_forward_again_no" for f in w.frames)
+    assert any(f["msg"][0] == "cap_forward_again_no_freed" for f in w.frames)
 
 
 @pytest.mark.parametrize("lesson", ["seed", "neuron", "tiny_mlp"])

@@ -1,14 +1,15 @@
 """The live buttons in the usual flows: after Run All, and after any number of presses.
 
 A notebook's own ``o.backward()`` (run after ``animate(o)``) frees the graph; the widget's
-backward() then runs the forward pass again from the leaves (said in a caption) and shows
-accumulation, Σ = 2×, on the first press.  The freed-graph error stays one untick away.
+backward() then runs the forward pass again from the leaves (said in a caption); its check
+compares what the call added with the chain rule (✓) and says the .grad holds 2 calls' worth.  The freed-graph error stays one untick away.
 """
 
 import numpy as np
 import pytest
 
 import gradviz as torch
+from gradviz.graph import node_text, summary
 from gradviz.widget import AutogradWidget
 from widget_lessons import LESSONS
 
@@ -34,10 +35,12 @@ def test_after_run_all_backward_then_backward_shows_accumulation(name):
     assert "error" not in kinds, [w.caption(len(w.frames) - len(first) + i) for i in range(len(first))]
     assert "cap_forward_again_freed" in [f["msg"][0] for f in first]
     done = [c for c in checks(w, len(w.frames) - len(first))]
-    assert done and all(c.get("times") == 2 for c in done[-len(w._lesson.leaves):])   # Σ = 2× at once
+    # what this call added agrees with the chain rule (✓), and the .grad holds 2 calls' worth (Σ = 2×)
+    assert done and all(c["ok"] is True and c.get("total_times") == 2 for c in done[-len(w._lesson.leaves):])
     second = press(w)
     assert "error" not in [f["kind"] for f in second]
-    assert all(c.get("times") == 3 for c in checks(w, len(w.frames) - len(second))[-len(w._lesson.leaves):])
+    assert all(c["ok"] is True and c.get("total_times") == 3
+               for c in checks(w, len(w.frames) - len(second))[-len(w._lesson.leaves):])
 
 
 def test_captions_count_only_the_users_calls():
@@ -138,3 +141,92 @@ def test_batch_captions_do_not_show_a_misleading_first_row():
     text = " ".join(w.caption(i) for i in range(len(w.frames)))
     assert "[0., 0., 0., 0.]," not in text.replace("zeros(", "")
     assert "‖·‖ = " in text
+
+
+def last_checks(w):
+    """Each leaf's check as the panel shows it at the last frame (the latest value set)."""
+    return {k: v for k, v in slots_at(w, len(w.frames) - 1).items() if k.startswith("check:")}
+
+
+def _mlp():
+    torch.manual_seed(0)
+    X = torch.tensor([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    Y = torch.tensor([[0.], [1.], [1.], [0.]])
+    W1, b1 = torch.randn(2, 4, requires_grad=True), torch.zeros(4, requires_grad=True)
+    W2, b2 = torch.randn(4, 1, requires_grad=True), torch.zeros(1, requires_grad=True)
+    params = [W1, b1, W2, b2]
+
+    def loss_of():
+        return (((torch.tanh(X @ W1 + b1) @ W2 + b2) - Y) ** 2).mean()
+    return loss_of, params, dict(X=X, Y=Y, W1=W1, b1=b1, W2=W2, b2=b2)
+
+
+def test_after_training_backward_redraws_every_value_and_checks_at_them():
+    """Issue 21 item 4, lesson 6: animate(loss), train in place, then press backward(), zero_(), backward()."""
+    loss_of, params, names = _mlp()
+    loss = loss_of()
+    w = AutogradWidget(loss, names=dict(names, loss=loss))
+    before = float(loss.item())
+    for _ in range(50):
+        loss = loss_of()
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= 0.2 * p.grad
+    now = float(loss_of().item())
+    assert abs(now - before) > 1e-3
+    frames = press(w)
+    again = [f for f in frames if f["kind"] == "forward_again"]
+    assert len(again) == 1 and again[0]["msg"][0] == "cap_forward_again_modified"
+    root_slot = f"val:{w._ids.value(w._lesson.root_step)}"
+    assert again[0]["set"][root_slot] == node_text(np.float32(now)) != node_text(np.float32(before))
+    assert again[0]["msg"][1]["value"] == summary(np.float32(now))
+    checks_now = last_checks(w)
+    assert len(checks_now) == 4 and all(c["ok"] is True for c in checks_now.values()), checks_now
+    # the derivation shown is the one at the new values: its chain-rule results are the engine's
+    chain = {leaf["leaf"]: leaf["chain"] for leaf in w.derivation["leaves"]}
+    assert set(chain) == {"W1", "b1", "W2", "b2"}
+    w.zero_grad()
+    press(w)
+    assert all(c["ok"] is True for c in last_checks(w).values()), last_checks(w)
+
+
+def test_a_leaf_changed_without_a_version_bump_also_runs_the_forward_pass_again():
+    x = torch.ones(2, requires_grad=True)
+    o = (x * x).sum()
+    w = AutogradWidget(o, names={"x": x, "o": o})
+    x.data.mul_(3)                                # no version bump: the saved x is not "modified"
+    frames = press(w)
+    assert "cap_forward_again_modified" in [f["msg"][0] for f in frames]
+    assert last_checks(w)["check:x"]["ok"] is True
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_the_notebooks_own_call_with_another_gradient_is_no_cross():
+    """Issue 21 item 4, lesson 5: the last cell used another gradient=; the press uses animate()'s."""
+    x = torch.ones(2, 2, requires_grad=True)
+    z = (2 * x + 3) * (2 * x + 3) * 3
+    v = torch.tensor([[0., 1.], [1., 0.]])
+    w = AutogradWidget(z, v, names={"x": x, "z": z})
+    z.backward(torch.tensor([[0., 0.], [1., 1.]]), retain_graph=True)
+    frames = press(w)
+    sync = [f for f in frames if f["kind"] == "sync"]
+    assert sync and sync[0]["set"]["check:x"]["ok"] is None          # not the widget's gradient: no mark
+    c = last_checks(w)["check:x"]
+    assert c["ok"] is True and c["added"] == "[[ 0., 60.], [60., 0.]]", c
+    w.zero_grad()
+    press(w)
+    assert last_checks(w)["check:x"]["ok"] is True
+
+
+@pytest.mark.parametrize("name", ["seed", "tutorial", "neuron", "tiny_mlp", "fan_out"])
+def test_any_button_sequence_ends_with_a_tick(name):
+    root, names, gradient = LESSONS[name]()
+    w = AutogradWidget(root, gradient, names=names)
+    root.backward(gradient)
+    for act in ("backward", "zero", "backward", "backward", "zero", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+        if act == "backward":
+            assert all(c["ok"] is True for c in last_checks(w).values()), (act, last_checks(w))

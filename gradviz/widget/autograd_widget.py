@@ -91,21 +91,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         self._lesson, self._ids = lesson, drawing.get("ids") or F.Ids()
         seed = runs[0].seed if runs else self._engine.seed(gradient)
         problem = drawing.get("error", "")
-        self._formulas = {}
-        try:
-            deriv = build_derivation(lesson, seed, derivation, expected, ids=self._ids, keep=self._formulas)
-        except Exception as exc:  # a derivation that cannot be written must not hide the graph
-            deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
-        try:   # (a folded picture runs its ops a group at a time: no product per op to write)
-            folded = self._graph is not None and self._graph.summarized
-            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"), fmt=F.shown)
-        except Exception:  # no running product then; the frames still play
-            self._math = None
-        try:
-            # (a wrong expected= name raises here)
-            self._targets = targets(lesson, seed, expected, self._formulas.get("chain"))
-        except UserCodeError as exc:  # the instructor's own closed form failed: say so, keep the chain rule
-            self._targets, problem = targets(lesson, seed), problem or str(exc)
+        self._steps = derivation
+        deriv, problem = self._derive(seed, problem)
         self._before = {seq: data for seq, (_, _, data, _) in before.items()}
         try:
             frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
@@ -128,6 +115,40 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
                          derivation=deriv, lang=lang, strings=strings(lang), presenter=presenter,
                          speed=speed, error=problem, root_name=lesson.root_name, **kwargs)
         self.on_msg(self._on_msg)
+
+    def _derive(self, seed, problem=""):
+        """The hand derivation, the running product and the check targets at the trace's values now.
+
+        Called again after the live ``backward()`` ran the forward pass anew: the check then
+        compares like with like (the same values, the same ``gradient``).  Returns the derivation
+        trait and ``problem`` (or why the instructor's closed form failed).
+        """
+        lesson, expected = self._lesson, self._expected
+        self._formulas = {}
+        try:
+            deriv = build_derivation(lesson, seed, self._steps, expected, ids=self._ids, keep=self._formulas)
+        except Exception as exc:  # a derivation that cannot be written must not hide the graph
+            deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
+        try:   # (a folded picture runs its ops a group at a time: no product per op to write)
+            folded = self._graph is not None and self._graph.summarized
+            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"), fmt=F.shown)
+        except Exception:  # no running product then; the frames still play
+            self._math = None
+        try:
+            # (a wrong expected= name raises here)
+            self._targets = targets(lesson, seed, expected, self._formulas.get("chain"))
+        except UserCodeError as exc:  # the instructor's own closed form failed: say so, keep the chain rule
+            self._targets, problem = targets(lesson, seed), problem or str(exc)
+        self._leaf_numbers = self._numbers_now()
+        return deriv, problem
+
+    def _numbers_now(self):
+        """A copy of every leaf's numbers as they are now (to see a change made without a version bump)."""
+        out = {}
+        for v in self._lesson.leaves:
+            t = v.tensor()
+            out[v.seq] = None if t is None else self._engine._numbers(t)
+        return out
 
     # -- running the engine ----------------------------------------------------------------------
 
@@ -156,25 +177,32 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         retain = self.retain_graph if retain_graph is None else bool(retain_graph)
         new = self._sync_frame()
         new += self._forward_again_frames()
-        runs, error = self._engine.backward(self._gradient, retain)
+        runs, error = self._engine.backward(self._gradient, retain)   # (the gradient animate() was given)
         fold_runs(self._engine.trace, runs)
         new += self._run_frames(runs, error, self._gradient is not None)
         self._shown = self._engine.grad_arrays()
         self._append(new)
 
     def _forward_again_frames(self):
-        """Run the forward pass again when the graph cannot go backward (freed, or a leaf changed in
-        place), if ``forward_again`` is on: the frame says so.  Off, the engine's error is the lesson."""
+        """Run the forward pass again from the leaves as they are now, when the graph shown is not
+        theirs any more: freed, a saved value changed in place (a training step), or a leaf's numbers
+        changed without a version bump (``p.data -= ...``).  Only if ``forward_again`` is on (off,
+        the engine's error is the lesson).  Every value is then redrawn (one frame sets them all)
+        and the derivation and its check targets are computed again at the new values."""
         stale = getattr(self._engine, "stale", None)
         why = stale() if stale is not None else None
+        if why is None and any(not _same(a, self._leaf_numbers.get(k)) for k, a in self._numbers_now().items()):
+            why = "modified"
         if why is None:
             return []
         if not self.forward_again:     # on purpose: the engine's error is the lesson (its hint says why)
             return []
         failed = self._engine.forward_again()
         if failed is not None:
-            return [F.note_frame(self._lesson, "cap_forward_again_no")]
-        return [F.note_frame(self._lesson, "cap_forward_again_" + why)]
+            return [F.note_frame(self._lesson, "cap_forward_again_no_" + why)]
+        deriv, problem = self._derive(self._engine.seed(self._gradient), self.error)
+        self.derivation, self.error = deriv, problem
+        return [F.values_frame(self._lesson, self._ids, "cap_forward_again_" + why)]
 
     def zero_grad(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad`` (what the zero_() button does)."""

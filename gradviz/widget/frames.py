@@ -36,7 +36,7 @@ from ._lesson import num, short
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
-           "error_frame", "note_frame", "event_data", "expr_text"]
+           "error_frame", "note_frame", "values_frame", "event_data", "expr_text"]
 
 MAX_EXACT = 256        # arrays up to this size carry their exact numbers in the frame
 MAX_LISTED = 8         # leaves listed by name in a caption (the rest are counted)
@@ -228,9 +228,24 @@ def start_frame(lesson, ids, grads, targets):
                   focus=[ids.leaf(t) for t in lesson.leaves])
 
 
-def _check_slot(grad, want, leaf, lesson):
+def _check_slot(grad, want, leaf, lesson, added=None, before=None, known=True):
+    """The check mark of a leaf: its ``.grad`` against the hand derivation.
+
+    After a backward() call the gradient it ``added`` is what the derivation stands for (the
+    ``.grad`` also holds what was there ``before``: the notebook's own calls, with their own
+    ``gradient=``), so that is what is compared.  ``known=False``: the ``.grad`` came from code the
+    widget did not see; a difference is then no error of the engine's, and no mark is shown.
+    """
     slot = {"grad": "None" if grad is None else num(grad)}
-    slot.update(check(grad, want) if want is not None and grad is not None else {"ok": None, "diff": ""})
+    have = added if added is not None else grad
+    slot.update(check(have, want) if want is not None and have is not None else {"ok": None, "diff": ""})
+    if added is not None and before is not None and np.any(np.asarray(before) != 0):
+        slot["added"] = num(added)
+        total = check(grad, want) if want is not None and grad is not None else {}
+        if total.get("times", 0) >= 2:        # .grad holds k calls' worth: accumulation, said as such
+            slot["total_times"] = total["times"]
+    if not known and slot["ok"] is False and "times" not in slot:
+        slot.update(ok=None, diff="")
     return slot
 
 
@@ -357,7 +372,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         if is_leaf:
             want = targets.get(leaf.seq)
             s = {f"grad:{target}": _grad_slot(e.grad_after, True), f"cls:{target}": "bwd",
-                 f"check:{name}": _check_slot(e.grad_after, want, leaf, lesson)}
+                 f"check:{name}": _check_slot(e.grad_after, want, leaf, lesson, added=e.grad_in,
+                                              before=e.grad_before)}
             if e.grad_before is None:
                 msg = ["cap_acc_new", {"leaf": name, "after": shown(e.grad_after)}]
             else:
@@ -485,6 +501,24 @@ def note_frame(lesson, key):
     return _frame("note", "note", [key, {"root": lesson.root_name}])
 
 
+def values_frame(lesson, ids, key):
+    """The forward pass ran again (the live backward() button): every value drawn anew at once."""
+    s = {}
+    for t in lesson.leaves:
+        if ids.group_of_leaf(t) is None:
+            s[f"val:{ids.leaf(t)}"] = _val_slot(t.data)
+    for node in lesson.nodes:
+        if ids.own_value(node):
+            s[f"val:{ids.value(node)}"] = _val_slot(lesson.output(node))
+            s[f"cls:{ids.value(node)}"] = "fwd"
+        s[f"cls:{ids.op(node)}"] = "fwd"
+    root = lesson.root_step
+    value = lesson.output(root) if root is not None else lesson.root.data
+    return _frame("note", "forward_again", [key, {"root": lesson.root_name,
+                                                  "value": shown(value) if value is not None else "?"}],
+                  focus=[ids.value(root)] if root is not None else [], set=s)
+
+
 def _written(lesson, leaf):
     """Whether the derivation writes this leaf out (and so shows a check mark for it)."""
     return any(t is leaf for t in lesson.leaves[:MAX_LEAVES])
@@ -522,7 +556,7 @@ def sync_frame(lesson, ids, changed, now, targets, restored=False):
         parts.append(["cap_sync_item", {"leaf": name, "value": shown(g) if g is not None else "None"}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
         if _written(lesson, t):
-            s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson)
+            s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson, known=False)
     key = "cap_restored" if restored else "cap_sync"
     return _frame("note", "sync", [key, {"items": {"join": _listed(parts)}, "root": lesson.root_name}],
                   focus=[ids.leaf(t) for t in changed], set=s)

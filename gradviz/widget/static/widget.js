@@ -702,10 +702,16 @@ function createDerivationPanel(ctx) {
       e.classList.add("gv-none");
       e.append(h("span", { text: fmt(s, "grad_none", { leaf }) }));
     } else {
-      e.append(h("span", { class: "gv-engine", text: fmt(s, "engine_grad", { leaf, value: v.grad }) }));
+      // after a backward() call on a .grad that already held something: what the call added is
+      // what the chain rule stands for (the rest came from earlier calls, maybe another gradient=)
+      e.append(h("span", { class: "gv-engine", text: v.added !== undefined
+        ? fmt(s, "engine_added", { leaf, value: v.added, grad: v.grad }) : fmt(s, "engine_grad", { leaf, value: v.grad }) }));
       if (v.ok === true) {
         e.classList.add("gv-ok");
         e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✓ " }), h("span", { text: s.agrees || "" }));
+        if (v.total_times !== undefined) {        // what the .grad holds now: several calls added up
+          e.append(h("span", { class: "gv-acc-note", text: ` (${fmt(s, "engine_grad", { leaf, value: "" }).trim()} ${fmt(s, "accumulated", { k: v.total_times })})` }));
+        }
       } else if (v.ok === false && v.times !== undefined) {   // accumulation, not an error
         e.classList.add("gv-acc");
         e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " Σ " }),
