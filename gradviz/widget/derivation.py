@@ -62,13 +62,24 @@ def _param_text(v):
 LINE_VALUES = 3        # a path's line ends with its value when that is at most this many numbers
 
 
+MATRIX_ROWS, MATRIX_COLS = 2, 3      # a matrix up to 2×3 is written out (as the graph draws it)
+
+
 def value_latex(a, limit=4):
-    """A value as LaTeX: a number, or ``[1, 2]`` for a short vector; None for anything bigger."""
+    r"""A value as LaTeX: a number, ``[1, 2]`` for a short vector, a matrix up to 2×3 in full; None
+    for anything bigger.
+
+    >>> print(value_latex(np.array([[0., 30.], [30., 0.]])))
+    \begin{bmatrix}0 & 30 \\ 30 & 0\end{bmatrix}
+    """
     if a is None:
         return None
     a = np.asarray(a)
     if a.size == 1 or (a.size and np.all(a == a.reshape(-1)[0])):
         return short(a.reshape(-1)[0])
+    if a.ndim == 2 and a.shape[0] <= MATRIX_ROWS and a.shape[1] <= MATRIX_COLS:
+        rows = r" \\ ".join(" & ".join(short(v) for v in row) for row in a)
+        return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
     if a.ndim > 1 or a.size > limit:
         return None
     return short(a).replace("[", r"\left[").replace("]", r"\right]").replace(", ", r",\ ")
@@ -121,6 +132,24 @@ def _factor(latex):
 
 def _term(text):
     return rf"\left({text}\right)" if text.startswith("-") else text
+
+
+def _paren(text, n=2):
+    """Parentheses around a product of ``n`` factors (one factor needs none)."""
+    return rf"\left({text}\right)" if n > 1 else text
+
+
+def _collected(expr):
+    """``v ⊙ 30``: a seed times a product that is one number everywhere, that number worked out."""
+    if isinstance(expr, F.Reshape):
+        expr = expr.arg
+    if not (isinstance(expr, F.Mul) and expr.hadamard and len(expr.factors) == 2):
+        return []
+    v, inner = expr.factors
+    value = np.asarray(inner.value())
+    if not isinstance(v, F.Sym) or value.size == 0 or not np.all(value == value.reshape(-1)[0]):
+        return []
+    return [f"{v.tex} \\odot {_term(short(value.reshape(-1)[0]))}"]
 
 
 def _partial(top, bottom):
@@ -338,6 +367,14 @@ def _matrix_path(path):
     return any(n.key in C.MATMULS or n.key in C.TRANSPOSES for n, _ in path)
 
 
+def _elementwise_path(lesson, path):
+    """Every op on the path works element by element, on inputs of its output's shape (then the
+    Jacobians are diagonal, and a seed v multiplies the path's product element by element)."""
+    return all(n.op is not None and n.key in C.ELEMENTWISE and n.key not in C.REDUCTIONS
+               and lesson.output(n) is not None
+               and tuple(n.inputs[i].shape) == tuple(np.shape(lesson.output(n))) for n, i in path)
+
+
 def operand(lesson, node, i, matrix=False):
     """Input ``i`` of ``node`` as a formula: its name (a :class:`Sym` carrying its value) or a number."""
     kind, thing = lesson.kinds(node)[i]
@@ -373,12 +410,53 @@ def step_expr(lesson, node, i, g, matrix=False):
                   rule=rule, matrix=matrix, count=_count(node, in_shape, out_shape))
 
 
+def _implicit(seed):
+    """Whether ``seed`` is the implicit 1 of ``backward()`` on a scalar (no gradient= to speak of)."""
+    seed = np.asarray(seed)
+    return seed.size == 1 and float(seed.reshape(-1)[0]) == 1.0
+
+
+def _free_name(lesson, *candidates):
+    """The first of ``candidates`` that names no tensor of the graph (so one symbol, one thing)."""
+    taken = {lesson.name(v) for v in lesson.leaves} | {lesson.name(n) for n in lesson.nodes}
+    taken |= {lesson.input_name(n, i) for n in lesson.nodes for i in range(len(n.inputs))}
+    return next((c for c in candidates if c[0] not in taken), candidates[-1])
+
+
+def seed_name(lesson):
+    """The seed's symbol (LaTeX, text): ``v``, or another letter when a tensor is called v."""
+    return _free_name(lesson, ("v", "v"), ("u", "u"), (r"\nu", "ν"))
+
+
+def objective(lesson, seed):
+    """What the chain rule differentiates, as ``(LaTeX, text)``: the root ``o`` itself, or, after
+    ``backward(gradient=v)``, the scalar ``L = Σ v ⊙ z`` (its gradient is vᵀJ: ∂L/∂z = v).
+
+    ``seed`` None or the implicit 1: the root.
+    """
+    root = lesson.root_name
+    if seed is None or _implicit(seed):
+        return latex_name(root), root
+    return _free_name(lesson, ("L", "L"), (r"\mathcal{L}", "ℒ"))
+
+
+def objective_definition(lesson, seed):
+    """``L = Σ v ⊙ z`` (``L = v · z`` for a scalar z) as LaTeX, or None without a gradient=."""
+    if seed is None or _implicit(seed):
+        return None
+    (ltex, _), (vtex, _) = objective(lesson, seed), seed_name(lesson)
+    z = latex_name(lesson.root_name)
+    if np.size(lesson.root.data if lesson.root.data is not None else seed) == 1:
+        return f"{ltex} = {vtex} \\cdot {z}"
+    return rf"{ltex} = \sum {vtex} \odot {z}"
+
+
 def seed_expr(lesson, seed):
     """The seed as a formula: nothing for the implicit 1 of a scalar, else ``v`` (the gradient= given)."""
-    seed = np.asarray(seed)
-    if seed.size == 1 and float(seed.reshape(-1)[0]) == 1.0:
+    if _implicit(seed):
         return None
-    return F.Sym("v", seed, latex="v")
+    tex, text = seed_name(lesson)
+    return F.Sym(text, np.asarray(seed), latex=tex, substitute=False)
 
 
 class Delta:
@@ -413,9 +491,15 @@ def path_expr(lesson, path, seed, delta=None):
     ``delta``: a :class:`Delta` naming the gradient at a layer's output δ."""
     if seed is None:
         return None
+    v = seed_expr(lesson, seed)
+    if v is not None and _elementwise_path(lesson, path):
+        # vᵀJ with a diagonal J: v ⊙ (the product of the local derivatives), written as such
+        inner = path_expr(lesson, path, np.ones(()))
+        return F.Expand(F.Mul(v, inner, hadamard=True), inner.shape)
     # (a path through δ is written as δ's other paths are: Σ_batch δ, not Σ(δ · 1))
-    matrix = _matrix_path(path) or (delta is not None and any(n is delta.node for n, _ in path))
-    g = seed_expr(lesson, seed)
+    matrix = _matrix_path(path) or (delta is not None and any(n is delta.node for n, _ in path)) or \
+        (v is not None and np.size(seed) > 1)      # beside a seed v, elementwise products are ⊙
+    g = v
     for node, i in path:
         if delta is not None:
             g = delta.at(node, g)
@@ -457,12 +541,15 @@ class StepMath:
 
     def __init__(self, lesson, seed, paths=None, fmt=num):
         self.lesson, self.seed, self.fmt = lesson, seed, fmt     # fmt: how a value is written
-        self.root = latex_name(lesson.root_name)
+        self.root = objective(lesson, seed)[0] if seed is not None else latex_name(lesson.root_name)
         self.index = {}
+        first = 0 if seed is None or seed_expr(lesson, seed) is None else 1     # the chip ∂L/∂z = v
         for leaf in lesson.leaves[:MAX_LEAVES]:
             for j, path in enumerate((paths or {}).get(leaf.seq, [])):
+                if first:
+                    self.index.setdefault("seed", []).append([lesson.name(leaf), j, 0])
                 for k, (node, i) in enumerate(path[:MAX_FACTORS]):
-                    self.index.setdefault((id(node), i), []).append([lesson.name(leaf), j, k])
+                    self.index.setdefault((id(node), i), []).append([lesson.name(leaf), j, k + first])
         self.uses = lesson.consumers()
         self.edge, self.at, self.terms = {}, {}, {}   # (node seq, i) -> tree; tensor key -> tree, terms
         root = lesson.root_step
@@ -495,6 +582,10 @@ class StepMath:
 
     def factors(self, node, i):
         return self.index.get((id(node), i), [])
+
+    def seed_factors(self):
+        """The chips ``∂L/∂z`` (the seed v) of every written path, lit by the seed's frame."""
+        return self.index.get("seed", [])
 
     def _item(self, of, lhs, expr, value):
         if expr is None:
@@ -541,11 +632,15 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     defs = []
     for node in lesson.nodes[:MAX_DEFS]:
         defs.append(mathml(f"{latex_name(lesson.name(node))} = {forward_latex(lesson, node)}"))
-    if seed is not None and seed_expr(lesson, seed) is not None:
-        defs.append(mathml(r"v = " + F.Num(seed).latex() if np.size(seed) <= 16 else "v"))
+    v = seed_expr(lesson, seed) if seed is not None else None
+    if v is not None:           # backward(gradient=v): the scalar it differentiates, said once
+        defs.append(mathml(f"{v.tex} = " + (value_latex(seed) or F.Num(seed).latex() if np.size(seed) <= 16
+                                            else r"\text{" + "×".join(map(str, np.shape(seed))) + "}")))
+        defs.append(mathml(objective_definition(lesson, seed) + r"\quad \text{(backward(gradient=" + v.name + "))}"))
     chain = keep["chain"] = chain_gradients(lesson, seed) if lesson.nodes else {}
     closed = expected_gradients(lesson, expected)
-    root = latex_name(lesson.root_name)
+    root = objective(lesson, seed)[0] if seed is not None else latex_name(lesson.root_name)
+    top = latex_name(lesson.root_name)
     leaves, delta = [], Delta(lesson)
     for leaf in lesson.leaves[:MAX_LEAVES]:
         name = latex_name(lesson.name(leaf))
@@ -553,7 +648,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
         fan_in = len(paths) > 1 or count > len(paths)
         lines, terms = [], []
         keep["paths"][leaf.seq], keep["exprs"][leaf.seq] = paths, []
-        for path in paths:
+        for k, path in enumerate(paths, 1):
             shown = path if len(path) <= MAX_FACTORS else path[:MAX_FACTORS - 1]
             dots = [r"\cdots"] if len(shown) < len(path) else []
             # each node's output as this path reaches it (a split's q, not its first output p)
@@ -568,16 +663,25 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
                 value = chain.get(leaf.seq)
             else:
                 value = _path_value(lesson, path, seed)
-            stages = [r" \cdot ".join(sym + dots)]
+            chips = [_factor_data(lesson, n, i, ids) for n, i in shown]
+            if v is not None:          # ∂L/∂z = v: the first factor, one for one with the values
+                seed_sym = _partial(root, top)
+                chips.insert(0, {**mathml(seed_sym), "value": num(seed), "node": None, "edge": None})
+                if _elementwise_path(lesson, path):
+                    stages = [seed_sym + r" \odot " + _paren(r" \cdot ".join(sym + dots), len(sym + dots))]
+                else:
+                    stages = [r" \cdot ".join([seed_sym] + sym + dots)]
+            else:
+                stages = [r" \cdot ".join(sym + dots)]
             if expr is not None:
                 stages += [expr.latex(), expr.latex(numbers=True)]
+                stages += _collected(expr)
             # (a longer vector is the chain rule line's, which wraps: as the last stage it would not)
             if value_latex(value, limit=LINE_VALUES) is not None:
                 stages.append(value_latex(value, limit=LINE_VALUES))
-            stages = [st for k, st in enumerate(stages) if k == 0 or st != stages[k - 1]]
-            line = {"stages": [mathml(st) for st in stages], "value": num(value),
-                    "factors": [_factor_data(lesson, n, i, ids) for n, i in shown]}
-            term = value_latex(value) or (expr.latex(numbers=True) if expr is not None else r"\square")
+            stages = [st for j, st in enumerate(stages) if j == 0 or st != stages[j - 1]]
+            line = {"stages": [mathml(st) for st in stages], "value": num(value), "factors": chips}
+            term = value_latex(value) or rf"\text{{path {k}}}"
             terms.append(term)
             if fan_in:
                 line["term"] = mathml(term)
@@ -591,9 +695,10 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             "chain": num(want) if want is not None else "0",
         }
         if fan_in:
+            total = value_latex(want)
             entry["sum"] = mathml(_partial(root, name) + " = " + " + ".join(
                 [_term(t) for t in terms] + ([r"\dots"] if count > len(paths) else []))
-                + " = " + (value_latex(want) or r"\square"))
+                + (" = " + total if total is not None else ""))
         if leaf.seq in closed:
             latex, value = closed[leaf.seq]
             entry["closed"] = num(value)

@@ -33,7 +33,7 @@ import numpy as np
 from ..formula import fill, plain
 from ..graph import node_text, summary as shown      # the one summariser: captions and nodes
 from ._lesson import num, short
-from .derivation import MAX_LEAVES, check, forward_latex, local_derivative
+from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, seed_name
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
            "error_frame", "note_frame", "values_frame", "event_data", "expr_text"]
@@ -325,11 +325,15 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         args.insert(0, "gradient=" + shown(seed))
     root_value = ids.value(root) if root is not None else None
     reset[f"grad:{root_value}"] = _grad_slot(seed, False)
-    frames = [_frame("backward", "seed", ["cap_seed_replay" if run_number == 0 else "cap_seed", {
-        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": shown(seed)}],
+    # backward(gradient=v) differentiates L = Σ v ⊙ z: every ∂ of its captions is ∂L/∂…, as the derivation's
+    dname = objective(lesson, seed)[1] if seed is not None else rname
+    key = "cap_seed" if dname == rname else "cap_seed_v"
+    frames = [_frame("backward", "seed", [key + "_replay" if run_number == 0 else key, {
+        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": shown(seed), "L": dname,
+        "v": seed_name(lesson)[1]}],
         run=run, focus=[root_value], set=reset)]
     if math is not None and root is not None:
-        _chain(frames[-1], [], [math.total(id(root), rname, seed)])
+        _chain(frames[-1], math.seed_factors(), [math.total(id(root), rname, seed)])
 
     uses = lesson.consumers()
     sent = {}                                   # (consumer seq, i) -> the gradient it sent, this run
@@ -414,7 +418,7 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                                                                  node.params),
                                                "inp": inp, "grad": shown(gi)}])
         frames.append(_frame("backward", "node", ["cap_node", {
-            "node": node.name, "root": rname, "out": name, "gin": shown(e.grad_in),
+            "node": node.name, "root": dname, "out": name, "gin": shown(e.grad_in),
             "sends": {"join": sends}}], run=run, focus=[ids.op(node)], lit=[target] + lit, edges=edges,
             set=s, event=event_data(e)))
         if math is not None:

@@ -1,0 +1,144 @@
+"""The maths the widget shows, read as maths: every line of the derivation evaluates to the engine's
+``.grad``, and no panel or caption holds ``□``, an exception's text or a node name used as a function.
+
+For every widget of every lesson (tests/widget_lessons.py, and lessons 5-7's own programs) and for
+random programs (hypothesis) covering ``gradient=``, cross-entropy, in-place rebinding, reuse and
+collapsed modules, in both engines (the torch ones skip without torch).
+"""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradviz
+from gradviz.widget import AutogradWidget
+from gradviz.widget.i18n import render
+from widget_lessons import LESSONS
+
+ENGINES = ["gradviz", pytest.param("torch", marks=pytest.mark.torch)]
+
+
+def lib_of(engine):
+    if engine == "gradviz":
+        return gradviz
+    return pytest.importorskip("torch")
+
+
+# --- reading a widget ---------------------------------------------------------------------------
+
+# a node name written as a function: \mathrm{LogSoftmaxBackward0}\left( ... or Linear(...
+AS_FUNCTION = re.compile(r"(\\mathrm\{|\\operatorname\{)?[A-Z][A-Za-z]*Backward\d*\}?\s*(\\left)?\(|"
+                         r"\\mathrm\{(Linear|Conv\w*|BatchNorm\w*|Sequential)\}\\left\(")
+EXCEPTION = re.compile(r"Error\b|Traceback|unsupported operand|NoneType|object has no attribute|"
+                       r"\bexception\b", re.I)
+
+
+def texts(widget):
+    """Every piece of text the widget shows: derivation LaTeX, captions (en, ko), running products."""
+    out = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k in ("latex", "value", "chain", "closed", "error", "leaf") and isinstance(x, str):
+                    out.append(x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(widget.derivation)
+    for f in widget.frames:
+        for lang in ("en", "ko"):
+            out.append(render(lang, f["msg"]))
+        walk(f.get("chain") or {})
+    return out
+
+
+def read_the_maths(widget, grads):
+    """The checks of this file, on one widget; ``grads``: {leaf name: the engine's .grad}."""
+    for text in texts(widget):
+        assert r"\square" not in text and "□" not in text, text
+        assert not EXCEPTION.search(text), text
+        assert not AS_FUNCTION.search(text), text
+    lesson, keep = widget._lesson, widget._formulas
+    assert "error" not in widget.derivation, widget.derivation.get("error")
+    for leaf in lesson.leaves[:8]:
+        name = lesson.name(leaf)
+        want = grads.get(name)
+        if want is None:
+            continue
+        exprs = keep["exprs"].get(leaf.seq, [])
+        entry = next(e for e in widget.derivation["leaves"] if e["leaf"] == name)
+        if exprs and all(e is not None for e in exprs) and len(exprs) == entry["count"]:
+            total = sum(np.asarray(e.value(), np.float64) for e in exprs)
+            assert np.allclose(total, want, rtol=1e-3, atol=1e-5), (name, total, want)
+        for line in keep.get("lines", {}).get(leaf.seq, []):       # the backprop form: each line
+            assert np.allclose(line.value(), want, rtol=1e-3, atol=1e-5), (name, line.latex(), want)
+    for key, (expr, value) in keep.get("checked", {}).items():     # every numbered line's value
+        assert np.allclose(np.asarray(expr.value(), np.float64), value, rtol=1e-3, atol=1e-5), (key, expr.latex())
+    math = widget._math
+    if math is not None:                       # what each step sends, as the running product writes it
+        for run in widget._lesson.trace.runs[:1]:
+            for e in run.events:
+                if e.node is None:
+                    continue
+                for i, g in enumerate(e.grads_out):
+                    expr = math.edge.get((id(e.node), i))
+                    if expr is not None and g is not None:
+                        assert np.allclose(np.asarray(expr.value(), np.float64), np.asarray(g, np.float64),
+                                           rtol=1e-3, atol=1e-5), (e.node.name, i, expr.latex())
+
+
+def engine_grads(root, names, gradient, retain=True):
+    """Each leaf's .grad after ``root.backward(gradient)`` from zero (then put back to None)."""
+    leaves = [t for t in names.values() if getattr(t, "is_leaf", False) and t.requires_grad]
+    for t in leaves:
+        t.grad = None
+    root.backward(gradient, retain_graph=retain)
+    ids = {id(t) for t in leaves}
+    out = {k: np.array(t.grad.detach().numpy(), np.float64)
+           for k, t in names.items() if id(t) in ids and t.grad is not None}
+    for t in leaves:
+        t.grad = None
+    return out
+
+
+def check(root, names, gradient=None, **options):
+    grads = engine_grads(root, names, gradient)
+    w = AutogradWidget(root, gradient, names=names, **options)
+    read_the_maths(w, grads)
+    return w
+
+
+# --- the lessons --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_every_lesson_widget_reads_as_maths(lesson):
+    root, names, gradient = LESSONS[lesson]()
+    check(root, names, gradient)
+
+
+def test_backward_with_a_gradient_differentiates_L():
+    """Lesson 5: L = Σ v ⊙ z, each path v ⊙ 30, the sum [[0, 60], [60, 0]], ∂L/∂… in the captions."""
+    root, names, gradient = LESSONS["vector_jacobian"]()
+    w = check(root, names, gradient)
+    d = w.derivation
+    defs = " ".join(m["latex"] for m in d["defs"])
+    assert r"L = \sum v \odot z" in defs
+    (leaf,) = d["leaves"]
+    for p in leaf["paths"]:
+        latex = [s["latex"] for s in p["stages"]]
+        assert latex[0].startswith(r"\frac{\partial L}{\partial z} \odot"), latex
+        assert r"v \odot 30" in latex
+        assert latex[-1] == r"\begin{bmatrix}0 & 30 \\ 30 & 0\end{bmatrix}"
+        # the left side's factors and the right side's values, one for one
+        assert len(p["factors"]) == latex[0].count(r"\partial ") // 2 == 5
+    assert leaf["sum"]["latex"].endswith(r"= \begin{bmatrix}0 & 60 \\ 60 & 0\end{bmatrix}")
+    captions = [w.caption(i) for i in range(len(w.frames))]
+    assert not any("∂z/∂z" in c or "gets ∂z/" in c for c in captions)
+    assert any("L = Σ v ⊙ z" in c and "∂L/∂z = v" in c for c in captions)
