@@ -40,8 +40,6 @@ from .tensor import Tensor
 # Loaded with the package, as PyTorch loads them: ``import torch.nn`` must find the very module
 # ``torch.nn`` names (a lazy import would let the shim's ``torch.nn`` become a second copy).
 from . import nn, optim  # noqa: E402,I001
-from . import autograd_functional  # noqa: E402
-autograd.functional = autograd_functional   # torch.autograd.functional.jacobian
 from ._devices import accelerator, backends, cuda  # noqa: E402
 
 __version__ = "0.1.0"

@@ -17,11 +17,10 @@ differentiated again); ``vjp``, ``jvp``, ``vhp`` and ``hvp`` are one or two ``gr
 messages are PyTorch's; ``vectorize=True`` gives the same numbers, one row at a time.
 """
 
-from . import autograd
-from ._creation import zeros, zeros_like
-from ._engine import enable_grad, is_grad_enabled, set_grad_enabled
-from ._functions import stack
-from .tensor import Tensor
+from .._creation import zeros, zeros_like
+from .._engine import enable_grad, grad, is_grad_enabled, set_grad_enabled
+from .._functions import stack
+from ..tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -106,7 +105,7 @@ def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=N
     if not pairs:
         return (None,) * len(inputs)
     outs, grads = zip(*pairs)
-    return autograd.grad(outs, inputs, grads, allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+    return grad(outs, inputs, grads, allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
 
 
 _ZERO_MESSAGES = {

@@ -8,12 +8,13 @@ import warnings
 
 import numpy as np
 
-from ._engine import (SECOND_BACKWARD, AccumulateGrad, Node, _GradMode, backward, enable_grad, grad,
+from .._engine import (SECOND_BACKWARD, AccumulateGrad, Node, _GradMode, backward, enable_grad, grad,
                       inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, node_class, record,
                       set_detect_anomaly, set_grad_enabled)
-from .gradcheck import gradcheck
-from .ops import Op
-from .tensor import Tensor
+from ..gradcheck import gradcheck
+from ..ops import Op
+from ..tensor import Tensor
+from . import functional  # noqa: E402,I001 -- torch.autograd.functional, a module as in PyTorch
 
 __all__ = ["Variable", "Function", "FunctionCtx", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",

@@ -1,4 +1,4 @@
-"""``torch.optim``: Optimizer, SGD, Adam, AdamW, RMSprop and Adagrad, each step computed exactly as PyTorch computes it.
+"""``torch.optim.optimizer``: Optimizer, SGD, Adam, AdamW, RMSprop and Adagrad, each step computed exactly as PyTorch computes it.
 
 PyTorch runs these on CPU one parameter at a time (its ``foreach`` kernels are for GPUs), with
 in-place kernels whose float arithmetic is copied below step by step (``_lerp_``, ``_addcmul_``...):
@@ -18,10 +18,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import kernels
-from .autograd import enable_grad, no_grad
-from .nn.module import forget_grads
-from .tensor import Tensor
+from .. import kernels
+from ..autograd import enable_grad, no_grad
+from ..nn.module import forget_grads
+from ..tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad"]
 
