@@ -11,6 +11,7 @@ from . import _dtype as D
 from . import _strided
 from ._arrays import as_array
 from ._engine import apply, apply_outputs
+from ._keywords import accepting_numpy_names
 from ._operands import _broadcast_error, _dims, _literal
 from ._types import TensorBase
 from .ops import OPS
@@ -231,6 +232,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@accepting_numpy_names
 def cat(tensors, dim=0):
     """Join tensors along an existing dimension."""
     tensors = list(tensors)
@@ -242,7 +244,7 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {t.ndim}")
     d = _dims(dim, nd)[0]
     try:
-        return apply(OPS["cat"], tuple(tensors), dim=d)
+        return apply(OPS["cat"], tuple(tensors), _promoted(tensors), dim=d)
     except ValueError:
         raise RuntimeError("Sizes of tensors must match except in dimension " + str(d)) from None
 
@@ -261,6 +263,7 @@ def vstack(tensors):
     return cat([t.unsqueeze(0) if t.ndim == 1 else t for t in tensors], 0)
 
 
+@accepting_numpy_names
 def stack(tensors, dim=0):
     """Join tensors along a new dimension."""
     tensors = list(tensors)
@@ -271,4 +274,10 @@ def stack(tensors, dim=0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} "
                                f"at entry 0 and {list(t.shape)} at entry {i}")
     d = _dims(dim, tensors[0].ndim + 1)[0]
-    return apply(OPS["stack"], tuple(tensors), dim=d)
+    return apply(OPS["stack"], tuple(tensors), _promoted(tensors), dim=d)
+
+
+def _promoted(tensors):
+    """The tensors' values in their common dtype, by PyTorch's promotion (float32 with int64 is float32)."""
+    dt = D.result_type(*tensors).np
+    return [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]

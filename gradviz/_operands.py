@@ -6,8 +6,6 @@ Tensors are recognised as :class:`gradviz._types.TensorBase` and new ones (a con
 """
 
 import builtins
-import functools
-import inspect
 import math
 
 import numpy as np
@@ -309,23 +307,6 @@ def _check_multinomial(t, num_samples, replacement):
             raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
         if not row.sum() > 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-
-
-def _with_keepdims(method):
-    @functools.wraps(method)
-    def accepting_keepdims(*args, **kwargs):
-        if "keepdims" in kwargs:
-            kwargs["keepdim"] = kwargs.pop("keepdims")
-        return method(*args, **kwargs)
-    return accepting_keepdims
-
-
-def accept_keepdims(cls):
-    """PyTorch's argument parser takes numpy's spelling ``keepdims=`` for ``keepdim=`` wherever a
-    function has one (``x.sum(1, keepdims=True)``), but not in ``norm``, which is written in Python."""
-    for name, method in list(vars(cls).items()):
-        if name != "norm" and inspect.isfunction(method) and "keepdim" in inspect.signature(method).parameters:
-            setattr(cls, name, _with_keepdims(method))
 
 
 def _legacy_new(cls, dtype, *args, **kwargs):

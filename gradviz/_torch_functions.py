@@ -13,6 +13,7 @@ from . import _inplace
 from ._creation import tensor
 from ._engine import is_grad_enabled
 from ._functions import matmul, where
+from ._keywords import accepting_numpy_names
 from .ops import OPS
 from .tensor import Tensor
 
@@ -74,6 +75,7 @@ def _functions():
 
 FUNCTIONS = {name: _method(name) for name in _functions()}
 FUNCTIONS.update(matmul=matmul, where=where)    # written out: matmul dispatches, where takes a condition
-FUNCTIONS = {name: fn if name.endswith("_") else _with_out(name, fn) for name, fn in FUNCTIONS.items()}
+FUNCTIONS = {name: accepting_numpy_names(fn if name.endswith("_") else _with_out(name, fn))
+             for name, fn in FUNCTIONS.items()}
 globals().update(FUNCTIONS)
 __all__ = sorted(FUNCTIONS) + ["is_tensor"]

@@ -23,9 +23,10 @@ from ._format import tensor_repr
 from ._functions import bmm, matmul, where
 from ._indexing import getitem, setitem
 from ._inplace import _inplace, _restride
+from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
                         _floating, _inferred, _is_operand, _legacy_new, _number, _permutation, _rounded_division,
-                        _shape_args, _unary, _viewable, accept_keepdims)
+                        _shape_args, _unary, _viewable)
 from ._rules import _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided
@@ -958,4 +959,4 @@ class _RemovableHandle:
 
 
 install_table_methods(Tensor)
-accept_keepdims(Tensor)
+install_numpy_names(Tensor)

@@ -1,0 +1,60 @@
+"""numpy's keyword names that PyTorch also accepts: ``x.sum(axis=0)``, ``keepdims=True``, ``torch.cat(ts, axis=1)``.
+
+PyTorch's argument parser reads ``axis`` as ``dim``, ``keepdims`` as ``keepdim``, ``x``, ``a`` or
+``x1`` as ``input`` and ``x2`` as ``other`` (``numpy_compatibility_arg_names`` in
+python_arg_parser.cpp), for every function and method it parses.
+
+>>> import gradviz as torch
+>>> torch.tensor([[1., 5.], [7., 2.]]).argmax(axis=1, keepdims=True)
+tensor([[1],
+        [0]])
+"""
+
+import functools
+import inspect
+
+__all__ = ["ALIASES", "accepting_numpy_names", "install_numpy_names"]
+
+ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
+
+
+def _aliases_for(fn):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {alias: name for alias, name in ALIASES.items() if name in params and alias not in params}
+
+
+def accepting_numpy_names(fn, aliases=None):
+    """``fn``, also called with numpy's names for its arguments (those of ``aliases``, or the
+    ones its signature has); ``fn`` itself when it has none of PyTorch's parameter names."""
+    aliases = _aliases_for(fn) if aliases is None else aliases
+    if not aliases:
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs and not aliases.keys().isdisjoint(kwargs):
+            for alias, name in aliases.items():
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{alias}'")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    wrapper._numpy_names = aliases
+    return wrapper
+
+
+# Methods PyTorch writes in Python (torch/_tensor.py), which its argument parser never sees
+_PYTHON_METHODS = {"norm", "split"}
+
+
+def install_numpy_names(cls):
+    """Every public method of ``cls`` with a ``dim``, ``keepdim``, ``input`` or ``other`` parameter
+    also takes numpy's name for it (the in-place twins pass their keywords on to these)."""
+    for name, fn in list(vars(cls).items()):
+        if not name.startswith("_") and name not in _PYTHON_METHODS and inspect.isfunction(fn):
+            wrapped = accepting_numpy_names(fn)
+            if wrapped is not fn:
+                setattr(cls, name, wrapped)
