@@ -26,10 +26,10 @@ import re
 
 import numpy as np
 
-from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, Sum, Sym, T
+from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, RowSum, Sum, Sym, T
 
 __all__ = ["parse", "step", "ParseError", "is_one", "times", "ELEMENTWISE", "REDUCTIONS", "RESHAPES",
-           "TRANSPOSES", "MATMULS"]
+           "TRANSPOSES", "MATMULS", "COMPOSITES", "linear_step"]
 
 # How a gradient passes back through an op, by op key (ops not listed: Rule, the op's own vjp).
 # (Display knowledge only: the op table holds the maths; this says which shape of formula it takes.)
@@ -307,13 +307,130 @@ def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=
         if op_key == "expand":
             return _broadcast_sum(gg, in_shape, out_shape)
         return Reshape(gg, in_shape)
+    if op_key in COMPOSITES:
+        e = COMPOSITES[op_key](i, g, operands, out, params or {}, in_shape, out_shape)
+        if e is not None:
+            return e
     try:
         return _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix)
     except ParseError:
         if rule is None:
             raise
-    text, apply = rule
-    return Rule(g if g is not None else Num(1), text, apply)
+    jacobian, apply = rule
+    return Rule(g if g is not None else Num(1), jacobian, apply, name=op_key)
+
+
+# --- the composite ops, as a course writes them -------------------------------------------------
+# (each returns None where its textbook form does not hold: a weight, an ignored class... then the
+# op's own vjp is applied, written g · ∂y/∂x)
+
+def _gg(g):
+    return g if g is not None else Num(1)
+
+
+def _scale(g, e):
+    """``g · e`` for a scalar ``g`` arriving at a loss (left out when it is the seed 1)."""
+    if g is None or is_one(g) or (isinstance(g, Num) and g.v.size == 1 and float(g.v.reshape(-1)[0]) == 1):
+        return e
+    return Mul(g, e, chain=True)
+
+
+def _onehot(target, shape, dim):
+    y = np.zeros(shape)
+    t = np.asarray(target).astype(np.int64)
+    np.put_along_axis(y, np.expand_dims(t, dim), 1.0, axis=dim) if y.ndim > 1 else y.__setitem__(t, 1.0)
+    return Sym("onehot(t)", y, latex=r"\operatorname{onehot}(t)", matrix_max=(4, 4))
+
+
+def _nll(i, g, operands, out, params, in_shape, out_shape):
+    target = params.get("target")
+    if i != 0 or target is None or params.get("weight") is not None or len(in_shape) not in (1, 2):
+        return None
+    t = np.asarray(target)
+    if np.any(t == params.get("ignore_index", -100)):
+        return None
+    reduction = params.get("reduction", "mean")
+    n = (in_shape[0] if len(in_shape) == 2 else 1) if reduction == "mean" else 1
+    y = _onehot(t, in_shape, 1 if len(in_shape) == 2 else 0)
+    if reduction == "none":
+        if g is None:
+            return None
+        e = Neg(Mul(Expand(g, in_shape, 1, False), y, hadamard=True))
+        return e
+    e = Neg(Mul(Frac(Num(1), Num(n)), y) if n != 1 else y)
+    if g is not None and not is_one(g):
+        e = Mul(g, e, chain=True)
+    e.onehot, e.n, e.g = y, n, g       # (a log-softmax below writes δ = (softmax − onehot)/N)
+    return e
+
+
+def _log_softmax(i, g, operands, out, params, in_shape, out_shape):
+    dim = params.get("dim", -1)
+    operand = operands[0]
+    s = Sym("softmax", np.exp(out.v), latex=rf"\operatorname{{softmax}}\left({operand.latex()}\right)",
+            matrix_max=(4, 4))
+    if getattr(g, "onehot", None) is not None and dim in (-1, len(in_shape) - 1) and len(in_shape) in (1, 2):
+        # cross-entropy: δ = (softmax(f) − onehot(t)) / N (each row of onehot sums to 1)
+        diff = Add(s, Neg(g.onehot))
+        e = Frac(diff, Num(g.n)) if g.n != 1 else diff
+        return e if g.g is None or is_one(g.g) else Mul(g.g, e, chain=True)
+    gg = _gg(g) if g is not None else Num(np.ones(out_shape))
+    return Add(gg, Neg(Mul(s, RowSum(gg, dim), hadamard=True)))
+
+
+def _softmax(i, g, operands, out, params, in_shape, out_shape):
+    dim = params.get("dim", -1)
+    y = Sym(out.name, out.v, latex=out.tex, matrix_max=(4, 4))
+    gg = _gg(g) if g is not None else Num(np.ones(out_shape))
+    return Mul(y, Add(gg, Neg(RowSum(Mul(gg, y, hadamard=True), dim))), hadamard=True)
+
+
+def _mse(i, g, operands, out, params, in_shape, out_shape):
+    reduction = params.get("reduction", "mean")
+    a, b = operands[0], operands[1]
+    diff = Add(a, Neg(b)) if i == 0 else Add(b, Neg(a))
+    n = math.prod(in_shape) if reduction == "mean" else 1
+    d = Mul(Frac(Num(2), Num(n)) if n != 1 else Num(2), diff)
+    if reduction == "none":
+        return Mul(_gg(g), d, hadamard=True) if g is not None else d
+    return _scale(g, d)
+
+
+def _bce(i, g, operands, out, params, in_shape, out_shape):
+    if params.get("weight") is not None or i != 0:
+        return None
+    reduction = params.get("reduction", "mean")
+    if reduction == "none":
+        return None
+    p, y = operands[0], operands[1]
+    n = math.prod(in_shape) if reduction == "mean" else 1
+    d = Frac(Add(p, Neg(y)), Mul(p, Add(Num(1), Neg(p))))
+    return _scale(g, Mul(Frac(Num(1), Num(n)), d) if n != 1 else d)
+
+
+def _bce_logits(i, g, operands, out, params, in_shape, out_shape):
+    if params.get("weight") is not None or params.get("pos_weight") is not None or i != 0:
+        return None
+    reduction = params.get("reduction", "mean")
+    if reduction == "none":
+        return None
+    x, y = operands[0], operands[1]
+    n = math.prod(in_shape) if reduction == "mean" else 1
+    d = Add(Fn("sigmoid", x), Neg(y))
+    return _scale(g, Mul(Frac(Num(1), Num(n)), d) if n != 1 else d)
+
+
+COMPOSITES = {"nll_loss": _nll, "log_softmax": _log_softmax, "softmax": _softmax, "mse_loss": _mse,
+              "binary_cross_entropy": _bce, "binary_cross_entropy_with_logits": _bce_logits}
+
+
+def linear_step(i, g, x, w, in_shape):
+    """A collapsed ``Linear`` (y = x Wᵀ + b), input ``i`` of (x, W, b): ``g W``, ``gᵀ x``, ``Σ_batch g``."""
+    if i == 0:
+        return MatMul(g, w)
+    if i == 1:
+        return MatMul(T(g), x)
+    return Sum(g, in_shape)
 
 
 def _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix):

@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
-           "Rule", "Named", "Reshape", "Expand", "number_text", "latex_name", "constant_latex", "fill", "plain",
+           "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "number_text", "latex_name", "constant_latex", "fill", "plain",
            "as_shown", "unbroadcast", "SUBSTITUTE_MAX"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
@@ -89,10 +89,13 @@ def _is_ones(e):
 
 
 def _array_text(a):
-    """A small array as LaTeX numbers: ``\\left[10,\\ 10\\right]``."""
+    """A small array as LaTeX numbers: ``\\left[10,\\ 10\\right]``, a matrix as a ``bmatrix``."""
     a = np.asarray(a)
     if a.ndim == 0:
         return number_text(a[()])
+    if a.ndim == 2:
+        rows = r" \\ ".join(" & ".join(number_text(v) for v in row) for row in a)
+        return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
     inner = r",\ ".join(_array_text(v) for v in a)
     return rf"\left[{inner}\right]"
 
@@ -161,9 +164,18 @@ def fill(template, subs, text=False):
     return _TOKEN.sub(one, template)
 
 
+def _frac_text(m):
+    """``a/b`` for a caption, a sum or difference in parentheses (``(s − y)/4``, not ``s − y/4``)."""
+    a, b = m.group(1).strip(), m.group(2).strip()
+    wrap = lambda t: f"({t})" if re.search(r"\s[-+]\s|\s", t) else t
+    return f"{wrap(a)}/{wrap(b)} "
+
+
 _PLAIN = [
     (r"\\_", "_"),
-    (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2 "),
+    (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathrm\{([^{}]+)\}", r"\1"),
+    (r"\\left\(", "("), (r"\\right\)", ")"), (r"\\delta", "δ"), (r"\\text\{batch\}", "batch"),
+    (r"\\frac\{([^{}]*)\}\{([^{}]*)\}", _frac_text),
     (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
     (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
     (r"\\left\(", "("), (r"\\right\)", ")"), (r"\\left\[", "["), (r"\\right\]", "]"),
@@ -240,10 +252,11 @@ class Sym(Expr):
     where every product is elementwise, so the number means "each element").
     """
 
-    def __init__(self, name, value, latex=None, substitute=True, scalar_ok=False):
+    def __init__(self, name, value, latex=None, substitute=True, scalar_ok=False, matrix_max=None):
         self.name, self.v = name, np.asarray(value, dtype=np.float64)
         self.tex = latex or latex_name(name)
         self.substitute, self.scalar_ok = substitute, scalar_ok
+        self.matrix_max = matrix_max        # (rows, columns): a matrix up to this size is written out
 
     def shown(self, numbers):
         if not numbers or not self.substitute:
@@ -254,6 +267,8 @@ class Sym(Expr):
         if self.scalar_ok and v.size and np.all(v == v.reshape(-1)[0]):
             return Num(v.reshape(-1)[0])
         if v.ndim == 1 and v.size <= SUBSTITUTE_MAX:
+            return Num(v)
+        if self.matrix_max and v.ndim == 2 and v.shape[0] <= self.matrix_max[0] and v.shape[1] <= self.matrix_max[1]:
             return Num(v)
         return None
 
@@ -464,7 +479,8 @@ class T(Expr):
         return (self.arg,)
 
     def latex(self, numbers=False):
-        return self.arg.wrap(numbers, 9) + "^{T}"
+        text = self.arg.latex(numbers)
+        return (_paren(text) if self.arg.prec < 9 or isinstance(self.arg, Frac) else text) + "^{T}"
 
     def value(self):
         v = self.arg.value()
@@ -594,22 +610,54 @@ class Expand(Reshape):
         return np.broadcast_to(g, self.shape)
 
 
-class Rule(Expr):
-    """An op whose gradient has none of the shapes above: written as what PyTorch does, calling
-    its backward node on the gradient (``SoftmaxBackward0(g)``), and computed by the op's own vjp."""
+class NoHandDerivation(ValueError):
+    """A step whose gradient no rule here can write (a custom Function, an op PyTorch alone knows)."""
 
-    def __init__(self, g, name, apply):
-        self.g, self.name, self.apply = g, name, apply
+
+class Rule(Expr):
+    r"""An op whose gradient has none of the shapes above: ``g`` times the op's Jacobian, written as
+    the chain rule's own factor (``∂L/∂s · ∂s/∂f``), and computed by the op's vjp (the op table's, or
+    what the engine sent when no rule here knows the op: then ``hand`` is False).
+    """
+
+    prec = 3
+
+    def __init__(self, g, jacobian, apply, hand=True, name=""):
+        self.g, self.jacobian, self.apply, self.hand, self.name = g, jacobian, apply, hand, name
 
     def children(self):
         return (self.g,)
 
+    @property
+    def matrix(self):
+        return True
+
     def latex(self, numbers=False):
-        name = re.sub(r"[^A-Za-z0-9]", "", self.name)
-        return rf"\mathrm{{{name}}}\left({self.g.latex(numbers)}\right)"
+        if _is_ones(self.g) or (isinstance(self.g, Num) and self.g.v.size == 1 and float(self.g.v) == 1):
+            return self.jacobian
+        return self.g.wrap(numbers, 3) + r" \cdot " + self.jacobian
 
     def value(self):
-        return self.apply(np.asarray(self.g.value()))
+        out = self.apply(np.asarray(self.g.value()))
+        if out is None:
+            raise NoHandDerivation(self.name)
+        return out
+
+
+class RowSum(_Shaped):
+    """``Σ_j a``: the sum along the dimension a softmax normalises (kept, so it broadcasts back)."""
+
+    prec = 9
+
+    def __init__(self, arg, dim):
+        super().__init__(arg, ())
+        self.dim = dim
+
+    def latex(self, numbers=False):
+        return rf"\sum_{{j}} {self.arg.wrap(numbers, 9)}"
+
+    def value(self):
+        return np.sum(np.asarray(self.arg.value()), axis=self.dim, keepdims=True)
 
 
 class Named(Expr):
@@ -634,9 +682,10 @@ class Named(Expr):
     def value(self):
         return self.expr.value()
 
-    def definition(self):
-        """``δ = ∂o/∂d = formula = formula with its numbers``, repeats left out."""
+    def definition(self, value=None):
+        """``δ = ∂o/∂d = formula = formula with its numbers [= value]``, repeats left out."""
         parts = [self.tex] + ([self.of] if self.of else []) + [self.expr.latex(), self.expr.latex(numbers=True)]
+        parts += [value] if value else []
         return " = ".join(p for k, p in enumerate(parts) if k == 0 or p != parts[k - 1])
 
 

@@ -142,3 +142,71 @@ def test_backward_with_a_gradient_differentiates_L():
     captions = [w.caption(i) for i in range(len(w.frames))]
     assert not any("∂z/∂z" in c or "gets ∂z/" in c for c in captions)
     assert any("L = Σ v ⊙ z" in c and "∂L/∂z = v" in c for c in captions)
+
+
+# --- composite ops and collapsed layers -------------------------------------------------------------
+
+def _classifier(lib, steps=0, collapse=False):
+    """Lesson 7's XOR classifier (Linear-Tanh-Linear, cross-entropy), after some Adam steps."""
+    lib.manual_seed(0)
+    X = lib.tensor([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
+    Y = lib.tensor([0, 1, 1, 0])
+    model = lib.nn.Sequential(lib.nn.Linear(2, 8), lib.nn.Tanh(), lib.nn.Linear(8, 2))
+    loss_fn = lib.nn.CrossEntropyLoss()
+    optimizer = lib.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = loss_fn(model(X), Y)
+        loss.backward()
+        optimizer.step()
+    optimizer.zero_grad()
+    loss = loss_fn(model(X), Y)
+    names = {"X": X, "Y": Y, "model": model, "loss": loss}
+    names.update({f"model.{k}": p for k, p in model.named_parameters()})
+    return loss, names, model
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("collapse", [False, True])
+def test_cross_entropy_writes_delta_as_softmax_minus_onehot(engine, collapse):
+    """Lesson 7: δ = (softmax(f) − onehot(t))/4 with its numbers; ∂loss/∂W = δᵀ c for a collapsed
+    Linear; after Adam steps no exception's text anywhere."""
+    lib = lib_of(engine)
+    loss, names, model = _classifier(lib, steps=30)
+    grads = engine_grads(loss, {k: v for k, v in names.items() if k != "model"}, None)
+    w = AutogradWidget(loss, names={k: v for k, v in names.items() if "." not in k},
+                       **({"collapse": model} if collapse else {}))
+    read_the_maths(w, {f"model.{k}": g for k, g in
+                       ((k.split(".", 1)[1], g) for k, g in grads.items() if k.startswith("model."))})
+    where = " ".join(m["latex"] for m in w.derivation["where"])
+    assert r"\frac{\operatorname{softmax}\left(" in where and r"\operatorname{onehot}(t)}{4}" in where, where
+    assert r"\begin{bmatrix}" in where                     # with its numbers
+    defs = " ".join(m["latex"] for m in w.derivation["defs"])
+    assert r"t = \left[0,\ 1,\ 1,\ 0\right]" in defs
+    captions = " ".join(w.caption(i) for i in range(len(w.frames)))
+    assert "(softmax(" in captions and "onehot(t))/4" in captions
+    if collapse:
+        lines = {e["leaf"]: e["paths"][0]["stages"][1]["latex"] for e in w.derivation["leaves"]}
+        assert lines["model.2.weight"] == r"\delta^{T} c", lines
+        assert lines["model.2.bias"] == r"\sum_{\text{batch}} \delta", lines
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", ["softmax", "mse_sum", "mse_none", "bce", "bce_logits"])
+def test_composite_losses_have_textbook_derivatives(engine, case):
+    lib = lib_of(engine)
+    F = lib.nn.functional
+    x = lib.tensor([[0.2, -0.4, 1.0], [0.5, 0.1, -0.3]], requires_grad=True)
+    y = lib.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    if case == "softmax":
+        s = F.softmax(x, dim=1)
+        out = (s * y).sum()
+    elif case == "mse_sum":
+        out = F.mse_loss(x, y, reduction="sum")
+    elif case == "mse_none":
+        out = (F.mse_loss(x, y, reduction="none") * y).sum()
+    elif case == "bce":
+        out = F.binary_cross_entropy(lib.sigmoid(x), y)
+    else:
+        out = F.binary_cross_entropy_with_logits(x, y)
+    check(out, {"x": x, "y": y, "out": out})

@@ -218,5 +218,5 @@ def test_a_broadcast_input_is_not_said_to_be_multiplied():
     o = (x * b).sum()
     w = AutogradWidget(o, names={"x": x, "b": b, "o": o})
     (mul,) = [w.caption(i) for i, f in enumerate(w.frames) if f["kind"] == "node" and "MulBackward0" in w.caption(i)]
-    assert mul == ("MulBackward0 gets ∂o/∂a = [[1., 1., 1.], [1., 1., 1.]], applies its rule (b) and sends "
-                   "[[3.], [3.]] to x; applies its rule (x) and sends [2., 2., 2.] to b.")
+    assert mul == ("MulBackward0 gets ∂o/∂a = [[1., 1., 1.], [1., 1., 1.]], sends ∂o/∂x = Σ_batch (1 · b) = "
+                   "[[3.], [3.]] to x; sends ∂o/∂b = Σ_batch (1 · x) = [2., 2., 2.] to b.")

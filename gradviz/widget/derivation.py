@@ -65,7 +65,7 @@ LINE_VALUES = 3        # a path's line ends with its value when that is at most 
 MATRIX_ROWS, MATRIX_COLS = 2, 3      # a matrix up to 2×3 is written out (as the graph draws it)
 
 
-def value_latex(a, limit=4):
+def value_latex(a, limit=4, rows=MATRIX_ROWS, cols=MATRIX_COLS):
     r"""A value as LaTeX: a number, ``[1, 2]`` for a short vector, a matrix up to 2×3 in full; None
     for anything bigger.
 
@@ -77,7 +77,7 @@ def value_latex(a, limit=4):
     a = np.asarray(a)
     if a.size == 1 or (a.size and np.all(a == a.reshape(-1)[0])):
         return short(a.reshape(-1)[0])
-    if a.ndim == 2 and a.shape[0] <= MATRIX_ROWS and a.shape[1] <= MATRIX_COLS:
+    if a.ndim == 2 and a.shape[0] <= rows and a.shape[1] <= cols:
         rows = r" \\ ".join(" & ".join(short(v) for v in row) for row in a)
         return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
     if a.ndim > 1 or a.size > limit:
@@ -169,17 +169,57 @@ def _vjp(lesson, node, i, g):
     args = lesson.inputs(node)
     if op is not None and op.multi_output:   # split/unbind: one gradient per piece, which this
         return None                           # one-output-per-node account cannot add up by hand
+    if op is None and getattr(node, "members", None):
+        got = _layer_vjp(lesson, node, i, g)
+        if got is not None:
+            return got
     if op is None or any(a is None for a in args):
         return _recorded_vjp(lesson, node, i, g)
+    return _table_vjp(node, i, g, args, lesson.output(node))
+
+
+def _table_vjp(node, i, g, args, out):
+    """The op table's rule for input ``i`` of ``node``, given what arrived (``g``) and what it read."""
+    op, params = node.op, node.params
     rule = op.vjp(i)
     with np.errstate(all="ignore"):         # nan and inf are shown as they are, like the engine's
-        gi = rule(g, lesson.output(node), *args, i=i, **params) if op.variadic else \
-            rule(g, lesson.output(node), *args, **params)
+        gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
     gi = np.asarray(gi)
     shape, dtype = node.inputs[i].shape, node.inputs[i].dtype
     if gi.shape != shape:
         gi = unbroadcast(gi, shape)
     return gi.astype(dtype, copy=False)
+
+
+def _layer_vjp(lesson, node, i, g):
+    """What a collapsed layer sends to its input ``i``: the chain rule through the ops it folds, by hand
+    (None when one of them has no rule in the op table)."""
+    members, target = node.members, node.inputs[i].src
+    inside = {id(m) for m in members}
+    end = next((m for m in members if m.out is node.out), members[-1])
+    buffers, total = {id(end): np.asarray(g, np.float64)}, None
+    for m in reversed(members):
+        gm = buffers.pop(id(m), None)
+        if gm is None:
+            continue
+        args = [inp.data for inp in m.inputs]
+        if m.op is None or m.op.multi_output or m.user or any(a is None for a in args) or m.out.data is None:
+            return None
+        for k, inp in enumerate(m.inputs):
+            inner = inp.kind == "op" and id(inp.src) in inside
+            if inp.kind == "const" or not (inner or inp.src is target):
+                continue
+            try:
+                gk = np.asarray(_table_vjp(m, k, gm, args, m.out.data), np.float64)
+            except Exception:  # a rule that cannot run on these numbers: no hand value
+                return None
+            if inner:
+                buffers[id(inp.src)] = buffers[id(inp.src)] + gk if id(inp.src) in buffers else gk
+            else:
+                total = total + gk if total is not None else gk
+    if total is None:
+        return None
+    return total.astype(node.inputs[i].dtype or np.float64, copy=False)
 
 
 def _recorded_vjp(lesson, node, i, g):
@@ -201,8 +241,8 @@ def local_derivative(lesson, node, i):
     Not for matrix products, nor for an input that was broadcast to a bigger output: what goes
     back to it is a sum over the copies, not a product a caption could call "multiplies by".
     """
-    if node.op is None or not node.op.elementwise:
-        return None
+    if node.op is None or not node.op.elementwise or node.key in C.COMPOSITES:
+        return None             # (softmax's Jacobian is a matrix: what it sends is no product)
     if math.prod(node.inputs[i].shape) < math.prod(np.shape(lesson.output(node))):
         return None
     try:
@@ -363,8 +403,13 @@ def check(grad, want):
 
 # --- the chain rule as formulas (gradviz.formula trees: written and evaluated alike) -----------
 
+def _is_matrix(node):
+    """A matrix product, a transpose, or a layer collapsed into one step (Linear: x Wᵀ + b)."""
+    return node.key in C.MATMULS or node.key in C.TRANSPOSES or bool(getattr(node, "members", None))
+
+
 def _matrix_path(path):
-    return any(n.key in C.MATMULS or n.key in C.TRANSPOSES for n, _ in path)
+    return any(_is_matrix(n) for n, _ in path)
 
 
 def _elementwise_path(lesson, path):
@@ -392,22 +437,45 @@ def _count(node, in_shape, out_shape):
     """The n a mean divides by: how many numbers went into each output number."""
     if node.key in ("mean", "mean_dim"):
         return max(1, math.prod(in_shape) // max(1, math.prod(out_shape)))
-    if node.key == "mse_loss":
-        return max(1, math.prod(in_shape))
+    if node.key in ("mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"):
+        return max(1, math.prod(in_shape)) if node.params.get("reduction", "mean") == "mean" else 1
+    if node.key in ("nll_loss", "nll_loss2d"):            # the batch: N rows
+        return max(1, in_shape[0]) if len(in_shape) > 1 and node.params.get("reduction", "mean") == "mean" else 1
     return None
 
 
 def step_expr(lesson, node, i, g, matrix=False):
     """The gradient formula ``g`` after going back through ``node`` to its input ``i``."""
     kinds = lesson.kinds(node)
+    in_shape, out_shape = node.inputs[i].shape, np.shape(lesson.output(node))
+    jacobian = _partial(latex_name(lesson.name(node) or "y"), _input_name(lesson, node, i))
+    apply = lambda gv: _vjp(lesson, node, i, np.asarray(gv, np.float64))
+    if getattr(node, "members", None):      # a layer collapsed into one step: its textbook form
+        e = _layer_expr(lesson, node, i, g)
+        if e is not None:
+            return e
+    if node.op is None:          # a node the op table does not know: what the engine sent, reused
+        hand = bool(getattr(node, "members", None))
+        return F.Rule(g if g is not None else F.Num(1), jacobian, apply, hand=hand, name=node.name)
     operands = [operand(lesson, node, k, matrix) for k in range(len(kinds))]
     out = F.Sym(lesson.name(node) or "y", lesson.output(node), scalar_ok=not matrix)
-    in_shape, out_shape = node.inputs[i].shape, np.shape(lesson.output(node))
-    rule = (node.name, lambda gv: _vjp(lesson, node, i, gv.astype(np.float64)))
-    if node.op is None:          # a node the op table does not know: what the engine sent, reused
-        return F.Rule(g if g is not None else F.Num(1), *rule)
-    return C.step(node.key, i, g, operands, node.params, out, in_shape, out_shape, node.dlatex,
-                  rule=rule, matrix=matrix, count=_count(node, in_shape, out_shape))
+    params = {k: array_of(v) if hasattr(v, "detach") else v for k, v in node.params.items()}
+    return C.step(node.key, i, g, operands, params, out, in_shape, out_shape, node.dlatex,
+                  rule=(jacobian, apply), matrix=matrix, count=_count(node, in_shape, out_shape))
+
+
+def _layer_expr(lesson, node, i, g):
+    """A collapsed ``Linear`` (y = x Wᵀ + b): ``g W``, ``gᵀ x``, ``Σ_batch g`` (None for other layers)."""
+    if node.name != "Linear" or len(node.inputs) not in (2, 3) or any(
+            d is None for d in lesson.inputs(node)) or lesson.output(node) is None:
+        return None
+    x, w = lesson.inputs(node)[0], lesson.inputs(node)[1]
+    y = lesson.output(node)
+    if np.ndim(x) != 2 or np.ndim(w) != 2 or np.shape(y) != (np.shape(x)[0], np.shape(w)[0]) \
+            or np.shape(x)[1] != np.shape(w)[1] or (len(node.inputs) == 3 and np.shape(lesson.inputs(node)[2]) != (np.shape(w)[0],)):
+        return None
+    gg = g if g is not None else F.Num(np.ones(np.shape(y)))
+    return C.linear_step(i, gg, operand(lesson, node, 0, True), operand(lesson, node, 1, True), node.inputs[i].shape)
 
 
 def _implicit(seed):
@@ -470,8 +538,11 @@ class Delta:
     def __init__(self, lesson):
         self.lesson, self.node, self.named = lesson, None, None
         for node in reversed(lesson.nodes):
-            if node.key in C.MATMULS or any(kind == "op" and getattr(thing, "key", None) in C.MATMULS
-                                            for kind, thing in lesson.kinds(node)):
+            if node.key in C.COMPOSITES:       # (δ is named below softmax & co: at the logits)
+                continue
+            if _is_matrix(node) and node.key not in C.TRANSPOSES or any(
+                    kind == "op" and (getattr(thing, "key", None) in C.MATMULS or getattr(thing, "members", None))
+                    for kind, thing in lesson.kinds(node)):
                 self.node = node
                 break
 
@@ -551,16 +622,17 @@ class StepMath:
                 for k, (node, i) in enumerate(path[:MAX_FACTORS]):
                     self.index.setdefault((id(node), i), []).append([lesson.name(leaf), j, k + first])
         self.uses = lesson.consumers()
+        self.delta = Delta(lesson)
         self.edge, self.at, self.terms = {}, {}, {}   # (node seq, i) -> tree; tensor key -> tree, terms
         root = lesson.root_step
         if root is None or seed is None:
             return
-        matrix = any(n.key in C.MATMULS or n.key in C.TRANSPOSES for n in lesson.nodes)
+        matrix = any(_is_matrix(n) for n in lesson.nodes)
         self.at[id(root)] = seed_expr(lesson, seed)
         for node in reversed(lesson.nodes):
             if id(node) not in self.at and node is not root:
                 continue
-            g = self._upstream(node)
+            g = self.delta.at(node, self._upstream(node))     # δ, named as the derivation names it
             for i, (kind, thing) in enumerate(lesson.kinds(node)):
                 if kind == "const":
                     continue
@@ -587,11 +659,17 @@ class StepMath:
         """The chips ``∂L/∂z`` (the seed v) of every written path, lit by the seed's frame."""
         return self.index.get("seed", [])
 
+    NUMBERS_MAX = 160   # a running product with its numbers longer than this (LaTeX) is left at its names
+
     def _item(self, of, lhs, expr, value):
         if expr is None:
             latex = _stages(lhs, "1", value=None)
         else:
-            latex = _stages(lhs, expr.latex(), expr.latex(numbers=True), value=value_latex(value))
+            names, numbers = expr.latex(), expr.latex(numbers=True)
+            # (a 4×2 softmax written out in a running product would run off the panel)
+            if len(numbers) > self.NUMBERS_MAX and len(numbers) > 2 * len(names):
+                numbers = None
+            latex = _stages(lhs, names, numbers, value=value_latex(value))
         m = mathml(latex)
         return {"of": of, "latex": latex, "mathml": m["mathml"], "value": self.fmt(value)}
 
@@ -632,6 +710,12 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     defs = []
     for node in lesson.nodes[:MAX_DEFS]:
         defs.append(mathml(f"{latex_name(lesson.name(node))} = {forward_latex(lesson, node)}"))
+    for node in lesson.nodes:    # what a loss's formula names: the classes t
+        target = node.params.get("target") if node.key in ("nll_loss", "nll_loss2d") else None
+        target = array_of(target) if target is not None else None
+        if target is not None and np.size(target) <= 16:
+            defs.append(mathml("t = " + F.Num(np.asarray(target)).latex()))
+            break
     v = seed_expr(lesson, seed) if seed is not None else None
     if v is not None:           # backward(gradient=v): the scalar it differentiates, said once
         defs.append(mathml(f"{v.tex} = " + (value_latex(seed) or F.Num(seed).latex() if np.size(seed) <= 16
@@ -707,11 +791,14 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
                 entry["closed_tex"] = mathml(f"{_partial(root, name)} = {latex}" + (f" = {shown}" if shown else ""))
         leaves.append(entry)
     keep["delta"] = delta.named
+    where = []
+    if delta.named is not None:
+        where.append(mathml(delta.named.definition(value_latex(delta.named.value(), rows=4, cols=4))))
     return {
         "custom": custom,
         "defs": defs,
         "defs_more": max(0, len(lesson.nodes) - MAX_DEFS),
-        "where": [mathml(delta.named.definition())] if delta.named is not None else [],
+        "where": where,
         "leaves": leaves,
         "leaves_more": max(0, len(lesson.leaves) - MAX_LEAVES),
     }

@@ -30,7 +30,7 @@ import re
 
 import numpy as np
 
-from ..formula import fill, plain
+from ..formula import Rule, fill, plain
 from ..graph import node_text, summary as shown      # the one summariser: captions and nodes
 from ._lesson import num, short
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, seed_name
@@ -406,8 +406,12 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             if edge:
                 s[f"edge:{edge}"] = _val_slot(gi)
             local = local_derivative(lesson, node, i)
+            formula = _formula_text(math, node, i) if local is None else None
             if local is not None:
                 sends.append(["cap_send", {"out": name, "inp": inp, "local": shown(local), "grad": shown(gi)}])
+            elif formula is not None:        # softmax & co, a collapsed layer: the formula, as derived
+                sends.append(["cap_send_formula", {"root": dname, "inp": inp, "formula": formula,
+                                                   "grad": shown(gi)}])
             elif getattr(node, "members", None):      # a layer collapsed into one step
                 sends.append(["cap_send_layer", {"inp": inp, "grad": shown(gi)}])
             elif node.op is None and (node.key is None or node.user):   # a custom Function, a node the table lacks
@@ -438,6 +442,19 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             "run": str(run_number), "grads": ", ".join(grads) or "–", "root": rname}],
             run=run, focus=[ids.leaf(t) for t in lesson.leaves], set=_after_pass(lesson, ids, events)))
     return frames
+
+
+def _formula_text(math, node, i, limit=80):
+    """What ``node`` sends to input ``i`` as the running product writes it, in plain words (None: too
+    long for a caption, or no hand formula)."""
+    e = math.edge.get((id(node), i)) if math is not None else None
+    if e is None or isinstance(e, Rule):
+        return None
+    try:
+        text = plain(e.latex())
+    except Exception:  # a formula a caption cannot write: the caption says what was sent
+        return None
+    return text if len(text) <= limit and "\\" not in text and "{" not in text else None
 
 
 def _after_pass(lesson, ids, events):
