@@ -60,9 +60,7 @@ def matmul(a, b):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``input + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
-    if beta != 1 or alpha != 1:
-        raise NotImplementedError("gradviz's addmm takes beta=1 and alpha=1 only")
+    """``beta·input + alpha·(mat1 @ mat2)`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
@@ -70,7 +68,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
                            f"and {mat2.shape[0]}x{mat2.shape[1]})")
     input.detach().expand(mat1.shape[0], mat2.shape[1])   # a bias that does not fit fails in PyTorch's words
-    return apply(OPS["addmm"], (input, mat1, mat2))
+    scales = {name: v for name, v in (("beta", beta), ("alpha", alpha)) if v != 1}
+    return apply(OPS["addmm"], (input, mat1, mat2), **scales)
 
 
 def bmm(a, b):

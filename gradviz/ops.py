@@ -573,12 +573,19 @@ op("bmm", grad_fn="BmmBackward0", symbol="@", forward=kernels.bmm,
    method="bmm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
    saved={"self": 0, "mat2": 1})
 
-op("addmm", grad_fn="AddmmBackward0", forward=kernels.addmm,   # nn.Linear: bias + x Wᵀ
-   vjps=[lambda g, y, c, a, b: g,                   # unbroadcast sums the bias's gradient over the batch
-    lambda g, y, c, a, b: _mm_grad_a(g, y, a, b), lambda g, y, c, a, b: _mm_grad_b(g, y, a, b)], uses=["", "2", "1"],
+def _times(g, s):
+    """PyTorch's maybe_multiply: ``g`` itself when ``s`` is 1, else ``g·s``."""
+    return g if s == 1 else g * np.asarray(s, g.dtype)
+
+
+op("addmm", grad_fn="AddmmBackward0", forward=kernels.addmm,   # nn.Linear: bias + x Wᵀ (beta·c + alpha·a @ b)
+   vjps=[lambda g, y, c, a, b, beta=1, alpha=1: _times(g, beta),   # unbroadcast sums the bias's gradient
+         lambda g, y, c, a, b, beta=1, alpha=1: _times(_mm_grad_a(g, y, a, b), alpha),
+         lambda g, y, c, a, b, beta=1, alpha=1: _times(_mm_grad_b(g, y, a, b), alpha)], uses=["", "2", "1"],
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
    method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False, contiguous=True,
-   saved={"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2"})
+   saved={"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2", "alpha": "@alpha=1",
+          "beta": "@beta=1"})
 
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""

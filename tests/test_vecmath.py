@@ -125,7 +125,8 @@ def test_products_match_numpy_closely_and_keep_dtypes():
         assert got.dtype == f32 and got.shape == (m, n)
         assert np.allclose(got, a.astype(float) @ b.astype(float), rtol=1e-5, atol=1e-5)
     a64 = rng.standard_normal((3, 4))
-    assert np.array_equal(kernels.mm(a64, a64.T), a64 @ a64.T)
+    got = kernels.mm(a64, a64.T)
+    assert got.dtype == np.float64 and np.allclose(got, a64 @ a64.T, rtol=1e-14, atol=1e-14)
 
 
 # --- exactness against torch -------------------------------------------------------------------
@@ -176,6 +177,31 @@ EXACT_PRODUCTS = {
     "addmm Linear(33, 2), one row": ("linear", 1, 33, 2),
     "mm 2x33 @ 33x1": ("mm", 2, 33, 1),
     "mv 7x64 @ 64": ("mv", 7, 64, 1),
+    # one size up: inner dimensions past 192, where MKL cuts the sum into blocks (200 -> 100 + 100)
+    "mm 8x193 @ 193x8": ("mm", 8, 193, 8),
+    "mm 32x200 @ 200x64": ("mm", 32, 200, 64),
+    "mm 16x1000 @ 1000x10": ("mm", 16, 1000, 10),
+    "mm 4x4096 @ 4096x3": ("mm", 4, 4096, 3),
+    "mm 1x200 @ 200x1": ("mm", 1, 200, 1),
+    "addmm Linear(200, 64), batch 32": ("linear", 32, 200, 64),
+    "addmm Linear(1000, 10), batch 16": ("linear", 16, 1000, 10),
+    "addmm Linear(784, 256), batch 64": ("linear", 64, 784, 256, f32, 4),
+    "Linear(200, 64) weight gradient, batch 32": ("wgrad", 32, 200, 64),
+    "addmm beta=0.5, alpha=2, 8x200 @ 200x16": ("scaled", 8, 200, 16),
+    "mv 64x1000 @ 1000": ("mv", 64, 1000, 1),
+    "dot of 4096": ("dot", 1, 4096, 1),
+    "bmm 2 x (16x200 @ 200x32)": ("bmm", 16, 200, 32),
+    "bmm 2 x (8x64 @ 64x8), second operand transposed": ("bmmT", 8, 64, 8),
+    # float64: MKL's dgemm, dgemv, ddot
+    "float64 mm 32x16 @ 16x16": ("mm", 32, 16, 16, np.float64),
+    "float64 mm 16x1000 @ 1000x10": ("mm", 16, 1000, 10, np.float64),
+    "float64 addmm Linear(200, 64), batch 32": ("linear", 32, 200, 64, np.float64),
+    "float64 Linear(16, 1) weight gradient, batch 32": ("wgrad", 32, 16, 1, np.float64),
+    "float64 addmm Linear(3, 1), batch 100": ("linear", 100, 3, 1, np.float64),
+    "float64 mv 32x16 @ 16": ("mv", 32, 16, 1, np.float64),
+    "float64 dot of 100": ("dot", 1, 100, 1, np.float64),
+    "float64 bmm 2 x (3x5 @ 5x4)": ("bmm", 3, 5, 4, np.float64),
+    "float64 bmm 2 x (16x200 @ 200x32)": ("bmm", 16, 200, 32, np.float64),
 }
 # classes still computed in a different order than PyTorch's kernels use: none measured so far
 # (a random sweep of shapes 1..40 in all four layouts, mm and addmm, agreed everywhere)
@@ -227,14 +253,14 @@ def _function_share(torch, name, wide):
     return _identical(_run(torch, name, x, upstream), _run(gradviz, name, x, upstream))
 
 
-def _product_share(torch, kind, m, k, n, trials=40):
+def _product_share(torch, kind, m, k, n, dtype=f32, trials=40):
     import gradviz
     rng = np.random.default_rng(m * 10000 + k * 100 + n)
     same = total = 0
     for _ in range(trials):
-        a = rng.standard_normal((m, k)).astype(f32)
-        b = rng.standard_normal((k, n)).astype(f32)
-        bias = rng.standard_normal(n).astype(f32)
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        bias = rng.standard_normal(n).astype(dtype)
         results = []
         for lib in (torch, gradviz):
             A, B, C = lib.tensor(a), lib.tensor(b), lib.tensor(bias)
@@ -244,14 +270,18 @@ def _product_share(torch, kind, m, k, n, trials=40):
                 # (b.T.copy(): row-major strides even for a dimension of 1, as a module's weight has)
                 W = lib.tensor(b.T.copy())
                 out = lib.addmm(C, A, W.t())
+            elif kind == "scaled":
+                out = lib.addmm(C, A, B, beta=0.5, alpha=2.0)
             elif kind == "wgrad":    # the weight's gradient of a Linear(k, n) on a batch of m
                 W = lib.tensor(b.T.copy(), requires_grad=True)
-                (lib.addmm(C, A, W.t()) * lib.tensor(rng_fixed(m, n))).sum().backward()
+                (lib.addmm(C, A, W.t()) * lib.tensor(rng_fixed(m, n).astype(dtype))).sum().backward()
                 out = W.grad
             elif kind == "mv":
                 out = lib.mv(A, B[:, 0])
             elif kind == "dot":
                 out = lib.dot(A[0], B[:, 0]).reshape(1)
+            elif kind == "bmmT":     # the second operand as a transposed view
+                out = lib.bmm(lib.stack([A, A * 2]), lib.stack([B.t(), B.t() - 1]).transpose(1, 2))
             else:
                 out = lib.bmm(lib.stack([A, A * 2]), lib.stack([B, B - 1]))
             results.append(out.detach().numpy())
@@ -516,4 +546,40 @@ def _random_shapes_in_every_layout(torch):
         if trial % 8 >= 4:      # b as a transposed view, as nn.Linear's W.t()
             tb, nb = torch.tensor(b.T.copy()).t(), b.T.copy().T
         want = (torch.mm(ta, tb) if bias is None else torch.addmm(torch.tensor(bias), ta, tb)).numpy()
-        assert np.array_equal(kernels.mm(na, nb, bias), want), (m, k, n, trial % 8)
+        got = kernels.mm(na, nb) if bias is None else kernels.addmm(bias, na, nb)
+        assert np.array_equal(got, want), (m, k, n, trial % 8)
+
+
+def test_products_without_mkl_fall_back_to_numpy(monkeypatch):
+    """Where MKL is missing, products stay within rounding of the exact result: PyTorch's order at
+    lesson sizes (float32, inner dimension up to 192), numpy's matmul beyond, never a slow path."""
+    monkeypatch.setattr(_mkl, "library", lambda: None)
+    rng = np.random.default_rng(5)
+    for dtype in (f32, np.float64):
+        for m, k, n in [(4, 3, 5), (32, 16, 16), (1, 7, 1), (8, 193, 8), (16, 1000, 10), (256, 64, 256)]:
+            a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+            bias = rng.standard_normal(n).astype(dtype)
+            exact = a.astype(np.float64) @ b.astype(np.float64)
+            bound = k * np.finfo(dtype).eps * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+            tiny = np.finfo(dtype).eps * 2
+            for got, want, err in ((kernels.mm(a, b), exact, bound), (kernels.mm(a, b.T.copy().T), exact, bound),
+                                   (kernels.addmm(bias, a, b), exact + bias, bound + np.abs(exact + bias) * tiny),
+                                   (kernels.addmm(bias, a, b, beta=0.5, alpha=2.0), 2 * exact + bias / 2,
+                                    2 * bound + np.abs(2 * exact + bias / 2) * tiny),
+                                   (kernels.mv(a, b[:, 0].copy()), exact[:, 0], bound[:, 0])):
+                assert got.dtype == dtype and got.shape == want.shape
+                assert np.all(np.abs(got - want) <= 2 * err + np.abs(want) * tiny)
+            if dtype == np.float64 or k > 192:
+                assert np.array_equal(kernels.mm(a, b), np.matmul(a, b))
+        x, y = rng.standard_normal(500).astype(dtype), rng.standard_normal(500).astype(dtype)
+        assert np.isclose(kernels.dot(x, y), np.dot(x.astype(float), y.astype(float)), rtol=1e-4)
+        batch = rng.standard_normal((3, 20, 30)).astype(dtype), rng.standard_normal((3, 30, 20)).astype(dtype)
+        assert np.allclose(kernels.bmm(*batch), np.matmul(*batch), rtol=1e-4, atol=1e-4)
+
+
+def test_kernels_info_names_each_backend(monkeypatch):
+    info = kernels.info()
+    assert info["vector_floats"] in (8, 16) and info["threads"] >= 1
+    assert ("MKL" in info["blas"]) == (_mkl.library() is not None)
+    monkeypatch.setattr(_mkl, "library", lambda: None)
+    assert "numpy" in kernels.info()["blas"] and "numpy" in kernels.info()["vml"]

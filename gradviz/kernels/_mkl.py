@@ -1,4 +1,4 @@
-r"""Intel MKL's vector maths, where PyTorch's CPU kernels take ``exp``, ``log``, ``sin``... from.
+r"""Intel MKL: the vector maths and the BLAS PyTorch's CPU kernels call for ``exp``, ``log``... and ``a @ b``.
 
 PyTorch 2.13's x86-64 build hands these elementwise functions of float32 and float64 tensors, whatever
 their size or layout, to the MKL 2024.2 it carries inside (``aten/src/ATen/cpu/vml.h``)::
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["VERSION", "FUNCTIONS", "library", "vml"]
+__all__ = ["VERSION", "FUNCTIONS", "library", "vml", "gemm", "gemv", "dot", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10")
@@ -80,3 +80,62 @@ def vml(name, a):
     if x.size:
         _function(prefix, name)(x.size, x.__array_interface__["data"][0], out.__array_interface__["data"][0], _MODE)
     return out.reshape(np.shape(a))
+
+
+# --- BLAS: the Fortran entry points PyTorch's cpublas calls (sgemm_, sgemv_; cblas_sdot for dot) ---
+
+_BLAS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
+
+
+@functools.cache
+def _blas(name):
+    return getattr(library(), name)
+
+
+def _ptr(a, offset=0):
+    return ctypes.c_void_p(a.__array_interface__["data"][0] + offset)
+
+
+def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's ``sgemm_``/``dgemm_`` (column-major, as BLAS), where
+    ``a``, ``b``, ``c`` are (array, byte offset) pairs naming each matrix's first element."""
+    letter, scalar = _BLAS[np.dtype(dtype)]
+    i = ctypes.c_int
+    _blas(letter + "gemm_")(ctypes.byref(ctypes.c_char(transa)), ctypes.byref(ctypes.c_char(transb)),
+                            ctypes.byref(i(m)), ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)),
+                            _ptr(*a), ctypes.byref(i(lda)), _ptr(*b), ctypes.byref(i(ldb)),
+                            ctypes.byref(scalar(beta)), _ptr(*c), ctypes.byref(i(ldc)))
+
+
+def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
+    """``y ← alpha·op(a)·x + beta·y`` by MKL's ``sgemv_``/``dgemv_``; arrays as (array, byte offset)."""
+    letter, scalar = _BLAS[np.dtype(dtype)]
+    i = ctypes.c_int
+    _blas(letter + "gemv_")(ctypes.byref(ctypes.c_char(trans)), ctypes.byref(i(m)), ctypes.byref(i(n)),
+                            ctypes.byref(scalar(alpha)), _ptr(*a), ctypes.byref(i(lda)), _ptr(*x),
+                            ctypes.byref(i(incx)), ctypes.byref(scalar(beta)), _ptr(*y), ctypes.byref(i(incy)))
+
+
+def dot(dtype, n, x, incx, y, incy):
+    """``Σ x_i·y_i`` by MKL's ``cblas_sdot``/``cblas_ddot``; arrays as (array, byte offset)."""
+    letter, scalar = _BLAS[np.dtype(dtype)]
+    fn = _blas(f"cblas_{letter}dot")
+    fn.restype = scalar
+    return fn(ctypes.c_int(n), _ptr(*x), ctypes.c_int(incx), _ptr(*y), ctypes.c_int(incy))
+
+
+def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+               stride_c):
+    """``count`` products ``c_i ← alpha·op(a_i)·op(b_i) + beta·c_i`` in one call of MKL's
+    ``cblas_sgemm_batch`` (one group, pointers ``stride_*`` bytes apart), as PyTorch's
+    ``mkl_gemm_batched`` calls it."""
+    letter, scalar = _BLAS[np.dtype(dtype)]
+    i = ctypes.c_int
+    pointers = [(ctypes.c_void_p * count)(*(_ptr(arr, off + j * stride).value for j in range(count)))
+                for (arr, off), stride in ((a, stride_a), (b, stride_b), (c, stride_c))]
+    trans = {b"N": 111, b"T": 112}
+    _blas(f"cblas_{letter}gemm_batch")(
+        i(102), ctypes.byref(i(trans[transa])), ctypes.byref(i(trans[transb])), ctypes.byref(i(m)),
+        ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)), pointers[0], ctypes.byref(i(lda)),
+        pointers[1], ctypes.byref(i(ldb)), ctypes.byref(scalar(beta)), pointers[2], ctypes.byref(i(ldc)), i(1),
+        ctypes.byref(i(count)))

@@ -1,16 +1,29 @@
-r"""Matrix products (``mm``, ``addmm``, ``mv``, ``dot``, ``bmm``) in the order PyTorch's CPU BLAS adds them up.
+r"""Matrix products (``mm``, ``addmm``, ``mv``, ``dot``, ``bmm``) computed where PyTorch computes them.
 
-Float32 matrix products in the order PyTorch's CPU BLAS adds the products up, which depends on the
-shapes and layouts: plain loops (one product after the other), the vectorised kernel (one fused
+PyTorch 2.13's CPU products call the BLAS of the MKL it ships: ``addmm``/``mm`` hand ``sgemm_``/``dgemm_``
+the operands with transposes and leading dimensions read from their strides (a row-major result is
+computed as its transpose, so ``x @ W.t()`` is ``gemm('T', 'N')``), ``mv`` calls ``gemv``, ``dot`` calls
+``dot``, and ``bmm`` loops itself over small batches (fewer than 400 multiply-adds per matrix) and
+calls MKL's batched gemm for larger ones.  The second half of this module repeats that dispatch step
+by step and calls the same MKL (:mod:`gradviz.kernels._mkl`), so every shape and layout, float32 and
+float64, gives PyTorch's bits -- MKL cuts long sums into blocks (an inner dimension of 200 is added
+as 100 + 100) that no emulation could guess.  MKL runs on one thread: PyTorch agrees on one thread
+(``torch.set_num_threads(1)``) and on small products; with more threads, its MKL may split some sums.
+
+Without MKL, the first half of this module takes over at lesson sizes: the order PyTorch's BLAS
+adds float32 products in (measured on AVX2): plain loops, the vectorised kernel (one fused
 multiply-add after the other, for outputs of at least 4 rows and 12 columns), the matrix-vector and
-dot kernels (several running sums folded in pairs), and ``x @ W.t()``'s row kernel (sums cut at
-16-byte boundaries); ``addmm``'s bias first or last as the loops do.  The shape classes measured,
-and the few still open, are listed in ``tests/test_vecmath.py``.  float64 products and other dtypes
-are left to numpy.
+dot kernels (several running sums folded in pairs), ``x @ W.t()``'s row kernel (sums cut at 16-byte
+boundaries); larger products are numpy's matmul (within rounding, at numpy's speed).
+
+>>> import numpy as np
+>>> mm(np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)).tolist()
+[[3.0, 3.0], [3.0, 3.0]]
 """
 
 import numpy as np
 
+from . import _mkl
 from ._numerics import _LOW29, _MID_LOW, fma32 as fma
 
 __all__ = ["mm", "addmm", "mv", "dot", "bmm", "column_major"]
@@ -164,7 +177,7 @@ def _matrix_vector(a, v):
     return np.concatenate((_four_accumulators(products[:fours]), _eight_accumulators(products[fours:])))
 
 
-def mm(a, b, bias=None):
+def _emulated_mm(a, b, bias=None):
     r"""``a @ b (+ bias)`` for 2-D float32 arrays, in the order PyTorch's CPU gemm rounds.
 
     :math:`c_{ij} = \sum_p a_{ip} b_{pj}`, accumulated from 0 along p, one element after the other:
@@ -247,22 +260,17 @@ def column_major(x):
     return strides is not None and len(strides) == 2 and strides[0] < strides[1]
 
 
-def addmm(c, a, b):
-    """``c + a @ b`` (``nn.Linear``: bias + x Wᵀ), the bias added where PyTorch's gemm adds it."""
-    return mm(a, b, c)
-
-
-def mv(a, v):
+def _emulated_mv(a, v):
     """``a @ v`` (matrix times vector) for float32, summed as PyTorch's BLAS sums (see :func:`mm`)."""
     a, v = np.asarray(a), np.asarray(v)
     if a.dtype != _f or v.dtype != _f:
         return np.matmul(a, v)
     if a.shape[1] > 4 and not column_major(a):
         return _matrix_vector(a, v)
-    return mm(a, v[:, None])[:, 0]
+    return _emulated_mm(a, v[:, None])[:, 0]
 
 
-def dot(a, b):
+def _emulated_dot(a, b):
     r"""``a · b`` for float32 vectors, as the vectorised dot kernel adds the rounded products up.
 
     Fewer than 4: in order.  Otherwise 16 running sums :math:`l_j` (lane j gets products j,
@@ -291,7 +299,7 @@ def dot(a, b):
     return (quarters[0] + quarters[2]) + (quarters[1] + quarters[3]) + _f(0)
 
 
-def bmm(a, b):
+def _emulated_bmm(a, b):
     """A batch of matrix products: small ones (fewer than 400 multiply-adds each) by PyTorch's own
     loop, the products added one after the other; larger ones each as :func:`mm` (BLAS)."""
     a, b = np.asarray(a), np.asarray(b)
@@ -300,4 +308,239 @@ def bmm(a, b):
     _, m, k = a.shape
     if m * k * b.shape[2] < 400:
         return np.stack([_running_sum(x, y, _f(0)) for x, y in zip(a, b)])
-    return np.stack([mm(x, y) for x, y in zip(a, b)])
+    return np.stack([_emulated_mm(x, y) for x, y in zip(a, b)])
+
+
+# --- the products PyTorch computes: its dispatch, MKL's BLAS ---------------------------------------
+# aten/src/ATen/native/LinearAlgebra.cpp (addmm_impl_cpu_, bmm_out_or_baddbmm_), Blas.cpp (addmv,
+# dot), CPUBlas.cpp (gemm: normalize_last_dims, use_blas_gemm) and BlasKernel.cpp (gemv, dot_impl),
+# step by step: the same transposes, leading dimensions, alpha and beta reach the same MKL.
+
+_BLAS_TYPES = (np.dtype(_f), np.dtype(_d))
+_EXACT_ORDER_K = 192          # without MKL, the emulated order is followed up to this inner dimension
+_EXACT_ORDER_WORK = 1 << 16    # and up to this many multiply-adds (lesson sizes: fast enough there)
+
+
+def _emulate(dtype, m, k, n):
+    """Without MKL, follow PyTorch's order (float32, lesson sizes), or leave it to numpy?"""
+    return dtype == _f and k <= _EXACT_ORDER_K and m * k * n <= _EXACT_ORDER_WORK
+
+
+def _steps(x):
+    """A numpy array's strides in elements, as PyTorch counts them."""
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def _blas_ready(*arrays):
+    """May these arrays go to MKL as they lie?  float32 or float64 alike, MKL found, strides that
+    PyTorch could have (none negative, whole elements)."""
+    dtype = arrays[0].dtype
+    return (dtype in _BLAS_TYPES and _mkl.library() is not None and all(x.dtype == dtype for x in arrays)
+            and all(s >= 0 and s % x.itemsize == 0 for x in arrays for s in x.strides))
+
+
+def _as_torch_lays(x):
+    """``x`` as PyTorch could hold it: negative strides (numpy's flips) become a contiguous copy."""
+    return np.ascontiguousarray(x) if any(s < 0 or s % x.itemsize for s in x.strides) else x
+
+
+def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, offsets=(0, 0, 0)):
+    """``cpublas::gemm``: the leading dimensions normalised for vectors, then MKL's gemm (True), or
+    False where PyTorch would not call BLAS (leading dimensions too small)."""
+    if n == 1:                                    # internal::normalize_last_dims
+        ldc = m
+    if transa:
+        lda = k if m == 1 else lda
+    elif k == 1:
+        lda = m
+    if transb:
+        ldb = n if k == 1 else ldb
+    elif n == 1:
+        ldb = k
+    limit = 2 ** 31 - 1
+    if not (max(m, n, k, lda, ldb, ldc) <= limit and lda >= max(1, k if transa else m)
+            and ldb >= max(1, n if transb else k) and ldc >= max(1, m)):   # use_blas_gemm
+        return False
+    _mkl.gemm(c.dtype, b"T" if transa else b"N", b"T" if transb else b"N", m, n, k, alpha,
+              (a, offsets[0]), lda, (b, offsets[1]), ldb, beta, (c, offsets[2]), ldc)
+    return True
+
+
+def _addmm_blas(bias, m1, m2, beta, alpha):
+    """``beta·bias + alpha·(m1 @ m2)`` as ``addmm_impl_cpu_`` hands it to MKL, or None where
+    PyTorch's gemm would not call BLAS."""
+    rows, cols = m1.shape[0], m2.shape[1]
+    result = np.zeros((rows, cols), m1.dtype)            # contiguous, as PyTorch allocates it
+    if beta != 0 and bias is not None:
+        result[...] = bias
+    rs = _steps(result)
+    if rs[0] == 1 and (cols == 1 or rs[1] >= max(1, rows)):
+        tc = False
+    else:                                                 # a C-contiguous result: by rows
+        tc = True
+        m1, m2 = m2, m1
+    m, n = (cols, rows) if tc else (rows, cols)
+    k = m1.shape[0 if tc else 1]
+    first, second = (1, 0) if tc else (0, 1)
+
+    s1, s2 = _steps(m1), _steps(m2)
+    if s1[first] == 1 and s1[second] >= max(1, m):
+        a, ta = m1, False
+    elif s1[second] == 1 and s1[first] >= max(1, k):
+        a, ta = m1, True
+    else:
+        a, ta = np.ascontiguousarray(m1), not tc
+    if s2[first] == 1 and s2[second] >= max(1, k):
+        b, tb = m2, False
+    elif s2[second] == 1 and s2[first] >= max(1, n):
+        b, tb = m2, True
+    else:
+        b, tb = np.ascontiguousarray(m2), not tc
+    lda = _steps(a)[1 if ta == tc else 0]
+    ldb = _steps(b)[1 if tb == tc else 0]
+    ldc = _steps(result)[0 if tc else 1]
+    if not _gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta if bias is not None else 0, result, ldc):
+        return None
+    return result
+
+
+def addmm(c, a, b, beta=1, alpha=1):
+    r"""``beta·c + alpha·(a @ b)`` for 2-D ``a``, ``b`` (``nn.Linear``: bias + x Wᵀ), as PyTorch's
+    CPU ``addmm`` computes it: by MKL's gemm, with its transposes and leading dimensions.
+
+    Without MKL (or another dtype): float32 products with inner dimension up to 192 in the order
+    PyTorch's BLAS adds them (measured on AVX2), else numpy's matmul (within rounding)."""
+    a, b = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(b))
+    c = None if c is None else np.asarray(c)
+    rows, k = a.shape
+    cols = b.shape[1]
+    dtype = np.result_type(a, b) if c is None else np.result_type(a, b, c)
+    if rows * cols == 0 or k == 0:                     # PyTorch's pathological cases: no BLAS call
+        if c is None or beta == 0:
+            return np.zeros((rows, cols), dtype)
+        out = np.array(np.broadcast_to(c, (rows, cols)), dtype)
+        return out if beta == 1 else out * dtype.type(beta)
+    if a.ndim == 2 and b.ndim == 2 and _blas_ready(a, b) and (c is None or c.dtype == a.dtype):
+        out = _addmm_blas(c, a, b, beta, alpha)
+        if out is not None:
+            return out
+    return _fallback_addmm(c, a, b, beta, alpha)
+
+
+def _fallback_addmm(c, a, b, beta, alpha):
+    """Without MKL: PyTorch's order where it is known and fast (float32, inner dimension ≤ 192,
+    plain beta and alpha), numpy's matmul elsewhere."""
+    if a.dtype == b.dtype and _emulate(a.dtype, a.shape[0], a.shape[1], b.shape[1]) and beta == 1 and alpha == 1 \
+            and (c is None or c.dtype == a.dtype):
+        return _emulated_mm(a, b, c)
+    out = np.matmul(a, b)
+    if alpha != 1:
+        out = out * out.dtype.type(alpha)
+    if c is None or beta == 0:
+        return out
+    return (c if beta == 1 else c * np.asarray(beta, c.dtype)) + out
+
+
+def mm(a, b):
+    """``a @ b`` for 2-D arrays, as PyTorch's CPU ``mm`` computes it (``addmm`` with beta 0)."""
+    return addmm(None, a, b, beta=0)
+
+
+def mv(a, v):
+    """``a @ v`` (matrix times vector) as PyTorch's CPU ``mv`` computes it: MKL's gemv, the matrix
+    read by columns ('N') or by rows ('T') as it lies."""
+    a, v = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(v))
+    rows, cols = a.shape
+    if not rows:
+        return np.zeros(0, np.result_type(a, v))
+    if not cols:
+        return np.zeros(rows, np.result_type(a, v))
+    if not _blas_ready(a, v) or _steps(v)[0] == 0:
+        if a.dtype == v.dtype and _emulate(a.dtype, rows, cols, 1):
+            return _emulated_mv(a, v)
+        return np.matmul(a, v)
+    y = np.zeros(rows, a.dtype)
+    s = _steps(a)
+
+    def fits(m, n, lda):                               # lda_cond
+        return n == 1 or lda >= max(1, m)
+    if s[0] == 1 and fits(rows, cols, s[1]):
+        trans, m, n, lda, mat = b"N", rows, cols, s[1], a
+    elif s[1] == 1 and fits(cols, rows, s[0]):
+        trans, m, n, lda, mat = b"T", cols, rows, s[0], a
+    else:
+        mat = np.ascontiguousarray(a)
+        trans, m, n, lda = b"T", cols, rows, cols
+    if n == 1:
+        lda = m
+    _mkl.gemv(a.dtype, trans, m, n, 1.0, (mat, 0), lda, (v, 0), _steps(v)[0] or 1, 0.0, (y, 0), 1)
+    return y
+
+
+def dot(a, b):
+    """``a · b`` for vectors as PyTorch's CPU ``dot`` computes it: MKL's dot."""
+    a, b = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(b))
+    n = a.shape[0]
+    if not _blas_ready(a, b) or not n or 0 in (_steps(a)[0], _steps(b)[0]):
+        if a.dtype == b.dtype and n and _emulate(a.dtype, 1, n, 1):
+            return _emulated_dot(a, b)
+        return np.dot(a, b)
+    inc_a, inc_b = (1, 1) if n == 1 else (_steps(a)[0], _steps(b)[0])
+    return a.dtype.type(_mkl.dot(a.dtype, n, (a, 0), inc_a, (b, 0), inc_b))
+
+
+def _items_by_rows_or_columns(t):
+    """``batch_items_contiguous_or_transposed``: each matrix of the batch laid by rows or by columns."""
+    _, rows, cols = t.shape
+    s = _steps(t)
+    return (s[2] == 1 and (rows == 1 or s[1] >= cols)) or (s[1] == 1 and (cols == 1 or s[2] >= rows))
+
+
+def bmm(a, b):
+    """A batch of matrix products as PyTorch's CPU ``bmm`` computes it: small ones (fewer than 400
+    multiply-adds each) by its own loop, the products added one after the other; larger ones by
+    MKL's batched gemm (or one gemm per matrix, for other layouts)."""
+    a, b = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(b))
+    count, rows, k = a.shape
+    cols = b.shape[2]
+    dtype = np.result_type(a, b)
+    if not count * rows * cols:
+        return np.zeros((count, rows, cols), dtype)
+    if not k:
+        return np.zeros((count, rows, cols), dtype)
+    if k * rows * cols < 400:      # baddbmm_cpu_kernel: each product rounded, added from 0 in order
+        if dtype in _BLAS_TYPES and a.dtype == b.dtype:
+            products = a[:, :, :, None] * b[:, None, :, :]                  # (count, rows, k, cols)
+            return np.add.accumulate(products, axis=2)[:, :, -1, :] + dtype.type(0)
+        return np.matmul(a, b)
+    if not _blas_ready(a, b):
+        if a.dtype == b.dtype and _emulate(dtype, count * rows, k, cols):
+            return _emulated_bmm(a, b)
+        return np.matmul(a, b)
+    if not (_items_by_rows_or_columns(a) and _items_by_rows_or_columns(b)):
+        return np.stack([mm(x, y) for x, y in zip(a, b)])
+    result = np.zeros((count, rows, cols), dtype)
+    sa, sb, sr = _steps(a), _steps(b), _steps(result)
+    ta = sb[1] == 1 and sb[2] >= b.shape[1]         # gemm sees everything transposed:
+    tb = sa[1] == 1 and sa[2] >= a.shape[1]                        # b first, then a
+    m, n = cols, rows
+    lda, ldb, ldc = sb[2 if ta else 1], sa[2 if tb else 1], sr[1]
+    if count == 1:
+        if not _gemm(ta, tb, m, n, k, 1.0, b, lda, a, ldb, 0.0, result, ldc):
+            return np.stack([mm(x, y) for x, y in zip(a, b)])
+        return result
+    if n == 1:                                      # normalize_last_dims, then use_blas_gemm
+        ldc = m
+    if ta:
+        lda = k if m == 1 else lda
+    elif k == 1:
+        lda = m
+    if tb:
+        ldb = n if k == 1 else ldb
+    elif n == 1:
+        ldb = k
+    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and ldc >= max(1, m)):
+        return np.stack([mm(x, y) for x, y in zip(a, b)])
+    _mkl.gemm_batch(dtype, b"T" if ta else b"N", b"T" if tb else b"N", count, m, n, k, 1.0,
+                    (b, 0), lda, b.strides[0], (a, 0), ldb, a.strides[0], 0.0, (result, 0), ldc, result.strides[0])
+    return result
