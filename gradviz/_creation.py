@@ -192,7 +192,7 @@ def randn_like(t, dtype=None, requires_grad=False, generator=None):
     return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
 
 
-def randint(low, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Integers in [low, high): ``randint(10, (3,))`` or ``randint(3, 10, (2, 2))``; D.int64."""
     if size is None:
         low, high, size = 0, low, high

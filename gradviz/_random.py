@@ -275,6 +275,24 @@ def randint(low, high, shape, generator=None):
     return ((raw % np.uint64(span)).astype(np.int64) + int(low)).reshape(shape)
 
 
+def random_full(shape, np_dtype, generator=None):
+    """``t.random_()`` with no range: PyTorch's ``uniform_int_distribution`` over the dtype's whole
+    non-negative range -- a 64-bit draw mod 2^63 for int64, mod 2^53 + 1 for float64, a 32-bit draw
+    mod max + 1 for smaller integers (mod 2^digits + 1 for float32 and float16, mod 2 for bool)."""
+    g, n, dt = _gen(generator), math.prod(shape), np.dtype(np_dtype)
+    if dt == np.int64:
+        raw, span = g.random64(n), 1 << 63
+    elif dt == np.float64:
+        raw, span = g.random64(n), (1 << 53) + 1
+    elif dt.kind == "f":
+        raw, span = g.random(n), (1 << _DIGITS[dt]) + 1
+    elif dt == np.bool_:
+        raw, span = g.random(n), 2
+    else:
+        raw, span = g.random(n), int(np.iinfo(dt).max) + 1
+    return (raw % np.uint64(span)).astype(dt).reshape(shape)
+
+
 def randperm(n, generator=None):
     """A random permutation of 0..n-1: Fisher-Yates, swapping ``i`` with ``i + draw % (n - i)``."""
     g, n = _gen(generator), int(n)

@@ -59,8 +59,14 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     return _fill_floats(self, "normal_kernel_cpu", lambda shape, dt: _random.randn(shape, dt, generator, mean, std))
 
 
-def random_(self, low=0, high=None, *, generator=None):
-    """Fill with integers in [low, high) (``random_(high)`` means [0, high))."""
+def random_(self, low=None, high=None, *, generator=None):
+    """Fill with integers in [low, high) (``random_(high)`` means [0, high); ``random_()`` the
+    dtype's whole non-negative range, as the DataLoader draws its seeds)."""
+    if low is None and high is None:
+        _check_leaf(self)
+        return self.fill_(_random.random_full(self.shape, self._data.dtype, generator))
+    if low is None:
+        low = 0
     if high is None:
         low, high = 0, low
     return self.fill_(_random.randint(low, high, self.shape, generator))
