@@ -138,18 +138,24 @@ def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
     assert "4.5" in widget.locator('[data-gv="derivation"]').inner_text()
     page.screenshot(path=str(artifacts / "slides-widget-end.png"))
 
-    # keys: the widget's when it has focus, the deck's again after a click beside it
+    # the clicker's keys step the widget, focused or not, until its end; then they move the deck
     widget.locator('[data-gv="to-forward"]').click()
     at = scrub.input_value()
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("ArrowRight")
     assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == 1
     present(page).locator("h3").first.click()
+    page.keyboard.press("PageDown")
+    assert int(scrub.input_value()) == int(at) + 2 and indices(page)["v"] == 1
+    page.keyboard.press("PageUp")
+    assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == 1
+    widget.locator('[data-gv="scrub"]').evaluate(
+        "(s, n) => { s.value = n; s.dispatchEvent(new Event('input')); }", frames - 1)
     was = indices(page)
     page.keyboard.press("ArrowRight")
     page.wait_for_timeout(900)
     now = indices(page)
-    assert (now["h"], now["v"]) > (was["h"], was["v"])          # the deck moved on
+    assert (now["h"], now["v"]) > (was["h"], was["v"])          # at its end: the deck moved on
 
 
 def test_korean_deck_speaks_korean(open_deck, artifacts):
@@ -166,14 +172,17 @@ def test_korean_deck_speaks_korean(open_deck, artifacts):
     page.screenshot(path=str(artifacts / "slides-korean-widget.png"))
 
 
-def test_a_tall_widget_scrolls_inside_its_slide(open_deck, artifacts):
+def test_a_tall_widget_gets_a_slide_of_its_own_and_shows_its_whole_graph(open_deck, artifacts):
     page = open_deck("06_neuron_and_mlp")
     go_to(page, ".gv-fit", nth=1)                 # the network's training step: a tall graph
     widget = shown_widget(page)
     box = present(page).locator(".gv-fit")
-    scale, scrolls = box.evaluate("""b => { const g = b.shadowRoot.querySelector('.gv-graph');
-        return [+b.dataset.scale, g.scrollHeight > g.clientHeight + 1]; }""")
-    assert scale > 0.9 and scrolls                 # full size: the picture scrolls inside its own box
+    assert present(page).evaluate("s => s.classList.contains('gv-own-slide')")   # too little room below the code
+    assert "One training step" in present(page).locator(".gv-own-title").inner_text()
+    transform, whole = box.evaluate("""b => { const h = b.shadowRoot.querySelector('.gv-host');
+        return [h.style.transform || '', b.shadowRoot.querySelector('.gv-widget').gvControl.wholeGraph()]; }""")
+    assert transform == "" and whole               # never scaled down; the whole graph in its box
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
     slide = present(page).bounding_box()
     b = box.bounding_box()
     assert b["y"] + b["height"] <= slide["y"] + 720 * page.evaluate("() => window.gradvizDeck.getScale()") + 2

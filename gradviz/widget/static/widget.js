@@ -353,7 +353,9 @@ function createPicture(ctx) {
   const fatal = h("div", { class: "gv-fatal", role: "alert", "data-gv": "fatal", hidden: true });
   const legend = h("div", { class: "gv-legend", "data-gv": "legend", hidden: true });
   const tools = h("div", { class: "gv-tools" }, t.out, t.in, t.fit, t.full, t.key);
-  const el = h("div", { class: "gv-graphcol" }, fatal, box, legend);   // (tools go in the bar)
+  // said whenever the box shows part of the graph (too big to fit at a readable size, or zoomed in)
+  const partial = h("div", { class: "gv-partial", "data-gv": "partial", hidden: true });
+  const el = h("div", { class: "gv-graphcol" }, fatal, box, partial, legend);   // (tools go in the bar)
 
   let index = mountSvg(box, "", uid);
   let zoom = 1;
@@ -373,12 +375,11 @@ function createPicture(ctx) {
     if (!nat || !nat.w || !box.clientWidth) return 1;
     return Math.max(0.05, Math.min((box.clientWidth - 6) / nat.w, (box.clientHeight - 6) / nat.h));
   }
-  /** The zoom at which the smallest text is as large as the widget promises: 11 screen px (and
-   *  15 px of the slide when presenting). */
+  /** The zoom at which the smallest text is as large as the widget promises: 11 screen px (and,
+   *  presenting, 11 px of the slide's own size too, whatever the window that shows the deck). */
   function readableZoom() {
     const screen = 11.2 / (index.minFont * (outer() || 1));
-    // presenting, 15 px of the slide's own size: a projected slide is read as a whole
-    return presenter() ? Math.max(screen, 15.2 / index.minFont) : screen;
+    return presenter() ? Math.max(screen, 11.2 / index.minFont) : screen;
   }
   /** The default: the whole graph if it is readable so, else readable (the box then pans). */
   function defaultZoom() {
@@ -455,7 +456,12 @@ function createPicture(ctx) {
   }
   function sizeView() {
     view.w = box.clientWidth; view.h = box.clientHeight; view.x = box.scrollLeft; view.y = box.scrollTop;
+    const nat = index.natural;
+    const whole = !index.svg || !nat || !nat.w || (nat.w * zoom <= view.w + 1 && nat.h * zoom <= view.h + 1);
+    if (partial.hidden !== whole) partial.hidden = whole;
   }
+  /** Whether the whole graph is in the box now. */
+  const wholeShown = () => partial.hidden;
   box.addEventListener("scroll", () => { view.x = box.scrollLeft; view.y = box.scrollTop; }, { passive: true });
 
   /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view.
@@ -558,6 +564,7 @@ function createPicture(ctx) {
     set(t.in, "zoom_in"); set(t.out, "zoom_out"); set(t.fit, "zoom_fit"); set(t.full, "fullscreen");
     set(t.key, "key_title");
     box.setAttribute("aria-label", s.graph_label || "");
+    partial.textContent = s.graph_partial || "";
     legend.textContent = "";
     for (const [kind, key] of LEGEND) {
       legend.append(h("div", { class: "gv-k-row" }, swatch(kind), h("span", { text: s[key] || key })));
@@ -570,7 +577,7 @@ function createPicture(ctx) {
   }
 
   return {
-    el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom,
+    el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom, wholeShown,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
     slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id) },
   };
@@ -818,8 +825,18 @@ function createTalk(ctx) {
   }
 
   /** The words of frame f; the engine's error is the caption itself, marked (and read out at once). */
+  /** A caption longer than its box scrolls, and says so (a fade and an arrow at its foot). */
+  function markOverflow() {
+    const more = caption.scrollHeight > caption.clientHeight + 1 &&
+      caption.scrollTop + caption.clientHeight < caption.scrollHeight - 1;
+    capWrap.classList.toggle("gv-more-below", more);
+  }
+  caption.addEventListener("scroll", markOverflow, { passive: true });
+
   function show(f, stepwise) {
     caption.textContent = f ? renderMsg(ctx.S(), f.msg) : "";
+    caption.scrollTop = 0;
+    if (typeof requestAnimationFrame === "function") requestAnimationFrame(markOverflow); else markOverflow();
     if (!f) return "";
     if (stepwise) fadeIn(caption);
     caption.classList.toggle("gv-caption-error", !!f.error);
@@ -999,6 +1016,9 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
 
   return {
     load, forget, draw, schedule,
+    count: n,
+    /** One step forward (animated, as the step button) or back; playing stops. */
+    step: (d) => { setPlaying(false); go(current + d, { animate: d > 0 }); },
     current: () => current,
     frame: () => frames[current],
     jump: (k) => { setPlaying(false); go(k); },
@@ -1018,7 +1038,9 @@ function chooseLayout(main, picture) {
   const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
   let sideW = Math.min(520, Math.max(300, W * 0.36));
   const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
-  const stackH = Math.min(H * 0.62, Math.max(H * 0.4, nat.h * zoomIn(W, H * 0.62) + 12));
+  // stacked, the graph takes what it needs, leaving the caption and derivation 220 px (or 38%)
+  const most = Math.max(H * 0.62, H - 220);
+  const stackH = Math.min(most, Math.max(H * 0.4, nat.h * zoomIn(W, most) + 12));
   const stackZoom = Math.min(W / nat.w, stackH / nat.h);
   const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";   // a wide graph (LR) stacks
   const wants = nat.w * zoomIn(W - sideW - 10, H) + 16;
@@ -1128,6 +1150,13 @@ function render({ model, el }) {
     picture.showFatal(fmt(ctx.S(), "cannot_render", { reason: String(err && err.message || err) }));
   }
   root.dataset.gvReady = "1";
+  // for a slide deck's clicker (deck.js): step the animation, and say when it is at an end
+  root.gvControl = {
+    atEnd: () => player.current() >= player.count() - 1,
+    atStart: () => player.current() <= 0,
+    step: (d) => player.step(d),
+    wholeGraph: () => picture.wholeShown(),
+  };
 
   return () => {
     player.dispose();
