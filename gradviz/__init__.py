@@ -23,10 +23,10 @@ from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, 
                      set_default_dtype, uint8)
 from ._engine import apply
 from ._format import get_printoptions, printoptions, set_printoptions
-from ._functions import cat, chunk, concat, concatenate, ger, hstack, matmul, outer, split, stack, unbind, vstack, where
+from ._matmul_and_joins import cat, chunk, concat, concatenate, ger, hstack, matmul, outer, split, stack, unbind, vstack, where
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
                       ShortTensor)
-from ._torch_functions import *  # noqa: F401,F403 -- gradviz.exp(x) for x.exp(), made from the op table
+from ._table_functions import *  # noqa: F401,F403 -- gradviz.exp(x) for x.exp(), made from the op table
 from ._types import Size, device, layout, return_types, strided
 from .kernels import get_num_threads, set_num_threads
 from .autograd import (Variable, enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .naming import is_tensor
+from .naming import tensor_library
 from .tensor import Tensor
 
 __all__ = ["describe", "keywords", "root", "recording", "one_of", "boolean", "positive_number", "whole_number", "text", "names",
@@ -61,7 +61,7 @@ def keywords(func, given, accepted):
 
 def root(func, value):
     """A tensor to draw (gradviz's or a real torch.Tensor); anything else (an array, a number) is refused."""
-    if isinstance(value, Tensor) or is_tensor(value):     # gradviz's, or a real torch.Tensor
+    if isinstance(value, Tensor) or tensor_library(value):     # gradviz's, or a real torch.Tensor
         return value
     raise TypeError(f"{func}() takes a tensor (the output whose graph to show, e.g. {func}(o)), "
                     f"not {describe(value)}")
@@ -131,12 +131,12 @@ def names(func, value):
         return None
     _dict(func, "names", value, "name to tensor", "{'x': x, 'y': y}")
     for key, v in value.items():
-        if is_tensor(key) and isinstance(v, str):      # {x: "x"} reads as well
+        if tensor_library(key) and isinstance(v, str):      # {x: "x"} reads as well
             key, v = v, key
         if not isinstance(key, str):
             raise TypeError(f"{func}(): names= maps names (strings) to tensors; the key {_show(key)} is "
                             f"{describe(key)}")
-        if not (is_tensor(v) or callable(getattr(type(v), "named_parameters", None))):
+        if not (tensor_library(v) or callable(getattr(type(v), "named_parameters", None))):
             raise TypeError(f"{func}(): names= maps each name to a tensor (or an nn.Module); "
                             f"names[{key!r}] is {describe(v)}")
     return value

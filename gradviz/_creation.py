@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
-from . import _random
+from . import _cpu_generator
 from ._arrays import as_array
 from .kernels import fma
 from ._operands import _finish, _new_shape, _shape_args
@@ -175,13 +175,13 @@ def _random_dtype(dtype, kernel):
 def rand(*args, size=None, dtype=None, generator=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1): after ``manual_seed(s)``, the very numbers PyTorch gives."""
     dt = _random_dtype(dtype, "check_uniform_bounds")
-    return _new(_random.rand(_size(args, size, "rand"), dt.np, generator), None, requires_grad)
+    return _new(_cpu_generator.rand(_size(args, size, "rand"), dt.np, generator), None, requires_grad)
 
 
 def randn(*args, size=None, dtype=None, generator=None, device=None, requires_grad=False):
     """Standard normal samples: after ``manual_seed(s)``, the very numbers PyTorch gives."""
     dt = _random_dtype(dtype, "normal_kernel_cpu")
-    return _new(_random.randn(_size(args, size, "randn"), dt.np, generator), None, requires_grad)
+    return _new(_cpu_generator.randn(_size(args, size, "randn"), dt.np, generator), None, requires_grad)
 
 
 def rand_like(t, dtype=None, requires_grad=False, generator=None):
@@ -196,7 +196,7 @@ def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None
     """Integers in [low, high): ``randint(10, (3,))`` or ``randint(3, 10, (2, 2))``; D.int64."""
     if size is None:
         low, high, size = 0, low, high
-    return _new(_random.randint(low, high, _shape_args((size,)), generator), dtype, requires_grad)
+    return _new(_cpu_generator.randint(low, high, _shape_args((size,)), generator), dtype, requires_grad)
 
 
 def randint_like(t, low, high=None, dtype=None, requires_grad=False, generator=None):
@@ -210,7 +210,7 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of ``0 .. n-1`` (D.int64)."""
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    return _new(_random.randperm(n, generator), dtype, requires_grad)
+    return _new(_cpu_generator.randperm(n, generator), dtype, requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None):
@@ -227,10 +227,10 @@ def normal(mean, std=1.0, size=None, generator=None, dtype=None, requires_grad=F
     """Normal samples: ``normal(0., 1., (3,))``, or with a tensor of means or of stds."""
     if size is not None:
         dt = _random_dtype(dtype, "normal_kernel_cpu")
-        out = _random.randn(_shape_args((size,)), dt.np, generator, builtins.float(mean), builtins.float(std))
+        out = _cpu_generator.randn(_shape_args((size,)), dt.np, generator, builtins.float(mean), builtins.float(std))
         return _new(out, None, requires_grad)
     ref = mean if isinstance(mean, Tensor) else std
-    z = _random.randn(ref.shape, ref.dtype.np, generator)
+    z = _cpu_generator.randn(ref.shape, ref.dtype.np, generator)
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     return _new((z * s + m).astype(ref.dtype.np), None, requires_grad)

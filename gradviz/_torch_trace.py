@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from ._watch import born, watched
-from .naming import is_tensor
+from .naming import tensor_library
 from .ops import OPS
 from .trace import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
@@ -158,7 +158,7 @@ class TorchAdapter(EngineAdapter):
 
     def _torch_tensors(self):
         """The caller's named tensors that are torch's (a notebook may hold gradviz ones too)."""
-        return [t for t in self.found.tensors.values() if is_tensor(t) == "torch"]
+        return [t for t in self.found.tensors.values() if tensor_library(t) == "torch"]
 
     def _leaf(self, t, literal=False, use=None):
         """The Value of a leaf or data tensor (shared by every use; one per use for a literal).

@@ -10,7 +10,7 @@ PyTorch's adapter (:mod:`gradviz._torch_trace`) is imported only when every root
 ``torch.Tensor``, so ``import gradviz`` never imports torch.
 """
 
-from .naming import collect_names, is_tensor
+from .naming import collect_names, tensor_library
 from .trace import GradvizAdapter
 
 __all__ = ["make_adapter", "trace_of"]
@@ -34,7 +34,7 @@ def trace_of(*roots, names=None, name=None, frame=None, namespace=None, recordin
 def make_adapter(roots, names=None, name=None, frame=None, namespace=None, cuts=True):
     """The adapter for the roots' engine (gradviz's, or PyTorch's when handed torch tensors)."""
     found = collect_names(roots, names, name, frame, namespace)
-    if roots and all(is_tensor(r) == "torch" for r in roots):
+    if roots and all(tensor_library(r) == "torch" for r in roots):
         from ._torch_trace import TorchAdapter     # torch is imported only when it is handed over
         return TorchAdapter(roots, found, cuts=cuts)
     return GradvizAdapter(roots, found, cuts=cuts)

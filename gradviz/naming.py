@@ -14,12 +14,12 @@ import sys
 
 from .tensor import Tensor
 
-__all__ = ["is_tensor", "collect_names", "auto_name", "namespaces"]
+__all__ = ["tensor_library", "collect_names", "auto_name", "namespaces"]
 
 AUTO = "abcdfghkmpqrstuvwz"     # letters for unnamed tensors (no e, i, j, l, n, o, x, y: they mean things)
 
 
-def is_tensor(obj):
+def tensor_library(obj):
     """``"gradviz"``, ``"torch"`` or None: whose tensor ``obj`` is (torch is never imported here)."""
     if isinstance(obj, Tensor):
         return "gradviz"
@@ -61,9 +61,9 @@ def collect_names(roots, names, name, frame, namespace):
     if name is not None and roots:
         found.add(roots[0], str(name))
     for key, value in (names or {}).items():
-        if is_tensor(key):
+        if tensor_library(key):
             key, value = value, key
-        if is_tensor(value):
+        if tensor_library(value):
             found.add(value, str(key))
         else:
             modules.append((str(key), value))
@@ -72,7 +72,7 @@ def collect_names(roots, names, name, frame, namespace):
             if not isinstance(key, str) or key.startswith("_"):
                 continue
             found.bound.update(_local_names(value, space))
-            if is_tensor(value):
+            if tensor_library(value):
                 found.bound.add(key)
                 found.add(value, key)
             else:
@@ -120,7 +120,7 @@ def named_parameters(obj):
     if not callable(method) or isinstance(obj, type):
         return []
     try:
-        return [(n, p) for n, p in method(obj) if isinstance(n, str) and is_tensor(p)]
+        return [(n, p) for n, p in method(obj) if isinstance(n, str) and tensor_library(p)]
     except Exception:  # someone else's object: no names from it, no error in a drawing
         return []
 

@@ -1,6 +1,6 @@
 """``torch.random``: generators, seeding and the generator's state, as PyTorch has them.
 
-The numbers themselves are drawn in :mod:`gradviz._random`, with PyTorch's CPU algorithm, so
+The numbers themselves are drawn in :mod:`gradviz._cpu_generator`, with PyTorch's CPU algorithm, so
 ``manual_seed(0); randn(3)`` prints what PyTorch prints.
 
 >>> import gradviz as torch
@@ -11,7 +11,7 @@ tensor([0.4963, 0.7682, 0.0885])
 
 import numpy as np
 
-from . import _random
+from . import _cpu_generator
 from .tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -25,7 +25,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = device
-        self._rng = _random.Mt19937()
+        self._rng = _cpu_generator.Mt19937()
 
     def __repr__(self):
         return f"<gradviz._C.Generator object at {hex(id(self))}>"
@@ -52,7 +52,7 @@ class Generator:
 
 
 default_generator = Generator()
-default_generator._rng = _random.DEFAULT   # what every draw without generator= uses
+default_generator._rng = _cpu_generator.DEFAULT   # what every draw without generator= uses
 
 
 def manual_seed(s):

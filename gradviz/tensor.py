@@ -15,12 +15,12 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from . import _engine, _functions, _reductions, _sampling
+from . import _engine, _matmul_and_joins, _reduction_methods, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
 from ._engine import apply
 from ._format import tensor_repr
-from ._functions import bmm, matmul, where
+from ._matmul_and_joins import bmm, matmul, where
 from ._indexing import getitem, setitem
 from ._inplace import _inplace, _restride
 from ._keywords import install_numpy_names
@@ -589,25 +589,25 @@ class Tensor(TensorBase):
         return Tensor._wrap(np.asarray(self._data.all(axis=axis, keepdims=keepdim)))
 
     def argmax(self, dim=None, keepdim=False):
-        return _reductions.position(self, "max", dim, keepdim)
+        return _reduction_methods.position(self, "max", dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        return _reductions.position(self, "min", dim, keepdim)
+        return _reduction_methods.position(self, "min", dim, keepdim)
 
     # -- reductions ------------------------------------------------------------------------------
 
     def sum(self, dim=_EVERY_DIM, keepdim=False, dtype=None):
         """The sum of all elements (SumBackward0), or along ``dim`` (SumBackward1; ``dim=None`` is every dim)."""
-        return _reductions.sum_(self, dim, keepdim, dtype)
+        return _reduction_methods.sum_(self, dim, keepdim, dtype)
 
     def mean(self, dim=_EVERY_DIM, keepdim=False, dtype=None):
-        return _reductions.mean(self, dim, keepdim, dtype)
+        return _reduction_methods.mean(self, dim, keepdim, dtype)
 
     def logsumexp(self, dim, keepdim=False):
         return apply(OPS["logsumexp"], (self,), _floating(self), dim=_dims(dim, self.ndim)[0], keepdim=keepdim)
 
     def cumsum(self, dim, dtype=None):
-        t = _reductions._accumulated(self, dtype)
+        t = _reduction_methods._accumulated(self, dtype)
         return apply(OPS["cumsum"], (t,), dim=_dims(dim, t.ndim)[0])
 
     def masked_fill(self, mask, value):
@@ -663,20 +663,20 @@ class Tensor(TensorBase):
 
     def split(self, split_size_or_sections, dim=0):
         """Pieces along ``dim``: of ``split_size`` each (the last may be shorter), or of the sizes listed."""
-        return _functions.split(self, split_size_or_sections, dim)
+        return _matmul_and_joins.split(self, split_size_or_sections, dim)
 
     def chunk(self, chunks, dim=0):
         """At most ``chunks`` pieces of equal size along ``dim`` (the last may be shorter)."""
-        return _functions.chunk(self, chunks, dim)
+        return _matmul_and_joins.chunk(self, chunks, dim)
 
     def unbind(self, dim=0):
         """Every slice along ``dim``, that dimension removed: ``x.unbind(0)`` is ``(x[0], x[1], ...)``."""
-        return _functions.unbind(self, dim)
+        return _matmul_and_joins.unbind(self, dim)
 
-    as_strided = _functions.as_strided
+    as_strided = _matmul_and_joins.as_strided
 
     def as_strided_(self, size, stride, storage_offset=None):
-        return _restride(self, "as_strided_", **_functions.strided_params(self, size, stride, storage_offset))
+        return _restride(self, "as_strided_", **_matmul_and_joins.strided_params(self, size, stride, storage_offset))
 
     def narrow(self, dim, start, length):
         if self.ndim == 0:
@@ -719,7 +719,7 @@ class Tensor(TensorBase):
 
     def prod(self, dim=None, keepdim=False, dtype=None):
         """The product of the elements (along ``dim``)."""
-        return _reductions.prod(self, dim, keepdim, dtype)
+        return _reduction_methods.prod(self, dim, keepdim, dtype)
 
     def softmax(self, dim, dtype=None):
         """e^x / Σ e^x along ``dim``: one SoftmaxBackward0 node, as in PyTorch."""
@@ -740,27 +740,27 @@ class Tensor(TensorBase):
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The variance, with Bessel's correction (divide by n - 1) unless ``unbiased=False``."""
-        return _reductions.moment(self, "var", dim, unbiased, keepdim, correction)
+        return _reduction_methods.moment(self, "var", dim, unbiased, keepdim, correction)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The standard deviation, with Bessel's correction unless ``unbiased=False``."""
-        return _reductions.moment(self, "std", dim, unbiased, keepdim, correction)
+        return _reduction_methods.moment(self, "std", dim, unbiased, keepdim, correction)
 
     def max(self, dim=None, keepdim=False):
-        return _reductions.extreme(self, "max", dim, keepdim)
+        return _reduction_methods.extreme(self, "max", dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
-        return _reductions.extreme(self, "min", dim, keepdim)
+        return _reduction_methods.extreme(self, "min", dim, keepdim)
 
     def median(self, dim=None, keepdim=False):
         """The lower of the two middle values (no averaging): overall, or along ``dim`` with where it is."""
-        return _reductions.median(self, dim, keepdim)
+        return _reduction_methods.median(self, dim, keepdim)
 
     def amax(self, dim=(), keepdim=False):
-        return _reductions.amax(self, "max", dim, keepdim)
+        return _reduction_methods.amax(self, "max", dim, keepdim)
 
     def amin(self, dim=(), keepdim=False):
-        return _reductions.amax(self, "min", dim, keepdim)
+        return _reduction_methods.amax(self, "min", dim, keepdim)
 
     # -- linear algebra --------------------------------------------------------------------------
 
@@ -779,7 +779,7 @@ class Tensor(TensorBase):
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``self + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
-        return _functions.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+        return _matmul_and_joins.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
 
     def dot(self, other):
         if self.ndim != 1 or other.ndim != 1:

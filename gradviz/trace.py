@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _engine, autograd
-from .naming import auto_name, is_tensor
+from .naming import auto_name, tensor_library
 
 __all__ = ["record", "Recording", "BackwardEvent", "forward_nodes", "Trace", "Step", "Value", "Input",
            "Run", "Event", "replay", "no_derivation_latex", "describe_error", "array_of",
@@ -677,8 +677,8 @@ def steps_reached(trace):
 def array_of(x):
     """A gradviz or torch tensor (or anything array-like) as a numpy array."""
     data = getattr(x, "_data", None)
-    if data is not None and is_tensor(x) == "gradviz":
+    if data is not None and tensor_library(x) == "gradviz":
         return data
-    if is_tensor(x) == "torch":
+    if tensor_library(x) == "torch":
         return x.detach().cpu().numpy()
     return x

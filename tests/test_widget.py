@@ -326,12 +326,12 @@ def test_big_numbers_and_nan_stay_json(comms):
 
 
 def test_a_bug_in_the_frames_is_said_inside_the_widget(comms, monkeypatch):
-    from gradviz.widget import frames as F
+    from gradviz.widget import autograd_widget
 
     def broken(*a, **k):
         raise KeyError("oops")
 
-    monkeypatch.setattr(F, "forward_frames", broken)
+    monkeypatch.setattr(autograd_widget, "forward_frames", broken)
     root, names, _ = LESSONS["seed"]()
     w = AutogradWidget(root, names=names)
     assert "the animation could not be built (KeyError" in w.error

@@ -19,7 +19,7 @@ messages are PyTorch's; ``vectorize=True`` gives the same numbers, one row at a 
 
 from .._creation import zeros, zeros_like
 from .._engine import enable_grad, grad, is_grad_enabled, set_grad_enabled
-from .._functions import stack
+from .._matmul_and_joins import stack
 from ..tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype, _random
+from .. import _dtype, _cpu_generator
 from .._nn_ops import _bn_stats
 from .. import kernels
 from ..ops import OPS
@@ -89,7 +89,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:
         noise = np.zeros((), dt)
     else:
-        noise = _random.bernoulli(input.shape, 1 - p, dt)
+        noise = _cpu_generator.bernoulli(input.shape, 1 - p, dt)
         noise /= dt.type(1 - p)
     noise = Tensor._wrap(noise)
     return input.mul_(noise) if inplace else input * noise

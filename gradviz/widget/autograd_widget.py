@@ -17,12 +17,13 @@ from .. import _check
 from .._gc import paused_gc
 from .._watch import module_calls
 from ..adapters import make_adapter
+from .. import trace_modules
 from ..draw import RANKDIRS
-from ..graph import VIEWS
-from ..trace_modules import collapse as fold, fold_runs
-from . import frames as F
+from ..graph import VIEWS, summary
+from .frames import (Ids, backward_frames, error_frame, forward_frames, note_frame, start_frame, sync_frame, values_frame,
+                     zero_frame)
 from .derivation import StepMath, UserCodeError, build_derivation, targets
-from .drawing import clean_svg, draw
+from .drawing import clean_svg, draw_trace
 from .i18n import LANGS, render, strings
 from .model import WidgetModel
 from .standalone import standalone_html, widget_state
@@ -80,29 +81,29 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         elif backward and root.requires_grad:
             runs, error = self._engine.backward(gradient, retain_graph=True)
         if collapse is not None:               # each layer of the model as one step
-            fold(trace, collapse, self._engine.found.modules, module_calls())
+            trace_modules.collapse(trace, collapse, self._engine.found.modules, module_calls())
         self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
-        drawing = draw(trace, view, rankdir, lang)
+        drawing = draw_trace(trace, view, rankdir, lang)
         self._graph, self._drawing, self._drawn_lang = drawing.get("graph_obj"), drawing.get("drawing"), lang
         self._restored = recording is None and backward and root.requires_grad
         if self._restored:
             self._engine.restore(before)
         lesson = Lesson(trace)
-        self._lesson, self._ids = lesson, drawing.get("ids") or F.Ids()
+        self._lesson, self._ids = lesson, drawing.get("ids") or Ids()
         seed = runs[0].seed if runs else self._engine.seed(gradient)
         problem = drawing.get("error", "")
         self._steps = derivation
         deriv, problem = self._derive(seed, problem)
         self._before = {seq: data for seq, (_, _, data, _) in before.items()}
         try:
-            frames = [F.start_frame(lesson, self._ids, self._before, self._targets)]
-            frames += F.forward_frames(lesson, self._ids)
+            frames = [start_frame(lesson, self._ids, self._before, self._targets)]
+            frames += forward_frames(lesson, self._ids)
             if recording is not None or (backward and root.requires_grad):
                 # (without grad, the start frame already says there is no backward pass)
                 frames += self._run_frames(runs, error, gradient_given=gradient is not None,
                                            replay=recording is None)
         except Exception as exc:  # a bug of ours must not become a traceback in a student's cell
-            frames = [F.note_frame(lesson, "cap_start")]
+            frames = [note_frame(lesson, "cap_start")]
             problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
         self._shown = dict(self._before)
         for run in runs:
@@ -131,7 +132,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             deriv = {"custom": [], "defs": [], "leaves": [], "error": f"{type(exc).__name__}: {exc}"}
         try:   # (a folded picture runs its ops a group at a time: no product per op to write)
             folded = self._graph is not None and self._graph.summarized
-            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"), fmt=F.shown)
+            self._math = None if folded else StepMath(lesson, seed, self._formulas.get("paths"), fmt=summary)
         except Exception:  # no running product then; the frames still play
             self._math = None
         try:
@@ -159,13 +160,13 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             self._runs += 1
             self._calls += 0 if replay else 1
             self._recorded[self._runs - 1] = (run, gradient_given)
-            frames += F.backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
-                                        run.retain_graph, gradient_given, self._targets,
-                                        0 if replay else self._calls, error=run.error, math=self._math)
+            frames += backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
+                                      run.retain_graph, gradient_given, self._targets,
+                                      0 if replay else self._calls, error=run.error, math=self._math)
         if not runs and error:
             self._runs += 1
             self._calls += 0 if replay else 1
-            frames.append(F.error_frame(self._lesson, self._runs - 1, 0 if replay else self._calls, error))
+            frames.append(error_frame(self._lesson, self._runs - 1, 0 if replay else self._calls, error))
         return frames
 
     def backward(self, retain_graph=None):
@@ -178,7 +179,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         new = self._sync_frame()
         new += self._forward_again_frames()
         runs, error = self._engine.backward(self._gradient, retain)   # (the gradient animate() was given)
-        fold_runs(self._engine.trace, runs)
+        trace_modules.fold_runs(self._engine.trace, runs)
         new += self._run_frames(runs, error, self._gradient is not None)
         self._shown = self._engine.grad_arrays()
         self._append(new)
@@ -199,10 +200,10 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             return []
         failed = self._engine.forward_again()
         if failed is not None:
-            return [F.note_frame(self._lesson, "cap_forward_again_no_" + why)]
+            return [note_frame(self._lesson, "cap_forward_again_no_" + why)]
         deriv, problem = self._derive(self._engine.seed(self._gradient), self.error)
         self.derivation, self.error = deriv, problem
-        return [F.values_frame(self._lesson, self._ids, "cap_forward_again_" + why)]
+        return [values_frame(self._lesson, self._ids, "cap_forward_again_" + why)]
 
     def zero_grad(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad`` (what the zero_() button does)."""
@@ -210,7 +211,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         before = self._engine.grad_arrays()
         self._engine.zero_grads()
         self._shown = self._engine.grad_arrays()
-        new.append(F.zero_frame(self._lesson, self._ids, before, self._targets, self._shown))
+        new.append(zero_frame(self._lesson, self._ids, before, self._targets, self._shown))
         self._append(new)
 
     def _sync_frame(self):
@@ -225,7 +226,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         self._restored = False
         if not changed:
             return []
-        return [F.sync_frame(self._lesson, self._ids, changed, now, self._targets, restored=restored)]
+        return [sync_frame(self._lesson, self._ids, changed, now, self._targets, restored=restored)]
 
     def _append(self, new):
         if not new:
@@ -246,7 +247,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             elif kind == "expand":            # a folded step, written out op by op (see expand())
                 self.expand(content.get("frame"))
         except Exception as exc:  # never a traceback in the cell: the message goes into the widget
-            self._append([F.error_frame(self._lesson, None, self._runs, f"{type(exc).__name__}: {exc}")])
+            self._append([error_frame(self._lesson, None, self._runs, f"{type(exc).__name__}: {exc}")])
 
     def expand(self, i=None):
         """Write out, op by op, the step ``i`` (default: the one shown) that a folded group stands for.
@@ -267,10 +268,10 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             new = []
             for k, step in enumerate(self._lesson.nodes, 1):
                 if self._ids.group(step) == group:
-                    new += F.forward_frames(self._lesson, self._ids, [step], first=k, fold=False)
+                    new += forward_frames(self._lesson, self._ids, [step], first=k, fold=False)
         else:
             run, gradient_given = self._recorded[f["run"]]
-            new = F.backward_frames(self._lesson, self._ids, f["run"], run.events, run.seed, run.retain_graph,
+            new = backward_frames(self._lesson, self._ids, f["run"], run.events, run.seed, run.retain_graph,
                                     gradient_given, self._targets, f["run"] + 1, fold=False, only=group)
         with self.hold_sync():
             self.frames = self.frames[:i] + new + self.frames[i + 1:]

@@ -10,7 +10,7 @@ import re
 from .frames import Ids
 from .i18n import strings
 
-__all__ = ["draw", "ids_from_graph", "clean_svg", "slim"]
+__all__ = ["draw_trace", "ids_from_graph", "clean_svg", "slim"]
 
 NODE_KEYS = ("id", "kind", "label", "name", "seq", "fn_seq", "value", "grad_fn")
 EDGE_KEYS = ("id", "src", "dst", "kind", "input")
@@ -21,7 +21,7 @@ EDGE_KEYS = ("id", "src", "dst", "kind", "input")
 EDGE_LABELS_MAX = 80
 
 
-def draw(trace, view="dataflow", rankdir="TB", lang="en"):
+def draw_trace(trace, view="dataflow", rankdir="TB", lang="en"):
     """``{"svg", "graph", "graph_obj", "ids", "error", "drawing"}`` for a :class:`gradviz.trace.Trace`'s
     graph, its tooltips in ``lang`` (``drawing.svg(words=...)`` words them anew, without a new layout)."""
     from ..graph import MAX_NODES, build_graph

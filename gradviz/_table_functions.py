@@ -12,7 +12,7 @@ from . import _dtype as D
 from . import _inplace
 from ._creation import tensor
 from ._engine import is_grad_enabled
-from ._functions import matmul, where
+from ._matmul_and_joins import matmul, where
 from ._keywords import accepting_numpy_names
 from .ops import OPS
 from .tensor import Tensor
@@ -64,7 +64,7 @@ def _with_out(name, fn):
     return with_out
 
 
-def _functions():
+def _function_names():
     """``gradviz.exp(x)`` for ``x.exp()``: every op the table marks as a function, and the methods
     below, which are not table entries (composites, comparisons, and what records no gradient)."""
     names = [n for op in OPS.values() if op.function is True for n in (op.method, *op.aliases)]
@@ -73,7 +73,7 @@ def _functions():
                     "eq ne lt le gt ge is_floating_point logical_not logical_and logical_or fill_ zero_").split()
 
 
-FUNCTIONS = {name: _method(name) for name in _functions()}
+FUNCTIONS = {name: _method(name) for name in _function_names()}
 FUNCTIONS.update(matmul=matmul, where=where)    # written out: matmul dispatches, where takes a condition
 FUNCTIONS = {name: accepting_numpy_names(fn if name.endswith("_") else _with_out(name, fn))
              for name, fn in FUNCTIONS.items()}
