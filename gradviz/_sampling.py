@@ -64,7 +64,7 @@ def random_(self, low=None, high=None, *, generator=None):
     dtype's whole non-negative range, as the DataLoader draws its seeds)."""
     if low is None and high is None:
         _check_leaf(self)
-        return self.fill_(_random.random_full(self.shape, self._data.dtype, generator))
+        return self.fill_(_cpu_generator.random_full(self.shape, self._data.dtype, generator))
     if low is None:
         low = 0
     if high is None:

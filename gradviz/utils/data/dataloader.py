@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._creation import as_tensor, empty, tensor
-from ..._functions import stack
+from ..._matmul_and_joins import stack
 from ...tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
