@@ -50,12 +50,19 @@ _GREEK = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu
              "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split())
 
 
+_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
 def latex_name(name):
     r"""A variable name as LaTeX: ``x``, ``w_{1}``, ``\alpha``, ``\mathrm{loss}``.
 
     >>> [latex_name(s) for s in ("x", "w1", "x_2", "alpha", "loss", "a_b", "<s>")]
     ['x', 'w_{1}', 'x_{2}', '\\alpha', '\\mathrm{loss}', '\\mathrm{a\\_b}', '\\mathrm{<s>}']
     """
+    m = re.fullmatch(r"(.+?)([₀₁₂₃₄₅₆₇₈₉]+)", name)       # c₁: the first version of c (changed in place)
+    if m:
+        return f"{latex_name(m.group(1))}_{{{m.group(2).translate(_DIGITS)}}}"
     m = re.fullmatch(r"([A-Za-z]|alpha|beta|gamma|delta|theta|lambda|mu|sigma|phi|omega)_?(\d+)", name)
     if m:
         return f"{latex_name(m.group(1))}_{{{m.group(2)}}}"
@@ -183,7 +190,8 @@ _PLAIN = [
     (r"\\sin", "sin"), (r"\\cos", "cos"), (r"\\tanh", "tanh"), (r"\\max", "max"), (r"\\min", "min"),
     (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathrm\{([^{}]+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"),
     (r"\\text\{([^{}]*)\}", r"\1"), (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
-    (r"\^\{T\}", "ᵀ"), (r"\^\{2\}", "²"), (r"\^\{([^{}]*)\}", r"^\1"), (r"_\{([^{}]*)\}", r"_\1"),
+    (r"\^\{T\}", "ᵀ"), (r"\^\{2\}", "²"), (r"\^\{([^{}]*)\}", r"^\1"),
+    (r"(?<=[A-Za-z])_\{(\d+)\}", lambda m: m.group(1).translate(_SUBSCRIPTS)), (r"_\{([^{}]*)\}", r"_\1"),
 ]
 
 

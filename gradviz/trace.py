@@ -149,6 +149,8 @@ class Value:
     is_leaf: bool = True
     retains_grad: bool = False
     literal: bool = False        # a Python number wrapped for one op: the 1 in x + 1
+    version: int = 0             # k > 0: the k-th value of one tensor changed in place (c += 1): c₁, c₂...
+    replayed: bool = False       # its numbers were worked out again by the op table (replay)
     grad: np.ndarray = None      # its .grad when traced
     order: tuple = ()            # where it sorts among the steps (forward order)
     ref: object = field(default=None, repr=False)   # the engine's tensor (leaves) or a weakref (outputs)
@@ -304,6 +306,43 @@ def replay(step):
         return None
 
 
+def in_place_versions(steps):
+    """Number the values of one tensor changed in place (``c += c + 1``: c₁, c₂, c₃ in the code's
+    order), and give each version but the last its own numbers: the tensor holds only the last.
+
+    The earlier versions are worked out again from their inputs (:func:`replay`), and so is every
+    value that was worked out from them.
+    """
+    groups = {}
+    for s in steps:
+        t = s.out.tensor()
+        if t is not None and not s.cut_only:
+            groups.setdefault(id(t), []).append(s)
+    stale = set()
+    for group in groups.values():
+        if len(group) > 1:
+            for k, s in enumerate(group, 1):
+                s.out.version = k
+            stale.update(id(s) for s in group[:-1])
+    if not stale:
+        return
+    redone = set()
+    for s in steps:                      # forward order: inputs first
+        changed = False
+        for inp in s.inputs:
+            if inp.kind == "op" and not inp.output_nr and id(inp.src) in redone:
+                inp.data = inp.src.out.data
+                changed = True
+        if id(s) in stale or (changed and s.out.replayed):
+            v = replay(s)
+            if v is not None:
+                s.out.data, s.out.replayed = v, True
+                redone.add(id(s))
+
+
+_SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
 def name_values(trace, found):
     """Names for the trace's values: ``found`` (id(tensor) -> name) first, then made-up letters.
 
@@ -315,7 +354,14 @@ def name_values(trace, found):
         t = v.tensor()
         if t is not None and not v.literal and v.name is None:
             v.name = found.get(id(t))
-    taken = {v.name for v in trace.values if v.name} | getattr(found, "bound", set())
+    versioned = set()
+    root_out = trace.roots[0] if trace.roots else None
+    for s in trace.steps:               # one symbol, one value: c₁, c₂, c₃ for c changed in place
+        if s.out.version and s.out.name is not None:
+            versioned.add(s.out.name)   # (the root keeps its name: g.backward() is what the code says)
+            if s.out is not root_out:
+                s.out.name = s.out.name + str(s.out.version).translate(_SUBSCRIPT)
+    taken = {v.name for v in trace.values if v.name} | getattr(found, "bound", set()) | versioned
     letters = auto_name(taken)
     for v in trace.leaves:
         if v.name is None:
@@ -401,6 +447,7 @@ class GradvizAdapter(EngineAdapter):
                 leaves = [v]
         cuts_ = [(self._value(d), self._origin(o), how) for d, o, how in self.cuts]
         self.trace = Trace(root_values, steps, leaves, self.values, cuts_, engine="gradviz", adapter=self)
+        in_place_versions(self.trace.steps)
         name_values(self.trace, found)
 
     # walking
@@ -502,7 +549,7 @@ class GradvizAdapter(EngineAdapter):
         elif fn._saved and fn._saved[-1] is not None:
             out.data = fn._saved[-1][0]
         else:
-            out.data = replay(step)
+            out.data, out.replayed = replay(step), True
         self.by_fn[id(fn)] = step
         self.values.append(out)
         return step

@@ -65,8 +65,21 @@ def test_paths_sum_to_the_result_when_a_leaf_is_reached_many_ways():
     assert a["count"] == 4 and len(a["paths"]) == 4 and "sum" in a
     assert a["sum"]["latex"].startswith(r"\frac{\partial \mathrm{out}}{\partial a} = ")
     b = next(l for l in d["leaves"] if l["leaf"] == "b")
-    assert b["count"] == 5 and len(b["paths"]) == 4                 # the first 4 written out ...
-    assert r"\dots" in b["sum"]["latex"]                              # ... and the sum says there is more
+    assert b["count"] == 5 and len(b["paths"]) == 5                 # up to 6 paths: all written out ...
+    assert r"\dots" not in b["sum"]["latex"]                          # ... and the sum has every term
+
+
+def test_more_than_six_paths_are_written_as_backprop_does():
+    """Each tensor's gradient once, numbered, as the sum over its uses (issue 21): no hidden paths."""
+    x = torch.tensor(1.5, requires_grad=True)
+    h = x
+    for _ in range(3):
+        h = h * h + h                                    # 2 ways through each step: 8 paths
+    d = build_derivation(Lesson(h, {"x": x, "out": h}), np.float32(1))
+    (leaf,) = d["leaves"]
+    assert leaf["count"] == 1 and not leaf["paths"][0]["factors"]
+    assert d["where"][0]["latex"].startswith(r"\left(1\right)\quad")
+    assert all(r"\dots" not in m["latex"] for m in d["where"])
 
 
 @SETTINGS

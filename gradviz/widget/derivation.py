@@ -19,16 +19,17 @@ import numpy as np
 
 from .. import chain_rule as C, formula as F
 from .._broadcast import unbroadcast
-from ..trace import array_of
+from ..trace import Value, array_of
 from ._lesson import latex_name, num, short
 from .sanitize import sanitize_mathml
 
 __all__ = ["mathml", "build_derivation", "chain_gradients", "expected_gradients",
            "check", "UserCodeError", "StepMath", "Delta", "path_expr", "step_expr"]
 
-MAX_PATHS = 4          # paths written out per leaf (the sum always covers all of them)
+MAX_PATHS = 6          # paths written out per leaf; more, and backprop's own form is written instead
+MAX_BACKPROP = 80      # ... for graphs of up to this many ops (each tensor's gradient once, numbered)
 MAX_FACTORS = 10       # factors written out per path before "⋯"
-MAX_DEFS = 24          # forward definitions written out
+MAX_DEFS = 32          # forward definitions written out
 MAX_LEAVES = 8
 MAX_WRITTEN = 64       # a longer path is written as its chain of ∂s and its value, not as one formula
 
@@ -726,9 +727,19 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     root = objective(lesson, seed)[0] if seed is not None else latex_name(lesson.root_name)
     top = latex_name(lesson.root_name)
     leaves, delta = [], Delta(lesson)
+    counted = {leaf.seq: _paths(lesson, leaf, MAX_PATHS) for leaf in lesson.leaves[:MAX_LEAVES]}
+    numbered = None
+    if seed is not None and len(lesson.nodes) <= MAX_BACKPROP and any(
+            count > MAX_PATHS for _, count in counted.values()):
+        numbered = backprop_lines(lesson, seed)
+    keep["lines"], keep["node_lines"] = {}, {}
     for leaf in lesson.leaves[:MAX_LEAVES]:
         name = latex_name(lesson.name(leaf))
-        paths, count = _paths(lesson, leaf, MAX_PATHS)
+        paths, count = counted[leaf.seq]
+        if numbered is not None:           # too many paths to list: each gradient once, as backprop does
+            leaves.append(_numbered_leaf(lesson, leaf, numbered, root, chain, keep))
+            keep["paths"][leaf.seq], keep["exprs"][leaf.seq] = [], []
+            continue
         fan_in = len(paths) > 1 or count > len(paths)
         lines, terms = [], []
         keep["paths"][leaf.seq], keep["exprs"][leaf.seq] = paths, []
@@ -794,6 +805,11 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     where = []
     if delta.named is not None:
         where.append(mathml(delta.named.definition(value_latex(delta.named.value(), rows=4, cols=4))))
+    if numbered is not None:
+        for k, (key, thing, lhs, expr) in enumerate(numbered, 1):
+            if not isinstance(thing, Value) or thing not in lesson.leaves[:MAX_LEAVES]:
+                keep["node_lines"][key] = expr
+                where.append(mathml(_numbered(k, lhs, expr)))
     return {
         "custom": custom,
         "defs": defs,
@@ -802,6 +818,69 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
         "leaves": leaves,
         "leaves_more": max(0, len(lesson.leaves) - MAX_LEAVES),
     }
+
+
+def backprop_lines(lesson, seed):
+    """Backprop's own form of the chain rule: for each tensor, root first, its gradient as the sum
+    over its uses of (the gradient at the use's output) · (the use's local derivative), each written
+    once and numbered.  ``[(key, step or leaf, lhs LaTeX, formula)]``; a formula names the gradients
+    it uses (∂g/∂f) and carries their values, so every line is checked on its own.
+    """
+    root = objective(lesson, seed)[0]
+    matrix = any(_is_matrix(n) for n in lesson.nodes) or (seed_expr(lesson, seed) is not None and np.size(seed) > 1)
+    uses = lesson.consumers()
+    at, out = {}, []
+    first = lesson.root_step
+    v = seed_expr(lesson, seed)
+    at[id(first)] = F.Sym(lesson.name(first), np.asarray(seed, np.float64),
+                          latex=_partial(root, latex_name(lesson.name(first))), substitute=True)
+    out.append((id(first), first, _partial(root, latex_name(lesson.name(first))), v if v is not None else F.Num(1)))
+    things = [n for n in reversed(lesson.nodes) if n is not first] + list(lesson.leaves)
+    for thing in things:
+        terms = []
+        for node, i in uses.get(id(thing), []):
+            g = at.get(id(node))
+            if g is None:
+                continue
+            terms.append(step_expr(lesson, node, i, g, matrix))
+        if not terms:
+            continue
+        expr = terms[0] if len(terms) == 1 else F.Add(*terms)
+        name = latex_name(lesson.name(thing))
+        try:
+            value = np.asarray(expr.value(), np.float64)
+        except F.NoHandDerivation:
+            return None
+        at[id(thing)] = F.Sym(lesson.name(thing), value, latex=_partial(root, name), substitute=True,
+                              scalar_ok=not matrix)
+        out.append((id(thing), thing, _partial(root, name), expr))
+    return out
+
+
+def _numbered(k, lhs, expr):
+    """``(k)  ∂g/∂f = ∂g/∂g₁ · 1/2 + ∂g/∂v₃ · (−1/f²) = 1 · 1/2 + 10 · (−1/49²) = 0.4958``."""
+    value = value_latex(expr.value())
+    return rf"\left({k}\right)\quad " + _stages(lhs, expr.latex(), expr.latex(numbers=True), value=value)
+
+
+def _numbered_leaf(lesson, leaf, numbered, root, chain, keep):
+    """A leaf's entry in backprop's form: its own numbered line (the sum over its uses)."""
+    name = lesson.name(leaf)
+    k, line = next(((k, item) for k, item in enumerate(numbered, 1) if item[1] is leaf), (None, None))
+    want = chain.get(leaf.seq)
+    entry = {"leaf": name, "lhs": mathml(_partial(root, latex_name(name))), "paths": [], "count": 0,
+             "chain": num(want) if want is not None else "0"}
+    if line is None:
+        return entry
+    expr = line[3]
+    keep["lines"][leaf.seq] = [expr]
+    value = expr.value()
+    stages = [expr.latex(), expr.latex(numbers=True)] + ([value_latex(value)] if value_latex(value) else [])
+    stages = [st for j, st in enumerate(stages) if j == 0 or st != stages[j - 1]]
+    entry["paths"] = [{"stages": [mathml(st) for st in stages],
+                       "value": num(value), "factors": []}]
+    entry["count"] = 1
+    return entry
 
 
 def _factor_data(lesson, node, i, ids):
