@@ -13,6 +13,7 @@ Parameter containing:
 tensor([0.7000], requires_grad=True)
 """
 
+import copy
 import warnings
 from collections import defaultdict
 
@@ -75,6 +76,13 @@ class Optimizer:
                             "ordering of tensors in sets will change between runs. Please use a list instead.")
         else:
             param_group["params"] = list(params)
+        # model.named_parameters() gives (name, parameter) pairs: the names go under "param_names"
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in param_group["params"]]
+        if names:
+            if len(names) != len(param_group["params"]):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
@@ -92,6 +100,9 @@ class Optimizer:
         seen = set()
         for group in self.param_groups:
             seen.update(group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if 'param_names' in param_group else 'without'} names to the optimizer")
         if not seen.isdisjoint(params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -129,6 +140,29 @@ class Optimizer:
         state = {index[id(p)]: s for p, s in self.state.items()}
         return {"state": state, "param_groups": groups}
 
+    def load_state_dict(self, state_dict):
+        """Take the options and state of ``state_dict`` (from :meth:`state_dict`, perhaps through
+        ``torch.load``) for this optimizer's parameters, matched by position."""
+        groups, saved_groups = self.param_groups, copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = dict(zip((i for s in saved_groups for i in s["params"]), (p for g in groups for p in g["params"])))
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = {key: _cast(param, value, key) for key, value in v.items()}
+            else:
+                state[k] = v
+        for group, new_group in zip(groups, saved_groups):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+        self.state, self.param_groups = state, saved_groups
+
     def __repr__(self):
         text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
@@ -137,6 +171,15 @@ class Optimizer:
                 if key != "params":
                     text += f"    {key}: {group[key]}\n"
         return text + ")"
+
+
+def _cast(param, value, key):
+    """A loaded state value for ``param``: a tensor in the parameter's dtype (the step counter as it is)."""
+    if isinstance(value, Tensor) and key != "step" and param.is_floating_point() and value.dtype != param.dtype:
+        return value.to(param.dtype)
+    if isinstance(value, dict):
+        return {k: _cast(param, v, k) for k, v in value.items()}
+    return value
 
 
 class _ParameterWise(Optimizer):
