@@ -26,7 +26,7 @@
   // right after, under the slide's title: never squeezed, never scaled down.
   var MIN_ROOM = 420;          // below this a widget is not usable on a slide
   var CHROME = 60;             // the widget's bar, padding and borders around its graph box
-  var TALK = 220;              // stacked, the caption and derivation keep this much below the graph
+  var TALK = 190;              // stacked, the caption and derivation keep this much below the graph
   var SIDE = 0.36;             // the caption/derivation column beside the graph (widget.js)
 
   function roomBelow(box) {

@@ -457,7 +457,8 @@ function createPicture(ctx) {
   function sizeView() {
     view.w = box.clientWidth; view.h = box.clientHeight; view.x = box.scrollLeft; view.y = box.scrollTop;
     const nat = index.natural;
-    const whole = !index.svg || !nat || !nat.w || (nat.w * zoom <= view.w + 1 && nat.h * zoom <= view.h + 1);
+    // (Graphviz's margin around the drawing may be cut by a few px: no node is)
+    const whole = !index.svg || !nat || !nat.w || (nat.w * zoom <= view.w + 8 && nat.h * zoom <= view.h + 8);
     if (partial.hidden !== whole) partial.hidden = whole;
   }
   /** Whether the whole graph is in the box now. */
@@ -1038,8 +1039,8 @@ function chooseLayout(main, picture) {
   const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
   let sideW = Math.min(520, Math.max(300, W * 0.36));
   const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
-  // stacked, the graph takes what it needs, leaving the caption and derivation 220 px (or 38%)
-  const most = Math.max(H * 0.62, H - 220);
+  // stacked, the graph takes what it needs, leaving the caption and derivation 190 px (or 38%)
+  const most = Math.max(H * 0.62, H - 190);
   const stackH = Math.min(most, Math.max(H * 0.4, nat.h * zoomIn(W, most) + 12));
   const stackZoom = Math.min(W / nat.w, stackH / nat.h);
   const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";   // a wide graph (LR) stacks
