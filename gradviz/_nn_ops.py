@@ -83,9 +83,9 @@ def _nll_loss(a, target, weight=None, reduction="mean", ignore_index=-100):
     x, t = _nll_rows(a, target)
     if reduction == "none" and a.ndim != 1:
         out = np.zeros(len(t), x.dtype)
-        for b, c in enumerate(t.tolist()):
-            if c != ignore_index:
-                out[b] = -x[b, c] * (weight[c] if weight is not None else 1)
+        kept = np.nonzero(t != ignore_index)[0]
+        picked = x[kept, t[kept]]
+        out[kept] = -picked * np.asarray(weight, x.dtype)[t[kept]] if weight is not None else -picked
         return out.reshape(np.shape(target))
     loss, total = kernels.nll_sums(x, t, weight, ignore_index)
     return np.asarray(loss / total if reduction == "mean" else loss, x.dtype)
@@ -96,16 +96,15 @@ def _nll_vjp(g, a, target, weight=None, reduction="mean", ignore_index=-100):
     x, t = _nll_rows(np.zeros(a.shape, g.dtype), target)
     x = np.array(x)                                  # (a copy when the rows were a moved view)
     dt = x.dtype.type
+    kept = np.nonzero(np.asarray(t) != ignore_index)[0]
+    w = np.asarray(weight, x.dtype)[t[kept]] if weight is not None else None
     if reduction == "none" and a.ndim != 1:
-        for b, (c, gb) in enumerate(zip(t.tolist(), np.reshape(g, -1))):
-            if c != ignore_index:
-                x[b, c] = -(weight[c] if weight is not None else dt(1)) * gb
+        gb = np.reshape(g, -1)[kept].astype(x.dtype, copy=False)
+        x[kept, t[kept]] = -(w if w is not None else dt(1)) * gb
         return _nll_unrows(x, a)
     g = dt(g)
     grad = -(dt(g / kernels.nll_sums(x, t, weight, ignore_index)[1]) if reduction == "mean" else g)
-    for b, c in enumerate(t.tolist()):
-        if c != ignore_index:
-            x[b, c] = weight[c] * grad if weight is not None else grad
+    x[kept, t[kept]] = w * grad if w is not None else grad
     return _nll_unrows(x, a)
 
 
@@ -220,9 +219,8 @@ def _embedding_vjp(g, weight, indices, padding_idx=None):
     out = np.zeros(weight.shape, g.dtype)
     rows = np.reshape(indices, -1)
     g = g.reshape(len(rows), weight.shape[1])
-    for i, k in enumerate(rows.tolist()):
-        if k != padding_idx:
-            out[k] += g[i]
+    kept = rows != padding_idx if padding_idx is not None else np.ones(len(rows), bool)
+    np.add.at(out, rows[kept], g[kept])        # unbuffered: repeated rows add up in lookup order
     return out
 
 

@@ -583,3 +583,31 @@ def test_kernels_info_names_each_backend(monkeypatch):
     assert ("MKL" in info["blas"]) == (_mkl.library() is not None)
     monkeypatch.setattr(_mkl, "library", lambda: None)
     assert "numpy" in kernels.info()["blas"] and "numpy" in kernels.info()["vml"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_long_sums_identical_to_torch(dtype):
+    """sum over lengths that fill several levels of PyTorch's cascade (every group at once, no loop
+    over rows), along each kind of dimension, and nll_loss's cascade over a long batch with ignored
+    rows (one of them a row where a level is flushed)."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    from gradviz.kernels import _reduce
+    rng = np.random.default_rng(8)
+    with threads(torch, 1):
+        for shape, axis in [((70000,), None), ((1000, 1000), None), ((1000, 1000), 0), ((1000, 1000), 1),
+                            ((300000, 3), 0), ((3, 300000), 1), ((64, 300, 7), 1)]:
+            x = (rng.standard_normal(shape) * np.exp(rng.uniform(-3, 3, shape))).astype(dtype)
+            want = torch.from_numpy(x).sum() if axis is None else torch.from_numpy(x).sum(axis)
+            assert np.array_equal(_reduce.torch_sum(x, axis=axis), want.numpy()), (shape, axis)
+        x = rng.standard_normal((70000, 5)).astype(dtype)
+        t = rng.integers(0, 5, 70000)
+        t[rng.random(70000) < 0.1] = -100
+        t[4096] = -100
+        w = rng.uniform(0.5, 2, 5).astype(dtype)
+        for kw in ({}, {"weight": w}):
+            got, want = (lib.nn.functional.cross_entropy(lib.tensor(x), lib.tensor(t),
+                                                         **{k: lib.tensor(v) for k, v in kw.items()})
+                         for lib in (gradviz, torch))
+            assert repr(got.item()) == repr(want.item())

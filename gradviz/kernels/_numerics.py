@@ -71,8 +71,8 @@ def fma32(a, b, c):
     (Knuth's two-sum), so the result is always the correctly rounded :math:`\mathrm{fl}(ab + c)`.
     """
     p = np.multiply(a, b, dtype=np.float64)
+    s = np.add(p, c, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
-    s = p + c
     low = np.asarray(s).view(np.uint64) & _LOW29
     tie = low == _MID_LOW
     if tie.any():  # rare: settle the tie with the part of p + c that float64 rounded away

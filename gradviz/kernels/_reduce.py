@@ -33,31 +33,51 @@ _ILP = 4       # independent accumulators
 _LEVELS = 4    # depth of the cascade
 
 
+def _in_order(x, axis=0):
+    """Sum ``x`` along ``axis`` left to right from its first element, one rounding per addition.
+
+    numpy adds along an axis that is not the innermost one row after row (vectorised across the
+    others, as fast as memory), but along the innermost one pairwise: so the summed axis is put
+    first and, when nothing else is left, the sum is a running one (``accumulate``)."""
+    x = np.moveaxis(np.asarray(x), axis, 0)
+    if x.ndim == 1 or x[0].size <= 1 or x.shape[0] <= 1:
+        return np.add.accumulate(x, axis=0)[-1] if x.shape[0] else np.zeros(x.shape[1:], x.dtype)
+    return np.add.reduce(np.ascontiguousarray(x), axis=0)
+
+
+def _groups(items, width):
+    """(the sums of each whole group of ``width`` items along axis 0, each from 0; the sum of the
+    items left after the last whole group, from 0)."""
+    whole = items.shape[0] // width
+    rest = items[whole * width:]
+    left = _in_order(rest) if len(rest) else np.zeros(items.shape[1:], items.dtype)
+    return _in_order(items[:whole * width].reshape((whole, width) + items.shape[1:]), axis=1), left
+
+
 def _cascade(rows):
-    """Sum ``rows`` (axis 0) through 4 cascade levels, as ``multi_row_sum`` does."""
+    r"""Sum ``rows`` (axis 0) through 4 cascade levels, as ``multi_row_sum`` does.
+
+    Level 0 adds the rows a chunk of :math:`2^p` at a time; each chunk's sum is carried up to level
+    1, whose sums are carried to level 2 every :math:`2^p` chunks, and so on to level 3: each level
+    adds whole groups of :math:`2^p` of the level below, in order, from 0.  What is left in each
+    level at the end is added up last, level 0 first.  (Every group at once, no loop over rows.)"""
     size = rows.shape[0]
     power = max(4, (math.ceil(math.log2(size)) if size > 1 else 0) // _LEVELS)
-    step, mask = 1 << power, (1 << power) - 1
+    step = 1 << power
+    zero = rows.dtype.type(0)
     if size < step:  # one level used, from 0: the other three hold zeros (adding one turns -0 into 0)
-        return np.add.accumulate(rows, axis=0, dtype=rows.dtype)[-1] + rows.dtype.type(0)
-    acc = np.zeros((_LEVELS,) + rows.shape[1:], rows.dtype)
-    i = 0
-    while i + step <= size:
-        acc[0] = _running_sum(acc[0], rows[i:i + step])
-        i += step
-        for j in range(1, _LEVELS):  # carry up a level, and further while i is a round number
-            acc[j] += acc[j - 1]
-            acc[j - 1] = 0
-            if i & (mask << (j * power)):
-                break
-    if i < size:
-        acc[0] = _running_sum(acc[0], rows[i:])
-    return _running_sum(acc[0], acc[1:])
+        return _in_order(rows) + zero
+    left, items = [], rows
+    for _ in range(_LEVELS - 1):
+        items, rest = _groups(items, step)
+        left.append(rest)
+    left.append(_in_order(items) if len(items) else np.zeros(rows.shape[1:], rows.dtype))
+    return _running_sum(left[0], np.stack(left[1:])) + zero
 
 
 def _running_sum(start, rows):
     """``start + rows[0] + rows[1] + ...``, left to right, rounding after every addition."""
-    return np.add.accumulate(np.concatenate((start[None], rows)), axis=0, dtype=rows.dtype)[-1]
+    return _in_order(np.concatenate((np.asarray(start, rows.dtype)[None], rows)))
 
 
 def _row_sum(items):
@@ -128,36 +148,52 @@ def torch_sum(a, axis=None, keepdims=False):
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------
 
 def nll_sums(x, t, weight, ignore_index):
-    """(−Σ w[t_b]·x[b, t_b], Σ w[t_b]) over the rows not ignored, added as PyTorch's kernel adds them:
-    a cascade of partial sums, flushed one level up every 16**k rows (so long batches lose little)."""
+    r"""(−Σ w[t_b]·x[b, t_b], Σ w[t_b]) over the rows not ignored, added as PyTorch's kernel adds them:
+    a cascade of 8 partial sums, level j flushed one level up after each row b (not ignored) that is
+    a multiple of :math:`2^{(j+1)p}` (so long batches lose little), the levels added up at the end."""
     dt = x.dtype.type
     levels, n = 8, len(t)
     power = max(4, (int(n - 1).bit_length() if n > 1 else 0) // levels)
-    mask = (1 << power) - 1
-    losses, weights, ignored = [dt(0)] * levels, [dt(0)] * levels, 0
-    for b, c in enumerate(t.tolist()):
-        if c == ignore_index:
-            ignored += 1
-            continue
-        if weight is not None:
-            losses[0] = dt(losses[0] - x[b, c] * weight[c])
-            weights[0] = dt(weights[0] + weight[c])
-        else:
-            losses[0] = dt(losses[0] - x[b, c])
-        for j in range(levels - 1):
-            if b & (mask << (j * power)):
-                break
-            losses[j + 1], weights[j + 1] = dt(losses[j + 1] + losses[j]), dt(weights[j + 1] + weights[j])
-            losses[j], weights[j] = dt(0), dt(0)
-    total = dt(n - ignored) if weight is None else _sum_in_order(weights, dt)
-    return _sum_in_order(losses, dt), total
+    t = np.asarray(t)
+    kept = np.nonzero(t != ignore_index)[0]
+    picked = x[kept, t[kept]]
+    if weight is not None:
+        w = np.asarray(weight, x.dtype)[t[kept]]
+        items = np.stack((-(picked * w), w), axis=1)         # each product rounded, as the kernel's
+    else:
+        items = np.stack((-picked, np.zeros_like(picked)), axis=1)
+    times, left = kept, []
+    for j in range(levels - 1):
+        ends = times % (1 << ((j + 1) * power)) == 0       # the rows after which level j is flushed
+        sums, times, rest = _segments(items, ends, times)
+        left.append(rest)
+        items = sums
+    left.append(_in_order(items) + dt(0) if len(items) else np.zeros(2, x.dtype))
+    totals = _in_order(np.concatenate((np.zeros((1, 2), x.dtype), np.stack(left))))
+    return totals[0], dt(len(kept)) if weight is None else totals[1]
 
 
-def _sum_in_order(values, dt):
-    total = dt(0)
-    for v in values:
-        total = dt(total + v)
-    return total
+def _segments(items, ends, times):
+    """Split ``items`` (rows in order) after each row marked in ``ends``: (the sum of each closed
+    segment from 0, the time it closed; the sum of the rows after the last end, from 0)."""
+    cut = np.nonzero(ends)[0]
+    if not len(cut):
+        rest = _in_order(items) + items.dtype.type(0) if len(items) else np.zeros(items.shape[1:], items.dtype)
+        return items[:0], times[:0], rest
+    last = cut[-1] + 1
+    starts = np.concatenate(([0], cut[:-1] + 1))
+    lengths = cut + 1 - starts
+    tail = items[last:]
+    rest = _in_order(tail) + items.dtype.type(0) if len(tail) else np.zeros(items.shape[1:], items.dtype)
+    width = int(lengths.max())
+    if len(cut) * width > 4 * last + 64:          # very uneven segments (many ignored rows): one by one
+        sums = np.stack([_in_order(items[a:a + m]) for a, m in zip(starts, lengths)])
+    else:                                          # padded with zeros after their end (adding +0 changes
+        grid = np.zeros((len(cut), width) + items.shape[1:], items.dtype)     # no running sum from 0)
+        seg = np.repeat(np.arange(len(cut)), lengths)
+        grid[seg, np.arange(last) - starts[seg]] = items[:last]
+        sums = _in_order(grid, axis=1)
+    return sums + items.dtype.type(0), times[cut], rest
 
 
 def batch_norm_sums(x):

@@ -59,7 +59,10 @@ def _fma_step(a, b, c):
     """``a·b + c`` rounded once to float32, for the polynomial steps below: the float64 sum is
     exact there or far from a float32 tie, so the general tie check of ``fma32`` is left out
     (the comparison on all 2³² inputs is what shows it)."""
-    return np.add(np.multiply(a, b, dtype=_d), c).astype(_f)
+    p = np.multiply(a, b, dtype=_d)
+    if isinstance(p, np.ndarray) and p.ndim and np.broadcast_shapes(p.shape, np.shape(c)) == p.shape:
+        return np.add(p, c, out=p).astype(_f)         # in place: one float64 array, not two
+    return np.add(p, c).astype(_f)
 
 
 def _exp32(d):
