@@ -40,6 +40,7 @@ from .tensor import Tensor
 # Loaded with the package, as PyTorch loads them: ``import torch.nn`` must find the very module
 # ``torch.nn`` names (a lazy import would let the shim's ``torch.nn`` become a second copy).
 from . import nn, optim, utils  # noqa: E402,I001
+from .serialization import load, save  # noqa: E402
 from ._devices import accelerator, backends, cuda  # noqa: E402
 
 __version__ = "0.1.0"
