@@ -32,7 +32,7 @@ from .ops import OPS, Meta
 __all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "requires_grad", "view_error",
            "run_backward", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
-           "set_detect_anomaly"]
+           "set_detect_anomaly", "observing", "is_observing"]
 
 _seq = itertools.count()        # creation order of nodes and tensors: the forward order
 _recorders = []                 # active gradviz.trace.record() contexts (empty: recording is off)
@@ -116,6 +116,33 @@ class set_grad_enabled(_GradModeContext):
 
     def __enter__(self):
         pass
+
+
+# --- the picture's own passes ------------------------------------------------------------------
+
+class _Observing:
+    on = False
+
+
+class observing:
+    """``with observing():`` -- a backward pass the widget runs to show it, which must leave the
+    user's program as it was: no user hook runs (tensor hooks, and every hook kind the engine
+    offers: each asks :func:`is_observing` first), no ``.grad`` is written (a leaf's or a retained
+    one: the recorder is told the sum it would hold), and a custom ``Function.backward`` reuses the
+    result of the user's own pass with the same gradient rather than running again (see
+    :mod:`gradviz.autograd`)."""
+
+    def __enter__(self):
+        self.prev, _Observing.on = _Observing.on, True
+        return self
+
+    def __exit__(self, *exc):
+        _Observing.on = self.prev
+
+
+def is_observing():
+    """True inside :class:`observing`: user code (hooks, ``.grad`` writes) must not run."""
+    return _Observing.on
 
 
 def set_detect_anomaly(mode, check_nan=True):
@@ -568,6 +595,8 @@ def _grad_order(op, n):
 
 
 def _run_hooks(t, g):
+    if _Observing.on:                  # the widget's pass: the user's hooks are the user's
+        return g
     if isinstance(g, TensorBase):      # create_graph=True: the hooks see (and may replace) the recorded gradient
         for hook in t._hooks.values():
             r = hook(g)
@@ -586,6 +615,11 @@ def _accumulate(var, g, rec):
     if var._hooks:
         g = _run_hooks(var, g)
     before = None if var._grad is None or rec is None else var._grad._data.copy()
+    if _Observing.on:                  # the widget's pass: .grad stays as it is; the recorder sees the sum
+        if rec is not None:
+            after = np.array(g, dtype=var._data.dtype, copy=True) if before is None else before + g
+            rec._leaf(var, g, before, after)
+        return
     if var._grad is None:
         var._grad = var._wrap(np.array(g, dtype=var._data.dtype, copy=True))
     else:
@@ -602,6 +636,10 @@ def _accumulate_graph(var, g, rec):
     if var._hooks:
         g = _run_hooks(var, g)
     before = None if var._grad is None or rec is None else var._grad._data.copy()
+    if _Observing.on:
+        if rec is not None:
+            rec._leaf(var, g._data, before, g._data.copy() if before is None else before + g._data)
+        return
     if var._grad is None:
         var._grad = apply(OPS["copy"], (var._wrap(np.empty_like(var._data)), g))
     else:
@@ -747,7 +785,7 @@ def _zeros(meta, create_graph, like):
 
 def _output_received(out, g):
     """The gradient an output tensor receives: through its hooks, and kept if it retains grad."""
-    if out is not None:
+    if out is not None and not _Observing.on:     # (the widget's pass writes no retained .grad)
         if out._hooks:
             g = _run_hooks(out, g)
         if out._retains_grad and isinstance(g, TensorBase):

@@ -81,9 +81,15 @@ def _np_dtype(torch, dtype):
 
 
 def _array(t):
-    """A torch tensor's numbers (a copy), or None when they cannot be read."""
+    """A torch tensor's numbers (a copy; a sparse tensor's dense, bfloat16's in float32), or None when
+    they cannot be read."""
     try:
-        return t.detach().cpu().numpy().copy()
+        t = t.detach()
+        if t.layout != sys.modules["torch"].strided:
+            t = t.to_dense()
+        if t.dtype == sys.modules["torch"].bfloat16:
+            t = t.float()
+        return t.cpu().numpy().copy()
     except Exception:  # a freed saved tensor, a meta tensor, a sparse one...
         return None
 
@@ -251,6 +257,8 @@ class TorchAdapter(EngineAdapter):
                 return params, False
             if key == "reduction":
                 value = REDUCTIONS.get(value, value)
+            if isinstance(value, self.torch.Tensor):   # (embedding's indices): the op table reads numpy
+                value = _array(value)
             if key == "dim" and isinstance(default, tuple) and isinstance(value, int):
                 value = (value,)
             params[key] = value
@@ -377,11 +385,29 @@ class TorchAdapter(EngineAdapter):
 
     # -- the engine, for the widget --------------------------------------------------------------
 
-    def backward(self, gradient, retain_graph):
-        """Run the real ``root.backward()`` with a hook on every node: the new run and the error."""
+    def backward(self, gradient, retain_graph, observe=False):
+        """Run the real engine with a hook on every node: the new run and the error.
+
+        ``observe=False`` (the widget's button): ``root.backward()``, as the user would call it.
+        ``observe=True`` (animate()'s own pass): ``torch.autograd.grad`` on the leaves, which
+        writes no ``.grad`` (no post-accumulate-grad hook, so no optimiser-in-backward, can step),
+        with every tensor hook the adapter can reach set aside and every retained ``.grad`` put
+        back; the leaves' events are placed where the engine would have run their AccumulateGrad.
+        What PyTorch gives no way to keep from running (node and module hooks, a custom
+        ``Function.backward``) runs, and the run's ``notes`` say which.
+        """
+        torch = self.torch
         run = Run(self.seed(gradient), bool(retain_graph))
         index, events, handles = 0, run.events, []      # (each backward() call is a run of its own)
         started = []
+        pending, placed = {}, {}    # observe: id(acc) -> edges still to run; id(acc) -> its Event
+        if observe:
+            for step in self.all_steps:
+                for nxt, _ in step.fn().next_functions:
+                    if nxt is not None and nxt.name() == ACCUMULATE:
+                        pending[id(nxt)] = pending.get(id(nxt), 0) + 1
+        leaf_of = {id(self.accs.get(id(v.tensor()))): v for v in self.trace.leaves
+                   if self.accs.get(id(v.tensor())) is not None}
 
         def np_or_none(g):
             return None if g is None else _array(g)
@@ -393,6 +419,16 @@ class TorchAdapter(EngineAdapter):
                      for g, m in zip(grad_outputs, step.fn()._input_metadata)])    # as gradviz records them
                 events.append(Event(index, len(events), step.name, step.seq, node=step, grad_in=grad_in,
                                     grads_out=tuple(np_or_none(g) for g in grad_inputs)))
+                if observe:            # a leaf's AccumulateGrad runs as soon as its last producer has
+                    for nxt, _ in step.fn().next_functions:
+                        if nxt is None or id(nxt) not in pending:
+                            continue
+                        pending[id(nxt)] -= 1
+                        if pending[id(nxt)] == 0 and id(nxt) in leaf_of:
+                            leaf = leaf_of[id(nxt)]
+                            placed[id(nxt)] = e = Event(index, len(events), "AccumulateGrad", leaf.seq,
+                                                        variable=leaf)
+                            events.append(e)
             return hook
 
         def on_leaf(leaf, before):
@@ -407,29 +443,86 @@ class TorchAdapter(EngineAdapter):
                                     grad_after=None if t.grad is None else _array(t.grad)))
             return pre, post
 
-        error = None
+        error, aside = None, None
         try:
             for step in self.all_steps:
                 handles.append(step.fn().register_hook(on_node(step)))
             root = self.by_fn.get(id(self.roots[0].grad_fn)) if self.roots[0].grad_fn is not None else None
             if root is not None:      # the engine reached the graph (else it refused the call itself)
                 handles.append(root.fn().register_prehook(lambda grad_outputs: started.append(True)))
-            for leaf in self.trace.leaves:
-                acc = self.accs.get(id(leaf.tensor()))
-                if acc is not None:
-                    pre, post = on_leaf(leaf, [None])
-                    handles += [acc.register_prehook(pre), acc.register_hook(post)]
-            self.roots[0].backward(gradient, retain_graph=retain_graph)
+            if observe:
+                aside = _SetAside(self)
+                leaves = [self.accs[k].variable for k in self.accs]
+                if self.roots[0].grad_fn is None:   # a leaf itself: the seed is its gradient
+                    leaves = [self.roots[0]] if self.roots[0].requires_grad else []
+                grads = torch.autograd.grad(self.roots[0], leaves, gradient, retain_graph=True,
+                                            allow_unused=True) if leaves else ()
+                self._leaf_events(events, placed, leaves, grads, index)
+            else:
+                for leaf in self.trace.leaves:
+                    acc = self.accs.get(id(leaf.tensor()))
+                    if acc is not None:
+                        pre, post = on_leaf(leaf, [None])
+                        handles += [acc.register_prehook(pre), acc.register_hook(post)]
+                self.roots[0].backward(gradient, retain_graph=retain_graph)
         except Exception as exc:  # PyTorch's own message is the lesson: keep it, show it
             error = describe_error(exc)
         finally:
             for h in handles:
                 h.remove()
+            if aside is not None:
+                aside.put_back()
+        if observe:
+            events[:] = [e for e in events if e.name != "AccumulateGrad" or e.grad_in is not None]
+            for k, e in enumerate(events):
+                e.step = k
+            run.notes = self._notes()
         if error and not events and not started:
             return [], error
         run.error = error
         self.trace.runs.append(run)
         return [run], error
+
+    def _leaf_events(self, events, placed, leaves, grads, index):
+        """Fill each leaf's event: the gradient ``autograd.grad`` returned and the ``.grad`` it
+        would have made, ``.grad`` + gradient (computed apart: nothing is written)."""
+        torch = self.torch
+        for t, g in zip(leaves, grads):
+            if g is None:
+                continue
+            acc = self.accs.get(id(t))
+            e = placed.get(id(acc)) if acc is not None else None
+            if e is None:
+                leaf = self.trace.value_for(t)
+                if leaf is None:
+                    continue
+                e = Event(index, len(events), "AccumulateGrad", leaf.seq, variable=leaf)
+                events.append(e)
+            with torch.no_grad():
+                after = g if t.grad is None else t.grad + g
+            e.grad_in, e.grad_before, e.grad_after = _array(g), _array(t.grad), _array(after)
+
+    def _notes(self):
+        """What ran in the widget's pass that PyTorch gives no way to hold back: messages for the widget."""
+        notes = {}
+        torch = self.torch
+        ran = []
+        module = torch.nn.modules.module
+        if getattr(module, "_global_backward_hooks", None) or getattr(module, "_global_backward_pre_hooks", None):
+            ran.append("register_module_full_backward_hook")
+        for name, m in self.found.modules:
+            for sub_name, sub in m.named_modules(prefix=name):
+                kinds = [k for k, d in (("register_full_backward_hook", sub._backward_hooks),
+                                        ("register_full_backward_pre_hook", sub._backward_pre_hooks)) if d]
+                ran += [f"{sub_name}.{k}" for k in kinds]
+        if not ran and any(s.name == "BackwardHookFunctionBackward" for s in self.all_steps):
+            ran.append("a module's register_full_backward_hook")
+        if ran:
+            notes["hooks"] = ["note_hooks_ran", {"hooks": ", ".join(dict.fromkeys(ran))}]
+        users = [s.name for s in self.all_steps if s.user and s.name != "BackwardHookFunctionBackward"]
+        if users:
+            notes["rerun"] = ["note_function_rerun", {"fns": ", ".join(dict.fromkeys(users))}]
+        return notes
 
     def stale(self):
         """Why ``backward()`` would fail now: ``"freed"`` or ``"modified"`` (read from the saved tensors), or None."""
@@ -466,11 +559,12 @@ class TorchAdapter(EngineAdapter):
         return None
 
     def restore(self, saved):
-        """Put every ``.grad`` back: the same tensor objects, with their old numbers."""
+        """Put every ``.grad`` back: the same tensor objects, with their old numbers (written only
+        where they changed, so an untouched ``.grad`` keeps its version)."""
         torch = self.torch
         with torch.no_grad():
             for leaf, grad, data, _ in saved.values():
-                if grad is not None:
+                if grad is not None and grad.layout == torch.strided and not _equal(_array(grad), data):
                     grad.copy_(torch.from_numpy(data))
                 leaf.grad = grad
 
@@ -484,6 +578,36 @@ class TorchAdapter(EngineAdapter):
         except (TypeError, ValueError):
             return None
         return seed if seed.shape == tuple(root.shape) else None
+
+
+class _SetAside:
+    """The tensor hooks of every tensor the adapter can reach (the graph's leaves, the roots, the
+    caller's tensors and modules' parameters), emptied for the widget's pass and put back after;
+    and every retained ``.grad`` of those tensors (``retain_grad()`` fills it even under
+    ``autograd.grad``), put back as the same object."""
+
+    def __init__(self, adapter):
+        tensors = [acc.variable for acc in adapter.accs.values()] + list(adapter.roots) + adapter._torch_tensors()
+        for _, m in adapter.found.modules:
+            tensors += list(m.parameters())
+        self.hooks, self.retained = [], []
+        for t in {id(t): t for t in tensors}.values():
+            d = getattr(t, "_backward_hooks", None)
+            if d:                                # emptied in place: PyTorch's C++ side holds this dict
+                self.hooks.append((d, dict(d)))
+                d.clear()
+            if t.grad_fn is not None and t.retains_grad:
+                self.retained.append((t, t._grad))
+
+    def put_back(self):
+        for d, hooks in self.hooks:
+            d.update(hooks)
+        for t, g in self.retained:
+            t.grad = g
+
+
+def _equal(a, b):
+    return a is not None and b is not None and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
 def _op_name(node_name):

@@ -31,6 +31,7 @@ The model:
 * :class:`Trace` -- all of it, for one root.
 """
 
+import contextlib
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -230,6 +231,7 @@ class Run:
     retain_graph: bool
     events: list = field(default_factory=list)
     error: str = None
+    notes: dict = field(default_factory=dict)    # {"hooks" | "rerun": message}: what the widget's pass ran
 
 
 @dataclass(eq=False)
@@ -584,10 +586,15 @@ class GradvizAdapter(EngineAdapter):
 
 
     # the engine, for the widget's live buttons
-    def backward(self, gradient, retain_graph):
-        """Run ``root.backward()`` for real inside :func:`record`: the new runs and the error (or None)."""
+    def backward(self, gradient, retain_graph, observe=False):
+        """Run ``root.backward()`` for real inside :func:`record`: the new runs and the error (or None).
+
+        ``observe=True`` (animate()'s own pass): inside :func:`gradviz._engine.observing`, so no
+        hook of the user's runs, no ``.grad`` is written and a custom Function's ``backward`` is
+        not run again for a gradient the user's own pass already took through it.
+        """
         error = None
-        with record() as rec:
+        with record() as rec, (_engine.observing() if observe else contextlib.nullcontext()):
             try:
                 self.roots[0].backward(gradient, retain_graph=retain_graph)
             except Exception as exc:  # the engine's own message is the lesson: keep it, show it

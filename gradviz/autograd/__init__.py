@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 
 from .._engine import (SECOND_BACKWARD, AccumulateGrad, Node, _GradMode, backward, enable_grad, grad,
-                      inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, node_class, record,
-                      set_detect_anomaly, set_grad_enabled)
+                      inference_mode, is_grad_enabled, is_inference_mode_enabled, is_observing, no_grad, node_class,
+                      record, set_detect_anomaly, set_grad_enabled)
 from ..gradcheck import gradcheck
 from ..ops import Op
 from ..tensor import Tensor
@@ -27,7 +27,7 @@ class FunctionCtx:
     """What ``forward(ctx, ...)`` leaves for ``backward(ctx, ...)``: saved tensors and flags."""
 
     def __init__(self):
-        self.to_save, self.needs_input_grad, self._node, self._last = (), (), None, None
+        self.to_save, self.needs_input_grad, self._node, self._last, self._lent = (), (), None, None, None
 
     def save_for_backward(self, *tensors):
         self.to_save = tensors
@@ -95,6 +95,36 @@ class Function:
         return out
 
 
+def _run_backward(cls, ctx, g, recorded, positions):
+    """Call the user's ``backward`` once: its gradient for each tensor input (None where none)."""
+    grads = cls.backward(ctx, g.tensor if recorded else Tensor._wrap(g))
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    grads = [grads[k] if k < len(grads) else None for k in positions]
+    if is_observing() and not recorded:   # the widget's pass ran it: the user's next pass takes this result
+        ctx._lent = (np.array(g, copy=True), grads)
+    return grads
+
+
+def _reused(ctx, g, recorded):
+    """A result of ``backward`` that another pass already computed for this gradient, or None.
+
+    ``backward`` is the user's code and runs at most once per ``backward()`` the user asks for:
+    the widget's pass (:func:`gradviz._engine.observing`) takes the result of the user's own pass
+    with the same incoming gradient; a user's pass takes the one the widget's pass computed first.
+    """
+    if recorded:
+        return None
+    if is_observing():
+        last = ctx._last
+        return (g, last[1]) if last is not None and _same(last[0], g) else None
+    lent, ctx._lent = getattr(ctx, "_lent", None), None
+    return (g, lent[1]) if lent is not None and _same(lent[0], g) else None
+
+
+def _same(a, b):
+    return isinstance(a, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+
+
 def _function_op(cls, ctx, args, inputs, out):
     """An op-table entry for one call of a custom Function: its rule calls ``cls.backward`` once."""
     positions = [k for k, a in enumerate(args) if isinstance(a, Tensor)]
@@ -102,9 +132,7 @@ def _function_op(cls, ctx, args, inputs, out):
     def rule(g, y, *arrays, i):
         recorded = not isinstance(g, np.ndarray)   # create_graph=True: backward() records, on tensors
         if ctx._last is None or ctx._last[0] is not g:  # once per backward pass, for every input
-            grads = cls.backward(ctx, g.tensor if recorded else Tensor._wrap(g))
-            grads = grads if isinstance(grads, tuple) else (grads,)
-            ctx._last = (g, [grads[k] if k < len(grads) else None for k in positions])
+            ctx._last = _reused(ctx, g, recorded) or (g, _run_backward(cls, ctx, g, recorded, positions))
         gi = ctx._last[1][i]
         if gi is None:
             zeros = np.zeros(arrays[i].shape, arrays[i].dtype)

@@ -37,10 +37,13 @@ STATIC = Path(__file__).parent / "static"
 class AutogradWidget(anywidget.AnyWidget, WidgetModel):
     """The graph of ``root`` with its forward and backward passes, node by node, and the chain rule.
 
-    ``AutogradWidget(o)`` records ``o.backward(gradient, retain_graph=True)`` through the adapter
-    of ``o``'s engine (:mod:`gradviz.adapters`: gradviz's :func:`gradviz.trace.record`, or hooks on
-    a real torch graph's nodes), then puts every ``.grad`` back as it
-    was, so the notebook's own ``o.backward()`` afterwards behaves as if the widget were not there.
+    ``AutogradWidget(o)`` shows a backward pass of ``o`` (``gradient`` its seed) through the adapter
+    of ``o``'s engine (:mod:`gradviz.adapters`) without acting on the user's program: in gradviz's
+    engine inside :func:`gradviz._engine.observing` (no user hook runs, no ``.grad`` is written, a
+    custom Function's backward is not run twice for one ``backward()`` of the user's); under
+    PyTorch with ``torch.autograd.grad`` and hooks on every node, the tensor hooks set aside
+    (:meth:`gradviz._torch_trace.TorchAdapter.backward`).  The notebook's own ``o.backward()``
+    afterwards behaves as if the widget were not there.
     Pass ``backward=False`` to show the forward pass only, or ``recording=rec`` to show a
     recording of your own instead.  The ``backward()`` and ``zero_()`` buttons act on the real
     tensors: they change ``x.grad`` in the notebook too.
@@ -79,9 +82,10 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         if recording is not None:
             runs = self._engine.add_recording(recording)
         elif backward and root.requires_grad:
-            runs, error = self._engine.backward(gradient, retain_graph=True)
+            runs, error = self._engine.backward(gradient, retain_graph=True, observe=True)
         if collapse is not None:               # each layer of the model as one step
-            trace_modules.collapse(trace, collapse, self._engine.found.modules, module_calls())
+            trace_modules.collapse(trace, collapse, self._engine.found.modules,
+                                   module_calls(s.fn() for s in trace.steps if s.fn is not None))
         self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
         drawing = draw_trace(trace, view, rankdir, lang)
         self._graph, self._drawing, self._drawn_lang = drawing.get("graph_obj"), drawing.get("drawing"), lang
@@ -162,7 +166,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             self._recorded[self._runs - 1] = (run, gradient_given)
             frames += backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
                                       run.retain_graph, gradient_given, self._targets,
-                                      0 if replay else self._calls, error=run.error, math=self._math)
+                                      0 if replay else self._calls, error=run.error, math=self._math,
+                                      notes=run.notes if replay else None)
         if not runs and error:
             self._runs += 1
             self._calls += 0 if replay else 1
@@ -217,8 +222,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
     def _sync_frame(self):
         """A frame saying which ``.grad`` changed outside the widget since the last one shown.
 
-        The first time, that is usually animate() itself, which put every ``.grad`` back after
-        recording its pass; the caption says so.
+        The first time, that is usually animate() itself, whose pass wrote no ``.grad`` (the
+        picture showed the sums it would make); the caption says so.
         """
         now = self._engine.grad_arrays()
         changed = [t for t in self._lesson.leaves if not _same(now.get(t.seq), self._shown.get(t.seq))]
@@ -342,9 +347,9 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
 def animate(root, gradient=None, **options):
     """Show the graph of ``root`` and play its forward and backward passes, beside the chain rule.
 
-    ``animate(o)`` records ``o.backward(retain_graph=True)`` with the engine's recorder, then puts
-    every ``.grad`` back as it was (your own ``o.backward()`` afterwards gives the same numbers as
-    without the widget).  ``gradient=`` is the seed, as in ``o.backward(gradient)``.  Options:
+    ``animate(o)`` shows what ``o.backward()`` does without doing it: no ``.grad`` is written and
+    none of your tensor hooks runs (your own ``o.backward()`` afterwards gives the same numbers as
+    without the widget; see :class:`AutogradWidget`).  ``gradient=`` is the seed, as in ``o.backward(gradient)``.  Options:
     ``names={"x": x}`` (default: the variables of the calling cell), ``derivation=[latex, ...]``
     and ``expected={"x": lambda x: 5 * (x + 1)}`` (the instructor's steps and closed forms),
     ``lang="ko"``, ``presenter=True``, ``view="pytorch"``, ``speed=2``, ``backward=False``,

@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from ..formula import Rule, fill, plain
+from ..trace import array_of
 from ..graph import node_text, summary as shown      # the one summariser: captions and nodes
 from ._lesson import num, short
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, seed_name
@@ -304,9 +305,11 @@ def _forward_group(lesson, ids, group, steps, n):
 
 
 def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given, targets, run_number,
-                    error=None, math=None, fold=True, only=None):
+                    error=None, math=None, fold=True, only=None, notes=None):
     """The frames of one recorded ``backward()`` call, from its events in the engine's order.
 
+    ``notes`` (animate()'s own pass): the hooks it could not keep from running, a custom Function it
+    had to run again (:attr:`gradviz.trace.Run.notes`), said in the last frame.
     ``math`` (a :class:`~gradviz.widget.derivation.StepMath`) adds to each frame its ``chain``:
     the factors of the written chain rule this step applies and the product so far.
     The events of ops (and leaves) folded into one group of the picture are one frame, the groups
@@ -438,9 +441,11 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         grads = [f"{lesson.name(t)}.grad = {shown(final[t.seq])}" for t in lesson.leaves if t.seq in final]
         if len(grads) > MAX_LISTED:
             grads = grads[:MAX_LISTED] + [f"… ({len(grads) - MAX_LISTED} more)"]
-        frames.append(_frame("backward", "done", ["cap_done_replay" if run_number == 0 else "cap_done", {
-            "run": str(run_number), "grads": ", ".join(grads) or "–", "root": rname}],
-            run=run, focus=[ids.leaf(t) for t in lesson.leaves], set=_after_pass(lesson, ids, events)))
+        words = {"run": str(run_number), "grads": ", ".join(grads) or "–", "root": rname}
+        if run_number == 0:         # what the widget's own pass could not keep from running
+            words.update(hooks=(notes or {}).get("hooks", ""), rerun=(notes or {}).get("rerun", ""))
+        frames.append(_frame("backward", "done", ["cap_done_replay" if run_number == 0 else "cap_done", words],
+            run=run, focus=[ids.leaf(t) for t in lesson.leaves], set=_after_pass(lesson, ids, events, observed=run_number == 0)))
     return frames
 
 
@@ -457,9 +462,10 @@ def _formula_text(math, node, i, limit=80):
     return text if len(text) <= limit and "\\" not in text and "{" not in text else None
 
 
-def _after_pass(lesson, ids, events):
+def _after_pass(lesson, ids, events, observed=False):
     """When a pass ends, the gradients that flowed through intermediate tensors are gone, as in
-    PyTorch: only leaves (and ``retain_grad()`` tensors) keep a ``.grad``."""
+    PyTorch: only leaves (and ``retain_grad()`` tensors) keep a ``.grad`` -- the tensor's own, or
+    for animate()'s pass (``observed``: it writes none) the gradient that arrived."""
     s = {}
     arrived = {id(e.node): e.grad_in for e in events if e.node is not None}
     for node in lesson.nodes:
@@ -467,8 +473,8 @@ def _after_pass(lesson, ids, events):
         if not ids.own_value(node):          # folded into a group: no slot of its own
             continue
         if out is not None and out.retains_grad and id(node) in arrived:
-            t = out.tensor()
-            g = t._grad._data if t is not None and getattr(t, "_grad", None) is not None else arrived[id(node)]
+            t = None if observed else out.tensor()
+            g = array_of(t._grad) if t is not None and getattr(t, "_grad", None) is not None else arrived[id(node)]
             s[f"grad:{ids.value(node)}"] = _grad_slot(g, True)
         else:
             s[f"grad:{ids.value(node)}"] = ""

@@ -1,0 +1,350 @@
+"""The picture observes, it never acts: draw(), animate(), watch() leave the user's program as it was.
+
+Each test snapshots everything a student could look at -- every tensor's numbers and version, every
+``.grad`` (the object, its numbers, its version), retained grads, hooks, modules, optimisers --
+before and after the widget, in gradviz's engine and in real PyTorch, and compares.  The only
+changes allowed are the ones a button was pressed for.
+"""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import gradviz
+from gradviz.widget import animate
+from gradviz.widget.i18n import render
+
+try:
+    import torch
+except ImportError:  # the gradviz half runs without torch
+    torch = None
+
+LIBS = [pytest.param(gradviz, id="gradviz"),
+        pytest.param(torch, id="torch", marks=[pytest.mark.torch, pytest.mark.skipif(
+            torch is None, reason="the PyTorch half needs torch installed")])]
+
+
+def numbers(t):
+    if t is None:
+        return None
+    if torch is not None and isinstance(t, torch.Tensor):
+        t = t.detach()
+        return (t.to_dense() if t.layout != torch.strided else t).numpy().copy()
+    return np.array(t.detach().numpy(), copy=True)
+
+
+def snapshot(*tensors):
+    """Everything about these tensors the user can see, as plain data."""
+    out = []
+    for t in tensors:
+        g = t.grad if t.is_leaf or t.retains_grad else None
+        out.append((numbers(t), t._version, t.requires_grad, id(g) if g is not None else None,
+                    numbers(g), None if g is None else g._version))
+    return out
+
+
+def same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        for u, v in zip(x, y):
+            if isinstance(u, np.ndarray) or isinstance(v, np.ndarray):
+                assert u is not None and v is not None and u.shape == v.shape
+                assert np.array_equal(u, v, equal_nan=True), (u, v)
+            else:
+                assert u == v, (x, y)
+
+
+def last_words(w):
+    return render("en", w.frames[-1]["msg"])
+
+
+def _cube(lib, calls):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append("backward")
+            x, = ctx.saved_tensors
+            return g * 3 * x ** 2
+    return Cube
+
+
+# --- retained grads, hooks, .grad ---------------------------------------------------------------
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_animate_fills_no_retained_grad(lib):
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    o = y.sum()
+    animate(o)
+    assert y.grad is None and x.grad is None
+    o.backward()
+    assert y.grad.tolist() == [1.0, 1.0]          # the issue's [2, 2]: the widget's pass had filled it
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_animate_after_backward_keeps_every_grad(lib):
+    x = lib.tensor([1.0, -2.0], requires_grad=True)
+    y = (x * 3).tanh()
+    y.retain_grad()
+    o = (y * y).sum()
+    o.backward(retain_graph=True)
+    before = snapshot(x, y)
+    w = animate(o)
+    same(before, snapshot(x, y))
+    o.backward()                                   # the user's second pass: accumulation, as without the widget
+    assert np.allclose(numbers(x.grad), 2 * before[0][4])
+    assert "wrote no .grad" in render("en", next(f["msg"] for f in w.frames if f["msg"][0] == "cap_done_replay"))
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_no_tensor_hook_runs_in_the_widgets_pass(lib):
+    calls = []
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    x.register_hook(lambda g: calls.append("x"))
+    y.register_hook(lambda g: calls.append("y"))
+    y.register_hook(lambda g: g * 10)              # a hook that changes the gradient: not run either
+    o = y.sum()
+    animate(o)
+    gradviz.draw(o)
+    assert calls == []
+    o.backward()
+    assert calls == ["y", "x"] and x.grad.tolist() == [20.0, 20.0]   # the hooks are still there
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_the_backward_button_is_the_users_own_call(lib):
+    calls = []
+    x = lib.ones(2, requires_grad=True)
+    x.register_hook(lambda g: calls.append("x"))
+    w = animate((x * 2).sum())
+    assert calls == [] and x.grad is None
+    w.backward(retain_graph=True)                  # pressed: the real backward(), hooks and .grad
+    assert calls == ["x"] and x.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_draw_and_animate_keep_every_tensor(lib):
+    lib.manual_seed(0)
+    w1 = lib.randn(3, 2, requires_grad=True)
+    b = lib.zeros(2, requires_grad=True)
+    X = lib.randn(4, 3)
+    h = (X @ w1 + b).tanh()
+    h.retain_grad()
+    loss = (h ** 2).mean()
+    for when in ("before", "after"):
+        if when == "after":
+            loss.backward(retain_graph=True)
+        before = snapshot(w1, b, X, h, loss)
+        gradviz.draw(loss)
+        animate(loss)
+        animate(loss, view="pytorch")
+        same(before, snapshot(w1, b, X, h, loss))
+
+
+# --- custom Functions ------------------------------------------------------------------------------
+
+def test_a_custom_backward_runs_once_per_users_backward_gradviz():
+    calls = []
+    Cube = _cube(gradviz, calls)
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    o = (Cube.apply(x) * 2).sum()
+    w = animate(o)                                 # before the user's pass: the widget's pass runs it...
+    assert calls == ["backward"]
+    o.backward(retain_graph=True)                  # ...and the user's own pass takes that result
+    assert calls == ["backward"] and x.grad.tolist() == [6.0, 24.0]
+    animate(o)                                     # after: the widget reads the user's pass
+    assert calls == ["backward"]
+    o.backward()                                   # a second backward asked for: a second run
+    assert calls == ["backward"] * 2 and x.grad.tolist() == [12.0, 48.0]
+    assert "ran your" not in last_words(w)
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+@pytest.mark.torch
+def test_a_custom_backward_rerun_under_torch_is_said():
+    calls = []
+    Cube = _cube(torch, calls)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    o = (Cube.apply(x) * 2).sum()
+    w = animate(o)
+    assert calls == ["backward"] and x.grad is None
+    assert "ran your CubeBackward backward() once more" in last_words(w)
+    w_ko = animate(o, lang="ko")
+    assert "CubeBackward의 backward() 함수를 한 번 더" in render("ko", w_ko.frames[-1]["msg"])
+
+
+# --- PyTorch only: what its engine offers ---------------------------------------------------------
+
+pytorch = pytest.mark.skipif(torch is None, reason="needs torch")
+
+
+@pytorch
+@pytest.mark.torch
+def test_optimiser_in_backward_cannot_step():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    opts = {p: torch.optim.SGD([p], lr=0.1) for p in model.parameters()}
+
+    def step(p):
+        opts[p].step()
+        opts[p].zero_grad()
+    for p in model.parameters():
+        p.register_post_accumulate_grad_hook(step)
+    loss = model(torch.ones(2, 3)).pow(2).sum()
+    before = snapshot(*model.parameters())
+    animate(loss)
+    animate(loss, collapse=model)
+    same(before, snapshot(*model.parameters()))
+    loss.backward()                               # the user's own pass steps, once
+    assert not torch.equal(model.weight, torch.from_numpy(before[0][0]))
+
+
+@pytorch
+@pytest.mark.torch
+def test_grad_version_is_unchanged():
+    x = torch.ones(2, requires_grad=True)
+    o = (x * x).sum()
+    o.backward(retain_graph=True)
+    g, v = x.grad, x.grad._version
+    animate(o)
+    assert x.grad is g and x.grad._version == v and x.grad.tolist() == [2.0, 2.0]
+
+
+@pytorch
+@pytest.mark.torch
+def test_sparse_embedding():
+    emb = torch.nn.Embedding(5, 2, sparse=True)
+    idx = torch.tensor([1, 1, 2])
+    loss = emb(idx).sum() * 3
+    w0 = animate(loss)                            # before the user's pass
+    assert emb.weight.grad is None and not w0.error
+    loss.backward(retain_graph=True)
+    g = emb.weight.grad
+    dense = g.to_dense().clone()
+    assert dense[1].tolist() == [6.0, 6.0]
+    w = animate(loss)                             # after it: no TypeError, no doubled gradient
+    assert emb.weight.grad is g and torch.equal(g.to_dense(), dense)
+    assert "emb.weight.grad" in last_words(w) and "12." in last_words(w)   # what backward() would make
+
+
+@pytorch
+@pytest.mark.torch
+def test_module_hooks_that_ran_are_named():
+    calls = []
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
+    model[0].register_full_backward_hook(lambda m, gi, go: calls.append("module"))
+    loss = model(torch.ones(1, 2)).sum()
+    w = animate(loss)
+    assert calls == ["module"]                    # PyTorch has no way to hold it back...
+    assert "model.0.register_full_backward_hook" in last_words(w)   # ...so the widget says it ran
+    w_ko = animate(model(torch.ones(1, 2)).sum(), lang="ko")
+    assert "model.0.register_full_backward_hook" in render("ko", w_ko.frames[-1]["msg"])
+
+
+# --- training after the widget is training without it ------------------------------------------------
+
+def _train(lib, optimiser, widget, steps=3):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 1))
+    opt = optimiser(lib, model)
+    X, Y = lib.randn(5, 3), lib.randn(5, 1)
+    for _ in range(steps):
+        loss = lib.nn.functional.mse_loss(model(X), Y)
+        if widget == "before":
+            animate(loss, collapse=model)
+            gradviz.draw(loss)
+        opt.zero_grad()
+        loss.backward(retain_graph=True)
+        if widget == "after":
+            animate(loss)
+        opt.step()
+    return [numbers(p) for p in model.parameters()] + [numbers(p.grad) for p in model.parameters()]
+
+
+OPTIMISERS = {"momentum": lambda lib, m: lib.optim.SGD(m.parameters(), lr=0.1, momentum=0.9),
+              "adam": lambda lib, m: lib.optim.Adam(m.parameters(), lr=0.01)}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("optimiser", sorted(OPTIMISERS))
+def test_steps_after_the_widget_are_bit_identical(lib, optimiser):
+    plain = _train(lib, OPTIMISERS[optimiser], None)
+    for widget in ("before", "after"):
+        shown = _train(lib, OPTIMISERS[optimiser], widget)
+        for a, b in zip(plain, shown):
+            assert a.tobytes() == b.tobytes()
+
+
+# --- watch() --------------------------------------------------------------------------------------
+
+@pytorch
+@pytest.mark.torch
+def test_training_under_watch_is_bit_identical():
+    def train(watched):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        X, Y = torch.randn(6, 3), torch.tensor([0, 1, 1, 0, 1, 0])
+        with gradviz.watch() if watched else _nothing():
+            for _ in range(5):
+                loss = torch.nn.functional.cross_entropy(model(X), Y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        return [p.detach().numpy().tobytes() for p in model.parameters()]
+    assert train(True) == train(False)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _rss():
+    with open("/proc/self/statm") as f:
+        import os
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytorch
+@pytest.mark.torch
+def test_watch_is_bounded_and_freed():
+    """2,000 steps under watch(): what it keeps lives with the graph, so memory stays flat (each
+    step's intermediates are 1 MB: keeping them all would be gigabytes), and nothing is left once
+    the block has ended and the graph is gone."""
+    from gradviz import _watch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.Tanh(), torch.nn.Linear(512, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
+    X = torch.randn(256, 256)
+    rss = []
+    with gradviz.watch():
+        for i in range(2000):
+            h = model(X)                           # 256 x 512 floats: 0.5 MB per intermediate
+            loss = h.pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if i in (200, 1999):
+                gc.collect()
+                rss.append(_rss())
+        kept = weakref.ref(loss.grad_fn.metadata[_watch.KEY]["out"].t)
+    assert rss[1] - rss[0] < 64 * 2 ** 20, [r / 2 ** 20 for r in rss]   # flat (the old one: +2.9 GB)
+    assert _watch.watched(loss.grad_fn)["out"] is not None         # the last graph's values, for animate()
+    del h, loss
+    gc.collect()
+    assert kept() is None                                          # freed with the graph
+    assert all(ref() is not None for ref, _ in _watch._BORN.values())   # only tensors still alive
