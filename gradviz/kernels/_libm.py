@@ -12,14 +12,17 @@ repeated in numpy instead (bit for bit, on whole arrays).
 """
 
 import ctypes
-import ctypes.util
+import functools
 
 import numpy as np
 
 __all__ = ["exp", "log", "log1p", "pow"]
 
 
-def _load():
+@functools.cache
+def _library():
+    """The C maths library, loaded the first time a function is asked for (not at import)."""
+    import ctypes.util
     for name in ("libm.so.6", ctypes.util.find_library("m")):
         try:
             return ctypes.CDLL(name)
@@ -28,23 +31,23 @@ def _load():
     return None
 
 
-_LIBM = _load()
-
-
 def _scalar(name, fallback, arity=1):
     """``name`` (float) and ``name`` without the f (double) from the C library, over whole arrays
     (``arity`` of them, broadcast together), one call per element."""
-    fns = {}
-    if _LIBM is not None:
-        for suffix, ctype, np_type in (("f", ctypes.c_float, np.float32), ("", ctypes.c_double, np.float64)):
-            fn = getattr(_LIBM, name + suffix)
-            fn.restype, fn.argtypes = ctype, [ctype] * arity
-            fns[np.dtype(np_type)] = fn
+    @functools.cache
+    def functions():
+        fns, lib = {}, _library()
+        if lib is not None:
+            for suffix, ctype, np_type in (("f", ctypes.c_float, np.float32), ("", ctypes.c_double, np.float64)):
+                fn = getattr(lib, name + suffix)
+                fn.restype, fn.argtypes = ctype, [ctype] * arity
+                fns[np.dtype(np_type)] = fn
+        return fns
 
     def apply(*arrays):
         arrays = np.broadcast_arrays(*map(np.asarray, arrays))
         a = arrays[0]
-        fn = fns.get(a.dtype)
+        fn = functions().get(a.dtype)
         if fn is None:
             with np.errstate(all="ignore"):
                 return fallback(*(x.astype(np.float64) for x in arrays)).astype(a.dtype)
@@ -89,7 +92,7 @@ def _exp2_table():
     return np.array([np.float64(float(v)).view(np.int64) - (i << 47) for i, v in enumerate(exact)])
 
 
-_EXP2_TABLE = _exp2_table()
+_EXP2_TABLE = []   # filled on first use (Decimal arithmetic, not at import)
 
 
 def _expf(x):
@@ -102,7 +105,9 @@ def _expf(x):
         kd = z + _SHIFT
         ki = kd.view(np.int64)
         r = z - (kd - _SHIFT)
-        scale = (_EXP2_TABLE[ki % _EXP2_32] + (ki << 47)).view(np.float64)
+        if not len(_EXP2_TABLE):
+            _EXP2_TABLE.append(_exp2_table())
+        scale = (_EXP2_TABLE[0][ki % _EXP2_32] + (ki << 47)).view(np.float64)
         y = (_EXPF_C[0] * r + _EXPF_C[1]) * (r * r) + (_EXPF_C[2] * r + 1)
         out = (y * scale).astype(np.float32)
     out = np.where(x > _EXPF_OVER, np.float32(np.inf), out)
