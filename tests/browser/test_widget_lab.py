@@ -94,9 +94,10 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     n = press_and_wait(widget, "backward", n)
     assert grad_text(widget) == ".grad [20., 20.]"
     check = widget.locator('[data-gv="check-x"]')
-    assert check.inner_text() == ("engine: x.grad = [20., 20.] Σ = 2 × the chain rule: "
-                                  "2 backward() calls added up in .grad")        # accumulation, not an error
-    assert "gv-acc" in check.get_attribute("class")
+    # what this call added agrees with the chain rule; the .grad holds two calls' worth: accumulation
+    assert check.inner_text() == ("engine: this backward() added [10., 10.] to x.grad (now [20., 20.]) ✓ agrees; "
+                                  "x.grad = 2 × the chain rule: 2 backward() calls added up in .grad")
+    assert "gv-ok" in check.get_attribute("class")
     n = press_and_wait(widget, "zero", n)
     assert grad_text(widget) == ".grad [0., 0.]"
     assert "zero_() cleared it" in check.inner_text()
@@ -159,7 +160,8 @@ LESSON_FLOW = [
 
 def test_after_run_all_two_presses_show_accumulation(jupyterlab, lab_page, artifacts):
     """A lesson's flow (animate, then its own o.backward(), Run All): a student who knows nothing
-    about retain_graph presses backward() twice and sees Σ = k × the chain rule, not an error."""
+    about retain_graph presses backward() twice and sees ✓ for what each call added, and the .grad
+    as k × the chain rule, not an error."""
     page = lab_page
     name = jupyterlab.new_notebook("run-all-accumulate.ipynb", LESSON_FLOW)
     jupyterlab.open(page, name)
@@ -175,8 +177,8 @@ def test_after_run_all_two_presses_show_accumulation(jupyterlab, lab_page, artif
         cap = widget.locator('[data-gv="caption"]')
         assert "gv-caption-error" not in (cap.get_attribute("class") or ""), caption(widget)
         seen.append(check.inner_text())
-    assert any(re.search(r"Σ = [2-9] × the chain rule", s) for s in seen), seen
-    assert "gv-acc" in check.get_attribute("class")
+    assert any(re.search(r"✓ agrees; x\.grad = [2-9] × the chain rule", s) for s in seen), seen
+    assert "gv-ok" in check.get_attribute("class")
     assert re.search(r"\.grad \[(20|30)\., (20|30)\.\]", grad_text(widget))
     page.screenshot(path=str(artifacts / "lab-run-all-accumulate.png"))
     assert not page.gv_blocked

@@ -281,7 +281,15 @@ function createControls(ctx) {
     speed.value = String(SPEEDS.reduce((a, c) => (Math.abs(c - sp) < Math.abs(a - sp) ? c : a), SPEEDS[0]));
   }
 
+  // which backward() call of the user's each run is, as its captions count them ("backward() call 2";
+  // 0: animate()'s own pass): the phase label says the same number
+  let callOf = new Map();
   function setFrames(frames) {
+    callOf = new Map();
+    for (const f of frames) {
+      const call = f.kind === "seed" && Array.isArray(f.msg) && f.msg[1] ? f.msg[1].run : undefined;
+      if (call !== undefined && f.run !== null && f.run !== undefined) callOf.set(f.run, +call);
+    }
     scrub.max = String(Math.max(0, frames.length - 1));
     track.textContent = "";
     let start = 0;
@@ -301,7 +309,8 @@ function createControls(ctx) {
     count.textContent = fmt(s, "step_of", { i: k + 1, n });
     scrub.setAttribute("aria-valuetext", `${count.textContent}: ${captionText}`);
     const key = { forward: "forward_pass", backward: "backward_pass", start: "start" }[f.phase];
-    phase.textContent = key ? s[key] + (f.phase === "backward" && f.run !== null && f.run !== undefined ? ` #${f.run + 1}` : "") : "";
+    const call = f.phase === "backward" && f.run !== null && f.run !== undefined ? callOf.get(f.run) : undefined;
+    phase.textContent = key ? s[key] + (call ? ` #${call}` : "") : "";
     phase.dataset.phase = f.phase;
   }
 
@@ -580,7 +589,8 @@ function createPicture(ctx) {
   return {
     el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom, wholeShown,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
-    slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id) },
+    slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id),
+             edge: (id) => index.edges.get(id), pytorch: () => !!(index.svg && index.svg.classList.contains("gv-pytorch")) },
   };
 }
 
@@ -718,7 +728,7 @@ function createDerivationPanel(ctx) {
         e.classList.add("gv-ok");
         e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✓ " }), h("span", { text: s.agrees || "" }));
         if (v.total_times !== undefined) {        // what the .grad holds now: several calls added up
-          e.append(h("span", { class: "gv-acc-note", text: ` (${fmt(s, "engine_grad", { leaf, value: "" }).trim()} ${fmt(s, "accumulated", { k: v.total_times })})` }));
+          e.append(h("span", { class: "gv-acc-note", text: `; ${leaf}.grad ${fmt(s, "accumulated", { k: v.total_times })}` }));
         }
       } else if (v.ok === false && v.times !== undefined) {   // accumulation, not an error
         e.classList.add("gv-acc");
@@ -912,6 +922,13 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
     if (!key) return;
     const holder = picture.slots.set(key, v);
     if (holder && kind === "name") holder.classList.add("gv-autoname");
+    // an edge showing the gradient it carried points the way that gradient went (to the input),
+    // also once the pass is done (the PyTorch view's edges already point that way)
+    const edge = kind === "edge" && !picture.slots.pytorch() ? picture.slots.edge(id) : null;
+    if (edge) {
+      if (v) reverseHead(edge);
+      edge.classList.toggle("gv-carried", !!v);
+    }
     if (holder && animate && v) fadeIn(holder);
   }
 

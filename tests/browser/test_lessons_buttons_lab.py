@@ -1,0 +1,71 @@
+"""Every lesson in JupyterLab 4 at 1366×768 after Run All Cells, then the live buttons (issue 21, item 4).
+
+A student runs the whole lesson (training loops included), then presses backward(), zero_(),
+backward() on every widget. The widget runs the forward pass again from the leaves as they are
+now when it must, redraws every value, and checks what each call added against the derivation
+worked out at those values with the widget's own ``gradient=``: never ✗, and ✓ at the end
+wherever a derivation is written (gradviz's engine; a PyTorch graph freed by the lesson's own
+``backward()`` cannot be run again by the widget, which says so instead).
+
+Screenshots: tests/artifacts/lab-buttons-<lesson>-<widget>.png.
+"""
+
+import nbformat
+import pytest
+
+from test_notebooks import NOTEBOOKS
+
+LESSONS = [pytest.param(p.stem, marks=[pytest.mark.torch] if p.stem.startswith("07") else [], id=p.stem[:2])
+           for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))]
+
+
+def frame_count(widget):
+    return int(widget.locator('[data-gv="scrub"]').get_attribute("max")) + 1
+
+
+def press_and_wait(widget, button):
+    """Press a live button, wait for the kernel's new frames, show the last one."""
+    before = frame_count(widget)
+    widget.locator(f'[data-gv="{button}"]').click()
+    widget.page.wait_for_function(
+        """([el, n]) => +el.querySelector('[data-gv="scrub"]').max + 1 > n""",
+        arg=[widget.element_handle(), before], timeout=60000)
+    widget.focus()
+    widget.page.keyboard.press("End")
+    widget.page.wait_for_timeout(300)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_after_run_all_the_buttons_never_show_a_cross(jupyterlab, lab_page, lesson, artifacts):
+    if lesson.startswith("07"):
+        pytest.importorskip("torch", reason="lesson 7 runs real PyTorch")
+    page = lab_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    path = NOTEBOOKS / f"{lesson}.ipynb"
+    animates = sum("animate(" in c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    name = jupyterlab.copy_notebook(path, name=f"buttons-{lesson}.ipynb")
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page, timeout=240000)
+    jupyterlab.wait_idle(page)
+    widgets = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]')
+    page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea-output .gv-widget[data-gv-ready=\"1\"]')"
+                           f".length >= {animates}", timeout=60000)
+    assert widgets.count() == animates
+    for k in range(animates):
+        widget = widgets.nth(k)
+        widget.scroll_into_view_if_needed()
+        box = widget.bounding_box()
+        assert box["width"] <= 1366 and box["height"] <= 768, f"{lesson} widget {k + 1} does not fit 1366x768"
+        for button in ("backward", "zero", "backward"):
+            press_and_wait(widget, button)
+            bad = widget.locator(".gv-check.gv-bad")
+            assert bad.count() == 0, f"{lesson} widget {k + 1} after {button}: {bad.first.inner_text()}"
+        widget.scroll_into_view_if_needed()
+        page.screenshot(path=str(artifacts / f"lab-buttons-{lesson[:2]}-{k}.png"))
+        leaves = widget.locator(".gv-dleaf").count()
+        ok = widget.locator(".gv-check.gv-ok").count()
+        engine_error = widget.locator('[data-gv="caption"].gv-caption-error').count()
+        if leaves and not engine_error:
+            assert ok == leaves, f"{lesson} widget {k + 1}: {ok} ✓ for {leaves} leaves at the end"
+    assert page.gv_errors == [] and page.gv_blocked == []
