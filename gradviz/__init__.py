@@ -59,7 +59,7 @@ def __getattr__(name):
     # (importlib, not ``from . import x``: that form asks this very __getattr__ first, forever)
     if name in ("draw", "Graph", "build_graph"):
         return getattr(_importlib.import_module(__name__ + ".draw"), name)
-    if name in ("animate", "AutogradWidget"):
+    if name in ("animate", "AutogradWidget", "practice"):
         return getattr(_importlib.import_module(__name__ + ".widget"), name)
     if name == "trace":
         return _importlib.import_module(__name__ + ".trace")

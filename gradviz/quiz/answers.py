@@ -26,6 +26,7 @@ gradviz.quiz.answers.AnswerError: p_name
 
 import ast
 import re
+import warnings
 
 import numpy as np
 
@@ -89,7 +90,9 @@ def parse_answer(text):
         raise AnswerError("p_empty")
     _tokens(text)
     try:
-        tree = ast.parse(text, mode="eval")
+        with warnings.catch_warnings():            # ("1e3x": Python warns of an invalid literal, then refuses)
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         raise AnswerError("p_syntax") from None
     count = [0]
@@ -137,18 +140,22 @@ def _eval(node, count, top=False):
         return np.power(np.float64(a), np.float64(b))
     if isinstance(node, (ast.List, ast.Tuple)) and isinstance(node.ctx, ast.Load):
         return [_eval(e, count) for e in node.elts]
-    if isinstance(node, ast.Call) and not node.keywords and len(node.args) == 1 and _is_tensor(node.func):
+    if isinstance(node, ast.Call) and not node.keywords and len(node.args) == 1 and _is_tensor(node):
         if isinstance(node.args[0], ast.Starred):
             raise AnswerError("p_syntax")
         return _eval(node.args[0], count)
     raise AnswerError("p_syntax")
 
 
-def _is_tensor(func):
+def _is_tensor(call):
+    """``tensor(...)`` or ``torch.tensor(...)`` as written, not ``(tensor)(...)``: what practice.js reads."""
+    func = call.func
+    if func.col_offset != call.col_offset:
+        return False
     if isinstance(func, ast.Name):
         return func.id == "tensor"
     return (isinstance(func, ast.Attribute) and func.attr == "tensor" and isinstance(func.value, ast.Name)
-            and func.value.id == "torch")
+            and func.value.id == "torch" and func.value.col_offset == func.col_offset)
 
 
 def _array(value):

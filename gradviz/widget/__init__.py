@@ -14,7 +14,7 @@ same animation as one self-contained HTML page or fragment, for slides and stati
 _EXTRAS = {"anywidget", "ipywidgets", "traitlets", "graphviz", "graphviz_pure", "latex2mathml"}
 
 try:
-    from .autograd_widget import AutogradWidget, animate
+    from .autograd_widget import AutogradWidget, animate, practice
     from .standalone import save_html, standalone_html, standalone_html_from_state, widget_state
 except ModuleNotFoundError as e:
     missing = (e.name or "").split(".")[0]
@@ -24,5 +24,5 @@ except ModuleNotFoundError as e:
                               'installed. Install gradviz\'s widget extras: pip install "gradviz[widget]"',
                               name=missing) from None
 
-__all__ = ["AutogradWidget", "animate", "standalone_html", "standalone_html_from_state", "save_html",
+__all__ = ["AutogradWidget", "animate", "practice", "standalone_html", "standalone_html_from_state", "save_html",
            "widget_state"]

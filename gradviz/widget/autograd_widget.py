@@ -22,14 +22,15 @@ from ..draw import RANKDIRS
 from ..graph import VIEWS, summary
 from .frames import (Ids, backward_frames, error_frame, forward_frames, note_frame, start_frame, sync_frame, values_frame,
                      zero_frame)
+from . import practice_mode as P
 from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import clean_svg, draw_trace
 from .i18n import LANGS, render, strings
 from .model import WidgetModel
-from .standalone import standalone_html, widget_state
+from .standalone import standalone_html, widget_module, widget_state
 from ._lesson import Lesson
 
-__all__ = ["AutogradWidget", "animate"]
+__all__ = ["AutogradWidget", "animate", "practice"]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -49,14 +50,13 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
     tensors: they change ``x.grad`` in the notebook too.
     """
 
-    _esm = STATIC / "widget.js"
-    _css = STATIC / "widget.css"
+    _esm, _css = widget_module()          # widget.js with practice.js, and their CSS
 
 
     def __init__(self, root, gradient=None, *, names=None, backward=True, recording=None, derivation=None,
                  expected=None, view="dataflow", rankdir="TB", lang="en", presenter=False, speed=1.0,
-                 collapse=None, _frame=None, **kwargs):
-        func = "animate" if _frame is not None else "AutogradWidget"
+                 collapse=None, practice=None, _frame=None, _func=None, **kwargs):
+        func = _func or ("animate" if _frame is not None else "AutogradWidget")
         _check.keywords(func, kwargs, _OPTIONS + _TRAIT_OPTIONS)
         _check.root(func, root)
         names, derivation = _check.names(func, names), _check.steps(func, derivation)
@@ -67,6 +67,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         backward, presenter = _check.boolean(func, "backward", backward), _check.boolean(func, "presenter", presenter)
         speed = _check.positive_number(func, "speed", speed)
         _check.recording(func, recording)
+        asking = P.options(func, practice) if practice is not None and practice is not False else None
         start = kwargs.pop("frame", 0)
         self._root, self._gradient, self._expected = root, gradient, expected
         self._runs = 0             # backward() calls shown (frame["run"]), animate()'s own included
@@ -114,11 +115,17 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             for e in run.events:
                 if e.variable is not None:
                     self._shown[e.variable.seq] = e.grad_after
+        svg, asked = drawing.get("svg", ""), {}
+        if asking is not None:                                   # the questions asked before the steps
+            asked = P.build(lesson, self._ids, frames, runs[0].events if runs else [], lesson.root_name, asking, func)
+            if asked["questions"]:
+                svg = P.scrub_svg(svg, frames[0])             # no answer left in the picture's hidden text
         # everything is known before the comm opens: the front end gets it in one message
         _check.whole_number(func, "frame", start, 0, len(frames) - 1, f"the widget has {len(frames)} steps")
-        super().__init__(svg=drawing.get("svg", ""), graph=drawing.get("graph", {}), frames=frames, frame=start,
+        super().__init__(svg=svg, graph=drawing.get("graph", {}), frames=frames, frame=start,
                          derivation=deriv, lang=lang, strings=strings(lang), presenter=presenter,
-                         speed=speed, error=problem, root_name=lesson.root_name, **kwargs)
+                         speed=speed, error=problem, root_name=lesson.root_name, practice=asked,
+                         score=P.score(asked, []), **kwargs)
         self.on_msg(self._on_msg)
 
     def _derive(self, seed, problem=""):
@@ -305,7 +312,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         """The graph's tooltips in the new language too (worded anew, no new layout)."""
         if getattr(self, "_drawing", None) is not None and change["new"] != self._drawn_lang:
             self._drawn_lang = change["new"]
-            self.svg = clean_svg(self._drawing.svg(words=strings(change["new"])))
+            self.svg = self._unanswered(clean_svg(self._drawing.svg(words=strings(change["new"]))))
 
     def caption(self, i=None):
         """The words shown at step ``i`` (default: the current step), in the widget's language."""
@@ -313,6 +320,19 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         i = min(self.frame, len(self.frames) - 1) if i is None else _check.whole_number(
             "caption", "i", i, 0, len(self.frames) - 1, f"the widget has {len(self.frames)} steps")
         return render(self.lang, self.frames[i]["msg"])
+
+    def _unanswered(self, svg):
+        """The drawing without the answers' text when the widget asks questions (practice mode)."""
+        return P.scrub_svg(svg, self.frames[0]) if (self.practice or {}).get("questions") and self.frames else svg
+
+    def submit(self, text):
+        """Answer the open question (practice mode) as the student's input box does; returns the verdict.
+
+        The same checker as the page's (:func:`gradviz.quiz.check_answer`); the try is recorded in
+        :attr:`answers` and :attr:`score`, and the widget moves on once the question is settled
+        (right, or out of tries).  Text that cannot be read is no try: its verdict's ``ok`` is None.
+        """
+        return P.submit(self, text)
 
     def save_html(self, path, **options):
         """Write one self-contained HTML file (no network) that plays this widget: see :func:`standalone_html`."""
@@ -327,7 +347,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         _check.text("save_html", "title", options.get("title"))
         source, lang = self, options.get("lang")
         if lang and lang != self._drawn_lang and self._drawing is not None:   # the tooltips in the page's language
-            source = dict(widget_state(self), svg=clean_svg(self._drawing.svg(words=strings(lang))))
+            source = dict(widget_state(self), svg=self._unanswered(clean_svg(self._drawing.svg(words=strings(lang)))))
         Path(path).write_text(standalone_html(source, full_page=True, **options), encoding="utf-8")
         return path
 
@@ -361,11 +381,36 @@ def animate(root, gradient=None, **options):
         return AutogradWidget(root, gradient, _frame=sys._getframe(1), **options)
 
 
+def practice(root, gradient=None, *, ask="leaves", kinds=None, tries=2, hints=True, hide_derivation=True,
+             choices=False, lecture=False, when="step", **options):
+    """:func:`animate`, but before a chosen step is revealed the widget asks the student for it.
+
+    ``ask``: ``"leaves"`` (each leaf's ``.grad``), ``"all"`` (every node's forward value, local
+    factors, the gradient each tensor receives, the leaves' ``.grad``), a list of tensor names
+    (``["x", "W1"]``) or a function of a question (its ``name``, ``kind``, ``leaf``, ``node``).
+    ``kinds``: which questions, among ``"forward"``, ``"received"``, ``"local"``, ``"sent"``,
+    ``"grad"`` and ``"second"`` (``.grad`` after a second ``backward()`` without ``zero_()``).
+    ``tries`` per question; ``hints`` after a wrong try (the local factor, then the incoming
+    gradient); ``hide_derivation`` until every question is settled; ``choices=4`` for a pick
+    among plausible wrong answers instead of typing; ``lecture=True`` for the projector (the
+    room predicts, one key reveals).  ``when="step"`` asks each question just before the step that
+    shows its answer; ``when="pass"`` asks them all before their pass starts (predict the whole
+    backward pass first).  Other options are :func:`animate`'s.
+
+    Answers come back as ``w.answers`` (a record per question: what was typed at each try,
+    whether it was right, tries, time) and ``w.score``, synced live; a saved page keeps its own.
+    """
+    with paused_gc():
+        return AutogradWidget(root, gradient, _frame=sys._getframe(1), _func="practice", practice={
+            "ask": ask, "kinds": kinds, "tries": tries, "hints": hints, "hide_derivation": hide_derivation,
+            "choices": choices, "lecture": lecture, "when": when}, **options)
+
+
 # --- helpers -------------------------------------------------------------------------------------
 
 # What animate() and AutogradWidget() take: their own options, and the traits one may start with.
 _OPTIONS = ("gradient", "names", "backward", "recording", "derivation", "expected", "view", "rankdir", "lang", "collapse",
-            "presenter", "speed")
+            "presenter", "speed", "practice")
 _TRAIT_OPTIONS = ("frame", "playing", "retain_graph", "live", "layout", "tooltip", "tabbable")
 _SAVE_OPTIONS = ("title", "lang", "presenter", "frame", "include_script", "static_fallback", "element_id")
 

@@ -33,6 +33,12 @@ class WidgetModel(t.HasTraits):
     live = t.Bool(True, help="Whether the backward() and zero_() buttons can reach Python (False in saved pages).").tag(sync=True)
     error = t.Unicode("", help="Why the graph could not be drawn ('' when it was); shown inside the widget.").tag(sync=True)
     root_name = t.Unicode("", help="The name of the tensor whose graph is shown.").tag(sync=True)
+    practice = t.Dict(help="Practice mode: the questions asked before the steps that answer them, with their "
+                           "expected numbers, hints and options, and the instructor's settings "
+                           "(gradviz.widget.practice); {} when the widget only plays.").tag(sync=True)
+    answers = t.List(help="One record per question answered: id, node, name, kind, question, typed (the last "
+                          "try), attempts (every try), correct, tries, time (seconds), revealed.").tag(sync=True)
+    score = t.Dict(help="The answers summed up: asked, answered, correct, first_try, tries, revealed.").tag(sync=True)
 
     @t.observe("lang")
     def _lang_changed(self, change):

@@ -20,7 +20,7 @@ from .i18n import fmt, strings
 from .model import SYNCED
 
 __all__ = ["SYNCED", "widget_state", "standalone_html", "standalone_html_from_state", "save_html",
-           "standalone_assets"]
+           "standalone_assets", "widget_module"]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -52,10 +52,17 @@ def _state(obj):
     return state
 
 
+def widget_module():
+    """``(js, css)``: the widget's ES module as Jupyter loads it (``widget.js`` then its practice mode,
+    ``practice.js``, one module) and its CSS."""
+    js = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in ("widget.js", "practice.js"))
+    css = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in ("widget.css", "practice.css"))
+    return js, css
+
+
 def standalone_assets():
     """``(js, css)``: the widget's ES module rewritten as a classic-free inline module, and its CSS."""
-    js = (STATIC / "widget.js").read_text(encoding="utf-8")
-    css = (STATIC / "widget.css").read_text(encoding="utf-8")
+    js, css = widget_module()
     js = js.replace("export default ", "const __gvDefault = ", 1)
     js = re.sub(r"^export (?=function|const|class|async)", "", js, flags=re.M)
     return js.replace("</script", "<\\/script"), css.replace("</style", "<\\/style")

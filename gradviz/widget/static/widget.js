@@ -23,6 +23,9 @@
  * @property {boolean} live          whether the buttons can reach Python
  * @property {string} error          why the graph could not be drawn ("" when it was)
  * @property {string} root_name      the tensor whose graph is shown
+ * @property {Practice} practice     practice mode's questions and settings (practice.js); {} when off
+ * @property {Object[]} answers      one record per question answered (written here, read in Python)
+ * @property {Object} score          asked, answered, correct, first_try, tries, revealed
  *
  * @typedef {Object} Frame
  * @property {string} phase   "start" | "forward" | "backward" | "zero" | "error" | "note"
@@ -950,6 +953,12 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
   function draw(k, { animate = false } = {}) {
     if (!n()) { talk.show(null); return; }
     k = Math.max(0, Math.min(n() - 1, k | 0));
+    const asked = ctx.gate ? ctx.gate(current, k) : k;     // practice mode: not past an open question
+    if (asked !== k) {
+      k = asked;
+      if (model.get("playing")) setPlaying(false);
+      if (k === current) return;
+    }
     const stepwise = animate && current >= 0 && k === current + 1;
     for (const [slot, e] of slots) {
       const v = valueAt(e, k);
@@ -966,10 +975,12 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
     panel.show(f, lastCheckAt(k));
     current = k;
     picture.follow(f, stepwise);
+    if (ctx.practiced) ctx.practiced(k, n() - 1);
   }
 
   function go(k, opts = {}) {
     k = Math.max(0, Math.min(n() - 1, k | 0));
+    if (ctx.gate) k = ctx.gate(current, k);
     if (k !== model.get("frame")) {
       model.set("frame", k);
       model.save_changes();
@@ -1087,7 +1098,10 @@ function render({ model, el }) {
   ctx.stop = player.stop;
   ctx.refollow = () => { const f = player.frame(); if (f) picture.follow(f, false); };
 
-  const side = h("div", { class: "gv-side" }, h("div", { class: "gv-talk" }, talk.capWrap, panel.soFar, talk.foot), panel.el);
+  const practice = createPractice(ctx);      // practice.js: the question before a step (none: hidden)
+  ctx.gate = practice.gate;
+  ctx.practiced = practice.shown;
+  const side = h("div", { class: "gv-side" }, h("div", { class: "gv-talk" }, talk.capWrap, practice.el, panel.soFar, talk.foot), panel.el);
   const main = h("div", { class: "gv-main", "data-layout": "side" }, picture.el, side);
   controls.el.append(picture.tools);     // zoom, fit, fullscreen, key: in the bar, off the picture
   root.append(controls.el, main);
@@ -1179,6 +1193,7 @@ function render({ model, el }) {
   return () => {
     player.dispose();
     talk.dispose();
+    practice.dispose();
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (scheme && scheme.removeEventListener) scheme.removeEventListener("change", onScheme);
     if (resized) resized.disconnect();

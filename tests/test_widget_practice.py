@@ -1,0 +1,255 @@
+"""Practice mode in Python: the questions a graph asks, where they stop the animation, the answers and score traits."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import gradviz
+from gradviz.quiz import check_answer
+from gradviz.widget import AutogradWidget, practice, standalone_html
+from gradviz.widget.i18n import render
+from gradviz.widget import practice_mode as P
+from widget_lessons import LESSONS
+
+
+def seed_widget(**options):
+    root, names, gradient = LESSONS["seed"]()
+    return practice(root, gradient, names=names, **options)
+
+
+def _expected(q):
+    return np.asarray(json.loads(json.dumps(q["expected"]).replace('"inf"', "Infinity").replace('"nan"', "NaN")))
+
+
+def test_the_seed_asks_x_grad_before_it_is_shown():
+    w = seed_widget()
+    (q,) = w.practice["questions"]
+    assert (q["kind"], q["name"], q["expected"], q["shape"], q["dtype"]) == ("grad", "x", [10.0, 10.0], [2], "float32")
+    assert render("en", q["text"]) == "Predict x.grad after o.backward():"
+    # frame q["at"] is the first to show x's gradient (the edge into x); none before it does
+    x_keys = {k for k in w.frames[q["at"]]["set"] if w.frames[q["at"]]["set"][k]}
+    assert any(k.startswith("edge:") for k in x_keys)
+    x = next(n["id"] for n in w.graph["nodes"] if n["name"] == "x")
+    for f in w.frames[:q["at"]]:
+        assert "10." not in str(f["set"].get(f"grad:{x}", ""))
+    assert w.score == {"asked": 1, "answered": 0, "correct": 0, "first_try": 0, "tries": 0, "revealed": 0}
+    assert w.answers == []
+
+
+def test_the_picture_holds_no_answer():
+    """The SVG is laid out with the final values; in practice mode their hidden text is blanked."""
+    plain = gradviz.animate(*LESSONS["seed"]()[:1], names=LESSONS["seed"]()[1])
+    w = seed_widget(ask="all")
+    assert ".grad [10., 10.]" in plain.svg
+    assert "[10., 10.]" not in w.svg and "2.5000" not in w.svg and "grad_fn=" not in w.svg
+    # every blanked slot is one the frames fill in before it is seen
+    filled = {k for f in w.frames for k, v in f["set"].items() if v}
+    for m in re.finditer(r'id="gv-([ne]\d+)-(grad|val)-\d+"[^>]*>\?<', w.svg):
+        key = ("edge" if m.group(1)[0] == "e" else m.group(2)) + ":" + m.group(1)
+        assert key in filled, key
+    page = standalone_html(w)
+    assert "[10., 10.]" not in page.split('class="gv-state"')[0]      # nor in the no-script picture
+
+
+def test_submit_wrong_then_right():
+    w = seed_widget()
+    v = w.submit("10")
+    assert (v["ok"], v["key"]) == (False, "v_shape_broadcast")
+    assert w.frame == w.practice["questions"][0]["at"] - 1          # still before the answer
+    v = w.submit("[10, 10]")
+    assert v["ok"] is True
+    (rec,) = w.answers
+    assert [a["typed"] for a in rec["attempts"]] == ["10", "[10, 10]"]
+    assert (rec["node"], rec["name"], rec["kind"], rec["correct"], rec["tries"], rec["typed"]) == (
+        "x", "x", "grad", True, 2, "[10, 10]")
+    assert rec["question"] == "Predict x.grad after o.backward():" and rec["time"] >= 0
+    assert w.score == {"asked": 1, "answered": 1, "correct": 1, "first_try": 0, "tries": 2, "revealed": 0}
+    assert w.frame == w.practice["questions"][0]["at"]              # the reveal
+    with pytest.raises(ValueError, match="no question is open"):
+        w.submit("1")
+
+
+def test_unreadable_is_no_try_and_tries_run_out():
+    w = seed_widget(tries=1)
+    v = w.submit("x + 1")
+    assert v["ok"] is None and v["key"] == "p_name" and w.answers == []
+    v = w.submit("[4, 4]")
+    assert v["ok"] is False
+    assert w.score["answered"] == 1 and w.score["correct"] == 0
+    assert w.answers[0]["correct"] is False and w.answers[0]["tries"] == 1
+    assert w.frame == w.practice["questions"][0]["at"]              # out of tries: revealed all the same
+    with pytest.raises(TypeError, match="a str, not int"):
+        seed_widget().submit(10)
+
+
+def test_not_in_practice_mode():
+    root, names, _ = LESSONS["seed"]()
+    w = AutogradWidget(root, names=names)
+    assert w.practice == {} and w.answers == [] and w.score["asked"] == 0
+    with pytest.raises(ValueError, match="not in practice mode"):
+        w.submit("1")
+
+
+def test_every_kind_on_the_seed():
+    w = seed_widget(ask="all", kinds=list(P.KINDS))
+    by = {(q["kind"], q["name"]): q for q in w.practice["questions"]}
+    assert by[("forward", "a")]["expected"] == [2.0, 2.0]
+    assert by[("forward", "o")]["expected"] == 20.0
+    assert by[("received", "b")]["expected"] == [2.5, 2.5]
+    assert by[("local", "∂b/∂a")]["expected"] == [4.0, 4.0]
+    assert by[("sent", "x")]["expected"] == [10.0, 10.0]
+    assert by[("second", "x")]["expected"] == [20.0, 20.0]
+    assert by[("second", "x")]["at"] == len(w.frames)               # after the end: asked at the last step
+    ats = [q["at"] for q in w.practice["questions"]]
+    assert ats == sorted(ats)
+    # a forward question comes before its value is drawn, in the forward pass
+    a = by[("forward", "a")]
+    assert w.frames[a["at"]]["kind"] == "fwd_out"
+    # the forward value instead of the gradient is named when typed
+    v = check_answer("[4, 4]", [2.5, 2.5], mistakes=[(k, _expected({"expected": m}))
+                                                      for k, m in by[("received", "b")]["mistakes"]])
+    assert v["mistake"] == "forward"
+    for q in w.practice["questions"]:
+        assert check_answer(q["answer"], _expected(q), q["dtype"])["ok"] is True, q
+        for kind, m in q["mistakes"]:
+            assert check_answer(P.answer_text(_expected({"expected": m})), _expected(q), q["dtype"])["ok"] is not True
+
+
+def test_when_pass_asks_before_the_backward_pass():
+    w = seed_widget(ask="all", kinds=["grad", "received"], when="pass")
+    seed_at = next(k for k, f in enumerate(w.frames) if f["kind"] == "seed")
+    assert {q["at"] for q in w.practice["questions"]} == {seed_at}
+    for q in w.practice["questions"]:
+        w.submit(q["answer"])
+    assert w.score["correct"] == len(w.practice["questions"]) and w.frame == seed_at
+
+
+def test_ask_names_and_callable():
+    w = seed_widget(ask=["y"], kinds=["received", "forward"])
+    assert [(q["kind"], q["name"]) for q in w.practice["questions"]] == [("forward", "y"), ("received", "y")]
+    w = seed_widget(ask=lambda q: q.kind == "local" and q.name.endswith("/∂a"))
+    assert [q["name"] for q in w.practice["questions"]] == ["∂b/∂a"]
+
+
+@pytest.mark.parametrize("options, error, match", [
+    ({"ask": "some"}, ValueError, "ask must be 'leaves', 'all'"),
+    ({"ask": ["nope"]}, ValueError, "ask names 'nope'"),
+    ({"kinds": ["grads"]}, ValueError, "kinds= names questions"),
+    ({"tries": 0}, ValueError, "tries= must be from 1 to 20, not 0"),
+    ({"choices": 9}, ValueError, "choices= must be from 2 to 6"),
+    ({"hints": "yes"}, TypeError, "hints= must be True or False"),
+    ({"when": "later"}, ValueError, "when= must be one of 'step', 'pass'"),
+])
+def test_options_are_checked(options, error, match):
+    with pytest.raises(error, match=match):
+        seed_widget(**options)
+
+
+def test_animate_practice_option():
+    root, names, _ = LESSONS["seed"]()
+    w = gradviz.animate(root, names=names, practice={"ask": "leaves", "tries": 3})
+    assert w.practice["tries"] == 3 and len(w.practice["questions"]) == 1
+    with pytest.raises(TypeError, match="practice= takes True or a dict"):
+        gradviz.animate(root, names=names, practice="x")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tris'. Did you mean 'tries'"):
+        gradviz.animate(root, names=names, practice={"tris": 3})
+    assert gradviz.practice is practice
+
+
+def test_choices():
+    w = seed_widget(ask="all", kinds=["grad", "local", "received"], choices=4)
+    for q in w.practice["questions"]:
+        opts = q["choices"]
+        assert q["answer"] in opts and len(set(opts)) == len(opts) >= 3
+        right = [o for o in opts if check_answer(o, _expected(q), q["dtype"])["ok"]]
+        assert right == [q["answer"]]
+    # the same options every time (no randomness between runs)
+    again = seed_widget(ask="all", kinds=["grad", "local", "received"], choices=4)
+    assert [q["choices"] for q in again.practice["questions"]] == [q["choices"] for q in w.practice["questions"]]
+
+
+def test_hints_local_factor_then_incoming_gradient():
+    w = seed_widget(ask=["b"], kinds=["received"])
+    (q,) = w.practice["questions"]
+    assert [render("en", h) for h in q["hints"]] == ["the local factor ∂y/∂b = [5., 5.]",
+                                                      "the gradient arriving at y is [0.5000, 0.5000]"]
+    assert seed_widget(hints=False).practice["questions"][0]["hints"] == []
+
+
+def test_a_tensor_used_twice():
+    root, names, gradient = LESSONS["fan_out"]()
+    w = practice(root, gradient, names=names, ask=["c"], kinds=["received"])
+    (q,) = w.practice["questions"]
+    assert render("en", q["hints"][0]).startswith("c is used ")
+    assert "not_accumulated" in [k for k, _ in q["mistakes"]]
+
+
+def test_a_batch_bias_and_one_weight():
+    """Lesson 6: b1's gradient sums over the batch; typing it per sample is told so."""
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    w = practice(root, gradient, names=names, ask=["b1", "W2"])
+    by = {q["name"]: q for q in w.practice["questions"]}
+    assert by["b1"]["shape"] == [4] and by["W2"]["shape"] == [4, 1]
+    assert "no_batch_sum" in [k for k, _ in by["b1"]["mistakes"]]
+    per_sample = dict(by["b1"]["mistakes"])["no_batch_sum"]
+    assert np.shape(per_sample) == (4, 4)
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    w = practice(root, gradient, names=names, ask=["b1"])
+    v = w.submit(P.answer_text(np.asarray(per_sample)))
+    assert v["ok"] is False and v["mistake"] == "no_batch_sum"
+    v = w.submit(w.practice["questions"][0]["answer"])
+    assert v["ok"] is True
+
+
+def test_korean():
+    w = seed_widget(lang="ko")
+    assert render("ko", w.practice["questions"][0]["text"]) == "o.backward() 호출 뒤의 x.grad 값을 예측하세요:"
+    w.submit("[10, 10]")
+    assert w.answers[0]["question"] == "o.backward() 호출 뒤의 x.grad 값을 예측하세요:"
+
+
+def test_saved_page_keeps_practice():
+    w = seed_widget()
+    w.submit("[1, 1]")
+    page = standalone_html(w)
+    state = json.loads(re.search(r'class="gv-state">(.*?)</script>', page).group(1))
+    assert state["practice"]["questions"][0]["expected"] == [10.0, 10.0]
+    assert state["answers"][0]["attempts"][0]["typed"] == "[1, 1]"
+    assert state["score"]["tries"] == 1
+
+
+def test_typed_markup_stays_text_in_the_state():
+    w = seed_widget()
+    w.submit("[1, 2]")
+    w.answers = [dict(w.answers[0], typed="</script><script>alert(1)</script>")]
+    page = standalone_html(w)
+    assert "</script><script>alert(1)" not in page
+
+
+def test_both_engines_ask_the_same():
+    torch = pytest.importorskip("torch", reason="the torch engine's practice needs torch")
+    x = torch.ones(2, requires_grad=True)
+    y = 5 * (x + 1) ** 2
+    o = (1 / 2) * torch.sum(y)
+    tw = practice(o, names={"x": x, "y": y, "o": o}, ask="all", kinds=["grad", "received", "local"])
+    gw = seed_widget(ask="all", kinds=["grad", "received", "local"])
+    assert [(q["kind"], q["name"], q["expected"]) for q in tw.practice["questions"]] == \
+        [(q["kind"], q["name"], q["expected"]) for q in gw.practice["questions"]]
+    assert tw.submit("[10, 10]")["ok"] in (True, False)
+    assert x.grad is None                                          # the widget put .grad back
+
+
+def test_module_doctests():
+    import doctest
+    assert doctest.testmod(P).failed == 0
+
+
+def test_another_language_keeps_the_answers_out_of_the_picture(tmp_path):
+    w = seed_widget()
+    w.lang = "ko"
+    assert "[10., 10.]" not in w.svg
+    w.save_html(tmp_path / "p.html", lang="en")
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert ".grad [10., 10.]" not in page.split('class="gv-state"')[0]
