@@ -17,7 +17,7 @@ import re
 
 from ..dot_text import WORDS
 
-__all__ = ["LANGS", "STRINGS", "strings", "fmt", "render"]
+__all__ = ["LANGS", "STRINGS", "PRACTICE_KEYS", "strings", "fmt", "render"]
 
 LANGS = ("en", "ko")
 
@@ -363,6 +363,7 @@ _PRACTICE = {
 }
 for _lang, _words in _PRACTICE.items():
     STRINGS[_lang].update(_words)
+PRACTICE_KEYS = frozenset(_PRACTICE["en"])     # (a saved page that asks nothing leaves them out)
 
 _FIELD = re.compile(r"\{(\w+)\}")
 

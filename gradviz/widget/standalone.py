@@ -16,7 +16,7 @@ import re
 import uuid
 from pathlib import Path
 
-from .i18n import fmt, strings
+from .i18n import PRACTICE_KEYS, fmt, strings
 from .model import SYNCED
 
 __all__ = ["SYNCED", "widget_state", "standalone_html", "standalone_html_from_state", "save_html",
@@ -52,17 +52,19 @@ def _state(obj):
     return state
 
 
-def widget_module():
+def widget_module(practice=True):
     """``(js, css)``: the widget's ES module as Jupyter loads it (``widget.js`` then its practice mode,
-    ``practice.js``, one module) and its CSS."""
-    js = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in ("widget.js", "practice.js"))
-    css = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in ("widget.css", "practice.css"))
+    ``practice.js``, one module) and its CSS; ``practice=False`` leaves practice mode out."""
+    parts = ("widget", "practice") if practice else ("widget",)
+    js = "\n".join((STATIC / f"{name}.js").read_text(encoding="utf-8") for name in parts)
+    css = "\n".join((STATIC / f"{name}.css").read_text(encoding="utf-8") for name in parts)
     return js, css
 
 
-def standalone_assets():
-    """``(js, css)``: the widget's ES module rewritten as a classic-free inline module, and its CSS."""
-    js, css = widget_module()
+def standalone_assets(practice=True):
+    """``(js, css)``: the widget's ES module rewritten as a classic-free inline module, and its CSS
+    (``practice=False``: without practice mode, for a page whose widgets ask nothing)."""
+    js, css = widget_module(practice)
     js = js.replace("export default ", "const __gvDefault = ", 1)
     js = re.sub(r"^export (?=function|const|class|async)", "", js, flags=re.M)
     return js.replace("</script", "<\\/script"), css.replace("</style", "<\\/style")
@@ -93,7 +95,10 @@ def standalone_html(widget_or_state, *, full_page=True, title=None, lang=None, p
     if frame is not None:
         state["frame"] = int(frame)
     eid = element_id or "gv-" + uuid.uuid4().hex[:12]
-    js, css = standalone_assets()
+    asks = bool((state.get("practice") or {}).get("questions"))
+    if not asks:                 # a page that asks nothing carries no practice mode, nor its words
+        state["strings"] = {k: v for k, v in state["strings"].items() if k not in PRACTICE_KEYS}
+    js, css = standalone_assets(practice=asks) if include_script else ("", "")
     lang = state["lang"]
     # for readers without scripts (GitHub's notebook viewer): the picture, drawn as is
     static = (f'<div class="gv-static">{state.get("svg") or ""}'

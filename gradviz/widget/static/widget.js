@@ -1098,10 +1098,10 @@ function render({ model, el }) {
   ctx.stop = player.stop;
   ctx.refollow = () => { const f = player.frame(); if (f) picture.follow(f, false); };
 
-  const practice = createPractice(ctx);      // practice.js: the question before a step (none: hidden)
-  ctx.gate = practice.gate;
-  ctx.practiced = practice.shown;
-  const side = h("div", { class: "gv-side" }, h("div", { class: "gv-talk" }, talk.capWrap, practice.el, panel.soFar, talk.foot), panel.el);
+  // practice.js (left out of a saved page that asks nothing): the question before a step
+  const practice = typeof createPractice === "function" ? createPractice(ctx) : null;
+  if (practice) { ctx.gate = practice.gate; ctx.practiced = practice.shown; }
+  const side = h("div", { class: "gv-side" }, h("div", { class: "gv-talk" }, talk.capWrap, practice && practice.el, panel.soFar, talk.foot), panel.el);
   const main = h("div", { class: "gv-main", "data-layout": "side" }, picture.el, side);
   controls.el.append(picture.tools);     // zoom, fit, fullscreen, key: in the bar, off the picture
   root.append(controls.el, main);
@@ -1193,7 +1193,7 @@ function render({ model, el }) {
   return () => {
     player.dispose();
     talk.dispose();
-    practice.dispose();
+    if (practice) practice.dispose();
     for (const [ev, fn] of Object.entries(handlers)) model.off(ev, fn);
     if (scheme && scheme.removeEventListener) scheme.removeEventListener("change", onScheme);
     if (resized) resized.disconnect();
