@@ -23,7 +23,9 @@ def unbroadcast(g, shape):
     stretched = tuple(extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
     axes = tuple(range(extra)) + stretched
     if not isinstance(g, np.ndarray):   # a recorded gradient (create_graph=True): PyTorch's sum_to records
-        g = g.sum(axis=axes, keepdims=True) if axes else g     # SumBackward1, then ViewBackward0 if dims go
+        if not shape:                   # SumBackward0 down to a scalar, else SumBackward1, then
+            return g.sum()              # ViewBackward0 if dims go
+        g = g.sum(axis=axes, keepdims=True) if axes else g
         return g.reshape(shape) if extra else g
     # one sum over all those axes, added up in PyTorch's order (as its sum_to does)
     return kernels.sum(g, axis=axes, keepdims=True).reshape(shape)

@@ -218,6 +218,12 @@ def _expand_dims(x, axis):
     return x
 
 
+def _squeeze(x, axis=None):
+    if axis is None or isinstance(axis, (tuple, list)):
+        return _reshape(x, tuple(n for d, n in enumerate(x.shape) if n != 1 or (axis is not None and d not in axis)))
+    return x._lift(x._apply(OPS["squeeze_dim"], (x.tensor,), dim=axis % x.ndim))
+
+
 def _swapaxes(x, axis1, axis2):
     return x._lift(x._apply(OPS["transpose"], (x.tensor,), d0=axis1, d1=axis2))
 
@@ -269,7 +275,7 @@ def _outer(a, b, out=None):
 
 _FUNCTIONS = {
     np.where: _where, np.broadcast_to: _broadcast_to, np.reshape: _reshape, np.expand_dims: _expand_dims,
-    np.swapaxes: _swapaxes, np.transpose: _transpose, np.sum: _sum,
+    np.swapaxes: _swapaxes, np.transpose: _transpose, np.sum: _sum, np.squeeze: _squeeze,
     np.zeros_like: _filled(np.zeros), np.ones_like: _filled(np.ones),
     np.concatenate: _joined("cat"), np.stack: _joined("stack"), np.take: _take, np.outer: _outer,
     np.flip: lambda x, axis=None: x._lift(x._apply(OPS["flip"], (x.tensor,),

@@ -629,7 +629,7 @@ op("transpose", grad_fn="TransposeBackward0", forward=lambda a, d0, d1: np.swapa
    params={"d0": 0, "d1": -1}, is_view=True, method="transpose", aliases=("swapaxes",), function=True,
    inputs="transpose", along_dim=True, saved={"dim0": "@d0", "dim1": "@d1"})
 op("unsqueeze", grad_fn="UnsqueezeBackward0", forward=lambda a, dim: np.expand_dims(a, dim),
-   vjps=[lambda g, y, a, dim: np.reshape(g, a.shape)], uses=[""],
+   vjps=[lambda g, y, a, dim: np.squeeze(g, axis=dim)], uses=[""],
    latex="@0", dlatex=["1"],
    params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze", saved={"dim": "@dim"})
 op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze(a, dim),
