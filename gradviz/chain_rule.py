@@ -283,8 +283,8 @@ def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=
     for k, v in (params or {}).items():
         if _param(k, v) is not None:
             refs[k] = _param(k, v)
-    if count is not None:
-        refs["n"] = Sym("n", count, latex="n")
+    if count is not None:              # the count itself, not a symbol n nobody defined
+        refs["n"] = Num(count)
     in_shape, out_shape = tuple(in_shape), tuple(out_shape)
     dl = dlatex[min(i, len(dlatex) - 1)]
     if op_key in MATMULS:

@@ -32,8 +32,8 @@ def lib_of(engine):
 # a node name written as a function: \mathrm{LogSoftmaxBackward0}\left( ... or Linear(...
 AS_FUNCTION = re.compile(r"(\\mathrm\{|\\operatorname\{)?[A-Z][A-Za-z]*Backward\d*\}?\s*(\\left)?\(|"
                          r"\\mathrm\{(Linear|Conv\w*|BatchNorm\w*|Sequential)\}\\left\(")
-EXCEPTION = re.compile(r"Error\b|Traceback|unsupported operand|NoneType|object has no attribute|"
-                       r"\bexception\b", re.I)
+EXCEPTION = re.compile(r"\b[A-Z]\w*(Error|Exception)\b|Traceback|unsupported operand|NoneType|"
+                       r"object has no attribute")
 
 
 def texts(widget):

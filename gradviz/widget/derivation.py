@@ -103,6 +103,7 @@ def fill(template, lesson, node, numeric):
     if count is not None:
         template = re.sub(r"(?<![\\A-Za-z@])n(?![A-Za-z])", str(count), template)
     out = F.fill(template, subs)
+    out = re.sub(r"\\frac\{1\}\{1\}\s*", "", out)          # a loss summed, not averaged: no 1/1
     return re.sub(r"@\d+", "?", out)
 
 
@@ -331,8 +332,21 @@ def _path_value(lesson, path, seed):
     return g
 
 
+def operand_mark(lesson, node, i):
+    """``1``, ``2``... when input ``i`` of ``node`` is a tensor the op reads more than once (``y * y``:
+    the two operands are told apart, y⁽¹⁾ and y⁽²⁾), else None."""
+    kinds = lesson.kinds(node)
+    kind, thing = kinds[i]
+    if kind == "const":
+        return None
+    same = [k for k, (kk, tt) in enumerate(kinds) if kk == kind and tt is thing
+            and node.inputs[k].output_nr == node.inputs[i].output_nr]
+    return same.index(i) + 1 if len(same) > 1 else None
+
+
 def _input_name(lesson, node, i):
-    return latex_name(lesson.input_name(node, i))
+    mark = operand_mark(lesson, node, i)
+    return latex_name(lesson.input_name(node, i)) + (f"^{{({mark})}}" if mark else "")
 
 
 class UserCodeError(Exception):
@@ -680,7 +694,7 @@ class StepMath:
             return None
         kind, thing = self.lesson.kinds(node)[i]
         name = self.lesson.input_name(node, i) or "?"
-        lname, oname = latex_name(name), latex_name(self.lesson.name(node))
+        lname, oname = _input_name(self.lesson, node, i), latex_name(self.lesson.name(node))
         if len(self.uses.get(id(thing), [])) > 1:        # one term of a sum: ∂o/∂d · ∂d/∂c
             lhs = _partial(self.root, oname) + " " + _partial(oname, lname)
         else:
@@ -710,7 +724,9 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
     custom = [mathml(s, display=True) for s in (steps or [])]
     defs = []
     for node in lesson.nodes[:MAX_DEFS]:
-        defs.append(mathml(f"{latex_name(lesson.name(node))} = {forward_latex(lesson, node)}"))
+        twice = sorted({_input_name(lesson, node, i) for i in range(len(node.inputs)) if operand_mark(lesson, node, i)})
+        note = (r"\quad \left(" + " = ".join(twice) + " = " + twice[0].split("^")[0] + r"\right)") if twice else ""
+        defs.append(mathml(f"{latex_name(lesson.name(node))} = {forward_latex(lesson, node)}{note}"))
     for node in lesson.nodes:    # what a loss's formula names: the classes t
         target = node.params.get("target") if node.key in ("nll_loss", "nll_loss2d") else None
         target = array_of(target) if target is not None else None

@@ -34,13 +34,14 @@ from ..formula import Rule, fill, plain
 from ..trace import array_of
 from ..graph import node_text, summary as shown      # the one summariser: captions and nodes
 from ._lesson import num, short
-from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, seed_name
+from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, operand_mark, seed_name
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
            "error_frame", "note_frame", "values_frame", "event_data", "expr_text"]
 
 MAX_EXACT = 256        # arrays up to this size carry their exact numbers in the frame
 MAX_LISTED = 8         # leaves listed by name in a caption (the rest are counted)
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 class Ids:
@@ -275,7 +276,7 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
         listed = [f"{names[i]} = {shown(a) if a is not None else '?'}" if kinds[i][0] != "const" or getattr(
             kinds[i][1], "name", None) else names[i] for i, a in enumerate(lesson.inputs(node))]
         frames.append(_frame("forward", "fwd_in", ["cap_fwd_in", {
-            "k": str(k), "n": str(n), "node": node.name, "expr": expr,
+            "k": str(k), "n": str(n), "node": node.name, "op": op_words(node), "expr": expr,
             "inputs": ", ".join(listed)}],
             focus=[ids.op(node)], lit=inputs, edges=edges, set={f"cls:{ids.op(node)}": "fwd"}))
         out, value = ids.value(node), lesson.output(node)      # None: a value PyTorch did not keep
@@ -397,7 +398,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             s[f"grad:{target}"] = _grad_slot(e.grad_in, False)
         for i, gi in enumerate(e.grads_out):
             kind, thing = kinds[i]
-            inp = lesson.input_name(node, i) or "?"
+            mark = operand_mark(lesson, node, i)        # y * y: y⁽¹⁾ and y⁽²⁾
+            inp = (lesson.input_name(node, i) or "?") + (f"⁽{str(mark).translate(_SUPERSCRIPT)}⁾" if mark else "")
             if gi is None:
                 if not (kind == "const" and (thing is None or thing.literal)):
                     sends.append(["cap_send_none", {"inp": inp}])
@@ -449,6 +451,16 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
     return frames
 
 
+def op_words(node):
+    """The forward op in words for a caption (``["op_mul", {}]``: "multiply", "곱셈"), not its backward node."""
+    from .i18n import STRINGS
+    if node.key is not None and f"op_{node.key}" in STRINGS["en"]:
+        return [f"op_{node.key}", {}]
+    if node.op is not None and node.key:
+        return node.key.rstrip("_").replace("_", " ")
+    return node.symbol or node.name         # a collapsed layer (model.0), a node the table lacks
+
+
 def _formula_text(math, node, i, limit=80):
     """What ``node`` sends to input ``i`` as the running product writes it, in plain words (None: too
     long for a caption, or no hand formula)."""
@@ -466,7 +478,7 @@ def _after_pass(lesson, ids, events, observed=False):
     """When a pass ends, the gradients that flowed through intermediate tensors are gone, as in
     PyTorch: only leaves (and ``retain_grad()`` tensors) keep a ``.grad`` -- the tensor's own, or
     for animate()'s pass (``observed``: it writes none) the gradient that arrived."""
-    s = {}
+    s = {f"edge:{e}": "" for e in ids.all_edges()}     # what flowed along the edges is gone too
     arrived = {id(e.node): e.grad_in for e in events if e.node is not None}
     for node in lesson.nodes:
         out = node.out
