@@ -1,22 +1,43 @@
 """The ``gradviz`` command line: ``python -m gradviz slides LESSON.ipynb -o lecture.html``."""
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "missing_modules"]
+
+# what `slides` imports, and the extra of pyproject.toml that installs it
+SLIDES_NEEDS = {"nbformat": "course", "nbclient": "course", "nbconvert": "course", "ipykernel": "course",
+                "jupyter_client": "course", "anywidget": "widget", "graphviz": "widget",
+                "latex2mathml": "widget", "nh3": "widget"}
+
+
+def missing_modules(needs):
+    """The modules of ``needs`` that cannot be imported here, in order."""
+    missing = []
+    for name in needs:
+        if name in sys.modules:
+            if sys.modules[name] is None:     # (an import of it was blocked)
+                missing.append(name)
+        elif importlib.util.find_spec(name) is None:
+            missing.append(name)
+    return missing
 
 
 def _slides(args):
+    missing = missing_modules(SLIDES_NEEDS)
+    if missing:     # one line that says what to install, not a ModuleNotFoundError's traceback
+        sys.exit(f"gradviz slides: needs the course extra ({', '.join(missing)} not installed); add it from "
+                 f'your clone of gradviz: pip install -e ".[course]"')
     from .slides import SlidesError, write_slides
     notebook = Path(args.notebook)
     try:
         out = write_slides(notebook, args.output, execute=args.execute, timeout=args.timeout,
-                           progress=lambda line: print(line, file=sys.stderr))
+                           sanitize=args.sanitize, progress=print)     # what is being done: stdout; what went wrong: stderr
     except SlidesError as e:   # one line that says what to do; a traceback would bury it
         sys.exit(f"gradviz slides: {e}")
-    print(f"wrote {out} ({out.stat().st_size // 1024} KiB): open it in a browser, no network needed",
-          file=sys.stderr)
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB): open it in a browser, no network needed")
 
 
 def _seconds(text):
@@ -46,6 +67,9 @@ def parser():
                    help="use the outputs already saved in the notebook instead of running it")
     s.add_argument("--timeout", type=_seconds, default=300, metavar="SECONDS",
                    help="longest time one cell may run (default: %(default)s)")
+    s.add_argument("--sanitize", action="store_true",
+                   help="for a notebook from someone else: clean its HTML and JavaScript outputs too, "
+                        "as JupyterLab shows an untrusted notebook (markdown is always cleaned)")
     s.set_defaults(run=_slides)
     return p
 

@@ -16,17 +16,22 @@ with ``slide``, ``subslide``, ``fragment``, ``-`` (same slide), ``skip`` and ``n
 area gvmath0000x and `$not math$`
 """
 
+import contextlib
 import copy
+import errno
 import html
 import json
 import os
 import re
+import subprocess
+import tempfile
 from pathlib import Path
 
 from . import _check
+from .widget.sanitize import sanitize_html, sanitize_mathml
 
 __all__ = ["SlidesError", "read_notebook", "check_output", "execute_notebook", "deck_html", "write_slides",
-           "latex_to_tokens"]
+           "latex_to_tokens", "check_slides"]
 
 STATIC = Path(__file__).with_name("slides_static")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -74,23 +79,76 @@ def read_notebook(path):
     return nb
 
 
-def check_output(output):
-    """Make sure the deck can be written to ``output`` (before a lesson runs for minutes)."""
+def check_output(output, notebook=None):
+    """Make sure the deck can be written to ``output`` (before a lesson runs for minutes).
+
+    The deck never replaces a notebook: not ``notebook`` itself (under any name that reaches the
+    same file), nor any other ``.ipynb`` or file that holds one.
+    """
     output = Path(output)
     if output.is_dir():
         raise SlidesError(f"cannot write the deck to {output}: it is a folder (give a file name, "
                           f"e.g. -o {output / 'lecture.html'})")
+    if notebook is not None and output.exists() and Path(notebook).exists() and os.path.samefile(output, notebook):
+        raise SlidesError(f"will not write the deck over the notebook {notebook} itself: give the deck "
+                          f"a name of its own (e.g. -o {Path(notebook).with_suffix('.slides.html').name})")
+    if output.suffix.lower() == ".ipynb" or _holds_a_notebook(output):
+        raise SlidesError(f"will not write the deck to {output}: that is a notebook's name or file, and a deck is "
+                          f"HTML (e.g. -o {output.with_suffix('.slides.html').name})")
     folder = output.parent
     if not folder.is_dir():
         raise SlidesError(f"cannot write the deck to {output}: the folder {folder} does not exist")
-    existed = output.exists()
+    if output.exists() and not os.access(output, os.W_OK):
+        raise SlidesError(f"cannot write the deck to {output}: {os.strerror(errno.EACCES)}")
     try:
-        with open(output, "a", encoding="utf-8"):
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{output.name}.", suffix=".tmp"):
             pass
     except OSError as e:
         raise SlidesError(f"cannot write the deck to {output}: {e.strerror or e}") from None
-    if not existed:
-        os.remove(output)
+
+
+def _holds_a_notebook(path):
+    """Whether the file at ``path`` is a Jupyter notebook, whatever its name."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and b'"nbformat"' in head
+
+
+def _write_atomically(output, text):
+    """Write ``text`` to ``output`` through a temporary file beside it and a rename: a reader (or a
+    failure half-way) never sees half a deck, and what was there stays until the deck is whole."""
+    output = Path(output)
+    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_slides(nb, path):
+    """A deck needs a cell to show: an empty notebook, or one whose every cell is skipped, has none."""
+    if not nb.cells:
+        raise SlidesError(f"{path} has no cells: there is nothing to put on a slide")
+    shown = [c for c in nb.cells if c.get("metadata", {}).get("slideshow", {}).get("slide_type") not in ("skip", "notes")]
+    if not shown:
+        raise SlidesError(f"every cell of {path} is skipped or a speaker note (Slide Type skip/notes): there is "
+                          "nothing to put on a slide; give one cell the Slide Type slide")
 
 
 def _cell_text(nb, index):
@@ -118,7 +176,9 @@ def execute_notebook(nb, cwd, timeout=300):
     client = nbclient.NotebookClient(nb, timeout=timeout, store_widget_state=True, on_cell_start=started,
                                      resources={"metadata": {"path": str(cwd)}})
     try:
-        client.execute()
+        # the kernel's own stderr (its TCP warning, the traceback of an interrupted cell) would bury
+        # the one line that says what happened: that line comes from here
+        client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except CellExecutionError as e:
         where = _where(nb, at[0])
         evalue = _ANSI.sub("", e.evalue or "").strip().replace("\n", " ")
@@ -133,6 +193,9 @@ def execute_notebook(nb, cwd, timeout=300):
         raise SlidesError(f"the notebook asks for the kernel {e.args[0] if e.args else '?'!r}, which is not "
                           "installed here (`jupyter kernelspec list` shows those that are); or pass "
                           "--no-execute to use the outputs saved in the notebook") from None
+    except Exception as e:  # the kernel did not start or stopped answering: what it said, in one line
+        first = (_ANSI.sub("", str(e)).strip().splitlines() or [type(e).__name__])[0]
+        raise SlidesError(f"the kernel failed while running {_where(nb, at[0])}: {first}") from None
     return nb
 
 
@@ -168,22 +231,22 @@ def latex_to_tokens(markdown, found):
 
 def _mathml(latex, display):
     from latex2mathml.converter import convert
-    try:
-        return convert(latex.strip(), display="block" if display else "inline")
+    try:    # the widget's sanitiser: \\text{<svg onload=...>} stays text
+        return sanitize_mathml(convert(latex.strip(), display="block" if display else "inline"))
     except Exception:  # a command latex2mathml does not know: show the source instead of nothing
         return f'<code class="gradviz-latex">{html.escape(latex)}</code>'
 
 
 def mathml_for_tokens(page, found):
     """Put MathML where :func:`latex_to_tokens` left its words (text only; ids lose the word)."""
-    if not found:
-        return page
-    words = re.compile("|".join(map(re.escape, found)))
-    rendered = {t: _mathml(*found[t]) for t in found}
+    words = re.compile("|".join(map(re.escape, found)) or "(?!)")
+    rendered = {t: _mathml(*found[t]) for t in found if t in page}
     page = re.sub(r"<p>\s*(gvmath\d{4}x)\s*</p>",        # display math: no paragraph around it
                   lambda m: rendered[m.group(1)] if found[m.group(1)][1] else m.group(0), page)
     page = re.sub(r">([^<]*)<", lambda m: ">" + words.sub(lambda w: rendered[w.group(0)], m.group(1)) + "<",
                   page)
+    if page.count("<") == 0 and found:       # a fragment that is text alone
+        page = words.sub(lambda w: rendered[w.group(0)], page)
     return words.sub("", page)                           # what is left sits in ids and hrefs
 
 
@@ -202,17 +265,19 @@ def _inline_widgets(nb):
     inlined = False
     for cell in nb.cells:
         for i, out in enumerate(cell.get("outputs", [])):
+            out.get("metadata", {}).pop("gradviz_widget", None)      # only this function says so
             view = out.get("data", {}).get(WIDGET_VIEW)
             if view is None:
                 continue
-            entry = states.get(view["model_id"], {})
-            if {"frames", "svg"} <= set(entry.get("state", {})):
+            entry = states.get(view.get("model_id") if isinstance(view, dict) else None)
+            if isinstance(entry, dict) and isinstance(entry.get("state"), dict) and {"frames", "svg"} <= set(entry["state"]):
                 data = {"text/html": standalone_html(entry, full_page=False, include_script=False,
                                                      presenter=True)}
                 inlined = True
             else:
                 data = {"text/plain": out["data"].get("text/plain", "")}
-            cell.outputs[i] = {"output_type": "display_data", "data": data, "metadata": {}}
+            cell.outputs[i] = {"output_type": "display_data", "data": data,
+                               "metadata": {"gradviz_widget": True} if "text/html" in data else {}}
     nb.metadata.pop("widgets", None)
     return inlined
 
@@ -243,11 +308,26 @@ def _title(nb, fallback):
     return fallback
 
 
-def deck_html(nb, title=None):
-    """The slide deck of an executed notebook, as one HTML string that loads nothing else."""
+def deck_html(nb, title=None, sanitize=False):
+    """The slide deck of an executed notebook, as one HTML string that loads nothing else.
+
+    Markdown (cells, speaker notes, ``text/markdown`` outputs) is shown as JupyterLab shows an
+    untrusted notebook's: its HTML cleaned to JupyterLab's allowlist
+    (:func:`gradviz.widget.sanitize.sanitize_html`), its formulas MathML through the widget's
+    sanitiser. ``text/html`` and JavaScript outputs are the notebook's own, as nbconvert shows a
+    trusted notebook's; ``sanitize=True`` cleans them too (HTML to the same allowlist, no
+    JavaScript), for a notebook from someone else. gradviz widgets are replayed either way, from
+    their saved state with its SVG and MathML cleaned again.
+    """
     from nbconvert import SlidesExporter
 
+    _check.boolean("deck_html", "sanitize", sanitize)
     nb = copy.deepcopy(nb)
+    deck_title = title or _title(nb, "gradviz slides")
+    for cell in nb.cells:
+        # reveal.js reads data-* of a slide as settings (backgrounds that load pages, ...); and
+        # nbconvert writes their names unescaped
+        cell.get("metadata", {}).get("slideshow", {}).pop("data", None)
     widget_js = widget_css = ""
     if _inline_widgets(nb):
         from .widget.standalone import standalone_assets
@@ -259,11 +339,15 @@ def deck_html(nb, title=None):
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = latex_to_tokens(cell.source, found)
+        for out in cell.get("outputs", []):
+            if isinstance(out.get("data", {}).get("text/markdown"), str):
+                out["data"]["text/markdown"] = latex_to_tokens(out["data"]["text/markdown"], found)
     # </script> inside an inlined script would end it early
     reveal_js = (STATIC / "reveal" / "reveal.js").read_text(encoding="utf-8").replace("</script", "<\\/script")
     deck = {
-        "title": title or _title(nb, "gradviz slides"),
-        "lang": nb.metadata.get("lang", "en"),
+        "title": deck_title,
+        "lang": html.escape(str(nb.metadata.get("lang", "en")), quote=True),
+        "sanitize": sanitize,
         "reveal_css": _css(STATIC / "reveal" / "reveal.css"),
         "theme_css": _css(STATIC / "reveal" / "simple.css"),
         "deck_css": _css(STATIC / "deck.css"),
@@ -274,32 +358,44 @@ def deck_html(nb, title=None):
     }
     exporter = SlidesExporter(template_name="gradviz_reveal",
                               extra_template_basedirs=[str(STATIC / "templates")],
-                              exclude_input_prompt=True, exclude_output_prompt=True)
+                              exclude_input_prompt=True, exclude_output_prompt=True, sanitize_html=sanitize)
+    exporter.register_filter("gv_clean_markdown", lambda page: _clean_markdown(page, found))
+    exporter.register_filter("gv_clean_html", sanitize_html)
     page, _ = exporter.from_notebook_node(nb, resources={"deck": deck})
-    return mathml_for_tokens(page, found)
+    return page
 
 
-def write_slides(notebook, output=None, execute=True, timeout=300, progress=None):
+def _clean_markdown(page, found):
+    """Markdown's HTML as JupyterLab shows it, then its formulas as MathML (each cleaned on its own)."""
+    return mathml_for_tokens(sanitize_html(page), found)
+
+
+def write_slides(notebook, output=None, execute=True, timeout=300, progress=None, sanitize=False):
     """Run ``notebook`` (unless ``execute=False``) and write its deck; returns the deck's path.
 
     The kernel starts in the notebook's folder, as when a student opens it in JupyterLab. The
-    default output is the notebook's name with ``.slides.html``, beside it. The notebook is read
-    and the output checked before anything runs; what goes wrong is a :class:`SlidesError`.
-    ``progress`` (a function of one string) hears what is being done, once the checks passed.
+    default output is the notebook's name with ``.slides.html``, beside it; the deck never
+    replaces a notebook, and is written whole or not at all (a temporary file, then a rename).
+    The notebook is read and the output checked before anything runs; what goes wrong is a
+    :class:`SlidesError`. ``progress`` (a function of one string) hears what is being done, once
+    the checks passed. ``sanitize=True``: outputs cleaned too (see :func:`deck_html`).
     """
     _check.boolean("write_slides", "execute", execute)
     _check.positive_number("write_slides", "timeout", timeout)
+    _check.boolean("write_slides", "sanitize", sanitize)
     notebook = Path(notebook)
     output = Path(output) if output else notebook.with_suffix(".slides.html")
     nb = read_notebook(notebook)
-    check_output(output)
+    check_output(output, notebook)
+    check_slides(nb, notebook)
     if progress is not None:
         progress(f"{'running and converting' if execute else 'converting'} {notebook} ...")
     if execute:
         execute_notebook(nb, notebook.parent.resolve(), timeout=timeout)
-    page = deck_html(nb)
+    page = deck_html(nb, sanitize=sanitize)
+    check_output(output, notebook)       # (the notebook may have been saved under that name meanwhile)
     try:
-        output.write_text(page, encoding="utf-8")
+        _write_atomically(output, page)
     except OSError as e:
         raise SlidesError(f"cannot write the deck to {output}: {e.strerror or e}") from None
     return output

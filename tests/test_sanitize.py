@@ -86,3 +86,86 @@ def test_latex_with_markup_in_it_becomes_text():
     m = mathml(r"\text{<script>alert(1)</script><img src=x onerror=alert(2)>} x")["mathml"]
     assert "<script" not in m and "<img" not in m and "onerror=" not in m
     assert "alert(1)" in m                                   # the text stays, as text
+
+
+# --- notebook HTML (decks) and the graph's SVG, through nh3 ----------------------------------------
+
+from gradviz.widget.sanitize import HTML_TAGS, SVG_TAGS, sanitize_html, sanitize_svg  # noqa: E402
+
+HTML_HOSTILE = HOSTILE + [
+    '<details open ontoggle=alert(1)><summary>s</summary></details>',
+    '<a href=" javascript:alert(1)">x</a><a href="JaVaScRiPt:alert(1)">y</a><a href="&#106;avascript:alert(1)">z</a>',
+    '<a href="data:text/html,<script>alert(1)</script>">d</a>',
+    '<img src="http://evil.invalid/x.png"><img src="//evil.invalid/y.png"><video poster="https://evil.invalid/p">',
+    '<img srcset="http://evil.invalid/1.png 1x">',
+    '<span style="background-image:url(http://evil.invalid/a)">a</span><p style="background: url(x)">b</p>',
+    '<p style="color: red; width: expression(alert(1)); list-style: url(x); position: fixed">c</p>',
+    '<p style="color: u\\72l(http://evil.invalid)">e</p>',
+    '<link rel=stylesheet href="http://evil.invalid/x.css"><meta http-equiv="refresh" content="0;url=http://x">',
+    '<form action="javascript:alert(1)"><button formaction="javascript:alert(2)">go</button></form>',
+    '<base href="http://evil.invalid/">',
+]
+
+
+@pytest.mark.parametrize("markup", HTML_HOSTILE)
+def test_notebook_html_keeps_jupyterlabs_tags_and_nothing_that_runs_or_loads(markup):
+    clean = sanitize_html(markup)
+    tags, attrs = tags_and_attrs(clean)
+    assert tags <= HTML_TAGS, tags - HTML_TAGS
+    assert not any(a.startswith("on") or a in ("formaction", "action", "srcset") for a in attrs), attrs
+    assert "javascript:" not in clean.lower() and "data:text" not in clean
+    assert not re.search(r'(src|poster)="(https?:)?//', clean), clean
+    assert "url(" not in clean and "expression" not in clean and "fixed" not in clean and "\\" not in clean
+
+
+def test_notebook_html_keeps_what_jupyterlab_shows():
+    html = ('<h2 id="Why">Why <a class="anchor-link" href="#Why">¶</a></h2><table><tr><td colspan="2" '
+            'style="text-align: center; color: #c00">x</td></tr></table><img src="data:image/png;base64,AAAA" '
+            'alt="a"><img src="figure.png"><a href="https://pytorch.org" title="t">link</a><input type="checkbox">')
+    clean = sanitize_html(html)
+    for kept in ('id="Why"', 'href="#Why"', 'class="anchor-link"', 'colspan="2"', "text-align: center; color: #c00",
+                 'src="data:image/png;base64,AAAA"', 'src="figure.png"', 'href="https://pytorch.org"',
+                 'disabled="disabled"'):
+        assert kept in clean, (kept, clean)
+
+
+SVG_HOSTILE = [
+    '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><script>alert(2)</script></svg>',
+    '<svg><foreignObject><img src=x onerror=alert(1)></foreignObject></svg>',
+    '<svg><a href="javascript:alert(1)"><text>x</text></a><a xlink:href="javascript:alert(1)">y</a></svg>',
+    '<svg><image href="http://evil.invalid/a.png"/><use href="http://evil.invalid/s.svg#a"/></svg>',
+    '<svg><set attributeName="onmouseover" to="alert(1)"/><animate attributeName="href" values="javascript:alert(1)"/></svg>',
+    '<svg><style>svg{background:url(http://evil.invalid/x)}</style><rect fill="url(http://evil.invalid/#g)"/></svg>',
+    '<svg><g style="background:url(http://evil.invalid/x)" filter="url(http://evil.invalid/f)"><path d="M0 0"/></g></svg>',
+]
+
+
+@pytest.mark.parametrize("markup", SVG_HOSTILE)
+def test_the_graphs_svg_keeps_drawing_elements_only(markup):
+    clean = sanitize_svg(markup)
+    tags, attrs = tags_and_attrs(clean)
+    assert tags <= {t.lower() for t in SVG_TAGS}, tags
+    assert not any(a.startswith("on") or "href" in a or a in ("style", "filter") for a in attrs), attrs
+    assert "http://evil" not in clean and "javascript" not in clean and "<style" not in clean
+
+
+def test_the_graphs_own_svg_survives_cleaning():
+    import xml.dom.minidom
+    import gradviz as torch
+    from gradviz.widget import AutogradWidget
+    x = torch.ones(2, requires_grad=True)
+    svg = AutogradWidget((0.5 * torch.sum(5 * (x + 1) ** 2))).svg
+
+    def tree(markup):
+        out = []
+
+        def walk(node):
+            for ch in node.childNodes:
+                if ch.nodeType == ch.ELEMENT_NODE:
+                    out.append((ch.tagName, sorted(ch.attributes.items())))
+                    walk(ch)
+                elif ch.nodeType == ch.TEXT_NODE and ch.data.strip():
+                    out.append(ch.data)
+        walk(xml.dom.minidom.parseString(markup.encode("utf-8")))
+        return out
+    assert tree(sanitize_svg(svg)) == tree(svg)          # the same picture, style included; and still XML

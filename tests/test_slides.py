@@ -184,8 +184,9 @@ def test_an_expected_error_is_one_line_on_its_slide():
 # --- the command line -----------------------------------------------------------------------------
 
 def gradviz_cli(*args, **kwargs):
+    kwargs.setdefault("cwd", ROOT)
     return subprocess.run([sys.executable, "-m", "gradviz", *args], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, **kwargs)
+                          timeout=300, **kwargs)
 
 
 def test_help():
@@ -206,7 +207,7 @@ def test_slides_command_runs_the_lesson_and_writes_the_deck(tmp_path):
     out = tmp_path / "lecture.html"
     r = gradviz_cli("slides", "notebooks/02_autograd_tutorial.ipynb", "-o", str(out))
     assert r.returncode == 0, r.stderr
-    assert f"wrote {out}" in r.stderr
+    assert f"wrote {out}" in r.stdout
     page = page_of(out.read_text(encoding="utf-8"))
     assert page.loads == [] and page.hosts == 1 and page.slides == 5
     assert "tensor([[4.5000, 4.5000]," in out.read_text(encoding="utf-8")   # the lesson ran
@@ -325,3 +326,94 @@ def test_write_slides_checks_its_options(tmp_path, options, exc, words):
     with pytest.raises(exc) as e:
         write_slides(tmp_path / "lesson.ipynb", **options)
     assert all(w in str(e.value) for w in words), str(e.value)
+
+
+# --- the command never destroys input, and says what went wrong in one line ------------------------
+
+def _lesson(tmp_path, *cells, name="lesson.ipynb"):
+    path = tmp_path / name
+    nbformat.write(nbformat.v4.new_notebook(cells=list(cells)), path)
+    return path, path.read_bytes()
+
+
+@pytest.mark.parametrize("output", ["{nb}", "./{name}", "{tmp}/../{tmpname}/{name}", "other.ipynb", "NEW.IPYNB",
+                                    "notebook-in-disguise.html"])
+def test_the_deck_never_replaces_a_notebook(tmp_path, output):
+    nb, before = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# A lesson"))
+    other, other_before = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# Another"), name="other.ipynb")
+    (tmp_path / "notebook-in-disguise.html").write_bytes(other_before)      # a notebook saved under .html
+    out = output.format(nb=nb, name=nb.name, tmp=tmp_path, tmpname=tmp_path.name)
+    r = gradviz_cli("slides", str(nb), "-o", out, cwd=tmp_path)
+    _one_line_error(r, "will not write the deck")
+    assert nb.read_bytes() == before and other.read_bytes() == other_before
+    assert (tmp_path / "notebook-in-disguise.html").read_bytes() == other_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lesson.ipynb", "notebook-in-disguise.html", "other.ipynb"]
+
+
+def test_a_link_to_the_notebook_is_the_notebook(tmp_path):
+    nb, before = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# A lesson"))
+    (tmp_path / "deck.html").symlink_to(nb)
+    _one_line_error(gradviz_cli("slides", str(nb), "-o", str(tmp_path / "deck.html")), "over the notebook")
+    assert nb.read_bytes() == before
+
+
+@pytest.mark.parametrize("cells, says", [
+    ([], "has no cells"),
+    ([nbformat.v4.new_markdown_cell("# hidden", metadata={"slideshow": {"slide_type": "skip"}}),
+      nbformat.v4.new_markdown_cell("a note", metadata={"slideshow": {"slide_type": "notes"}})],
+     "every cell of"),
+])
+def test_a_notebook_with_nothing_to_show_is_one_line(tmp_path, cells, says):
+    nb, before = _lesson(tmp_path, *cells)
+    r = gradviz_cli("slides", str(nb), "-o", str(tmp_path / "deck.html"))
+    _one_line_error(r, says, "nothing to put on a slide")
+    assert nb.read_bytes() == before and not (tmp_path / "deck.html").exists()
+
+
+@pytest.mark.parametrize("code, options, says", [
+    ("import os\nos._exit(1)", [], ["the kernel died while running cell 2", "import os"]),
+    ("while True:\n    pass", ["--timeout", "2"], ["cell 2 ('while True:')", "ran longer than 2 s", "--timeout"]),
+])
+def test_a_dead_or_endless_kernel_is_one_line_and_the_notebook_is_kept(tmp_path, code, options, says):
+    nb, before = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# A lesson"), nbformat.v4.new_code_cell(code))
+    (tmp_path / "deck.html").write_text("the deck from before")
+    r = gradviz_cli("slides", str(nb), "-o", str(tmp_path / "deck.html"), *options)
+    _one_line_error(r, *says)
+    assert "TCP" not in r.stderr and "IPKernelApp" not in r.stderr       # the kernel's own stderr is not ours
+    assert nb.read_bytes() == before
+    assert (tmp_path / "deck.html").read_text() == "the deck from before"   # not half a deck
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deck.html", "lesson.ipynb"]
+
+
+def test_a_good_run_prints_no_kernel_warning_and_leaves_no_temporary_file(tmp_path):
+    nb, before = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# A lesson"), nbformat.v4.new_code_cell("1 + 1"))
+    (tmp_path / "deck.html").write_text("the deck from before")
+    r = gradviz_cli("slides", str(nb), "-o", str(tmp_path / "deck.html"))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert r.stdout.splitlines()[-1].startswith(f"wrote {tmp_path / 'deck.html'}")
+    assert nb.read_bytes() == before
+    assert "<section" in (tmp_path / "deck.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deck.html", "lesson.ipynb"]
+
+
+def test_a_failure_while_writing_keeps_the_old_deck(tmp_path, monkeypatch):
+    import gradviz.slides as slides
+    nb, _ = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# A lesson"))
+    (tmp_path / "deck.html").write_text("the deck from before")
+
+    def full_disk(fd, *args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(slides.os, "fsync", full_disk)
+    with pytest.raises(slides.SlidesError, match="No space left on device"):
+        slides.write_slides(nb, tmp_path / "deck.html", execute=False)
+    assert (tmp_path / "deck.html").read_text() == "the deck from before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deck.html", "lesson.ipynb"]
+
+
+def test_slides_without_the_course_extra_is_one_line(tmp_path):
+    nb, _ = _lesson(tmp_path, nbformat.v4.new_markdown_cell("# A lesson"))
+    r = subprocess.run([sys.executable, "-c", "import sys; sys.modules['nbformat'] = sys.modules['nbclient'] = None\n"
+                        "from gradviz.__main__ import main; main(['slides', sys.argv[1]])", str(nb)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    _one_line_error(r, "needs the course extra (nbformat, nbclient not installed)", 'pip install -e ".[course]"')
+    assert "gradviz[" not in r.stderr      # the name gradviz on the package index is another project's

@@ -11,7 +11,7 @@ same animation as one self-contained HTML page or fragment, for slides and stati
 """
 
 # the libraries of the `widget` extra; without them, say how to get them (not a bare ModuleNotFoundError)
-_EXTRAS = {"anywidget", "ipywidgets", "traitlets", "graphviz", "graphviz_pure", "latex2mathml"}
+_EXTRAS = {"anywidget", "ipywidgets", "traitlets", "graphviz", "graphviz_pure", "latex2mathml", "nh3"}
 
 try:
     from .autograd_widget import AutogradWidget, animate, practice
@@ -21,7 +21,7 @@ except ModuleNotFoundError as e:
     if missing not in _EXTRAS:
         raise
     raise ModuleNotFoundError(f"cannot animate the graph: the widget needs the module {missing!r}, which is not "
-                              'installed. Install gradviz\'s widget extras: pip install "gradviz[widget]"',
+                              'installed. Add the widget extra from your clone of gradviz: pip install -e ".[widget]"',
                               name=missing) from None
 
 __all__ = ["AutogradWidget", "animate", "practice", "standalone_html", "standalone_html_from_state", "save_html",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .i18n import PRACTICE_KEYS, fmt, strings
 from .model import SYNCED
+from .sanitize import sanitize_mathml, sanitize_svg
 
 __all__ = ["SYNCED", "widget_state", "standalone_html", "standalone_html_from_state", "save_html",
            "standalone_assets", "widget_module"]
@@ -34,11 +35,11 @@ def widget_state(widget):
 
 def _state(obj):
     if hasattr(obj, "frames") and hasattr(obj, "svg"):
-        state = obj.state()
+        state = obj.state()                  # made here, from escaped names: as it is
     elif isinstance(obj, dict) and isinstance(obj.get("state"), dict):
-        state = dict(obj["state"])           # a saved widget-state entry (nbclient, JupyterLab)
+        state = _cleaned(dict(obj["state"]))           # a saved widget-state entry (nbclient, JupyterLab)
     elif isinstance(obj, dict):
-        state = dict(obj)
+        state = _cleaned(dict(obj))
     else:
         raise TypeError(f"standalone_html() takes an AutogradWidget or its state, not {type(obj).__name__}")
     state = {k: state[k] for k in SYNCED if k in state}
@@ -49,6 +50,27 @@ def _state(obj):
     state.setdefault("speed", 1.0)
     state["live"] = False                    # no kernel behind a saved page
     state["playing"] = False
+    return state
+
+
+def _cleaned(state):
+    """A saved state with its markup cleaned again: it may come from a notebook nobody here wrote.
+
+    The SVG keeps only what gradviz draws (it is also the page's picture without scripts) and every
+    MathML string only MathML; widget.js cleans both once more before they become markup.
+    """
+    if isinstance(state.get("svg"), str):
+        state["svg"] = sanitize_svg(state["svg"])
+
+    def walk(value):
+        if isinstance(value, dict):
+            return {k: sanitize_mathml(v) if k == "mathml" and isinstance(v, str) else walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+    for key in ("derivation", "frames"):
+        if key in state:
+            state[key] = walk(state[key])
     return state
 
 
