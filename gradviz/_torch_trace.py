@@ -537,10 +537,56 @@ class TorchAdapter(EngineAdapter):
                     return "modified" if "inplace" in str(exc) else "freed"
         return None
 
-    @staticmethod
-    def forward_again():
-        """The forward pass is the user's own PyTorch code: the widget never runs it again."""
-        return "user"
+    def forward_again(self):
+        """Run the graph's ops again with PyTorch from the leaves as they are now (the widget's
+        backward() button, once the graph was freed or a leaf changed): None, or why it cannot.
+
+        Only ops of the op table that :data:`_REPLAY` knows how to call, each first checked on the
+        numbers it read the first time (it must give the output it gave, and a node of the same
+        name); never the user's own code (a custom Function, a module's forward), never a graph
+        folded into layers. The trace then holds the new pass: nodes and every value.
+        """
+        torch, made, done = self.torch, {}, []
+        if len(self.trace.steps) != len(self.all_steps) or any(s.user or s.op is None for s in self.all_steps):
+            return "user"
+        for s in self.trace.steps:
+            call = _REPLAY.get(s.op.key)
+            if call is None or any(i.output_nr or i.kind == "const" and i.data is None for i in s.inputs):
+                return "user"
+            try:
+                with torch.no_grad():                    # the same op on the numbers it read then
+                    old = call(torch, [_tensor(torch, i.data, i.src) for i in s.inputs], s.params)
+                if s.out.data is None or not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6,
+                                                         equal_nan=True):
+                    return "user"
+                args = [inp.src.tensor() if inp.kind == "leaf" else made[id(inp.src)] if inp.kind == "op"
+                        else _tensor(torch, inp.data, inp.src) for inp in s.inputs]
+                out = call(torch, args, s.params)
+            except Exception:  # an op we cannot call so: say the forward pass cannot run again
+                return "user"
+            if out.grad_fn is None or out.grad_fn.name() != s.name:
+                return "user"
+            made[id(s)] = out
+            done.append((s, out, args))
+        root = self.trace.root_step
+        if root is None or id(root) not in made:
+            return "no graph"
+        for s, out, args in done:
+            fn = out.grad_fn
+            self.by_fn[id(fn)] = s
+            s.fn = lambda fn=fn: fn
+            s.out.data, s.out.ref = _array(out), out
+            for inp, a in zip(s.inputs, args):
+                if inp.kind != "const":
+                    inp.data = _array(a)
+            for nxt, _ in fn.next_functions:
+                if nxt is not None and nxt.name() == ACCUMULATE:
+                    self.accs[id(nxt.variable)] = nxt
+        for v in self.trace.leaves:
+            v.data = _array(v.tensor())
+        self.fns = [out.grad_fn for _, out, _ in done]       # strong references: the nodes stay alive
+        self.roots[0] = made[id(root)]
+        return None
 
     def add_recording(self, rec, error=None):
         raise TypeError("recording= is a gradviz recording; for a torch tensor, animate() records "
@@ -623,3 +669,35 @@ def _one(a):
         return None
     first = a.reshape(-1)[0]
     return np.asarray(first) if np.allclose(a, first, rtol=1e-6, atol=1e-6) else None
+
+
+def _tensor(torch, data, src):
+    """A constant (or a value) as PyTorch takes it: a Python number stays a number (``x + 1``)."""
+    if src is not None and getattr(src, "literal", False) and np.ndim(data) == 0:
+        return np.asarray(data).item()
+    return torch.from_numpy(np.array(data, copy=True))
+
+
+def _dims(p):
+    d = p.get("dim")
+    return tuple(d) if isinstance(d, (tuple, list)) else d
+
+
+# How PyTorch computes each op of the op table that forward_again() may run again: (torch, the
+# inputs, the op's params) -> the output. Each call is checked on the first pass's numbers first.
+_REPLAY = {
+    "add": lambda t, a, p: a[0] + a[1], "sub": lambda t, a, p: a[0] - a[1],
+    "mul": lambda t, a, p: a[0] * a[1], "div": lambda t, a, p: a[0] / a[1],
+    "add_scalar": lambda t, a, p: a[0] + p["c"], "sub_scalar": lambda t, a, p: a[0] - p["c"],
+    "mul_scalar": lambda t, a, p: a[0] * p["c"], "div_scalar": lambda t, a, p: a[0] / p["c"],
+    "rsub": lambda t, a, p: p["c"] - a[0],
+    "pow": lambda t, a, p: t.pow(a[0], p["n"]), "pow_tt": lambda t, a, p: t.pow(a[0], a[1]),
+    "neg": lambda t, a, p: -a[0],
+    **{k: (lambda k: lambda t, a, p: getattr(t, k)(a[0]))(k)
+       for k in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "abs")},
+    "sum": lambda t, a, p: t.sum(a[0]), "mean": lambda t, a, p: t.mean(a[0]),
+    "sum_dim": lambda t, a, p: t.sum(a[0], _dims(p), keepdim=bool(p.get("keepdim"))),
+    "mean_dim": lambda t, a, p: t.mean(a[0], _dims(p), keepdim=bool(p.get("keepdim"))),
+    "mm": lambda t, a, p: t.mm(a[0], a[1]), "mv": lambda t, a, p: t.mv(a[0], a[1]),
+    "addmm": lambda t, a, p: t.addmm(a[0], a[1], a[2]),
+}

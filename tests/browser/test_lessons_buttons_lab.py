@@ -4,8 +4,9 @@ A student runs the whole lesson (training loops included), then presses backward
 backward() on every widget. The widget runs the forward pass again from the leaves as they are
 now when it must, redraws every value, and checks what each call added against the derivation
 worked out at those values with the widget's own ``gradient=``: never ✗, and ✓ at the end
-wherever a derivation is written (gradviz's engine; a PyTorch graph freed by the lesson's own
-``backward()`` cannot be run again by the widget, which says so instead).
+wherever a derivation is written and the engine ran (a PyTorch graph whose ops cannot be run
+again, a layer folded by ``collapse=`` or a value PyTorch did not keep, ends with PyTorch's own
+freed-graph error and says why instead).
 
 Screenshots: tests/artifacts/lab-buttons-<lesson>-<widget>.png.
 """
