@@ -79,7 +79,10 @@
     holder.appendChild(output);
     next.appendChild(holder);
     if (cell && !cell.querySelector(".jp-Cell-inputWrapper, .jp-OutputArea-output")) cell.remove();
-    slide.parentNode.insertBefore(next, slide.nextSibling);
+    // (a second widget of the same slide goes after the first one's slide: the notebook's order)
+    var after = slide.gvLastOwn || slide;
+    after.parentNode.insertBefore(next, after.nextSibling);
+    slide.gvLastOwn = next;
   }
 
   function fit(box) {

@@ -136,3 +136,39 @@ def test_a_clicker_alone_plays_every_widget_and_reaches_the_last_slide(open_deck
         assert e["bad"] == 0, f"{lesson} widget {k + 1}: ✗ at its end"
         if e["leaves"]:
             assert e["ok"] >= 1, f"{lesson} widget {k + 1}: no ✓ at its end"
+
+
+def test_two_widgets_on_a_crowded_slide_get_slides_of_their_own_in_order(offline_page, tmp_path, artifacts):
+    """A slide whose text leaves no room: each widget goes on a slide of its own, in the notebook's order."""
+    import nbformat
+
+    from gradviz.slides import deck_html, execute_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    words = " ".join(["The graph below is drawn op by op, and the chain rule is written beside it."] * 6)
+    nb.cells = [nbformat.v4.new_markdown_cell(f"## Two graphs\n\n{words}"),
+                nbformat.v4.new_code_cell("import gradviz, gradviz as torch\nx = torch.ones(2, requires_grad=True)\n"
+                                          "first = (x * 3).sum()\nsecond = (x + 1).sum()"),
+                nbformat.v4.new_code_cell("gradviz.animate(first)"),
+                nbformat.v4.new_code_cell("gradviz.animate(second)")]
+    path = tmp_path / "crowded.html"
+    path.write_text(deck_html(execute_notebook(nb, tmp_path)), encoding="utf-8")
+    page = offline_page
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
+    order = page.evaluate("""() => [...document.querySelectorAll('.gv-fit')].map(b => {
+        const s = b.closest('section'); return [s.classList.contains('gv-own-slide'),
+          [...document.querySelectorAll('.reveal .slides section:not(.stack)')].indexOf(s),
+          JSON.parse(b.shadowRoot.querySelector('script.gv-state') ? b.shadowRoot.querySelector('script.gv-state').textContent : '{}').root_name
+          || b.shadowRoot.querySelector('.gv-widget').getAttribute('aria-label')]; })""")
+    assert [own for own, _, _ in order] == [True, True], order
+    assert order[0][1] < order[1][1], order                         # the notebook's order
+    assert "first" in order[0][2] and "second" in order[1][2], order
+    for nth in range(2):
+        box = show_widget(page, nth)
+        m = box.evaluate(MEASURE)
+        assert m["outside"] == [] and m["bottom"] <= 2, m
+    page.screenshot(path=str(artifacts / "deck-crowded-second.png"))
+    assert page.gv_errors == [] and page.gv_blocked == []
