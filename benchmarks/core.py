@@ -1,16 +1,24 @@
 """Side-by-side timings of the autograd core: gradviz against PyTorch (CPU) and hand-written numpy.
 
-    .venv/bin/python benchmarks/core.py            # about half a minute
+    .venv/bin/python benchmarks/core.py            # a few minutes (the exactness table takes most)
+    .venv/bin/python benchmarks/core.py --quick    # timings only
 
 Prints, for each case, the time per iteration in each implementation and gradviz's ratios:
 ``import`` (in a fresh interpreter), small 2x2 ops with their backward pass, and one training step
 of a tiny MLP (2-16-16-1, batch 32, tanh, MSE loss, SGD under no_grad).  The numpy baseline does the
 same arithmetic with gradients derived by hand: the floor any numpy autograd is measured against.
-Goals: import under 0.15 s; per-op overhead within 2x of PyTorch CPU on 2x2 tensors.
+Then the sizes one step up from the lessons (issue 16), each against torch in the same run, both on
+one thread: float32 ``mm`` at 64, 256 and 1,024; one training step of a 2-64-64-1 and of a 784-256-10
+MLP on batches of 256; ``sigmoid``, ``softmax``, ``log_softmax``, ``sum``, ``mean`` and ``relu`` of 1M
+elements; the losses of the larger MLPs after 20 steps, printed by both.  Goals (issue 16): 2x2 op +
+backward <= 1x torch, forward only <= 1.5x, the small MLP step <= 1.5x; mm and the larger MLP steps
+<= 2x; the 1M-element functions <= 3x; every result identical to torch's.
 """
 
+import argparse
 import os
 import statistics
+import time
 import subprocess
 import sys
 import timeit
@@ -24,6 +32,7 @@ try:
     torch.set_num_threads(1)  # small tensors: threads only add overhead
 except ImportError:  # the comparison with PyTorch is optional
     torch = None
+gradviz.set_num_threads(1)    # the same thread count, so that both compute the same bits
 
 
 def per_call(*fns, rounds=7, min_time=0.05):
@@ -157,6 +166,92 @@ def check_same_training():
     assert spread < 1e-4, f"the implementations disagree: {losses}"
 
 
+# --- one size up ----------------------------------------------------------------------------------
+
+def timed(*fns, rounds=5):
+    """Seconds per call for calls of a millisecond or more: a couple of warm-up calls, then the best
+    of ``rounds`` (taking turns, as :func:`per_call`)."""
+    for fn in fns:
+        fn()
+        fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best
+
+
+def mm_case(lib, n):
+    rng = np.random.default_rng(n)
+    a = lib.tensor(rng.standard_normal((n, n)), dtype=lib.float32)
+    b = lib.tensor(rng.standard_normal((n, n)), dtype=lib.float32)
+    return lambda: a @ b
+
+
+def mlp(lib, sizes, batch, classes=False, seed=0):
+    """A seeded MLP (nn.Linear, ReLU) on one fixed batch: a step function returning the loss."""
+    lib.manual_seed(seed)
+    layers = []
+    for i, (m, n) in enumerate(zip(sizes, sizes[1:])):
+        layers += [lib.nn.Linear(m, n)] + ([lib.nn.ReLU()] if i < len(sizes) - 2 else [])
+    model = lib.nn.Sequential(*layers)
+    rng = np.random.default_rng(seed)
+    x = lib.tensor(rng.standard_normal((batch, sizes[0])), dtype=lib.float32)
+    if classes:
+        y, loss_fn = lib.tensor(rng.integers(0, sizes[-1], batch)), lib.nn.CrossEntropyLoss()
+    else:
+        y, loss_fn = lib.tensor(rng.standard_normal((batch, sizes[-1])), dtype=lib.float32), lib.nn.MSELoss()
+    opt = lib.optim.SGD(model.parameters(), lr=0.05)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+MLPS = {"MLP 2-64-64-1 step, batch 256": ((2, 64, 64, 1), 256, False),
+        "MLP 784-256-10 step, batch 256": ((784, 256, 10), 256, True)}
+
+MILLION = {"sigmoid, 1M": lambda t: t.sigmoid(),
+           "softmax(dim=0), 1000x1000": lambda t: t.softmax(0),
+           "softmax(dim=-1), 1000x1000": lambda t: t.softmax(-1),
+           "log_softmax(dim=1), 1000x1000": lambda t: t.log_softmax(1),
+           "sum, 1M": lambda t: t.sum(),
+           "mean, 1M": lambda t: t.mean(),
+           "relu, 1M": lambda t: t.relu()}
+
+
+def scaling_rows():
+    rows = []
+    for n in (64, 256, 1024):
+        g, t = timed(mm_case(gradviz, n), mm_case(torch, n))
+        rows.append((f"float32 mm {n}x{n} @ {n}x{n}", g, t, None))
+    for label, (sizes, batch, classes) in MLPS.items():
+        g, t = timed(mlp(gradviz, sizes, batch, classes), mlp(torch, sizes, batch, classes))
+        rows.append((label, g, t, None))
+    x = np.random.default_rng(1).standard_normal((1000, 1000)).astype(np.float32)
+    gx, tx = gradviz.tensor(x), torch.tensor(x)
+    for label, f in MILLION.items():
+        g, t = timed(lambda: f(gx), lambda: f(tx), rounds=3)
+        rows.append((label, g, t, None))
+    return rows
+
+
+def mlp_losses():
+    """(label, identical?, gradviz's 20th loss, torch's) for the larger MLPs, trained from the same seed."""
+    out = []
+    for label, (sizes, batch, classes) in MLPS.items():
+        losses = [[repr(step().item()) for _ in range(20)] for step in
+                  (mlp(gradviz, sizes, batch, classes), mlp(torch, sizes, batch, classes))]
+        out.append((label.replace(" step", "") + ": 20 losses", losses[0] == losses[1], losses[0][-1], losses[1][-1]))
+    return out
+
+
 # --- report --------------------------------------------------------------------------------------
 
 def fmt(seconds):
@@ -170,6 +265,9 @@ def ratio(a, b):
 
 
 def main():
+    parser = argparse.ArgumentParser(description="gradviz against PyTorch, side by side")
+    parser.add_argument("--quick", action="store_true", help="timings only, without the exactness table")
+    quick = parser.parse_args().quick
     check_same_training()
     rows = []
     gv, tc, npc = op_cases(gradviz), op_cases(torch) if torch else {}, numpy_op_cases()
@@ -191,7 +289,15 @@ def main():
     print(f"{'case':32} {'gradviz':>11} {'torch':>11} {'numpy':>11}  {'gv/torch':>8} {'gv/numpy':>8}")
     for name, g, t, n in rows:
         print(f"{name:32} {fmt(g):>11} {fmt(t):>11} {fmt(n):>11}  {ratio(g, t):>8} {ratio(g, n):>8}")
-    if torch is not None:
+    if torch is None:
+        return
+    print(f"\none size up (gradviz: {gradviz.kernels.info()['blas']} products)")
+    for name, g, t, _ in scaling_rows():
+        print(f"{name:32} {fmt(g):>11} {fmt(t):>11} {'':>11}  {ratio(g, t):>8}")
+    print()
+    for label, same, g, t in mlp_losses():
+        print(f"  {label:45} {'identical' if same else 'DIFFERENT'}   (last: gradviz {g}, torch {t})")
+    if not quick:
         print_exactness()
 
 

@@ -82,46 +82,50 @@ def vml(name, a):
     return out.reshape(np.shape(a))
 
 
-# --- BLAS: the Fortran entry points PyTorch's cpublas calls (sgemm_, sgemv_; cblas_sdot for dot) ---
+# --- BLAS: the entry points PyTorch's cpublas reaches (gemm, gemv, dot), through MKL's CBLAS layer ---
+# (column-major CBLAS calls forward to the same kernels as the Fortran sgemm_/sgemv_ PyTorch calls;
+# by value, so a call costs a few microseconds, not a dozen ctypes objects)
 
 _BLAS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
+_COL_MAJOR, _TRANS = 102, {b"N": 111, b"T": 112}
 
 
 @functools.cache
-def _blas(name):
-    return getattr(library(), name)
+def _blas(name, scalar=None):
+    fn = getattr(library(), name)
+    i, p = ctypes.c_int, ctypes.c_void_p
+    if name.endswith("gemm"):
+        fn.argtypes = (i, i, i, i, i, i, scalar, p, i, p, i, scalar, p, i)
+    elif name.endswith("gemv"):
+        fn.argtypes = (i, i, i, i, scalar, p, i, p, i, scalar, p, i)
+    elif name.endswith("dot"):
+        fn.argtypes, fn.restype = (i, p, i, p, i), scalar
+    return fn
 
 
 def _ptr(a, offset=0):
-    return ctypes.c_void_p(a.__array_interface__["data"][0] + offset)
+    return a.__array_interface__["data"][0] + offset
 
 
 def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
-    """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's ``sgemm_``/``dgemm_`` (column-major, as BLAS), where
-    ``a``, ``b``, ``c`` are (array, byte offset) pairs naming each matrix's first element."""
+    """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS), where ``a``, ``b``,
+    ``c`` are (array, byte offset) pairs naming each matrix's first element."""
     letter, scalar = _BLAS[np.dtype(dtype)]
-    i = ctypes.c_int
-    _blas(letter + "gemm_")(ctypes.byref(ctypes.c_char(transa)), ctypes.byref(ctypes.c_char(transb)),
-                            ctypes.byref(i(m)), ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)),
-                            _ptr(*a), ctypes.byref(i(lda)), _ptr(*b), ctypes.byref(i(ldb)),
-                            ctypes.byref(scalar(beta)), _ptr(*c), ctypes.byref(i(ldc)))
+    _blas(f"cblas_{letter}gemm", scalar)(_COL_MAJOR, _TRANS[transa], _TRANS[transb], m, n, k, alpha, _ptr(*a), lda,
+                                          _ptr(*b), ldb, beta, _ptr(*c), ldc)
 
 
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
-    """``y ← alpha·op(a)·x + beta·y`` by MKL's ``sgemv_``/``dgemv_``; arrays as (array, byte offset)."""
+    """``y ← alpha·op(a)·x + beta·y`` by MKL's gemv; arrays as (array, byte offset)."""
     letter, scalar = _BLAS[np.dtype(dtype)]
-    i = ctypes.c_int
-    _blas(letter + "gemv_")(ctypes.byref(ctypes.c_char(trans)), ctypes.byref(i(m)), ctypes.byref(i(n)),
-                            ctypes.byref(scalar(alpha)), _ptr(*a), ctypes.byref(i(lda)), _ptr(*x),
-                            ctypes.byref(i(incx)), ctypes.byref(scalar(beta)), _ptr(*y), ctypes.byref(i(incy)))
+    _blas(f"cblas_{letter}gemv", scalar)(_COL_MAJOR, _TRANS[trans], m, n, alpha, _ptr(*a), lda, _ptr(*x), incx,
+                                          beta, _ptr(*y), incy)
 
 
 def dot(dtype, n, x, incx, y, incy):
     """``Σ x_i·y_i`` by MKL's ``cblas_sdot``/``cblas_ddot``; arrays as (array, byte offset)."""
     letter, scalar = _BLAS[np.dtype(dtype)]
-    fn = _blas(f"cblas_{letter}dot")
-    fn.restype = scalar
-    return fn(ctypes.c_int(n), _ptr(*x), ctypes.c_int(incx), _ptr(*y), ctypes.c_int(incy))
+    return _blas(f"cblas_{letter}dot", scalar)(n, _ptr(*x), incx, _ptr(*y), incy)
 
 
 def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
@@ -131,11 +135,10 @@ def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b
     ``mkl_gemm_batched`` calls it."""
     letter, scalar = _BLAS[np.dtype(dtype)]
     i = ctypes.c_int
-    pointers = [(ctypes.c_void_p * count)(*(_ptr(arr, off + j * stride).value for j in range(count)))
+    pointers = [(ctypes.c_void_p * count)(*(_ptr(arr, off + j * stride) for j in range(count)))
                 for (arr, off), stride in ((a, stride_a), (b, stride_b), (c, stride_c))]
-    trans = {b"N": 111, b"T": 112}
     _blas(f"cblas_{letter}gemm_batch")(
-        i(102), ctypes.byref(i(trans[transa])), ctypes.byref(i(trans[transb])), ctypes.byref(i(m)),
+        i(_COL_MAJOR), ctypes.byref(i(_TRANS[transa])), ctypes.byref(i(_TRANS[transb])), ctypes.byref(i(m)),
         ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)), pointers[0], ctypes.byref(i(lda)),
         pointers[1], ctypes.byref(i(ldb)), ctypes.byref(scalar(beta)), pointers[2], ctypes.byref(i(ldc)), i(1),
         ctypes.byref(i(count)))

@@ -328,19 +328,24 @@ def _emulate(dtype, m, k, n):
 
 def _steps(x):
     """A numpy array's strides in elements, as PyTorch counts them."""
-    return tuple(s // x.itemsize for s in x.strides)
+    size = x.itemsize
+    return tuple([s // size for s in x.strides])
 
 
 def _blas_ready(*arrays):
     """May these arrays go to MKL as they lie?  float32 or float64 alike, MKL found, strides that
     PyTorch could have (none negative, whole elements)."""
     dtype = arrays[0].dtype
-    return (dtype in _BLAS_TYPES and _mkl.library() is not None and all(x.dtype == dtype for x in arrays)
-            and all(s >= 0 and s % x.itemsize == 0 for x in arrays for s in x.strides))
+    if dtype not in _BLAS_TYPES or _mkl.library() is None:
+        return False
+    return all(x.dtype == dtype and (x.flags.c_contiguous or x.flags.f_contiguous
+                                     or all(s >= 0 and s % x.itemsize == 0 for s in x.strides)) for x in arrays)
 
 
 def _as_torch_lays(x):
     """``x`` as PyTorch could hold it: negative strides (numpy's flips) become a contiguous copy."""
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        return x
     return np.ascontiguousarray(x) if any(s < 0 or s % x.itemsize for s in x.strides) else x
 
 
