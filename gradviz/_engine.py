@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from ._broadcast import unbroadcast
-from . import _strided
+from . import _hooks, _strided
 from ._dtype import from_numpy_dtype
 from ._recorded import NotRecordable, Recorded
 from ._types import Size, TensorBase
@@ -160,7 +160,7 @@ class Node:
     """
 
     __slots__ = ("op", "next_functions", "_saved", "_metas", "_strides", "_params", "_out", "_out_meta", "_outs",
-                 "_seq", "_freed", "_nograd_inputs", "metadata", "__weakref__")
+                 "_seq", "_freed", "_nograd_inputs", "metadata", "_hooks", "_packed", "__weakref__")
 
     def name(self):
         name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
@@ -182,16 +182,29 @@ class Node:
         """The tensor this node produced, if it is still alive."""
         return self._out()
 
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; a tuple it returns replaces grad_inputs."""
+        return _hooks.add_hook(self._hooks_made().post, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before this node runs; a tuple it returns replaces grad_outputs."""
+        return _hooks.add_hook(self._hooks_made().pre, fn)
+
+    def _hooks_made(self):
+        if self._hooks is None:
+            self._hooks = _hooks.NodeHooks()
+        return self._hooks
+
     def __getattr__(self, name):
         # grad_fn._saved_self, _saved_result, _saved_exponent...: what the op table's entry says the
         # node keeps, by PyTorch's names (only called when ordinary attribute lookup fails)
-        spec = None
-        if name.startswith("_saved_"):
+        spec, raw = None, name.startswith("_raw_saved_")
+        if name.startswith(("_saved_", "_raw_saved_")):
             op = object.__getattribute__(self, "op")
-            spec = op.saved.get(name[len("_saved_"):]) if op is not None else None
-        if spec is None:
+            spec = op.saved.get(name.split("saved_", 1)[1]) if op is not None else None
+        if spec is None or raw and not (isinstance(spec, int) or spec == "o"):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        return _saved_value(self, spec)
+        return _hooks.SavedTensor(self, -1 if spec == "o" else spec) if raw else _saved_value(self, spec)
 
     def __dir__(self):
         op = object.__getattribute__(self, "op")
@@ -206,7 +219,8 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable, self.next_functions, self.op = variable, (), None
-        self._seq, self._saved, self._freed, self._outs = variable._seq, None, False, None
+        self._seq, self._saved, self._freed, self._outs, self._hooks = variable._seq, None, False, None, None
+        self._packed = None
         self.metadata = {}
 
     def name(self):
@@ -323,7 +337,8 @@ def record_copy_slices(inner, base, old, params):
     base's old values (``old``) standing for the view's and the written base for the op's result.
     """
     node = node_class("CopySlices")()
-    node.op, node._seq, node._freed, node.metadata = OPS["copy_slices"], next(_seq), False, {}
+    node.op, node._seq, node._freed, node.metadata, node._hooks = OPS["copy_slices"], next(_seq), False, {}, None
+    node._packed = None
     node._params = dict(params, inner=inner.op, inner_params=inner._params)
     node.next_functions = (edge(base),) + inner.next_functions[1:]
     saved = list(inner._saved)
@@ -367,7 +382,7 @@ def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = _NODE_CLASSES.get(op.name) or node_class(op.name)
     node = node()
-    node.op, node._params, node._freed = op, params, False
+    node.op, node._params, node._freed, node._hooks, node._packed = op, params, False, None, None
     node.next_functions = tuple([edge(t) for t in inputs])   # (may first describe a view anew: a node)
     node._seq = next(_seq)
     node.metadata = {}
@@ -387,6 +402,8 @@ def record(op, inputs, arrays, result, params):
     node._nograd_inputs = {i: t for i, (t, (fn, _)) in enumerate(zip(inputs, node.next_functions)) if fn is None}
     node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
+    if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
+        _hooks.pack_saved(node, [k for k in _grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
     return node
 
 
@@ -517,7 +534,7 @@ def _check_saved(node):
     for i, entry in enumerate(saved):
         if entry is not None and entry[1][0] != entry[2]:
             raise _modified_error(node, entry, i == last)
-    return saved
+    return saved if node._packed is None or _Observing.on else _hooks.unpacked(node, saved)
 
 
 def apply_node(node, g):
@@ -594,26 +611,8 @@ def _grad_order(op, n):
     return [k for k in named if k < n] + [i for i in range(n) if i not in named]
 
 
-def _run_hooks(t, g):
-    if _Observing.on:                  # the widget's pass: the user's hooks are the user's
-        return g
-    if isinstance(g, TensorBase):      # create_graph=True: the hooks see (and may replace) the recorded gradient
-        for hook in t._hooks.values():
-            r = hook(g)
-            if r is not None:
-                g = r
-        return g
-    for hook in t._hooks.values():
-        r = hook(t._wrap(g))
-        if r is not None:
-            g = r._data
-    return g
-
-
 def _accumulate(var, g, rec):
     """leaf.grad += g -- in place when .grad exists, so references to it see the sum."""
-    if var._hooks:
-        g = _run_hooks(var, g)
     before = None if var._grad is None or rec is None else var._grad._data.copy()
     if _Observing.on:                  # the widget's pass: .grad stays as it is; the recorder sees the sum
         if rec is not None:
@@ -633,8 +632,6 @@ def _accumulate_graph(var, g, rec):
     """leaf.grad += g under ``create_graph=True``, as PyTorch's AccumulateGrad does it with grad mode
     on: the first gradient is copied into a new tensor (CopyBackwards), later ones are added out of
     place (AddBackward0), so ``.grad`` itself has a graph."""
-    if var._hooks:
-        g = _run_hooks(var, g)
     before = None if var._grad is None or rec is None else var._grad._data.copy()
     if _Observing.on:
         if rec is not None:
@@ -715,52 +712,61 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                 if fn in live:
                     deps[fn] = deps.get(fn, 0) + 1
     captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
-
-    def push(node, g, k=0):
-        if node._outs is None:
-            buffers[node] = buffers[node] + g if node in buffers else g
-            return
-        slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
-        slots[k] = g if slots[k] is None else slots[k] + g
-
-    for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
-        push(node, g, k)
-    for node in dict.fromkeys(roots):
-        if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
-
-    while ready:
-        node = heapq.heappop(ready)[2]
-        g = buffers.pop(node, None)
-        if live is not None and node in targets and g is not None:
-            captured[node] = captured[node] + g if node in captured else g
-        if isinstance(node, AccumulateGrad):
-            if g is not None and (live is None or (accumulate and node in targets)):
-                accumulate_into(node.variable, g, rec)
-            continue
-        if live is not None and not any(fn in live for fn, _ in node.next_functions):
-            continue
-        if g is None:
-            grads = [None] * len(node.next_functions)
-        else:
+    _tasks.append((next(_task_ids), nodes if live is None else live, live is not None))   # what hooks may ask of the pass
+    try:
+        def push(node, g, k=0):
             if node._outs is None:
-                g = _output_received(node._out(), g)
-            else:   # the outputs no gradient reached count as zeros
-                g = [_output_received(out(), _zeros(meta, create_graph, root_grads[0]) if gk is None else gk)
-                     for (out, meta), gk in zip(node._outs, g)]
-            grads = run_node(node, g)
-            executed.append(node)
-            if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
-                gv, grads_v = (_values(g), [_values(gi) for gi in grads]) if create_graph else (g, grads)
-                rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
-        for (fn, k), gi in zip(node.next_functions, grads):
-            if fn is None or (live is not None and fn not in live):
+                buffers[node] = buffers[node] + g if node in buffers else g
+                return
+            slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
+            slots[k] = g if slots[k] is None else slots[k] + g
+
+        for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
+            push(node, g, k)
+        for node in dict.fromkeys(roots):
+            if deps.get(node, 0) == 0:
+                heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
+
+        wrap = functools.partial(_wrap_for, roots[0])   # arrays as tensors, for the user's hooks
+        while ready:
+            node = heapq.heappop(ready)[2]
+            g = buffers.pop(node, None)
+            if g is not None and node._outs is not None:     # the outputs no gradient reached count as zeros
+                g = [_zeros(meta, create_graph, root_grads[0]) if gk is None else gk for (_, meta), gk in zip(node._outs, g)]
+            if g is not None and not _Observing.on:          # (the widget's own pass runs no user hook)
+                g = _received(node, g, wrap)
+            if live is not None and node in targets and g is not None:
+                captured[node] = captured[node] + g if node in captured else g
+            if isinstance(node, AccumulateGrad):
+                if g is not None and (live is None or (accumulate and node in targets)):
+                    _accumulate_leaf(node, g, rec, accumulate_into, wrap)
                 continue
-            if gi is not None:
-                push(fn, gi, k)
-            deps[fn] -= 1
-            if deps[fn] == 0:
-                heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
+            if live is not None and not any(fn in live for fn, _ in node.next_functions):
+                continue
+            if g is None:
+                grads = [None] * len(node.next_functions)
+            else:
+                hooks = None if _Observing.on else node._hooks
+                if hooks is not None and hooks.pre:
+                    g = _hooks.call_pre_hooks(hooks.pre, g if node._outs else [g], wrap)
+                    g = g if node._outs else g[0]
+                grads = run_node(node, g)
+                if hooks is not None and hooks.post:
+                    grads = _hooks.call_post_hooks(hooks.post, grads, g if node._outs else [g], wrap)
+                executed.append(node)
+                if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
+                    gv, grads_v = (_values(g), [_values(gi) for gi in grads]) if create_graph else (g, grads)
+                    rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
+            for (fn, k), gi in zip(node.next_functions, grads):
+                if fn is None or (live is not None and fn not in live):
+                    continue
+                if gi is not None:
+                    push(fn, gi, k)
+                deps[fn] -= 1
+                if deps[fn] == 0:
+                    heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
+    finally:
+        _tasks.pop()
     if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
         for node in executed:
             if any(s is not None for s in node._saved):
@@ -769,6 +775,24 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
     if rec is not None:
         rec._end()
     return captured
+
+
+_tasks, _task_ids = [], itertools.count()
+
+
+def current_graph_task_id():
+    """A number for the backward pass now running (-1 outside one), as a hook may ask."""
+    return _tasks[-1][0] if _tasks else -1
+
+
+def will_engine_execute_node(node):
+    """Whether the running pass will reach ``node`` (a grad_fn or AccumulateGrad)."""
+    if not _tasks:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if _tasks[-1][2] and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in _tasks[-1][1]
 
 
 def _values(g):
@@ -783,19 +807,45 @@ def _zeros(meta, create_graph, like):
     return like._wrap(zeros) if create_graph else zeros
 
 
-def _output_received(out, g):
-    """The gradient an output tensor receives: through its hooks, and kept if it retains grad."""
-    if out is not None and not _Observing.on:     # (the widget's pass writes no retained .grad)
-        if out._hooks:
-            g = _run_hooks(out, g)
-        if out._retains_grad and isinstance(g, TensorBase):
+def _received(node, g, wrap):
+    """The gradient a node receives, through the tensor hooks of what it produced (a leaf's own
+    hooks at its AccumulateGrad), and kept where the tensor retains grad (only by its current
+    grad_fn: after ``t.cos_()`` the old node's gradient is not t's)."""
+    if isinstance(node, AccumulateGrad):
+        var = node.variable
+        return _hooks.call_tensor_hooks(var._hooks, g, wrap) if var._hooks else g
+    if node._outs is None:
+        return _output_received(node, 0, node._out(), g, wrap)
+    return [_output_received(node, k, out(), gk, wrap) for k, ((out, _), gk) in enumerate(zip(node._outs, g))]
+
+
+def _output_received(node, k, out, g, wrap):
+    hooks = node._hooks.tensor.get(k) if node._hooks is not None else None
+    if hooks:
+        g = _hooks.call_tensor_hooks(hooks, g, wrap)
+    if out is not None and out._retains_grad and out._grad_fn is node:
+        if isinstance(g, TensorBase):
             out._grad = g if out._grad is None else out._grad + g
-        elif out._retains_grad:
-            if out._grad is None:
-                out._grad = out._wrap(np.array(g, copy=True))
-            else:
-                out._grad._data += g
+        elif out._grad is None:
+            out._grad = out._wrap(np.array(g, copy=True))
+        else:
+            out._grad._data += g
     return g
+
+
+def _accumulate_leaf(node, g, rec, accumulate_into, wrap):
+    """A leaf's AccumulateGrad: its pre-hooks, ``.grad += g``, its post-accumulate-grad hooks, its hooks."""
+    hooks = None if _Observing.on else node._hooks
+    if hooks is not None and hooks.pre:
+        g = _hooks.call_pre_hooks(hooks.pre, [g], wrap)[0]
+    var = node.variable
+    accumulate_into(var, g, rec)
+    if _Observing.on:
+        return
+    for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
+        hook(var)
+    if hooks is not None and hooks.post:
+        _hooks.call_post_hooks(hooks.post, [], [g], wrap)
 
 
 def _priority(node):

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from . import _engine, _matmul_and_joins, _reduction_methods, _sampling
+from . import _engine, _hooks, _matmul_and_joins, _reduction_methods, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
 from ._engine import apply
@@ -171,12 +171,25 @@ class Tensor(TensorBase):
             self._retains_grad = True
 
     def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad."""
-        if not self._requires_grad:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad.
+
+        As in PyTorch, a non-leaf's hook belongs to its grad_fn of the moment: after an in-place
+        op (``t.cos_()``) the hooks registered before see the gradient of t's old value."""
+        if not _engine.requires_grad(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        key = len(self._hooks) and max(self._hooks) + 1
-        self._hooks[key] = hook
-        return _RemovableHandle(self._hooks, key)
+        fn = _engine.current_grad_fn(self)
+        if fn is None:
+            return _hooks.add_hook(self._hooks, hook)
+        return _hooks.add_hook(fn._hooks_made().for_output(self.__dict__.get("_output_nr", 0)), hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad`` (an optimizer
+        can step there, one parameter at a time)."""
+        if not _engine.requires_grad(self):
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if _engine.current_grad_fn(self) is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return _hooks.add_hook(self.__dict__.setdefault("_post_accumulate_hooks", {}), hook)
 
     @property
     def _version(self):
@@ -946,17 +959,6 @@ class Tensor(TensorBase):
         return self.new_full(size, 0, dtype, requires_grad)
 
     new_empty = new_zeros
-
-class _RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away."""
-
-    def __init__(self, hooks, key):
-        self.hooks, self.key = hooks, key
-
-    def remove(self):
-        self.hooks.pop(self.key, None)
-
-
 
 install_table_methods(Tensor)
 install_numpy_names(Tensor)

@@ -24,7 +24,137 @@ for f in [lambda x: (x ** 3).sum(), lambda x: x.mean(), lambda x: (x * x).sum(0)
     print(F.hvp(lambda x: f(x).sum(), x, torch.ones(2), create_graph=True))
 """
 
-PROGRAMS = {"functional, create_graph=True": FUNCTIONAL}
+HOOK_AFTER_INPLACE = """x = torch.tensor([1.0, 2.0], requires_grad=True)
+t = x * 1
+t.retain_grad()
+t.register_hook(lambda g: print("h1", g))
+t.cos_()
+t.register_hook(lambda g: print("h2", g))
+(t * t).sum().backward()
+print(t.grad, x.grad, t.grad_fn)
+"""
+
+HOOK_ORDER = """log = []
+def rec(name):
+    def hook(*args):
+        shown = [tuple(None if a is None else a.tolist() for a in x) if isinstance(x, tuple) else
+                 (x.tolist() if hasattr(x, "tolist") else x) for x in args]
+        log.append((name, shown))
+    return hook
+x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+w = torch.tensor([0.5, 0.25, -1.0], requires_grad=True)
+x.register_hook(rec("x"))
+w.register_hook(rec("w"))
+x.register_post_accumulate_grad_hook(lambda t: log.append(("x post-acc", t.grad.tolist())))
+w.register_post_accumulate_grad_hook(lambda t: log.append(("w post-acc", t.grad.tolist())))
+a = x * w
+a.register_hook(rec("a"))
+b = a.exp()
+c = a.sin()
+b.register_hook(rec("b"))
+c.retain_grad()
+c.mul_(2)
+c.register_hook(rec("c after mul_"))
+d = (b + c * x).sum()
+for n in [a.grad_fn, b.grad_fn, c.grad_fn, d.grad_fn, d.grad_fn.next_functions[0][0]]:
+    n.register_prehook(rec("pre " + n.name()))
+    n.register_hook(rec("post " + n.name()))
+acc_x = a.grad_fn.next_functions[0][0]
+acc_x.register_prehook(rec("pre acc x")); acc_x.register_hook(rec("post acc x"))
+h = d.register_hook(rec("d")); h2 = d.register_hook(rec("d removed")); h2.remove()
+d.backward()
+for item in log:
+    print(item)
+print(x.grad, w.grad, c.grad)
+log.clear()
+y = x.detach().requires_grad_()
+z = (y * 2).sum()
+z.grad_fn.register_prehook(lambda go: (go[0] * 10,))
+z.grad_fn.next_functions[0][0].register_hook(lambda gi, go: (gi[0] + 1, None))
+y.register_hook(lambda g: g * 3)
+z.backward(); print(y.grad)
+print(torch.autograd.grad((x * x).sum(), x)[0], log)
+try:
+    torch.ones(2).register_post_accumulate_grad_hook(print)
+except RuntimeError as e:
+    print(e)
+try:
+    (x * 2).register_post_accumulate_grad_hook(print)
+except RuntimeError as e:
+    print(e)
+q = (x * 2); q.grad_fn.register_prehook(lambda go: (go[0], go[0]))
+try:
+    q.sum().backward()
+except RuntimeError as e:
+    print(e)
+with x.register_hook(lambda g: print("ctx", g)):
+    (x * 1).sum().backward()
+(x * 1).sum().backward(); print(x.grad)
+"""
+
+GRAPH_HOOKS = """G = torch.autograd.graph
+log = []
+def pack(t):
+    log.append(("pack", tuple(t.shape), t.grad_fn.name() if t.grad_fn else None)); return t * 1 if False else t
+def unpack(t):
+    log.append(("unpack", tuple(t.shape))); return t
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+with G.saved_tensors_hooks(pack, unpack):
+    y = (x * w).exp()
+    z = (y * x).sin().sum()
+    q = x ** 2 + w.tanh() + (x @ w) * x.sigmoid() + x.log()
+print(log); log.clear()
+z.backward(); print(log, x.grad); log.clear()
+q.sum().backward(); print(log, x.grad); log.clear()
+with G.save_on_cpu():
+    r = (x * w).exp().sum()
+r.backward(); print(x.grad, w.grad)
+y = x.exp(); raw = y.grad_fn._raw_saved_result
+print(type(raw))
+raw.register_hooks(lambda t: ("packed", t), lambda p: log.append("raw unpack") or p[1])
+try:
+    raw.register_hooks(lambda t: t, lambda t: t)
+except RuntimeError as e:
+    print(e)
+y.sum().backward(); print(log, x.grad); log.clear()
+m = x * w
+m.grad_fn._raw_saved_self.register_hooks(lambda t: t.detach() * 0 + 1, lambda t: t)
+m.sum().backward(); print(w.grad)
+with G.disable_saved_tensors_hooks("no hooks here"):
+    try:
+        with G.saved_tensors_hooks(pack, unpack):
+            pass
+    except RuntimeError as e:
+        print(e)
+with G.saved_tensors_hooks(pack, lambda t: 3):
+    e = x.exp()
+try:
+    e.sum().backward()
+except TypeError as err:
+    print(err)
+# multi-grad hooks
+a = torch.tensor([1.0, 2.0], requires_grad=True); b = torch.tensor([3.0, 4.0], requires_grad=True); c = torch.tensor([5.0], requires_grad=True)
+h = G.register_multi_grad_hook((a, b, c), lambda grads: print("all", [None if g is None else g.tolist() for g in grads]))
+(a * b).sum().backward()
+(a * b * c).sum().backward()
+try:
+    torch.autograd.grad((a * b).sum(), [a])
+except RuntimeError as e:
+    print(e)
+h.remove(); (a * b).sum().backward()
+h = G.register_multi_grad_hook((a, b), lambda g: print("any", g), mode="any")
+(a * b).sum().backward(); (a * 2).sum().backward()
+print(G.get_gradient_edge(a * 2), G.get_gradient_edge(a).node.name())
+try:
+    G.register_multi_grad_hook((a,), print, mode="some")
+except ValueError as e:
+    print(e)
+"""
+
+PROGRAMS = {"functional, create_graph=True": FUNCTIONAL, "a hook registered after an in-place op": HOOK_AFTER_INPLACE,
+            "hook order: tensor, node, pre, post-accumulate, retained": HOOK_ORDER,
+            "saved tensor hooks, multi-grad hooks, gradient edges": GRAPH_HOOKS}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -34,7 +164,26 @@ def test_as_torch(name):
     assert out == printed(torch, PROGRAMS[name])
 
 
+def test_the_widgets_own_pass_runs_no_new_hook():
+    x = gradviz.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+    y = x.exp()
+    y.grad_fn.register_prehook(lambda go: calls.append("pre"))
+    y.grad_fn.register_hook(lambda gi, go: calls.append("post"))
+    x.register_post_accumulate_grad_hook(lambda t: calls.append("post-acc"))
+    gradviz.autograd.graph.register_multi_grad_hook([x], lambda gs: calls.append("multi"))
+    with gradviz.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: calls.append("unpack") or t):
+        z = (y * y).sum()
+    with gradviz._engine.observing():
+        z.backward(retain_graph=True)
+    assert calls == [] and x.grad is None
+    z.backward()
+    assert calls == ["unpack", "unpack", "pre", "post", "multi", "post-acc"]
+
+
 def test_module_paths():
+    import gradviz.autograd.graph as graph
+    assert graph is gradviz.autograd.graph and graph.Node is gradviz.autograd.Node
     from gradviz.autograd.functional import jacobian
     import gradviz.autograd.functional as functional
     assert functional.jacobian is jacobian is gradviz.autograd.functional.jacobian

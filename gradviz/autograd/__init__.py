@@ -14,7 +14,7 @@ from .._engine import (SECOND_BACKWARD, AccumulateGrad, Node, _GradMode, backwar
 from ..gradcheck import gradcheck
 from ..ops import Op
 from ..tensor import Tensor
-from . import functional  # noqa: E402,I001 -- torch.autograd.functional, a module as in PyTorch
+from . import functional, graph  # noqa: E402,I001 -- torch.autograd.functional and .graph, modules as in PyTorch
 
 __all__ = ["Variable", "Function", "FunctionCtx", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
