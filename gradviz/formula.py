@@ -102,7 +102,7 @@ def _array_text(a):
         return number_text(a[()])
     if a.ndim == 2:
         rows = r" \\ ".join(" & ".join(number_text(v) for v in row) for row in a)
-        return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
+        return rf"\left[\begin{{matrix}}{rows}\end{{matrix}}\right]"
     inner = r",\ ".join(_array_text(v) for v in a)
     return rf"\left[{inner}\right]"
 
@@ -468,6 +468,8 @@ class MatMul(Expr):
         b = r"\mathbf{1}" if _is_ones(self.b) else _paren(b) if self.b.prec <= 3 or b.startswith("-") else b
         if self.outer:                  # mv's matrix: the column g times the row vᵀ
             return rf"{a}\, {b}^{{T}}"
+        if b.startswith(r"\mathrm") or a.endswith("}") and r"\mathrm" in a.rsplit(" ", 1)[-1]:
+            return rf"{a}\, {b}"            # δ model.2.weight, not δmodel.2.weight
         return f"{a} {b}"
 
     def value(self):

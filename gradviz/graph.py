@@ -108,7 +108,7 @@ from .formula import fill as write, latex_name     # formulas are written in one
 from .ops import OPS
 
 __all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number", "format_line",
-           "summary", "node_text", "drawn_in_full", "CAPTION_FULL", "NODE_FULL",
+           "summary", "node_text", "drawn_in_full", "CAPTION_FULL", "NODE_FULL", "NODE_ROWS",
            "latex_name", "VIEWS", "KINDS", "SMALL", "MAX_NODES"]
 
 VIEWS = ("dataflow", "pytorch")
@@ -316,6 +316,7 @@ def format_number(v):
 
 CAPTION_FULL = 8       # a caption writes arrays up to this many numbers in full
 NODE_FULL = 3          # a node draws a tensor in full when it is one row of at most this many numbers
+NODE_ROWS = 2          # ... or a matrix of at most this many such rows
 
 
 def format_line(a):
@@ -365,22 +366,34 @@ def summary(a, full=CAPTION_FULL, brief=False):
 
 
 def node_text(a):
-    """What a node or an edge draws for a value: one short row in full (``[1., 1.]``, ``20.``),
-    anything else as its :func:`summary` (``norm 2.6253``, ``all 0.2500``, ``zeros(4, 4)``), so a
-    batch keeps its node small (issue 8: lesson 6's network fits its box).  The full value is the
-    node's tooltip; a gradient's, the derivation's check lines.
+    """What a node or an edge draws for a value: one short row, or a matrix up to 2×3, in full
+    (``[1., 1.]``, ``20.``, ``[[0., 1.],⏎ [1., 0.]]``; one number repeated as ``all 1.``), anything
+    bigger as its :func:`summary`
+    (``norm 2.6253``, ``all 0.2500``, ``zeros(4, 4)``), so a batch keeps its node small (issue 8:
+    lesson 6's network fits its box).  The full value is the node's tooltip; a gradient's, the
+    derivation's check lines.
 
     >>> node_text(np.array([1., 1.], np.float32)), node_text(np.ones((2, 2), np.float32))
     ('[1., 1.]', 'all 1.')
+    >>> print(node_text(np.array([[0., 1.], [1., 0.]], np.float32)))
+    [[0., 1.],
+     [1., 0.]]
     """
     if a is None:
         return None
     a = np.asarray(a)
-    return summary(a, full=a.size if drawn_in_full(a.shape) else 0, brief=True)
+    flat = a.reshape(-1)
+    if drawn_in_full(a.shape) and a.ndim == 2 and a.shape[0] > 1 and not np.all(flat == flat[0]):
+        return format_value(a)          # a small matrix row by row, as PyTorch prints it: [[0., 1.],\n [1., 0.]]
+    return summary(a, full=a.size if drawn_in_full(a.shape) and (a.ndim < 2 or a.size == 1) else 0, brief=True)
 
 
 def drawn_in_full(shape):
-    """Whether a node draws a tensor of this shape in full: one row of at most NODE_FULL numbers."""
+    """Whether a node draws a tensor of this shape in full: one row of at most NODE_FULL numbers, or a
+    matrix of at most NODE_ROWS rows of NODE_FULL (a 2×2 gradient= is the lesson: [[0, 1], [1, 0]])."""
+    shape = tuple(shape)
+    if len(shape) == 2:
+        return shape[0] <= NODE_ROWS and shape[1] <= NODE_FULL
     return math.prod(shape) <= NODE_FULL and (len(shape) <= 1 or math.prod(shape[:-1]) == 1)
 
 

@@ -141,10 +141,10 @@ def test_backward_with_a_gradient_differentiates_L():
         latex = [s["latex"] for s in p["stages"]]
         assert latex[0].startswith(r"\frac{\partial L}{\partial z} \odot"), latex
         assert r"v \odot 30" in latex
-        assert latex[-1] == r"\begin{bmatrix}0 & 30 \\ 30 & 0\end{bmatrix}"
+        assert latex[-1] == r"\left[\begin{matrix}0 & 30 \\ 30 & 0\end{matrix}\right]"
         # the left side's factors and the right side's values, one for one
         assert len(p["factors"]) == latex[0].count(r"\partial ") // 2 == 5
-    assert leaf["sum"]["latex"].endswith(r"= \begin{bmatrix}0 & 60 \\ 60 & 0\end{bmatrix}")
+    assert leaf["sum"]["latex"].endswith(r"= \left[\begin{matrix}0 & 60 \\ 60 & 0\end{matrix}\right]")
     captions = [w.caption(i) for i in range(len(w.frames))]
     assert not any("∂z/∂z" in c or "gets ∂z/" in c for c in captions)
     assert any("L = Σ v ⊙ z" in c and "∂L/∂z = v" in c for c in captions)
@@ -186,7 +186,7 @@ def test_cross_entropy_writes_delta_as_softmax_minus_onehot(engine, collapse):
                        ((k.split(".", 1)[1], g) for k, g in grads.items() if k.startswith("model."))})
     where = " ".join(m["latex"] for m in w.derivation["where"])
     assert r"\frac{\operatorname{softmax}\left(" in where and r"\operatorname{onehot}(t)}{4}" in where, where
-    assert r"\begin{bmatrix}" in where                     # with its numbers
+    assert r"\left[\begin{matrix}" in where                     # with its numbers
     defs = " ".join(m["latex"] for m in w.derivation["defs"])
     assert r"t = \left[0,\ 1,\ 1,\ 0\right]" in defs
     captions = " ".join(w.caption(i) for i in range(len(w.frames)))

@@ -149,7 +149,7 @@ def test_the_mlp_names_the_gradient_at_its_output_delta_once():
     w = AutogradWidget(loss, names={"X": X, "Y": Y, "W1": W1, "b1": b1, "W2": W2, "b2": b2, "h": h, "d": d})
     delta = w._formulas["delta"]
     where = [m["latex"] for m in w.derivation["where"]]
-    assert len(where) == 1 and where[0].startswith(delta.definition() + " = \\begin{bmatrix}")   # and its value
+    assert len(where) == 1 and where[0].startswith(delta.definition() + " = \\left[\\begin{matrix}")   # and its value
     assert where[0].startswith(r"\delta = \frac{\partial \mathrm{loss}}{\partial d} = ") and r"\frac{1}{4}" in where[0], where
     leaves = {e["leaf"]: [m["latex"] for m in e["paths"][0]["stages"]] for e in w.derivation["leaves"]}
     assert r"X^{T} \left[\left(\delta W_{2}^{T}\right) \odot" in leaves["W1"][1], leaves["W1"]

@@ -71,7 +71,7 @@ def value_latex(a, limit=4, rows=MATRIX_ROWS, cols=MATRIX_COLS):
     for anything bigger.
 
     >>> print(value_latex(np.array([[0., 30.], [30., 0.]])))
-    \begin{bmatrix}0 & 30 \\ 30 & 0\end{bmatrix}
+    \left[\begin{matrix}0 & 30 \\ 30 & 0\end{matrix}\right]
     """
     if a is None:
         return None
@@ -80,7 +80,7 @@ def value_latex(a, limit=4, rows=MATRIX_ROWS, cols=MATRIX_COLS):
         return short(a.reshape(-1)[0])
     if a.ndim == 2 and a.shape[0] <= rows and a.shape[1] <= cols:
         rows = r" \\ ".join(" & ".join(short(v) for v in row) for row in a)
-        return rf"\begin{{bmatrix}}{rows}\end{{bmatrix}}"
+        return rf"\left[\begin{{matrix}}{rows}\end{{matrix}}\right]"
     if a.ndim > 1 or a.size > limit:
         return None
     return short(a).replace("[", r"\left[").replace("]", r"\right]").replace(", ", r",\ ")
