@@ -46,7 +46,8 @@ op("mse_loss", grad_fn="MseLossBackward0", symbol="MSE", forward=_mse_loss,
    vjps=[lambda g, y, a, b, reduction="mean": call("mse_loss_backward", g, a, b, reduction=reduction),
     lambda g, y, a, b, reduction="mean": call("mse_loss_backward", g, b, a, reduction=reduction)], uses=["01", "01"],
    latex=r"\frac{1}{n}\sum (@0 - @1)^{2}", dlatex=[r"\frac{2}{n}(@0 - @1)", r"-\frac{2}{n}(@0 - @1)"],
-   params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss", saved={"self": 0, "target": 1})
+   params={"reduction": "mean"}, function="nn.functional.mse_loss", inputs="loss", saved={"self": 0, "target": 1},
+   category="reduction")
 # the gradient as PyTorch computes it, one op of its own: MseLossBackwardBackward0 under create_graph=True
 op("mse_loss_backward", grad_fn="MseLossBackwardBackward0", symbol="∂MSE",
    forward=lambda g, a, b, reduction="mean": _mse_vjp(g, a, b, reduction),

@@ -52,6 +52,14 @@ class Op:
     coefficient_first: bool = False  # commutative, its constant operand drawn and written first (5 * u)
     precedence: int = 4          # how tightly its LaTeX binds (1: + −, 2: ×, 3: powers, 4: calls, 5: delimited)
     elementwise: bool = True     # False for matrix products: no per-element local derivative to show
+    # -- how the hand derivation writes its gradient (gradviz.chain_rule reads these)
+    category: str = None         # "elementwise" (g · f'(x), summed where broadcast), "reduction" (g copied
+    #                              back, times its derivative), "reshape", "transpose", "matmul"; None: the
+    #                              op's own rule, named and applied
+    matmul_sides: tuple = None   # a matmul's inputs: "right" (g Bᵀ), "left" (Aᵀ g), "outer" (g ⊗ b), None (Σ g)
+    latex_fn: str = None         # written as a function applied, tanh²(u): its LaTeX name, r"\tanh"
+    numpy: Callable = None       # the numpy function that computes it in float64: a formula's value, and
+    #                              what a rule's np.exp(...) records under create_graph=True
     contiguous: bool = False     # its result is row-major whatever the inputs' layout (PyTorch allocates it so)
     # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
     #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,

@@ -25,14 +25,20 @@ class NotRecordable(Exception):
     """A rule did something with a recorded value that gradviz cannot record as an op."""
 
 
-# numpy's element-wise functions and the op-table entries that compute them
-_UNARY = {np.negative: "neg", np.exp: "exp", np.log: "log", np.sin: "sin", np.cos: "cos", np.tanh: "tanh",
-          np.sqrt: "sqrt", np.absolute: "abs", np.sign: "sign", np.reciprocal: "reciprocal", np.log1p: "log1p",
-          np.expm1: "expm1", np.sinh: "sinh", np.cosh: "cosh", np.tan: "tan", np.arctan: "atan",
-          np.arcsin: "asin", np.arccos: "acos", np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc"}
 # ... and those that only read values (masks): their results carry no gradient
 _MASKS = {np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal, np.isnan, np.isinf,
           np.isfinite, np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.signbit}
+
+
+def _entry_computing(ufunc):
+    """The op-table entry whose ``numpy`` function ``ufunc`` is (np.exp: "exp"), or None."""
+    global _BY_NUMPY
+    if _BY_NUMPY is None:      # (built at first use: the table is complete by then)
+        _BY_NUMPY = {op.numpy: key for key, op in OPS.items() if op.numpy is not None}
+    return _BY_NUMPY.get(ufunc)
+
+
+_BY_NUMPY = None
 
 
 def _is_number(c):
@@ -102,8 +108,9 @@ class Recorded:
             raise NotRecordable(f"numpy's {ufunc.__name__}.{method}")
         if ufunc in _MASKS:
             return ufunc(*[a.tensor._data if isinstance(a, Recorded) else a for a in inputs])
-        if ufunc in _UNARY:
-            return self.op(_UNARY[ufunc], *inputs)
+        key = _entry_computing(ufunc)
+        if key is not None:
+            return self.op(key, *inputs)
         a, b = inputs if len(inputs) == 2 else (None, None)
         if ufunc is np.multiply:   # times a number: PyTorch's formulas multiply by a Scalar (MulBackward1)
             if _is_number(a) or _is_number(b):

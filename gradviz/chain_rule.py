@@ -27,20 +27,16 @@ import re
 import numpy as np
 
 from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, RowSum, Sum, Sym, T
+from .ops import OPS
 
-__all__ = ["parse", "step", "ParseError", "is_one", "times", "ELEMENTWISE", "REDUCTIONS", "RESHAPES",
-           "TRANSPOSES", "MATMULS", "COMPOSITES", "linear_step"]
+__all__ = ["parse", "step", "ParseError", "is_one", "times", "category", "COMPOSITES", "linear_step"]
 
-# How a gradient passes back through an op, by op key (ops not listed: Rule, the op's own vjp).
-# (Display knowledge only: the op table holds the maths; this says which shape of formula it takes.)
-ELEMENTWISE = set("""add sub rsub mul div neg reciprocal pow pow_tt rpow exp log sqrt abs sin cos tanh
-    sigmoid relu clamp round floor ceil trunc sign log1p expm1 rsqrt tan atan asin acos sinh cosh log2
-    log10 maximum minimum clone to alias""".split())
-REDUCTIONS = {"sum", "mean", "sum_dim", "mean_dim", "dot", "mse_loss"}
-RESHAPES = {"view", "reshape_copy", "reshape_alias", "unsqueeze", "unsqueeze_", "squeeze", "squeeze_",
-            "squeeze_dim", "squeeze_mm", "expand"}
-TRANSPOSES = {"t", "t_", "transpose", "transpose_"}
-MATMULS = {"mm": ("right", "left"), "mv": ("outer", "left"), "addmm": (None, "right", "left")}
+
+def category(op_key):
+    """How a gradient passes back through an op: its op-table ``category`` ("elementwise", "reduction",
+    "reshape", "transpose", "matmul"), or None (the op's own rule, named and applied: :class:`Rule`)."""
+    op = OPS.get(op_key)
+    return op.category if op is not None else None
 
 
 # --- the op table's templates, parsed ---------------------------------------------------------
@@ -50,9 +46,9 @@ class ParseError(ValueError):
 
 
 _TOKENS = re.compile(r"\s*(@\w+|\d+(?:\.\d+)?|\\[A-Za-z]+|\\[,;! ]|[A-Za-z]|[-+^_{}()\[\]|/=<>])")
-_FUNC_CMDS = {r"\sin": "sin", r"\cos": "cos", r"\tan": "tan", r"\tanh": "tanh", r"\sinh": "sinh",
-              r"\cosh": "cosh", r"\arctan": "arctan", r"\arcsin": "arcsin", r"\arccos": "arccos",
-              r"\ln": "ln", r"\log": "log"}
+# the functions written as application (tanh²(u)), by their LaTeX name: the op-table entries that
+# say ``latex_fn`` (log_2 and log_10 are read as \log with a base)
+_FUNC_CMDS = {op.latex_fn: key for key, op in OPS.items() if op.latex_fn and re.fullmatch(r"\\[a-z]+", op.latex_fn)}
 
 
 def _tokenize(text):
@@ -188,9 +184,9 @@ class _Parser:
             if len(items) < 3:
                 raise ParseError("an indicator needs a comparison")
             return Ind(items)
-        if tok in _FUNC_CMDS:
-            name = _FUNC_CMDS[tok]
-            if name == "log":
+        if tok in _FUNC_CMDS or tok == r"\log":
+            name = _FUNC_CMDS.get(tok)
+            if tok == r"\log":
                 self.take("_")
                 base = self.group()
                 if not isinstance(base, Num) or float(base.v) not in (2.0, 10.0):
@@ -287,8 +283,9 @@ def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=
         refs["n"] = Num(count)
     in_shape, out_shape = tuple(in_shape), tuple(out_shape)
     dl = dlatex[min(i, len(dlatex) - 1)]
-    if op_key in MATMULS:
-        side = MATMULS[op_key][i]
+    kind = category(op_key)
+    if kind == "matmul":
+        side = OPS[op_key].matmul_sides[i]
         if side is None:
             return _broadcast_sum(g if g is not None else Num(1), in_shape, out_shape)
         other = operands[3 - i] if op_key == "addmm" else operands[1 - i]
@@ -298,11 +295,11 @@ def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=
         if side == "left":
             return MatMul(T(other), gg)
         return MatMul(gg, other, outer=True)
-    if op_key in TRANSPOSES:
+    if kind == "transpose":
         if len(in_shape) < 2:
             return g if g is not None else Num(1)
         return T(g if g is not None else Num(np.ones(out_shape)))
-    if op_key in RESHAPES:
+    if kind == "reshape":
         gg = g if g is not None else Num(1)
         if op_key == "expand":
             return _broadcast_sum(gg, in_shape, out_shape)
@@ -435,13 +432,14 @@ def linear_step(i, g, x, w, in_shape):
 
 def _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix):
     """``g`` times the op's local derivative (parsed from the table), summed or copied as shapes need."""
-    if op_key in REDUCTIONS and (op_key != "mse_loss" or (params or {}).get("reduction", "mean") == "mean"):
+    kind = category(op_key)
+    if kind == "reduction" and (op_key != "mse_loss" or (params or {}).get("reduction", "mean") == "mean"):
         d = parse(dl, refs)
         if g is None:                  # the seed 1: each element's derivative, copied to every element
             return Expand(d, in_shape)
         gg = Expand(g, in_shape, (params or {}).get("dim"), (params or {}).get("keepdim", False))
         return times(gg, d, matrix)
-    if op_key in ELEMENTWISE:
+    if kind == "elementwise":
         d = parse(dl, refs)
         return _broadcast_sum(times(g, d, matrix), in_shape, out_shape)
     raise ParseError(f"no formula for {op_key}")

@@ -19,9 +19,11 @@ import re
 
 import numpy as np
 
+from .ops import OPS
+
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
            "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "number_text", "latex_name", "constant_latex", "fill", "plain",
-           "as_shown", "unbroadcast", "SUBSTITUTE_MAX"]
+           "FUNCTION_NAMES", "as_shown", "unbroadcast", "SUBSTITUTE_MAX"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
 
@@ -178,6 +180,12 @@ def _frac_text(m):
     return f"{wrap(a)}/{wrap(b)} "
 
 
+# the functions the op table writes by name (its entries' ``latex_fn``: \tanh, \ln, \log of \log_{2}...),
+# longest first (σ and \operatorname{sign} are written otherwise)
+FUNCTION_NAMES = sorted({m.group(1) for op in OPS.values() if op.latex_fn
+                         for m in [re.match(r"\\([a-z]+)", op.latex_fn)] if m} - {"sigma", "operatorname"},
+                        key=lambda w: (-len(w), w))
+
 _PLAIN = [
     (r"\\_", "_"),
     (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathrm\{([^{}]+)\}", r"\1"),
@@ -186,8 +194,8 @@ _PLAIN = [
     (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
     (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
     (r"\\left\(", "("), (r"\\right\)", ")"), (r"\\left\[", "["), (r"\\right\]", "]"),
-    (r"\\cdot", "·"), (r"\\odot", "⊙"), (r"\\sum", "Σ"), (r"\\sigma", "σ"), (r"\\ln", "ln"),
-    (r"\\sin", "sin"), (r"\\cos", "cos"), (r"\\tanh", "tanh"), (r"\\max", "max"), (r"\\min", "min"),
+    (r"\\cdot", "·"), (r"\\odot", "⊙"), (r"\\sum", "Σ"), (r"\\sigma", "σ"),
+    *[(r"\\" + w, w) for w in FUNCTION_NAMES], (r"\\max", "max"), (r"\\min", "min"),
     (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathrm\{([^{}]+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"),
     (r"\\text\{([^{}]*)\}", r"\1"), (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
     (r"\^\{T\}", "ᵀ"), (r"\^\{2\}", "²"), (r"\^\{([^{}]*)\}", r"^\1"),
@@ -296,20 +304,9 @@ class Sym(Expr):
         return 9
 
 
-# functions written as application: tanh²(u), not tanh² · u
-_FUNCS = {
-    "sin": (r"\sin", np.sin), "cos": (r"\cos", np.cos), "tan": (r"\tan", np.tan),
-    "tanh": (r"\tanh", np.tanh), "sinh": (r"\sinh", np.sinh), "cosh": (r"\cosh", np.cosh),
-    "arctan": (r"\arctan", np.arctan), "arcsin": (r"\arcsin", np.arcsin), "arccos": (r"\arccos", np.arccos),
-    "ln": (r"\ln", np.log), "log2": (r"\log_{2}", np.log2), "log10": (r"\log_{10}", np.log10),
-    "sigmoid": (r"\sigma", lambda a: 1 / (1 + np.exp(-a))),
-    "sign": (r"\operatorname{sign}", np.sign),
-    "exp": (None, np.exp), "sqrt": (None, np.sqrt), "abs": (None, np.abs),
-}
-
-
 class Fn(Expr):
-    """``f(arg)``, or ``f^{k}(arg)`` (the k-th power of f's value)."""
+    """``f(arg)``, or ``f^{k}(arg)`` (the k-th power of f's value): ``name`` is the op-table entry
+    whose ``latex_fn`` writes it and whose ``numpy`` computes it (exp, sqrt, abs have forms of their own)."""
 
     def __init__(self, name, arg, power=None):
         self.name, self.arg, self.power = name, arg, power
@@ -330,7 +327,7 @@ class Fn(Expr):
         elif self.name == "abs":
             text = rf"\left|{arg}\right|"
         else:
-            head = _FUNCS[self.name][0]
+            head = OPS[self.name].latex_fn
             if self.power is not None:
                 head += "^{" + self.power.latex(numbers) + "}"
             return rf"{head}\left({arg}\right)"
@@ -340,7 +337,7 @@ class Fn(Expr):
 
     def value(self):
         with np.errstate(all="ignore"):
-            v = _FUNCS[self.name][1](self.arg.value())
+            v = OPS[self.name].numpy(self.arg.value())
             return v if self.power is None else np.power(v, self.power.value())
 
 

@@ -55,16 +55,18 @@ def _sub(a, b, alpha=1):
 op("add", grad_fn="AddBackward0", symbol="+", forward=kernels.add,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], uses=["", ""],
    latex="@0 + @1", dlatex=["1", "1"],
-   method="add", inplace=True, function=True, inputs="binary", precedence=1, saved={"alpha": "@alpha=1"})
+   method="add", inplace=True, function=True, inputs="binary", precedence=1, saved={"alpha": "@alpha=1"},
+   category="elementwise")
 op("sub", grad_fn="SubBackward0", symbol="−", forward=_sub,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: -g if alpha == 1 else -g * alpha], uses=["", ""],
    latex="@0 - @1", dlatex=["1", "-1"],
    method="sub", aliases=("subtract",), inplace=True, function=True, inputs="binary", precedence=1,
-   saved={"alpha": "@alpha=1"})
+   saved={"alpha": "@alpha=1"}, category="elementwise")
 op("rsub", grad_fn="RsubBackward1", symbol="−", forward=lambda a, c: np.subtract(c, a, dtype=a.dtype),
    vjps=[lambda g, y, a, c: -g], uses=[""],
    latex="@c - @0", dlatex=["-1"],
-   params={"c": 2.0}, method="__rsub__", operand=("c", 0, "−"), precedence=1, saved={"alpha": "@alpha=1"})
+   params={"c": 2.0}, method="__rsub__", operand=("c", 0, "−"), precedence=1, saved={"alpha": "@alpha=1"},
+   category="elementwise")
 # a tensor plus or minus a number inside PyTorch's own formulas (``exponent - 1`` in pow's rule,
 # ``-2y + 1`` in sigmoid's): add.Scalar and sub.Scalar, recorded under create_graph=True
 op("add_scalar", grad_fn="AddBackward1", symbol="+", forward=lambda a, c: np.add(a, a.dtype.type(c)),
@@ -77,12 +79,12 @@ op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
    method="mul", aliases=("multiply",), inplace=True, function=True, inputs="binary", precedence=2,
-   coefficient_first=True, saved={"self": 0, "other": 1})
+   coefficient_first=True, saved={"self": 0, "other": 1}, category="elementwise")
 op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
    vjps=[lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], uses=["1", "01"],
    latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
    domain=(0.5, 3.0), method="div", aliases=("divide", "true_divide"), inplace=True, function=True,
-   inputs="binary", precedence=5, saved={"self": 0, "other": 1})
+   inputs="binary", precedence=5, saved={"self": 0, "other": 1}, category="elementwise")
 # --- rounded divisions ------------------------------------------------------------------------------
 # ``//`` has no derivative in PyTorch: its node is a NotImplemented that fails when backward reaches
 # it. ``%``, fmod and div(rounding_mode=...) have one (1 for the dividend, −⌊a/b⌋ or −trunc(a/b) for
@@ -165,45 +167,50 @@ op("mul_scalar", grad_fn="MulBackward1", symbol="×", forward=lambda a, c: a * a
 op("neg", grad_fn="NegBackward0", symbol="−", forward=np.negative,
    vjps=[lambda g, y, a: -g], uses=[""],
    latex="-@0", dlatex=["-1"],
-   method="neg", aliases=("negative",), inplace=True, function=True, precedence=2)
+   method="neg", aliases=("negative",), inplace=True, function=True, precedence=2,
+   category="elementwise", numpy=np.negative)
 op("reciprocal", grad_fn="ReciprocalBackward0", symbol="1/x", forward=_quiet(np.reciprocal),
    vjps=[lambda g, y, a: -g * (y * y)], uses=["o"],
    latex=r"\frac{1}{@0}", dlatex=[r"-\frac{1}{@0^{2}}"],
-   domain=(0.5, 3.0), method="reciprocal", inplace=True, function=True, precedence=5, saved={"result": "o"})
+   domain=(0.5, 3.0), method="reciprocal", inplace=True, function=True, precedence=5, saved={"result": "o"},
+   category="elementwise", numpy=np.reciprocal)
 
 
 op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(kernels.pow),
    vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * call("pow", a, n=n - 1)) if n != 0 else 0 * g], uses=["0"],
    latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),
-   precedence=3, saved={"self": 0, "exponent": "@n"})
+   precedence=3, saved={"self": 0, "exponent": "@n"}, category="elementwise")
 op("pow_tt", grad_fn="PowBackward1", symbol="^", forward=kernels.pow_tensor,
    vjps=[lambda g, y, a, b: np.where(b == 0, 0, g * (b * call("pow_tt", a, b - 1))),
     lambda g, y, a, b: g * np.where((a == 0) & (b >= 0), 0, y * kernels.log(a))], uses=["01", "01o"],   # PyTorch's masks
    latex="@0^{@1}", dlatex=["@1 @0^{@1 - 1}", r"@0^{@1} \ln @0"],
-   domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"})
+   domain=(0.5, 2.0), method="pow", inputs="binary", precedence=3, saved={"self": 0, "exponent": 1, "result": "o"},
+   category="elementwise")
 op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: kernels.pow_tensor(np.asarray(c, a.dtype), a),
    # PyTorch's pow_backward_exponent: g · c^x ln c (ln c in double, then rounded), and 0 where c = 0 and
    # x >= 0 (not 0 · -inf); it keeps the exponent too, so writing into it in place is caught at backward
    vjps=[lambda g, y, a, c: g * (np.where(a >= 0, 0, y * -np.inf) if c == 0 else y * y.dtype.type(math.log(c)))],
    uses=["0o"], latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
    params={"c": 2.0}, method="__rpow__", operand=("c", 0, "^"), precedence=3,
-   saved={"self": "@c", "exponent": 0, "result": "o"})
+   saved={"self": "@c", "exponent": 0, "result": "o"}, category="elementwise")
 
 # --- elementwise functions --------------------------------------------------------------------
 
 op("exp", grad_fn="ExpBackward0", forward=kernels.exp,
    vjps=[lambda g, y, a: g * y], uses=["o"],
    latex="e^{@0}", dlatex=["e^{@0}"],
-   method="exp", inplace=True, function=True, saved={"result": "o"})
+   method="exp", inplace=True, function=True, saved={"result": "o"}, category="elementwise", numpy=np.exp)
 op("log", grad_fn="LogBackward0", forward=kernels.log,
    vjps=[lambda g, y, a: g / a], uses=["0"],
    latex=r"\ln @0", dlatex=[r"\frac{1}{@0}"],
-   domain=(0.2, 3.0), method="log", inplace=True, function=True, saved={"self": 0})
+   domain=(0.2, 3.0), method="log", inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\ln", numpy=np.log)
 op("sqrt", grad_fn="SqrtBackward0", symbol="√", forward=kernels.sqrt,
    vjps=[lambda g, y, a: g / (2 * y)], uses=["o"],
    latex=r"\sqrt{@0}", dlatex=[r"\frac{1}{2\sqrt{@0}}"],
-   domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5, saved={"result": "o"})
+   domain=(0.2, 3.0), method="sqrt", inplace=True, function=True, precedence=5, saved={"result": "o"},
+   category="elementwise", numpy=np.sqrt)
 
 
 def _sign(a):
@@ -215,27 +222,35 @@ op("abs", grad_fn="AbsBackward0", forward=np.abs,
    vjps=[lambda g, y, a: g * _sign(a)], uses=["0"],
    latex=r"\left|@0\right|", dlatex=[r"\operatorname{sign}(@0)"],
    domain=(0.1, 3.0), method="abs", aliases=("absolute",), inplace=True, function=True, integers="same",
-   precedence=5, saved={"self": 0})
+   precedence=5, saved={"self": 0}, category="elementwise", numpy=np.absolute)
 op("sin", grad_fn="SinBackward0", forward=kernels.sin,
    vjps=[lambda g, y, a: g * kernels.cos(a)], uses=["0"],
    latex=r"\sin @0", dlatex=[r"\cos @0"],
-   method="sin", inplace=True, function=True, saved={"self": 0})
+   method="sin", inplace=True, function=True, saved={"self": 0}, category="elementwise", latex_fn=r"\sin", numpy=np.sin)
 op("cos", grad_fn="CosBackward0", forward=kernels.cos,
    vjps=[lambda g, y, a: g * -kernels.sin(a)], uses=["0"],
    latex=r"\cos @0", dlatex=[r"-\sin @0"],
-   method="cos", inplace=True, function=True, saved={"self": 0})
+   method="cos", inplace=True, function=True, saved={"self": 0}, category="elementwise", latex_fn=r"\cos", numpy=np.cos)
 op("tanh", grad_fn="TanhBackward0", forward=kernels.tanh,
    vjps=[lambda g, y, a: call("tanh_backward", g, y)], uses=["o"],
    latex=r"\tanh @0", dlatex=[r"1 - \tanh^{2} @0"],
-   method="tanh", inplace=True, function=True, saved={"result": "o"})
+   method="tanh", inplace=True, function=True, saved={"result": "o"},
+   category="elementwise", latex_fn=r"\tanh", numpy=np.tanh)
+def _sigmoid64(a):
+    """1 / (1 + e^{−a}), as a derivation computes it (float64, no PyTorch rounding)"""
+    return 1 / (1 + np.exp(-a))
+
+
 op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=kernels.sigmoid,
    vjps=[lambda g, y, a: call("sigmoid_backward", g, y)], uses=["o"],
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
-   method="sigmoid", inplace=True, function=True, saved={"result": "o"})
+   method="sigmoid", inplace=True, function=True, saved={"result": "o"},
+   category="elementwise", latex_fn=r"\sigma", numpy=_sigmoid64)
 op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype),
    vjps=[lambda g, y, a: call("threshold_backward", g, y)], uses=["o"],
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
-   domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"})
+   domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"},
+   category="elementwise")
 
 # PyTorch computes these three gradients with ops of their own (tanh_backward, sigmoid_backward,
 # threshold_backward): under create_graph=True a gradient shows them (TanhBackwardBackward0), and
@@ -260,54 +275,60 @@ op("clamp", grad_fn="ClampBackward1", forward=lambda a, lo, hi: np.clip(a, lo, h
    vjps=[lambda g, y, a, lo, hi: np.where((lo is None or a >= lo) & (hi is None or a <= hi), g, 0)], uses=["0"],
    latex=r"\operatorname{clamp}(@0, @lo, @hi)", dlatex=[r"\mathbb{1}[@lo \le @0 \le @hi]"],
    params={"lo": -1.0, "hi": 1.0}, method="clamp", aliases=("clip",), inplace=True, function=True,
-   saved={"self": 0, "min": "@lo", "max": "@hi"})
+   saved={"self": 0, "min": "@lo", "max": "@hi"}, category="elementwise")
 
 
-def _steps(key, f, symbol, doc, integers="copy"):
+def _steps(key, f, symbol, doc, integers="copy", **how):
     """A piecewise-constant function: its derivative is 0 wherever it exists."""
     op(key, grad_fn=key.capitalize() + "Backward0", symbol=symbol, forward=f, doc=doc,
        vjps=[lambda g, y, a, **_: np.zeros_like(g)], uses=[""],
        latex=rf"\operatorname{{{key}}}(@0)", dlatex=["0"],
-       method=key, inplace=True, function=True, integers=integers, inputs="steps")
+       method=key, inplace=True, function=True, integers=integers, inputs="steps", category="elementwise", **how)
 
 
 _steps("round", lambda a, decimals=0: np.round(a, decimals), "round", "round half to even")
-_steps("floor", np.floor, "⌊x⌋", "the largest integer ≤ x")
-_steps("ceil", np.ceil, "⌈x⌉", "the smallest integer ≥ x")
-_steps("trunc", np.trunc, "trunc", "x rounded toward 0")
-_steps("sign", _sign, "sign", "−1, 0 or 1 (0 for nan)", integers="same")
+_steps("floor", np.floor, "⌊x⌋", "the largest integer ≤ x", numpy=np.floor)
+_steps("ceil", np.ceil, "⌈x⌉", "the smallest integer ≥ x", numpy=np.ceil)
+_steps("trunc", np.trunc, "trunc", "x rounded toward 0", numpy=np.trunc)
+_steps("sign", _sign, "sign", "−1, 0 or 1 (0 for nan)", integers="same", latex_fn=r"\operatorname{sign}",
+       numpy=np.sign)
 
 _log1p, _expm1, _sinh, _cosh = (_rounded(f) for f in (np.log1p, np.expm1, np.sinh, np.cosh))
 
 op("log1p", grad_fn="Log1PBackward0", forward=_log1p,
    vjps=[lambda g, y, a: g / (a + 1)], uses=["0"],
    latex=r"\ln(1 + @0)", dlatex=[r"\frac{1}{1 + @0}"],
-   domain=(0.0, 3.0), method="log1p", inplace=True, function=True, saved={"self": 0})
+   domain=(0.0, 3.0), method="log1p", inplace=True, function=True, saved={"self": 0},
+   category="elementwise", numpy=np.log1p)
 op("expm1", grad_fn="Expm1Backward0", forward=_expm1,
    vjps=[lambda g, y, a: g * (y + 1)], uses=["o"],
    latex=r"e^{@0} - 1", dlatex=[r"e^{@0}"],
-   method="expm1", inplace=True, function=True, saved={"result": "o"})
+   method="expm1", inplace=True, function=True, saved={"result": "o"}, category="elementwise", numpy=np.expm1)
 op("rsqrt", grad_fn="RsqrtBackward0", symbol="1/√", forward=_quiet(lambda a: 1 / np.sqrt(a)),
    vjps=[lambda g, y, a: -0.5 * g * y * y * y], uses=["o"],
    latex=r"\frac{1}{\sqrt{@0}}", dlatex=[r"-\frac{1}{2 @0^{3/2}}"],
-   domain=(0.2, 3.0), method="rsqrt", inplace=True, function=True, saved={"result": "o"})
+   domain=(0.2, 3.0), method="rsqrt", inplace=True, function=True, saved={"result": "o"}, category="elementwise")
 op("tan", grad_fn="TanBackward0", forward=kernels.tan,
    vjps=[lambda g, y, a: g * (1 + y * y)], uses=["o"],
    latex=r"\tan @0", dlatex=[r"1 + \tan^{2} @0"],
-   domain=(-1.2, 1.2), method="tan", inplace=True, function=True, saved={"result": "o"})
+   domain=(-1.2, 1.2), method="tan", inplace=True, function=True, saved={"result": "o"},
+   category="elementwise", latex_fn=r"\tan", numpy=np.tan)
 
 op("atan", grad_fn="AtanBackward0", forward=kernels.atan,
    vjps=[lambda g, y, a: g / (a * a + 1)], uses=["0"],
    latex=r"\arctan @0", dlatex=[r"\frac{1}{1 + @0^{2}}"],
-   method="atan", aliases=("arctan",), inplace=True, function=True, saved={"self": 0})
+   method="atan", aliases=("arctan",), inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\arctan", numpy=np.arctan)
 op("asin", grad_fn="AsinBackward0", forward=kernels.asin,
    vjps=[lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arcsin @0", dlatex=[r"\frac{1}{\sqrt{1 - @0^{2}}}"],
-   domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True, saved={"self": 0})
+   domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\arcsin", numpy=np.arcsin)
 op("acos", grad_fn="AcosBackward0", forward=kernels.acos,
    vjps=[lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arccos @0", dlatex=[r"-\frac{1}{\sqrt{1 - @0^{2}}}"],
-   domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True, saved={"self": 0})
+   domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\arccos", numpy=np.arccos)
 
 op("erf", grad_fn="ErfBackward0", forward=kernels.erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
    vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * kernels.exp(-(a * a)) * g], uses=["0"],
@@ -316,29 +337,33 @@ op("erf", grad_fn="ErfBackward0", forward=kernels.erf,   # 2/√π · e^{−x²}
 op("sinh", grad_fn="SinhBackward0", forward=_sinh,
    vjps=[lambda g, y, a: g * _cosh(a)], uses=["0"],
    latex=r"\sinh @0", dlatex=[r"\cosh @0"],
-   method="sinh", inplace=True, function=True, saved={"self": 0})
+   method="sinh", inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\sinh", numpy=np.sinh)
 op("cosh", grad_fn="CoshBackward0", forward=_cosh,
    vjps=[lambda g, y, a: g * _sinh(a)], uses=["0"],
    latex=r"\cosh @0", dlatex=[r"\sinh @0"],
-   method="cosh", inplace=True, function=True, saved={"self": 0})
+   method="cosh", inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\cosh", numpy=np.cosh)
 op("log2", grad_fn="Log2Backward0", symbol="log₂", forward=kernels.log2,
    vjps=[lambda g, y, a: g / (a * np.log(np.asarray(2.0, a.dtype)))], uses=["0"],
    latex=r"\log_2 @0", dlatex=[r"\frac{1}{@0 \ln 2}"],
-   domain=(0.2, 3.0), method="log2", inplace=True, function=True, saved={"self": 0})
+   domain=(0.2, 3.0), method="log2", inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\log_{2}", numpy=np.log2)
 op("log10", grad_fn="Log10Backward0", symbol="log₁₀", forward=kernels.log10,
    vjps=[lambda g, y, a: g / (a * np.log(np.asarray(10.0, a.dtype)))], uses=["0"],
    latex=r"\log_{10} @0", dlatex=[r"\frac{1}{@0 \ln 10}"],
-   domain=(0.2, 3.0), method="log10", inplace=True, function=True, saved={"self": 0})
+   domain=(0.2, 3.0), method="log10", inplace=True, function=True, saved={"self": 0},
+   category="elementwise", latex_fn=r"\log_{10}", numpy=np.log10)
 
 
 op("maximum", grad_fn="MaximumBackward0", symbol="max", forward=np.maximum,
    vjps=[lambda g, y, a, b: _winner(a, b, g, np.greater), lambda g, y, a, b: _winner(b, a, g, np.greater)], uses=["01", "01"],
    latex=r"\max(@0, @1)", dlatex=[r"\mathbb{1}[@0 > @1]", r"\mathbb{1}[@1 > @0]"],
-   method="maximum", function=True, inputs="binary", saved={"self": 0, "other": 1})
+   method="maximum", function=True, inputs="binary", saved={"self": 0, "other": 1}, category="elementwise")
 op("minimum", grad_fn="MinimumBackward0", symbol="min", forward=np.minimum,
    vjps=[lambda g, y, a, b: _winner(a, b, g, np.less), lambda g, y, a, b: _winner(b, a, g, np.less)], uses=["01", "01"],
    latex=r"\min(@0, @1)", dlatex=[r"\mathbb{1}[@0 < @1]", r"\mathbb{1}[@1 < @0]"],
-   method="minimum", function=True, inputs="binary", saved={"self": 0, "other": 1})
+   method="minimum", function=True, inputs="binary", saved={"self": 0, "other": 1}, category="elementwise")
 op("masked_fill", grad_fn="MaskedFillBackward0", symbol="fill", forward=lambda a, mask, value: np.where(mask, value, a).astype(a.dtype),
    vjps=[lambda g, y, a, mask, value: np.where(mask, 0, g)], uses=[""],
    latex=r"@0 \text{ where not mask}", dlatex=[r"\mathbb{1}[\lnot \text{mask}]"],
@@ -358,12 +383,13 @@ op("masked_select", grad_fn="MaskedSelectBackward0", symbol="select",
 op("sum", grad_fn="SumBackward0", symbol="Σ", forward=lambda a, dim=None, keepdim=False: kernels.sum(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False: _expand_reduced(g, a.shape, dim, keepdim)], uses=[""],
    latex=r"\sum @0", dlatex=["1"],
-   method="sum", function=True, inputs="reduce_all", saved={"self_sym_sizes": "#0"})
+   method="sum", function=True, inputs="reduce_all", saved={"self_sym_sizes": "#0"}, category="reduction")
 op("mean", grad_fn="MeanBackward0", forward=lambda a, dim=None, keepdim=False: kernels.mean(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False:
     _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], uses=[""],
    latex=r"\frac{1}{n}\sum @0", dlatex=[r"\frac{1}{n}"],
-   method="mean", function=True, inputs="reduce_all", saved={"self_sym_numel": "%0", "self_sym_sizes": "#0"})
+   method="mean", function=True, inputs="reduce_all", saved={"self_sym_numel": "%0", "self_sym_sizes": "#0"},
+   category="reduction")
 op("amax", grad_fn="MaxBackward1", symbol="max", forward=lambda a, dim=None, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
@@ -552,16 +578,18 @@ op("mm", grad_fn="MmBackward0", symbol="@", forward=kernels.mm,
    vjps=[_mm_grad_a, _mm_grad_b], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mm", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
-   saved={"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"})
+   saved={"self": 0, "mat2": 1, "self_sym_sizes": "#0", "mat2_sym_sizes": "#1"},
+   category="matmul", matmul_sides=("right", "left"))
 op("mv", grad_fn="MvBackward0", symbol="@", forward=kernels.mv,
    vjps=[lambda g, y, a, b: np.outer(g, b), lambda g, y, a, b: call("mv", a.T, g)], uses=["1", "0"],
    latex="@0 @1", dlatex=["@1^{T}", "@0^{T}"],
    method="mv", function=True, inputs="matmul", precedence=2, elementwise=False, contiguous=True,
-   saved={"self": 0, "vec": 1})
+   saved={"self": 0, "vec": 1}, category="matmul", matmul_sides=("outer", "left"))
 op("dot", grad_fn="DotBackward0", symbol="·", forward=kernels.dot,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
-   method="dot", function=True, inputs="matmul", precedence=2, contiguous=True, saved={"self": 0, "tensor": 1})
+   method="dot", function=True, inputs="matmul", precedence=2, contiguous=True, saved={"self": 0, "tensor": 1},
+   category="reduction")
 op("bmm", grad_fn="BmmBackward0", symbol="@", forward=kernels.bmm,
    vjps=[lambda g, y, a, b: call("bmm", g, np.swapaxes(b, -1, -2)),
          lambda g, y, a, b: call("bmm", np.swapaxes(a, -1, -2), g)], uses=["1", "0"],
@@ -581,7 +609,7 @@ op("addmm", grad_fn="AddmmBackward0", forward=kernels.addmm,   # nn.Linear: bias
    latex="@0 + @1 @2", dlatex=["1", "@2^{T}", "@1^{T}"],
    method="addmm", inplace=True, function=True, inputs="matmul", elementwise=False, contiguous=True,
    saved={"mat1": 1, "mat2": 2, "mat1_sym_sizes": "#1", "mat2_sym_sizes": "#2", "alpha": "@alpha=1",
-          "beta": "@beta=1"})
+          "beta": "@beta=1"}, category="matmul", matmul_sides=(None, "right", "left"))
 
 def _logsumexp(a, dim, keepdim=False):
     """log Σ e^{x_i}, shifted by the max (which cancels) to avoid overflow"""
@@ -610,11 +638,13 @@ op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis
 op("view", grad_fn="ViewBackward0", forward=lambda a, shape: np.reshape(a, shape),
    vjps=[lambda g, y, a, shape: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"shape": (-1,)}, is_view=True, method="view", inputs="reshape", saved={"self_sym_sizes": "#0"})
+   params={"shape": (-1,)}, is_view=True, method="view", inputs="reshape", saved={"self_sym_sizes": "#0"},
+   category="reshape")
 op("expand", grad_fn="ExpandBackward0", forward=lambda a, shape: np.broadcast_to(a, shape),
    vjps=[lambda g, y, a, shape: g], uses=[""],   # unbroadcast does the summing
    latex="@0", dlatex=["1"],
-   params={"shape": (2, 3, 4)}, is_view=True, method="expand", inputs="expand", saved={"self_sym_sizes": "#0"})
+   params={"shape": (2, 3, 4)}, is_view=True, method="expand", inputs="expand", saved={"self_sym_sizes": "#0"},
+   category="reshape")
 op("permute", grad_fn="PermuteBackward0", forward=lambda a, dims: np.transpose(a, dims),
    vjps=[lambda g, y, a, dims: np.transpose(g, np.argsort(dims))], uses=[""],
    latex="@0^{T}", dlatex=["1"],
@@ -623,15 +653,16 @@ op("transpose", grad_fn="TransposeBackward0", forward=lambda a, d0, d1: np.swapa
    vjps=[lambda g, y, a, d0, d1: np.swapaxes(g, d0, d1)], uses=[""],
    latex="@0^{T}", dlatex=["1"],
    params={"d0": 0, "d1": -1}, is_view=True, method="transpose", aliases=("swapaxes",), function=True,
-   inputs="transpose", along_dim=True, saved={"dim0": "@d0", "dim1": "@d1"})
+   inputs="transpose", along_dim=True, saved={"dim0": "@d0", "dim1": "@d1"}, category="transpose")
 op("unsqueeze", grad_fn="UnsqueezeBackward0", forward=lambda a, dim: np.expand_dims(a, dim),
    vjps=[lambda g, y, a, dim: np.squeeze(g, axis=dim)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze", saved={"dim": "@dim"})
+   params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze", saved={"dim": "@dim"},
+   category="reshape")
 op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze(a, dim),
    vjps=[lambda g, y, a, dim=None: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
-   is_view=True, method="squeeze", function=True, inputs="squeeze")
+   is_view=True, method="squeeze", function=True, inputs="squeeze", category="reshape")
 # (the trailing ... keeps a 0-d result a view of the input, not a numpy scalar copy)
 op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index, ...)],
    vjps=[lambda g, y, a, dim, index: call("select_backward", g, shape=a.shape, dim=dim, index=index)], uses=[""],
@@ -695,7 +726,7 @@ op("sort", grad_fn="SortBackward0", forward=lambda a, dim=-1, descending=False: 
 op("alias", grad_fn="AliasBackward0", forward=lambda a: a.view(),
    vjps=[lambda g, y, a: g], uses=[""],
    latex="@0", dlatex=["1"],
-   is_view=True, method="__getitem__")
+   is_view=True, method="__getitem__", category="elementwise")
 op("index", grad_fn="IndexBackward0", symbol="[idx]", forward=lambda a, key: a[key],
    vjps=[lambda g, y, a, key: _scatter(g, a.shape, key)], uses=[""],
    latex="@0_{idx}", dlatex=["1"],
@@ -723,11 +754,11 @@ op("where", grad_fn="WhereBackward0", forward=lambda a, b, cond: np.where(cond, 
 op("clone", grad_fn="CloneBackward0", forward=lambda a, contiguous=False: np.array(a, copy=True, order="C" if contiguous else "K"),
    vjps=[lambda g, y, a, contiguous=False: g], uses=[""],
    latex="@0", dlatex=["1"],
-   method="clone", function=True)
+   method="clone", function=True, category="elementwise")
 op("to", grad_fn="ToCopyBackward0", forward=lambda a, dtype: a.astype(dtype),
    vjps=[lambda g, y, a, dtype: g.astype(a.dtype)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"dtype": np.float64}, method="to")
+   params={"dtype": np.float64}, method="to", category="elementwise")
 # Whole-tensor writes (x.zero_(), x.fill_(v), x.copy_(y), x[...] = v): the old values get no gradient
 op("zero", grad_fn="ZeroBackward0", forward=lambda a: np.zeros_like(a),
    vjps=[lambda g, y, a: np.zeros_like(g)], uses=[""], latex="0", dlatex=["0"], method="zero_")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import gradviz
 import gradviz as torch
-from gradviz import chain_rule as C, formula as F
+from gradviz import chain_rule, formula
 from gradviz.ops import OPS
 from gradviz.widget import AutogradWidget
 from strategies import graphs
@@ -31,29 +31,60 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 # --- the trees themselves ---------------------------------------------------------------------
 
 def test_function_application_is_written_as_application():
-    x = F.Sym("x", np.float64(0.88137))
-    d = C.parse(r"1 - \tanh^{2} @0", {"0": x})
+    x = formula.Sym("x", np.float64(0.88137))
+    d = chain_rule.parse(r"1 - \tanh^{2} @0", {"0": x})
     assert d.latex() == r"1 - \tanh^{2}\left(x\right)"
     assert d.latex(numbers=True) == r"1 - \tanh^{2}\left(0.8814\right)"
     assert d.value() == pytest.approx(1 - np.tanh(0.88137) ** 2)
-    assert C.parse(r"\cos @0", {"0": x}).latex() == r"\cos\left(x\right)"
-    assert C.parse(r"\sigma(@0)\,(1 - \sigma(@0))", {"0": x}).latex() == \
+    assert chain_rule.parse(r"\cos @0", {"0": x}).latex() == r"\cos\left(x\right)"
+    assert chain_rule.parse(r"\sigma(@0)\,(1 - \sigma(@0))", {"0": x}).latex() == \
         r"\sigma\left(x\right) \cdot \left(1 - \sigma\left(x\right)\right)"
 
 
 def test_constant_arithmetic_and_powers_are_simplified():
-    a = F.Sym("a", np.array([2.0, 3.0]))
-    assert C.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(2)}).latex() == "2 a"
-    assert C.parse("@n @0^{@n - 1}", {"0": a, "n": F.Num(3)}).latex() == "3 a^{2}"
+    a = formula.Sym("a", np.array([2.0, 3.0]))
+    assert chain_rule.parse("@n @0^{@n - 1}", {"0": a, "n": formula.Num(2)}).latex() == "2 a"
+    assert chain_rule.parse("@n @0^{@n - 1}", {"0": a, "n": formula.Num(3)}).latex() == "3 a^{2}"
 
 
 def test_negative_numbers_are_parenthesised():
-    m = F.Mul(F.Num(2), F.Num(-3), chain=True)
+    m = formula.Mul(formula.Num(2), formula.Num(-3), chain=True)
     assert m.latex() == r"2 \cdot \left(-3\right)"
-    assert F.Pow(F.Num(-2), F.Num(2)).latex() == r"\left(-2\right)^{2}"
+    assert formula.Pow(formula.Num(-2), formula.Num(2)).latex() == r"\left(-2\right)^{2}"
 
 
-@pytest.mark.parametrize("key", sorted(C.ELEMENTWISE))
+CATEGORIES = (None, "elementwise", "reduction", "reshape", "transpose", "matmul")
+
+
+@pytest.mark.parametrize("key", sorted(OPS))
+def test_every_entry_says_how_its_gradient_is_written(key):
+    """The op table is the one place that knows an op: its category is one the chain rule writes,
+    a matrix product names a side for each input, and a function written by name is an application."""
+    op = OPS[key]
+    assert op.category in CATEGORIES, op.category
+    assert chain_rule.category(key) == op.category
+    if op.category == "matmul":
+        assert len(op.matmul_sides) == len(op.uses) and set(op.matmul_sides) <= {None, "right", "left", "outer"}
+    else:
+        assert op.matmul_sides is None
+    if op.latex_fn is not None:
+        assert op.numpy is not None and op.latex.startswith(op.latex_fn.split("_")[0]), (op.latex, op.latex_fn)
+        x = formula.Sym("x", np.array([0.5]))
+        assert formula.Fn(key, x).latex() == op.latex_fn + r"\left(x\right)"
+        assert formula.plain(formula.Fn(key, x).latex()).endswith("(x)") and "\\" not in formula.plain(
+            formula.Fn(key, x).latex())
+
+
+@pytest.mark.parametrize("key", sorted(k for k, op in OPS.items() if op.numpy is not None))
+def test_every_numpy_function_of_an_entry_computes_it(key):
+    """``numpy`` is the entry's own function in float64: a formula's values, and what a rule's
+    ``np.<f>(...)`` records under create_graph=True."""
+    op = OPS[key]
+    x = np.random.default_rng(0).uniform(*op.domain, 7)
+    np.testing.assert_allclose(op.numpy(x), op.forward(x, **op.params), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("key", sorted(k for k, op in OPS.items() if op.category == "elementwise"))
 def test_every_elementwise_local_derivative_is_a_formula_that_equals_the_rule(key):
     """The op table's dlatex, parsed, is the local derivative its vjp applies (for g = 1)."""
     op = OPS[key]
@@ -63,9 +94,9 @@ def test_every_elementwise_local_derivative_is_a_formula_that_equals_the_rule(ke
     arrays = [rng.uniform(lo, hi, 3) for _ in range(n_in)]
     params = dict(op.params)
     y = np.asarray(op.forward(*arrays, **params), dtype=np.float64)
-    syms = [F.Sym(f"x{k}", a) for k, a in enumerate(arrays)]
+    syms = [formula.Sym(f"x{k}", a) for k, a in enumerate(arrays)]
     for i in range(n_in):
-        e = C.step(key, i, None, syms, params, F.Sym("y", y), (3,), (3,), op.dlatex)
+        e = chain_rule.step(key, i, None, syms, params, formula.Sym("y", y), (3,), (3,), op.dlatex)
         want = op.vjp(i)(np.ones(3), y, *arrays, **params)
         np.testing.assert_allclose(np.broadcast_to(e.value(), (3,)), np.broadcast_to(want, (3,)),
                                    rtol=1e-6, atol=1e-9, err_msg=f"{key} input {i}: {e.latex()}")
@@ -73,10 +104,11 @@ def test_every_elementwise_local_derivative_is_a_formula_that_equals_the_rule(ke
 
 def test_matrix_products_are_written_in_their_order():
     MM = OPS["mm"].dlatex
-    A, B = F.Sym("A", np.ones((3, 2))), F.Sym("B", np.ones((2, 4)))
-    g = F.Sym("g", np.ones((3, 4)))
-    assert C.step("mm", 0, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (3, 2), (3, 4), MM).latex() == "g B^{T}"
-    assert C.step("mm", 1, g, [A, B], {}, F.Sym("y", np.ones((3, 4))), (2, 4), (3, 4), MM).latex() == "A^{T} g"
+    A, B = formula.Sym("A", np.ones((3, 2))), formula.Sym("B", np.ones((2, 4)))
+    g = formula.Sym("g", np.ones((3, 4)))
+    y = formula.Sym("y", np.ones((3, 4)))
+    assert chain_rule.step("mm", 0, g, [A, B], {}, y, (3, 2), (3, 4), MM).latex() == "g B^{T}"
+    assert chain_rule.step("mm", 1, g, [A, B], {}, y, (2, 4), (3, 4), MM).latex() == "A^{T} g"
 
 
 # --- every lesson graph -----------------------------------------------------------------------
@@ -107,7 +139,7 @@ def assert_displayed_math_is_the_engines(w, rtol=2e-4, shown_rtol=2e-2):
         total = np.broadcast_to(sum(t.value() for t in trees), want.shape)
         np.testing.assert_allclose(total, want, rtol=rtol, atol=1e-5 * (1 + np.abs(want).max()),
                                    err_msg=f"{lesson.name(leaf)}: {[t.latex() for t in trees]}")
-        with F.as_shown():                   # the numbers as a student reads them
+        with formula.as_shown():                   # the numbers as a student reads them
             written = np.broadcast_to(sum(t.value() for t in trees), want.shape)
         np.testing.assert_allclose(written, want, rtol=shown_rtol, atol=shown_rtol * (1 + np.abs(want).max()))
 
@@ -158,7 +190,7 @@ def test_the_mlp_names_the_gradient_at_its_output_delta_once():
     d.grad = None                     # (animate()'s own backward() filled the retained one)
     loss.backward()
     np.testing.assert_allclose(delta.value(), d.grad.numpy(), rtol=1e-5)
-    with F.as_shown():
+    with formula.as_shown():
         np.testing.assert_allclose(delta.value(), d.grad.numpy(), rtol=2e-2, atol=1e-3)
     assert_displayed_math_is_the_engines(w)
 

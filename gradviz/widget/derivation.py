@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from .. import chain_rule as C, formula as F
+from .. import chain_rule, formula
 from .._broadcast import unbroadcast
 from ..trace import Value, array_of
 from ._lesson import latex_name, num, short
@@ -36,11 +36,16 @@ MAX_WRITTEN = 64       # a longer path is written as its chain of ∂s and its v
 
 # --- LaTeX -> safe MathML ---------------------------------------------------------------------
 
+# \tanh x: a thin space after a function's name (latex2mathml would write "tanhx")
+_SPACED_FUNCTIONS = re.compile(r"\\(%s) (?=[A-Za-z\\])" % "|".join(formula.FUNCTION_NAMES + ["exp", "max", "min",
+                                                                                          "sigma"]))
+
+
 def mathml(latex, display=False):
     """``{"latex": ..., "mathml": ...}`` for one formula (MathML cleaned; on a LaTeX error, the text)."""
     from latex2mathml.converter import convert
 
-    spaced = re.sub(r"\\(sin|cos|tanh|ln|log|exp|max|min|sigma) (?=[A-Za-z\\])", r"\\\1\\, ", latex)
+    spaced = _SPACED_FUNCTIONS.sub(r"\\\1\\, ", latex)
     try:
         markup = convert(spaced, display="block" if display else "inline")
     except Exception:  # latex2mathml raises many kinds; show the source instead of failing
@@ -102,24 +107,25 @@ def fill(template, lesson, node, numeric):
     count = _count(node, node.inputs[0].shape, np.shape(lesson.output(node))) if node.inputs else None
     if count is not None:
         template = re.sub(r"(?<![\\A-Za-z@])n(?![A-Za-z])", str(count), template)
-    out = F.fill(template, subs)
+    out = formula.fill(template, subs)
     out = re.sub(r"\\frac\{1\}\{1\}\s*", "", out)          # a loss summed, not averaged: no 1/1
     return re.sub(r"@\d+", "?", out)
 
 
 def forward_latex(lesson, node):
     """What ``node`` computed, as written in the definitions: ``\\tanh\\left(b\\right)``, ``X W_{1}``."""
-    if node.key in C.ELEMENTWISE and node.op is not None and all(i.data is not None for i in node.inputs):
+    if chain_rule.category(node.key) == "elementwise" and node.op is not None \
+            and all(i.data is not None for i in node.inputs):
         refs = {str(i): operand(lesson, node, i) for i in range(len(node.inputs))}
         for key, v in node.params.items():
-            if C._param(key, v) is not None:
-                refs[key] = C._param(key, v)
-        if getattr(node.op, "coefficient_first", False) and isinstance(refs.get("1"), F.Num) \
-                and not isinstance(refs.get("0"), F.Num):
+            if chain_rule._param(key, v) is not None:
+                refs[key] = chain_rule._param(key, v)
+        if getattr(node.op, "coefficient_first", False) and isinstance(refs.get("1"), formula.Num) \
+                and not isinstance(refs.get("0"), formula.Num):
             refs["0"], refs["1"] = refs["1"], refs["0"]        # 5 * b is written 5 b, as drawn
         try:
-            return C.parse(node.latex, refs).latex()
-        except C.ParseError:
+            return chain_rule.parse(node.latex, refs).latex()
+        except chain_rule.ParseError:
             pass
     return fill(node.latex, lesson, node, False)
 
@@ -143,13 +149,13 @@ def _paren(text, n=2):
 
 def _collected(expr):
     """``v ⊙ 30``: a seed times a product that is one number everywhere, that number worked out."""
-    if isinstance(expr, F.Reshape):
+    if isinstance(expr, formula.Reshape):
         expr = expr.arg
-    if not (isinstance(expr, F.Mul) and expr.hadamard and len(expr.factors) == 2):
+    if not (isinstance(expr, formula.Mul) and expr.hadamard and len(expr.factors) == 2):
         return []
     v, inner = expr.factors
     value = np.asarray(inner.value())
-    if not isinstance(v, F.Sym) or value.size == 0 or not np.all(value == value.reshape(-1)[0]):
+    if not isinstance(v, formula.Sym) or value.size == 0 or not np.all(value == value.reshape(-1)[0]):
         return []
     return [f"{v.tex} \\odot {_term(short(value.reshape(-1)[0]))}"]
 
@@ -243,7 +249,7 @@ def local_derivative(lesson, node, i):
     Not for matrix products, nor for an input that was broadcast to a bigger output: what goes
     back to it is a sum over the copies, not a product a caption could call "multiplies by".
     """
-    if node.op is None or not node.op.elementwise or node.key in C.COMPOSITES:
+    if node.op is None or not node.op.elementwise or node.key in chain_rule.COMPOSITES:
         return None             # (softmax's Jacobian is a matrix: what it sends is no product)
     if math.prod(node.inputs[i].shape) < math.prod(np.shape(lesson.output(node))):
         return None
@@ -420,7 +426,7 @@ def check(grad, want):
 
 def _is_matrix(node):
     """A matrix product, a transpose, or a layer collapsed into one step (Linear: x Wᵀ + b)."""
-    return node.key in C.MATMULS or node.key in C.TRANSPOSES or bool(getattr(node, "members", None))
+    return chain_rule.category(node.key) in ("matmul", "transpose") or bool(getattr(node, "members", None))
 
 
 def _matrix_path(path):
@@ -430,7 +436,7 @@ def _matrix_path(path):
 def _elementwise_path(lesson, path):
     """Every op on the path works element by element, on inputs of its output's shape (then the
     Jacobians are diagonal, and a seed v multiplies the path's product element by element)."""
-    return all(n.op is not None and n.key in C.ELEMENTWISE and n.key not in C.REDUCTIONS
+    return all(n.op is not None and chain_rule.category(n.key) == "elementwise"
                and lesson.output(n) is not None
                and tuple(n.inputs[i].shape) == tuple(np.shape(lesson.output(n))) for n, i in path)
 
@@ -440,12 +446,12 @@ def operand(lesson, node, i, matrix=False):
     kind, thing = lesson.kinds(node)[i]
     value = lesson.inputs(node)[i]
     if kind == "const" and (thing is None or thing.name is None):
-        if np.size(value) <= F.SUBSTITUTE_MAX and np.ndim(value) <= 1:
-            return F.Num(value)
+        if np.size(value) <= formula.SUBSTITUTE_MAX and np.ndim(value) <= 1:
+            return formula.Num(value)
         text = lesson.input_text(kind, thing) or "c"
-        return F.Sym(text, value, latex=F.constant_latex(value), substitute=False)
+        return formula.Sym(text, value, latex=formula.constant_latex(value), substitute=False)
     name = lesson.input_name(node, i) or "?"
-    return F.Sym(name, value, scalar_ok=not matrix)
+    return formula.Sym(name, value, scalar_ok=not matrix)
 
 
 def _count(node, in_shape, out_shape):
@@ -471,11 +477,11 @@ def step_expr(lesson, node, i, g, matrix=False):
             return e
     if node.op is None:          # a node the op table does not know: what the engine sent, reused
         hand = bool(getattr(node, "members", None))
-        return F.Rule(g if g is not None else F.Num(1), jacobian, apply, hand=hand, name=node.name)
+        return formula.Rule(g if g is not None else formula.Num(1), jacobian, apply, hand=hand, name=node.name)
     operands = [operand(lesson, node, k, matrix) for k in range(len(kinds))]
-    out = F.Sym(lesson.name(node) or "y", lesson.output(node), scalar_ok=not matrix)
+    out = formula.Sym(lesson.name(node) or "y", lesson.output(node), scalar_ok=not matrix)
     params = {k: array_of(v) if hasattr(v, "detach") else v for k, v in node.params.items()}
-    return C.step(node.key, i, g, operands, params, out, in_shape, out_shape, node.dlatex,
+    return chain_rule.step(node.key, i, g, operands, params, out, in_shape, out_shape, node.dlatex,
                   rule=(jacobian, apply), matrix=matrix, count=_count(node, in_shape, out_shape))
 
 
@@ -489,8 +495,9 @@ def _layer_expr(lesson, node, i, g):
     if np.ndim(x) != 2 or np.ndim(w) != 2 or np.shape(y) != (np.shape(x)[0], np.shape(w)[0]) \
             or np.shape(x)[1] != np.shape(w)[1] or (len(node.inputs) == 3 and np.shape(lesson.inputs(node)[2]) != (np.shape(w)[0],)):
         return None
-    gg = g if g is not None else F.Num(np.ones(np.shape(y)))
-    return C.linear_step(i, gg, operand(lesson, node, 0, True), operand(lesson, node, 1, True), node.inputs[i].shape)
+    gg = g if g is not None else formula.Num(np.ones(np.shape(y)))
+    return chain_rule.linear_step(i, gg, operand(lesson, node, 0, True), operand(lesson, node, 1, True),
+                                  node.inputs[i].shape)
 
 
 def _implicit(seed):
@@ -539,7 +546,7 @@ def seed_expr(lesson, seed):
     if _implicit(seed):
         return None
     tex, text = seed_name(lesson)
-    return F.Sym(text, np.asarray(seed), latex=tex, substitute=False)
+    return formula.Sym(text, np.asarray(seed), latex=tex, substitute=False)
 
 
 class Delta:
@@ -553,10 +560,11 @@ class Delta:
     def __init__(self, lesson):
         self.lesson, self.node, self.named = lesson, None, None
         for node in reversed(lesson.nodes):
-            if node.key in C.COMPOSITES:       # (δ is named below softmax & co: at the logits)
+            if node.key in chain_rule.COMPOSITES:       # (δ is named below softmax & co: at the logits)
                 continue
-            if _is_matrix(node) and node.key not in C.TRANSPOSES or any(
-                    kind == "op" and (getattr(thing, "key", None) in C.MATMULS or getattr(thing, "members", None))
+            if _is_matrix(node) and chain_rule.category(node.key) != "transpose" or any(
+                    kind == "op" and (chain_rule.category(getattr(thing, "key", None)) == "matmul"
+                                      or getattr(thing, "members", None))
                     for kind, thing in lesson.kinds(node)):
                 self.node = node
                 break
@@ -567,7 +575,7 @@ class Delta:
             return g
         if self.named is None:
             of = _partial(latex_name(self.lesson.root_name), latex_name(self.lesson.name(node)))
-            self.named = F.Named(r"\delta", g, of)
+            self.named = formula.Named(r"\delta", g, of)
         return self.named
 
 
@@ -581,7 +589,7 @@ def path_expr(lesson, path, seed, delta=None):
     if v is not None and _elementwise_path(lesson, path):
         # vᵀJ with a diagonal J: v ⊙ (the product of the local derivatives), written as such
         inner = path_expr(lesson, path, np.ones(()))
-        return F.Expand(F.Mul(v, inner, hadamard=True), inner.shape)
+        return formula.Expand(formula.Mul(v, inner, hadamard=True), inner.shape)
     # (a path through δ is written as δ's other paths are: Σ_batch δ, not Σ(δ · 1))
     matrix = _matrix_path(path) or (delta is not None and any(n is delta.node for n, _ in path)) or \
         (v is not None and np.size(seed) > 1)      # beside a seed v, elementwise products are ⊙
@@ -591,7 +599,7 @@ def path_expr(lesson, path, seed, delta=None):
             g = delta.at(node, g)
         g = step_expr(lesson, node, i, g, matrix)
     leaf_shape = path[-1][0].inputs[path[-1][1]].shape
-    return F.Expand(g if g is not None else F.Num(1), leaf_shape)
+    return formula.Expand(g if g is not None else formula.Num(1), leaf_shape)
 
 
 def leaf_exprs(lesson, seed, limit=MAX_PATHS):
@@ -655,7 +663,7 @@ class StepMath:
                 self.edge[(id(node), i)] = e
                 terms = self.terms.setdefault(id(thing), [])
                 terms.append(e)
-                self.at[id(thing)] = terms[0] if len(terms) == 1 else F.Add(*terms)
+                self.at[id(thing)] = terms[0] if len(terms) == 1 else formula.Add(*terms)
 
     def _upstream(self, node):
         """What arrives at ``node``: its formula, or ∂o/∂name when that is a sum or too big to repeat."""
@@ -664,7 +672,7 @@ class StepMath:
             return None
         if len(self.uses.get(id(node), [])) > 1 or g.size() > self.ABBREVIATE:
             name = latex_name(self.lesson.name(node))
-            return F.Sym(name, g.value(), latex=_partial(self.root, name), substitute=False)
+            return formula.Sym(name, g.value(), latex=_partial(self.root, name), substitute=False)
         return g
 
     def factors(self, node, i):
@@ -731,11 +739,11 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
         target = node.params.get("target") if node.key in ("nll_loss", "nll_loss2d") else None
         target = array_of(target) if target is not None else None
         if target is not None and np.size(target) <= 16:
-            defs.append(mathml("t = " + F.Num(np.asarray(target)).latex()))
+            defs.append(mathml("t = " + formula.Num(np.asarray(target)).latex()))
             break
     v = seed_expr(lesson, seed) if seed is not None else None
     if v is not None:           # backward(gradient=v): the scalar it differentiates, said once
-        defs.append(mathml(f"{v.tex} = " + (value_latex(seed) or F.Num(seed).latex() if np.size(seed) <= 16
+        defs.append(mathml(f"{v.tex} = " + (value_latex(seed) or formula.Num(seed).latex() if np.size(seed) <= 16
                                             else r"\text{" + "×".join(map(str, np.shape(seed))) + "}")))
         defs.append(mathml(objective_definition(lesson, seed) + r"\quad \text{(backward(gradient=" + v.name + "))}"))
     chain = keep["chain"] = chain_gradients(lesson, seed) if lesson.nodes else {}
@@ -848,9 +856,10 @@ def backprop_lines(lesson, seed):
     at, out = {}, []
     first = lesson.root_step
     v = seed_expr(lesson, seed)
-    at[id(first)] = F.Sym(lesson.name(first), np.asarray(seed, np.float64),
+    at[id(first)] = formula.Sym(lesson.name(first), np.asarray(seed, np.float64),
                           latex=_partial(root, latex_name(lesson.name(first))), substitute=True)
-    out.append((id(first), first, _partial(root, latex_name(lesson.name(first))), v if v is not None else F.Num(1)))
+    out.append((id(first), first, _partial(root, latex_name(lesson.name(first))),
+                v if v is not None else formula.Num(1)))
     things = [n for n in reversed(lesson.nodes) if n is not first] + list(lesson.leaves)
     for thing in things:
         terms = []
@@ -861,13 +870,13 @@ def backprop_lines(lesson, seed):
             terms.append(step_expr(lesson, node, i, g, matrix))
         if not terms:
             continue
-        expr = terms[0] if len(terms) == 1 else F.Add(*terms)
+        expr = terms[0] if len(terms) == 1 else formula.Add(*terms)
         name = latex_name(lesson.name(thing))
         try:
             value = np.asarray(expr.value(), np.float64)
-        except F.NoHandDerivation:
+        except formula.NoHandDerivation:
             return None
-        at[id(thing)] = F.Sym(lesson.name(thing), value, latex=_partial(root, name), substitute=True,
+        at[id(thing)] = formula.Sym(lesson.name(thing), value, latex=_partial(root, name), substitute=True,
                               scalar_ok=not matrix)
         out.append((id(thing), thing, _partial(root, name), expr))
     return out
