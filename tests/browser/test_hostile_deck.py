@@ -60,7 +60,7 @@ def _poisoned_widget_state():
     at = svg.index(">") + 1
     state["svg"] = (svg[:at].replace("<svg ", "<svg onload=\"alert('svg-root')\" ")
                     + "<script>alert('svg-script')</script>"
-                    + "<foreignObject><img src=x onerror=\"alert('svg-fo')\"/></foreignObject>"
+                    + "<foreignObject><img xmlns=\"http://www.w3.org/1999/xhtml\" src=\"x\" onerror=\"alert('svg-fo')\"/></foreignObject>"
                     + f'<image href="{EVIL}/svg.png"/><use href="{EVIL}/sprite.svg#a"/>'
                     + "<a href=\"javascript:alert('svg-a')\"><text>click</text></a>"
                     + "<set attributeName=\"onmouseover\" to=\"alert('svg-set')\"/>"
@@ -212,3 +212,28 @@ def test_the_detectors_fire_on_the_same_payloads_unsanitised(offline_page, tmp_p
     assert any(url.startswith(EVIL) for url in page.gv_blocked), page.gv_blocked
     assert len(page.evaluate(FIND_INLINE)) >= 5
     page.gv_blocked.clear()          # (the fixture asserts nothing on them; cleared for clarity)
+
+
+def test_the_page_cleans_a_state_again_before_it_becomes_markup(offline_page, tmp_path, artifacts):
+    """widget.js alone: a state that reached the page uncleaned (no Python sanitiser on the way)."""
+    from gradviz.widget.standalone import standalone_html
+    page = offline_page
+    detectors(page)
+    state = _poisoned_widget_state()["state"]
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    widget = AutogradWidget((x * 3).sum())
+    widget.svg, widget.derivation, widget.frames = state["svg"], state["derivation"], state["frames"]
+    path = tmp_path / "uncleaned.html"
+    path.write_text(standalone_html(widget, static_fallback=False), encoding="utf-8")
+    assert "alert('svg-root')" in path.read_text() and "alert('mathml')" in path.read_text()
+    page.goto(path.as_uri())
+    page.wait_for_selector('.gv-widget[data-gv-ready="1"]')
+    for _ in range(len(state["frames"])):
+        page.locator('[data-gv="step"]').click()
+    page.evaluate(CLICK_ALL)
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts / "hostile-state-page.png"), full_page=True)
+    assert page.gv_dialogs == [] and page.gv_blocked == [] and page.evaluate(FIND_INLINE) == []
+    assert page.locator(".gv-deriv math").count() >= 3                # the derivation is still MathML
+    assert page.locator("svg.gv-svg .gv-node").count() >= 3           # and the graph still drawn
+    assert page.locator(".gv-deriv img, .gv-deriv svg").count() == 0

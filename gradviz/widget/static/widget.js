@@ -140,6 +140,68 @@ function valueAt(e, k) {
   return found < 0 ? undefined : e.val[found];
 }
 
+// --- markup from the state, cleaned again ---------------------------------------------------------
+// A saved page or deck may hold a state nobody here wrote (a notebook from elsewhere), so what
+// becomes markup is cleaned here too, whatever Python did (gradviz/widget/sanitize.py: the same
+// allowlists): the SVG keeps its drawing elements, MathML is rebuilt element by element.
+
+const SVG_TAGS = new Set(["svg", "g", "title", "desc", "text", "tspan", "path", "polygon", "polyline", "ellipse",
+  "circle", "rect", "line", "defs", "linearGradient", "radialGradient", "stop", "style"]);
+const MATH_TAGS = new Set(["math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot",
+  "msub", "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd", "mstyle", "mpadded",
+  "mphantom", "menclose", "mmultiscripts", "mprescripts", "none", "semantics", "merror", "mlabeledtr"]);
+const MATH_ATTRS = new Set(["display", "mathvariant", "stretchy", "fence", "form", "separator", "lspace",
+  "rspace", "accent", "accentunder", "columnalign", "rowspacing", "columnspacing", "width", "height", "depth",
+  "displaystyle", "scriptlevel", "notation", "linethickness", "minsize", "maxsize", "movablelimits", "largeop",
+  "symmetric", "columnlines", "rowlines", "frame", "align", "rowalign", "mathsize", "class"]);
+// anything in CSS or an attribute that could fetch (url(), an import rule, escapes that spell them),
+// but a fill or stroke that names one of the drawing's own gradients
+const FETCHES = /url|@\s*import|image\(|expression|\\/i;
+
+/** Remove from a parsed SVG (in place) every element that is not drawing and every attribute that runs or loads. */
+function cleanSvg(svg) {
+  for (const el of [...svg.querySelectorAll("*")]) {
+    if (!el.isConnected) continue;
+    const ok = el.namespaceURI === svg.namespaceURI && SVG_TAGS.has(el.localName)
+      && !(el.localName === "style" && FETCHES.test(el.textContent));
+    if (!ok) { el.remove(); continue; }
+  }
+  for (const el of [svg, ...svg.querySelectorAll("*")]) {
+    for (const a of [...el.attributes]) {
+      const v = a.value.trim();
+      if (/^on/i.test(a.name) || /href$/i.test(a.name) || a.name === "style"
+          || (FETCHES.test(v) && !/^url\(#[\w.-]+\)$/.test(v))) el.removeAttribute(a.name);
+    }
+  }
+  return svg;
+}
+
+let mathNs = null;
+/** MathML's namespace, as the HTML parser puts a <math> in it. */
+const MATH_NS = () => mathNs || (mathNs = new DOMParser().parseFromString("<math></math>", "text/html").querySelector("math").namespaceURI);
+
+/** MathML markup as a fragment built with DOM calls: MathML's tags and presentation attributes, all else text. */
+function cleanMath(markup) {
+  const parsed = new DOMParser().parseFromString(`<body>${markup}</body>`, "text/html");  // inert: nothing loads or runs
+  const ns = MATH_NS();
+  const copy = (from, to) => {
+    for (const child of from.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) { to.append(document.createTextNode(child.data)); continue; }
+      if (child.nodeType !== Node.ELEMENT_NODE) continue;
+      if (child.namespaceURI === ns && MATH_TAGS.has(child.localName)) {
+        const el = document.createElementNS(ns, child.localName);
+        for (const a of child.attributes) if (MATH_ATTRS.has(a.name)) el.setAttribute(a.name, a.value);
+        copy(child, el);
+        to.append(el);
+      } else if (!/^(script|style|template|noscript|iframe|object|embed)$/i.test(child.localName)) {
+        copy(child, to);              // another element: its text only
+      }
+    }
+    return to;
+  };
+  return copy(parsed.body, document.createDocumentFragment());
+}
+
 // --- the SVG -------------------------------------------------------------------------------------
 
 /** Parse the drawing into the graph box; index nodes, edges and text slots; make ids unique. */
@@ -150,10 +212,7 @@ function mountSvg(box, svgText, uid) {
   const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
   const svg = doc.documentElement;
   if (!svg || svg.nodeName !== "svg" || doc.querySelector("parsererror")) return index;
-  for (const bad of svg.querySelectorAll("script, foreignObject")) bad.remove();
-  for (const el of svg.querySelectorAll("*")) {
-    for (const a of [...el.attributes]) if (/^on/i.test(a.name)) el.removeAttribute(a.name);
-  }
+  cleanSvg(svg);
   const node = document.importNode(svg, true);
   // sizes in the SVG's own units (Graphviz: points): zoom is screen px per unit, so a text's
   // size on screen is its font-size times the zoom (times any transform around the widget)
@@ -611,7 +670,7 @@ function createDerivationPanel(ctx) {
 
   function mathEl(m, cls = "gv-math") {
     const d = h("div", { class: cls });
-    if (m && m.mathml) d.innerHTML = m.mathml;     // MathML cleaned to a whitelist in Python
+    if (m && m.mathml) d.append(cleanMath(m.mathml));
     else if (m && m.latex) d.textContent = m.latex;
     return d;
   }
@@ -622,7 +681,7 @@ function createDerivationPanel(ctx) {
       if (k) row.append(h("span", { class: "gv-dot", "aria-hidden": "true", text: "·" }));
       const key = `${leaf.leaf}:${i}:${k}`;
       const chip = h("button", { type: "button", class: "gv-factor", "data-gv-factor": key, title: fa.value || "" });
-      if (fa.mathml) chip.innerHTML = fa.mathml; else chip.textContent = fa.latex || "";
+      if (fa.mathml) chip.append(cleanMath(fa.mathml)); else chip.textContent = fa.latex || "";
       chip.addEventListener("click", () => jumpTo(key));
       factorEls.set(key, chip);
       row.append(chip);
