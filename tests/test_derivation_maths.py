@@ -264,3 +264,106 @@ def test_in_place_versions_are_numbered_in_code_order():
         assert values.setdefault(name, value) == value, (name, value, values[name])
     assert values["c₁"] == "-2." and values["c₂"] == "-3." and values["c₃"] == "-1."
     assert "c = c" not in " ".join(defs) and r"\partial c}{\partial c}" not in str(w.derivation)
+
+
+# --- random programs (hypothesis): the rules, not the examples ---------------------------------------
+
+UNARY = ["tanh", "exp", "sigmoid", "sin", "neg", "square", "relu"]
+BINARY = ["add", "mul", "sub", "div"]
+
+
+@st.composite
+def programs(draw):
+    """A recipe for a small program: its kind, shapes, seed, ops (with reuse: y * y), and options."""
+    kind = draw(st.sampled_from(["sum", "gradient", "cross_entropy", "in_place", "collapse"]))
+    shape = draw(st.sampled_from([(3,), (2, 2), (2, 3)]))
+    n_leaves = draw(st.integers(1, 3))
+    steps = draw(st.lists(st.tuples(st.sampled_from(UNARY + BINARY), st.integers(0, 30), st.integers(0, 30)),
+                          min_size=1, max_size=6))
+    return {"kind": kind, "shape": shape, "leaves": n_leaves, "steps": steps,
+            "seed": draw(st.integers(0, 2**16)), "hidden": draw(st.integers(2, 5)),
+            "loss": draw(st.sampled_from(["mse", "ce"]))}
+
+
+def _apply(lib, op, a, b):
+    if op == "neg":
+        return -a
+    if op == "square":
+        return a * a                                     # one tensor, read twice
+    if op in UNARY:
+        return getattr(a, op)()
+    if op == "div":
+        return a / (b * b + 1.0)
+    return {"add": a + b, "mul": a * b, "sub": a - b}[op]
+
+
+def build_program(lib, recipe):
+    """``(root, names, gradient, options)`` for the recipe, in ``lib`` (gradviz or torch)."""
+    rng = np.random.default_rng(recipe["seed"])
+    kind, shape = recipe["kind"], recipe["shape"]
+    if kind == "collapse":
+        lib.manual_seed(recipe["seed"] % 1000)
+        X = lib.tensor(rng.uniform(-1, 1, (4, 2)).astype(np.float32).tolist())
+        model = lib.nn.Sequential(lib.nn.Linear(2, recipe["hidden"]), lib.nn.Tanh(), lib.nn.Linear(recipe["hidden"], 2))
+        if recipe["loss"] == "ce":
+            loss = lib.nn.functional.cross_entropy(model(X), lib.tensor([0, 1, 1, 0]))
+        else:
+            loss = lib.nn.functional.mse_loss(model(X), lib.tensor(rng.uniform(-1, 1, (4, 2)).astype(np.float32).tolist()))
+        names = {"X": X, "loss": loss, "model": model}
+        return loss, names, None, {"collapse": model}
+    leaves = {f"p{i}": lib.tensor(rng.uniform(0.5, 1.5, shape).astype(np.float32).tolist(), requires_grad=True)
+              for i in range(recipe["leaves"])}
+    pool = list(leaves.values())
+    if kind == "in_place":
+        c = pool[0] * 1.5
+        for op, i, j in recipe["steps"]:
+            # c += f(c, p) or f(p, p'); f of c itself only where nothing saves c (PyTorch would refuse)
+            uses_c = i % 2 == 0
+            op = {"mul": "add", "div": "sub", "square": "neg"}.get(op, op) if uses_c else op
+            op = "neg" if uses_c and op in UNARY else op
+            c += _apply(lib, op, c if uses_c else pool[i % len(pool)], pool[j % len(pool)])
+        names = dict(leaves, c=c)
+        out = (c * c).sum()
+        names["out"] = out
+        return out, names, None, {}
+    for op, i, j in recipe["steps"]:
+        pool.append(_apply(lib, op, pool[i % len(pool)], pool[j % len(pool)]))
+    z = pool[-1] if len(pool) > len(leaves) else pool[0] * 2.0
+    names = dict(leaves, z=z)
+    if kind == "sum":
+        out = z.sum()
+        names["out"] = out
+        return out, names, None, {}
+    if kind == "gradient":
+        v = lib.tensor(rng.integers(-2, 3, shape).astype(np.float32).tolist())
+        return z, names, v, {}
+    logits = z.reshape(-1, shape[-1]) if len(shape) > 1 else z.reshape(1, -1)
+    target = lib.tensor(rng.integers(0, shape[-1], logits.shape[0]).tolist())
+    out = lib.nn.functional.cross_entropy(logits, target)
+    names["out"] = out
+    return out, names, None, {}
+
+
+def _check_program(engine, recipe):
+    lib = lib_of(engine)
+    root, names, gradient, options = build_program(lib, recipe)
+    tensors = {k: v for k, v in names.items() if k != "model"}
+    if "collapse" in options:
+        tensors.update({f"model.{k}": p for k, p in names["model"].named_parameters()})
+    grads = engine_grads(root, tensors, gradient)
+    w = AutogradWidget(root, gradient, names=names, **options)
+    read_the_maths(w, grads)
+    assert all(e["chain"] != "0" or np.allclose(grads.get(e["leaf"], 0), 0) for e in w.derivation["leaves"])
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(programs())
+def test_random_programs_read_as_maths_gradviz(recipe):
+    _check_program("gradviz", recipe)
+
+
+@pytest.mark.torch
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(programs())
+def test_random_programs_read_as_maths_torch(recipe):
+    _check_program("torch", recipe)
