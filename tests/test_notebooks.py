@@ -12,6 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from gradviz.quiz import check_answer
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
@@ -67,7 +69,7 @@ def widget_states(nb):
 
 def widget_outputs(nb):
     """The widget views shown by the cells that call gradviz.animate, with the source of each."""
-    return [(c.source, o["data"][WIDGET_VIEW]) for c in nb.cells if c.cell_type == "code"
+    return [(c.source, o["data"][WIDGET_VIEW]) for c in nb.cells if c.cell_type == "code" and "gradviz.animate(" in c.source
             for o in c.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
 
 
@@ -219,11 +221,16 @@ def check_lesson(name, nb):
         raised = any(o["output_type"] == "error" for o in cell.get("outputs", []))
         expected = "raises-exception" in cell.metadata.get("tags", [])
         assert raised == expected, f"{name}: {'unexpected error in' if raised else 'no error from'}:\n{cell.source}"
-        if "gradviz.animate(" in cell.source:
+        if "gradviz.animate(" in cell.source or "gradviz.practice(" in cell.source:
             views = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
             assert len(views) == 1, f"{name}: no widget from:\n{cell.source}"
             state = widget_states(nb)[views[0]["data"][WIDGET_VIEW]["model_id"]]["state"]
             assert state["frames"] and state["svg"].lstrip().startswith("<svg") and not state["error"]
+            if "gradviz.practice(" in cell.source:      # it asks, and every question has its answer
+                questions = state["practice"]["questions"]
+                assert questions and state["answers"] == [], f"{name}: no question from:\n{cell.source}"
+                for q in questions:
+                    assert check_answer(q["answer"], q["expected"], q["dtype"])["ok"] is True, q
     CHECKS[name](nb)
 
 
@@ -272,6 +279,27 @@ def test_uses_gradviz_as_torch_and_animates(path):
         return
     assert "import gradviz as torch" in code
     assert "import torch" not in code.replace("import gradviz as torch", "")
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+def test_asks_the_student_to_predict(path):
+    """Each lesson has a practice cell where it asks the student to think (issue 22)."""
+    nb = nbformat.read(path, as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and "gradviz.practice(" in c.source]
+    assert len(cells) == 1, path.stem
+
+
+def test_lesson_1_asks_x_grad_before_revealing_it():
+    nb = executed(NOTEBOOKS / "01_variables_and_gradients.ipynb")
+    sources = [c.source for c in nb.cells]
+    asked = next(i for i, s in enumerate(sources) if "gradviz.practice(" in s)
+    assert asked < next(i for i, s in enumerate(sources) if s.startswith("### By hand"))
+    (out,) = [o for o in nb.cells[asked].outputs if WIDGET_VIEW in o.get("data", {})]
+    state = widget_states(nb)[out["data"][WIDGET_VIEW]["model_id"]]["state"]
+    (q,) = state["practice"]["questions"]
+    assert (q["kind"], q["name"], q["expected"]) == ("grad", "x", [10.0, 10.0])
+    seed = next(k for k, f in enumerate(state["frames"]) if f["kind"] == "seed")
+    assert q["at"] == seed                     # asked before the backward pass starts
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())

@@ -151,7 +151,7 @@ def test_deck_follows_the_slide_metadata(path):
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
 def test_every_widget_is_inlined_with_its_whole_state(path):
     nb = nbformat.read(path, as_version=4)
-    calls = [c for c in nb.cells if c.cell_type == "code" and "gradviz.animate(" in c.source]
+    calls = [c for c in nb.cells if c.cell_type == "code" and ("gradviz.animate(" in c.source or "gradviz.practice(" in c.source)]
     page = page_of(deck(path))
     assert page.hosts == len(calls) == len(page.states)
     for state in page.states:
@@ -209,7 +209,8 @@ def test_slides_command_runs_the_lesson_and_writes_the_deck(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"wrote {out}" in r.stdout
     page = page_of(out.read_text(encoding="utf-8"))
-    assert page.loads == [] and page.hosts == 1 and page.slides == 5
+    # (two widgets: the lesson's practice cell and its animation)
+    assert page.loads == [] and page.hosts == 2 and page.slides == 5
     assert "tensor([[4.5000, 4.5000]," in out.read_text(encoding="utf-8")   # the lesson ran
 
 
@@ -220,7 +221,7 @@ def test_no_execute_uses_the_saved_outputs(tmp_path):
     r = gradviz_cli("slides", str(saved), "--no-execute")
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "lesson.slides.html").read_text(encoding="utf-8")   # the default name, beside it
-    assert "tensor([10., 10.])" in html and page_of(html).hosts == 1
+    assert "tensor([10., 10.])" in html and page_of(html).hosts == 2
 
 
 # --- what the command line says when something is wrong: one line, exit code 1 --------------------
