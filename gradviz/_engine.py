@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from ._broadcast import unbroadcast
-from . import _hooks, _strided
+from . import _hooks, _layout, _strided
 from ._dtype import from_numpy_dtype
 from ._recorded import NotRecordable, Recorded
 from ._types import Size, TensorBase
@@ -430,8 +430,12 @@ def apply(op, inputs, arrays=None, **params):
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if not (op.is_view or out.flags.c_contiguous) and (op.contiguous or all(a.flags.c_contiguous for a in arrays)):
-        out = np.ascontiguousarray(out)    # PyTorch's results are row-major for row-major inputs (or always)
+    if not op.is_view:
+        if op.contiguous or all([a.flags.c_contiguous for a in arrays]):
+            if not out.flags.c_contiguous:   # PyTorch's results are row-major for row-major inputs (or always)
+                out = np.ascontiguousarray(out)
+        elif out.ndim > 1:                   # a pointwise op keeps its inputs' layout, as PyTorch's do
+            out = _layout.laid_out(op, out, arrays, params)
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         _made_view(result, inputs[0], view_meta(inputs[0]))

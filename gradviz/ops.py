@@ -193,6 +193,7 @@ op("rpow", grad_fn="PowBackward2", symbol="c^x", forward=lambda a, c: kernels.po
    vjps=[lambda g, y, a, c: g * (np.where(a >= 0, 0, y * -np.inf) if c == 0 else y * y.dtype.type(math.log(c)))],
    uses=["0o"], latex="@c^{@0}", dlatex=[r"@c^{@0} \ln @c"],
    params={"c": 2.0}, method="__rpow__", operand=("c", 0, "^"), precedence=3,
+   contiguous=True,     # (torch.pow(c, x) allocates its result row-major, whatever x's layout)
    saved={"self": "@c", "exponent": 0, "result": "o"}, category="elementwise")
 
 # --- elementwise functions --------------------------------------------------------------------

@@ -224,3 +224,24 @@ def test_an_expanded_view_can_be_filled():
     assert leaf.grad.tolist() == [0.0]
     with pytest.raises(RuntimeError, match="^unsupported operation: more than one element"):
         gradviz.ones(1).expand(3).copy_(gradviz.ones(3))
+
+
+def test_pointwise_results_keep_their_inputs_layout():
+    """Issue 19: PyTorch's TensorIterator allocates a pointwise result in its input's layout, so
+    ``x.T.sin().view(-1)`` fails as ``x.T.view(-1)`` does and ``reshape`` copies; gradviz's kernels
+    write row-major arrays and the engine lays them out once for every op of those kinds."""
+    x = gradviz.rand(3, 4, requires_grad=True)
+    for name in ("exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "atan", "asin", "acos", "erf",
+                 "log2", "log10", "neg", "abs", "clone"):
+        y = getattr(x.T, name)()
+        assert y.stride() == (1, 4) and not y.is_contiguous(), name
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            y.view(-1)
+    y = x.mT.sigmoid().reshape(-1)
+    assert y.grad_fn.name() == "UnsafeViewBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "CloneBackward0"
+    assert x.T.contiguous().stride() == (3, 1) and x.T.clone(memory_format=gradviz.contiguous_format).is_contiguous()
+    assert (2 ** x.T).stride() == (3, 1)                         # torch.pow(c, x) is allocated row-major
+    assert x[:, ::2].T.exp().stride() == (1, 2)                  # not dense: dense in the input's order of dims
+    assert (x.T + x.T.contiguous()).stride() == (1, 4)           # the first input that tells the dims apart
+    assert x.T.flip(0).stride() == (1, 4)

@@ -9,7 +9,9 @@ writes made inside ``no_grad()``).  A tensor may be used by several steps (a DAG
 summed, averaged or sent ``backward(gradient=...)``.  For each graph:
 
 * every step raises in both libraries (the same exception type) or in neither;
-* every tensor has the same shape, dtype, values (float32 tolerance) and ``grad_fn`` name;
+* every tensor has the same shape, dtype, values (float32 tolerance), strides (but for dims of
+  size 1) and ``grad_fn`` name -- and every unary op, ``clone`` and ``to`` also runs on inputs
+  laid out otherwise (transposed, sliced, expanded...), then is viewed, reshaped or added to;
 * the graph reachable through ``next_functions`` from the root has the same structure;
 * ``backward()`` raises alike, or fills the same leaves with the same gradients.
 
@@ -84,7 +86,41 @@ def generate(seed, torch):
     root = live[-1] if live else 0
     how = ("sum", "mean", "gradient", "direct")[int(rng.integers(0, 4))]
     g.root = (root, how, int(rng.integers(0, 2 ** 31)))
+    _layout_steps(g, pool, torch)     # (after the root is chosen: every older seed keeps its graph)
     return g
+
+
+LAYOUTS = ("T", "permute", "slice", "slice_T", "expand", "flip_T")
+FOLLOW = (None, None, "view", "reshape", "contiguous", "add")
+
+
+def _layout_steps(g, pool, torch):
+    """A few elementwise ops on a tensor laid out otherwise (transposed, permuted, sliced,
+    expanded): PyTorch's result keeps its input's layout, so a ``view`` of it fails or not as
+    torch's does, and ``reshape`` copies or not.  Drawn from ``g.extra``."""
+    ops = UNARY + ["clone", "double", "float"]
+    for _ in range(int(g.extra.integers(1, 4))):
+        i = _pick(g.extra, pool, torch, lambda t: t.ndim >= 2)
+        if i is None:
+            return
+        step = ("layout", str(g.extra.choice(ops)), i, str(g.extra.choice(LAYOUTS)),
+                FOLLOW[int(g.extra.integers(0, len(FOLLOW)))])
+        g.recipe.append(step)
+        pool.append(run_step(torch, pool, step)[0])
+
+
+def _laid_out(x, how):
+    if how == "T":
+        return x.mT
+    if how == "permute":
+        return x.permute(*reversed(range(x.ndim)))
+    if how == "slice":
+        return x[..., ::2]
+    if how == "slice_T":
+        return x[..., ::2].mT
+    if how == "expand":
+        return x[..., :1].expand(*x.shape)
+    return x.flip(-1).mT
 
 
 def _add_leaf(g, pool, torch, shape):
@@ -194,6 +230,14 @@ def _run_step(L, pool, step):
         raise LookupError("input failed")
     if kind == "unary":
         return getattr(x, step[1])()
+    if kind == "layout":
+        _, name, _, how, follow = step
+        y = getattr(_laid_out(x, how), name)()
+        if follow in ("view", "reshape"):
+            return getattr(y, follow)(-1)
+        if follow == "add":               # a binary op with one input in each layout
+            return y + _laid_out(x, how).contiguous()
+        return y.contiguous() if follow == "contiguous" else y
     if kind == "scalar":
         c = step[3]
         return eval(step[1], {"x": x, "c": c})   # noqa: S307 -- the fixed expressions above
@@ -317,6 +361,14 @@ def _name(fn):
     return fn.name().replace("torch::autograd::", "")
 
 
+def _layout(t):
+    """A tensor's strides where they matter (a dim of size 1 may have any stride: PyTorch's and
+    numpy's differ there, and no view or reshape depends on it; an empty tensor has no layout)."""
+    if t.numel() == 0:
+        return ()
+    return tuple(st if n != 1 else None for st, n in zip(t.stride(), t.shape))
+
+
 def _array(t):
     return np.asarray(t.detach().numpy(), np.float64) if t.dtype.is_floating_point else np.asarray(t.detach().numpy())
 
@@ -348,6 +400,8 @@ def compare(g, gradviz, torch):
             continue
         if not _same_values(a, b):
             problems.append(f"tensor {n} {g.recipe[n][:2]}: values differ")
+        elif _layout(a) != _layout(b):
+            problems.append(f"tensor {n} {g.recipe[n][:2]}: strides {tuple(a.stride())} vs {tuple(b.stride())}")
         ga, gb = _grad_fn_name(a), _grad_fn_name(b)
         if ga != gb or a.requires_grad != b.requires_grad:
             problems.append(f"tensor {n} {g.recipe[n][:2]}: grad_fn {ga} vs {gb}")
