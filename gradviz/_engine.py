@@ -553,6 +553,9 @@ def apply_node(node, g):
             continue
         rule = op.vjp(i)
         gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+        if gi is None:           # (a custom Function's backward may give an input no gradient)
+            grads.append(None)
+            continue
         shape, dtype = node._metas[i]
         if type(gi) is not np.ndarray:
             gi = np.asarray(gi)
@@ -568,16 +571,16 @@ def apply_node_graph(node, g):
     their own graphs: what makes a second derivative reach them)."""
     saved = _check_saved(node)
     if not (saved[-1] is not None or any(s is not None and s[3]._requires_grad for s in saved[:-1])
-            or any(gk._requires_grad for gk in (g if node._outs else [g]))):
+            or any(gk is not None and gk._requires_grad for gk in (g if node._outs else [g]))):
         # nothing here depends on what requires grad (a constant seed through a shape op, say):
         # the gradients are constants, computed by the plain pass
-        like = g[0] if node._outs else g
+        like = next(gk for gk in g if gk is not None) if node._outs else g
         return [None if gi is None else like._wrap(gi) for gi in apply_node(node, _values(g))]
     lift = functools.partial(Recorded, apply=apply)
     args = [Meta(*m, st) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
             for s, m, st in zip(saved, node._metas, node._strides)]
     if node._outs:
-        out, g = None, [lift(gk) for gk in g]
+        out, g = None, [None if gk is None else lift(gk) for gk in g]
     elif saved[-1] is None:
         out, g = Meta(*node._out_meta), lift(g)
     else:   # the output as PyTorch unpacks a saved result: a new tensor whose grad_fn is this node
@@ -591,6 +594,8 @@ def apply_node_graph(node, g):
         try:
             rule = op.vjp(i)
             gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+            if gi is None:
+                continue
             if isinstance(gi, TensorBase):    # a custom Function's backward returns tensors
                 gi = lift(gi)
             if not isinstance(gi, Recorded):
@@ -716,7 +721,8 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                 if fn in live:
                     deps[fn] = deps.get(fn, 0) + 1
     captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
-    _tasks.append((next(_task_ids), nodes if live is None else live, live is not None))   # what hooks may ask of the pass
+    # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
+    _tasks.append((next(_task_ids), nodes if live is None else live, live is not None))
     try:
         def push(node, g, k=0):
             if node._outs is None:
@@ -736,7 +742,7 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
             node = heapq.heappop(ready)[2]
             g = buffers.pop(node, None)
             if g is not None and node._outs is not None:     # the outputs no gradient reached count as zeros
-                g = [_zeros(meta, create_graph, root_grads[0]) if gk is None else gk for (_, meta), gk in zip(node._outs, g)]
+                g = _materialized(node, g, create_graph, root_grads[0])
             if g is not None and not _Observing.on:          # (the widget's own pass runs no user hook)
                 g = _received(node, g, wrap)
             if live is not None and node in targets and g is not None:
@@ -811,6 +817,14 @@ def _zeros(meta, create_graph, like):
     return like._wrap(zeros) if create_graph else zeros
 
 
+def _materialized(node, g, create_graph, like):
+    """Zeros for the outputs of a node no gradient reached (None for a custom Function that asked
+    ``ctx.set_materialize_grads(False)``)."""
+    if not getattr(node.op, "materialize_grads", True):
+        return g
+    return [_zeros(meta, create_graph, like) if gk is None else gk for (_, meta), gk in zip(node._outs, g)]
+
+
 def _received(node, g, wrap):
     """The gradient a node receives, through the tensor hooks of what it produced (a leaf's own
     hooks at its AccumulateGrad), and kept where the tensor retains grad (only by its current
@@ -824,6 +838,8 @@ def _received(node, g, wrap):
 
 
 def _output_received(node, k, out, g, wrap):
+    if g is None:
+        return g
     hooks = node._hooks.tensor.get(k) if node._hooks is not None else None
     if hooks:
         g = _hooks.call_tensor_hooks(hooks, g, wrap)

@@ -5,10 +5,11 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
-from ._engine import grad, no_grad
+from ._creation import empty
+from ._engine import enable_grad, grad, no_grad
 from .tensor import Tensor
 
-__all__ = ["gradcheck", "numerical_grad"]
+__all__ = ["gradcheck", "gradgradcheck", "numerical_grad"]
 
 
 class GradcheckError(RuntimeError):
@@ -78,3 +79,40 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             raise GradcheckError(f"Jacobian mismatch for output 0 with respect to input {i},\n"
                                  f"numerical:{numeric}\nanalytical:{analytic}\n")
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  **_ignored):
+    """True if ``func``'s second derivatives match finite differences of its first: gradcheck of
+    the function ``(inputs, v) -> autograd.grad(func(inputs), inputs, v, create_graph=True)``, as
+    PyTorch builds it (``v`` uniform in [-1, 1) for each output unless given, drawn as PyTorch draws it).
+
+    >>> import gradviz as torch
+    >>> x = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    >>> gradgradcheck(lambda t: (t * t).sin(), (x,))
+    True
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    outputs = func(*inputs)
+    outputs = [o for o in ((outputs,) if isinstance(outputs, Tensor) else outputs) if o.requires_grad]
+    if grad_outputs is None:      # torch.testing.make_tensor(low=-1, high=1): uniform_(-1, 1), as torch draws it
+        grad_outputs = tuple(empty(o.shape, dtype=o.dtype if o.dtype.is_floating_point else D.float64)
+                             .uniform_(-1, 1).requires_grad_() for o in outputs)
+    else:
+        grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    n = len(grad_outputs)
+    diff_inputs = {i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad}
+    diff_grads = {i for i, v in enumerate(grad_outputs) if v.requires_grad}
+
+    def first_derivatives(*args):
+        with enable_grad():      # (gradcheck's finite differences run without a graph; this needs one)
+            xs = tuple(x.requires_grad_() if i in diff_inputs else x for i, x in enumerate(args[:-n]))
+            outs = func(*xs)
+            outs = [o for o in ((outs,) if isinstance(outs, Tensor) else outs) if o.requires_grad]
+            vs = tuple(v.requires_grad_() if i in diff_grads else v for i, v in enumerate(args[-n:]))
+            grads = grad(outs, [x for i, x in enumerate(xs) if i in diff_inputs], vs, create_graph=True,
+                         allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

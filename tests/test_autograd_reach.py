@@ -152,7 +152,118 @@ except ValueError as e:
     print(e)
 """
 
-PROGRAMS = {"functional, create_graph=True": FUNCTIONAL, "a hook registered after an in-place op": HOOK_AFTER_INPLACE,
+FUNCTIONS = """class SplitScale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        print("needs", ctx.needs_input_grad)
+        return x * k, x.argmax(), x.exp()
+    @staticmethod
+    def backward(ctx, g1, g_idx, g3):
+        x, = ctx.saved_tensors
+        print("backward got", g1, g_idx, g3)
+        return g1 * ctx.k + g3 * x.exp(), None
+class Sort(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        v, i = x.sort()
+        ctx.mark_non_differentiable(i)
+        ctx.save_for_backward(i)
+        ctx.set_materialize_grads(False)
+        return v, i
+    @staticmethod
+    def backward(ctx, gv, gi):
+        i, = ctx.saved_tensors
+        print("sort backward", gv, gi)
+        out = torch.zeros_like(gv)
+        out[i] = gv
+        return out
+x = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+a, idx, c = SplitScale.apply(x, 2.0)
+print(a, idx, c, a.grad_fn, idx.grad_fn, c.grad_fn, idx.requires_grad)
+(a.sum() + c.sum()).backward(); print(x.grad)
+x.grad = None
+a, idx, c = SplitScale.apply(x, 3.0); a.sum().backward(); print(x.grad)
+v, i = Sort.apply(x); print(v, i, i.requires_grad, v.grad_fn.next_functions)
+x.grad = None; (v * torch.tensor([1., 10., 100.])).sum().backward(); print(x.grad)
+y = torch.tensor([1.0, 2.0], requires_grad=True); z = torch.tensor([1.0, 2.0])
+class Two(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        print("needs", ctx.needs_input_grad)
+        return a * b
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+out = Two.apply(y, z); out.sum().backward(); print(y.grad, z.grad)
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+out = Two.apply(y, w); out.sum().backward(); print(y.grad, w.grad)
+class Bad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * b
+    @staticmethod
+    def backward(ctx, g):
+        return g
+try:
+    Bad.apply(y, w).sum().backward()
+except RuntimeError as e:
+    print(e)
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return Square3.apply(x) * g
+class Square3(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return 3 * x ** 2
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 6 * x * g
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+g, = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+print(g)
+h, = torch.autograd.grad(g.sum(), x, create_graph=True); print(h)
+print(torch.autograd.grad(h.sum(), x, allow_unused=True))
+"""
+
+GRADGRADCHECK = """torch.manual_seed(0)
+x = torch.tensor([0.5, 2.0, -1.0], dtype=torch.float64, requires_grad=True)
+W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)
+print(torch.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,)))
+print(torch.autograd.gradgradcheck(lambda t, w: (w @ t).tanh(), (x, W)))
+print(torch.autograd.gradgradcheck(lambda t: t.exp().sum(), (x,), (torch.tensor(2.0, dtype=torch.float64, requires_grad=True),)))
+print(torch.autograd.gradgradcheck(torch.nn.functional.softmax, (x, 0)))
+print(torch.rand(2))
+class BadSecond(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x.detach() * g + 0 * x     # the second derivative is lost
+print(torch.autograd.gradcheck(BadSecond.apply, (x,)))
+print(torch.autograd.gradgradcheck(BadSecond.apply, (x,), raise_exception=False))
+try:
+    torch.autograd.gradgradcheck(BadSecond.apply, (x,))
+except Exception as e:
+    print(type(e).__name__, str(e).split(",")[0])
+"""
+
+PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
+            "Functions: several outputs, non-differentiable, materialize_grads, needs_input_grad, double backward":
+            FUNCTIONS,
+            "gradgradcheck": GRADGRADCHECK, "a hook registered after an in-place op": HOOK_AFTER_INPLACE,
             "hook order: tensor, node, pre, post-accumulate, retained": HOOK_ORDER,
             "saved tensor hooks, multi-grad hooks, gradient edges": GRAPH_HOOKS}
 
