@@ -20,7 +20,7 @@ import collections
 import html
 import re
 
-from .graph import drawn_in_full
+from .value_text import drawn_in_full
 from .ops import OPS
 
 __all__ = ["to_dot", "quote", "html_text", "node_classes", "edge_classes", "op_beside_output", "slot_tips", "say",

@@ -20,33 +20,16 @@ import re
 import numpy as np
 
 from .ops import OPS
+from .value_text import number_text
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
-           "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "number_text", "latex_name", "constant_latex", "fill", "plain",
+           "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "latex_name", "constant_latex", "fill", "plain",
            "FUNCTION_NAMES", "as_shown", "unbroadcast", "SUBSTITUTE_MAX"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
 
 
 # --- numbers and names ------------------------------------------------------------------------
-
-def number_text(v):
-    """A number as a formula writes it: ``10``, ``0.5``, ``-3``, ``0.8814``, ``\\infty``."""
-    if isinstance(v, (bool, np.bool_)):
-        return "1" if v else "0"
-    v = float(v)
-    if math.isnan(v):
-        return r"\mathrm{nan}"
-    if math.isinf(v):
-        return r"\infty" if v > 0 else r"-\infty"
-    if v.is_integer() and abs(v) < 1e6:
-        return str(int(v))
-    text = f"{v:.4g}"
-    if "e" in text:
-        m, e = text.split("e")
-        return rf"{m} \cdot 10^{{{int(e)}}}"
-    return text
-
 
 _GREEK = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
              "tau upsilon phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega".split())

@@ -101,19 +101,18 @@ import numpy as np
 
 from . import _check
 from .adapters import trace_of
-from . import autograd as _ag
+from . import autograd
 from ._dtype import _BY_NP
-from ._format import format_array, printoptions, tensor_repr
-from .formula import fill as write, latex_name     # formulas are written in one place
+from ._format import tensor_repr
+from . import formula                              # formulas are written in one place
+from .formula import latex_name
 from .ops import OPS
+from .value_text import SMALL, format_number, node_text
 
-__all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "format_value", "format_number", "format_line",
-           "summary", "node_text", "drawn_in_full", "CAPTION_FULL", "NODE_FULL", "NODE_ROWS",
-           "latex_name", "VIEWS", "KINDS", "SMALL", "MAX_NODES"]
+__all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "latex_name", "VIEWS", "KINDS", "MAX_NODES"]
 
 VIEWS = ("dataflow", "pytorch")
 KINDS = ("leaf", "const", "op", "value", "accumulate", "group")
-SMALL = 16          # tensors with at most this many elements are shown in full
 MAX_NODES = 200     # beyond this, Graph.summarized() folds the interior into group nodes
 
 
@@ -229,7 +228,7 @@ class Graph:
         fn = getattr(obj, "_grad_fn", None)
         if fn is not None and fn._seq in self.value_ids:
             return self.value_ids[fn._seq]
-        if isinstance(obj, _ag.AccumulateGrad) and obj.variable is not None:
+        if isinstance(obj, autograd.AccumulateGrad) and obj.variable is not None:
             return self.id_of(obj.variable, default)
         if default is KeyError:
             raise KeyError(f"{obj!r} is not drawn in this graph")
@@ -264,137 +263,6 @@ class Graph:
         if len(self.nodes) <= max_nodes:
             return self
         return _summarize(self, max_nodes)
-
-
-# --- formatting ---------------------------------------------------------------------------------
-
-def format_value(a, small=SMALL):
-    """A tensor's values as PyTorch prints them: in full when small, else a short summary.
-
-    >>> format_value(np.array([1., 2.], np.float32))
-    '[1., 2.]'
-    >>> format_value(np.arange(100, dtype=np.float32))
-    '[ 0.,  1., ..., 98., 99.]'
-    >>> print(format_value(np.arange(30, dtype=np.float32).reshape(6, 5)))
-    [[ 0.,  1.,  ...,  3.,  4.],
-     [ 5.,  6.,  ...,  8.,  9.],
-     ...,
-     [20., 21.,  ..., 23., 24.],
-     [25., 26.,  ..., 28., 29.]]
-    """
-    if a is None:
-        return None
-    a = np.asarray(a)
-    if a.size <= small:
-        with printoptions(linewidth=60):
-            return format_array(a)
-    edge = 2 if a.ndim <= 2 else 1
-    with printoptions(threshold=0, edgeitems=edge, linewidth=60):
-        text = format_array(a)
-    return text
-
-
-def format_number(v):
-    """A constant as a student writes it: ``5``, ``0.5``, ``-1``, ``True``.
-
-    >>> format_number(5.0), format_number(np.float32(0.5)), format_number(2), format_number(1/3)
-    ('5', '0.5', '2', '0.3333333333333333')
-    """
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        if math.isfinite(v) and float(v).is_integer() and abs(v) < 1e15:
-            return str(int(v))
-        return np.format_float_positional(v, trim="-") if math.isfinite(v) else str(float(v))
-    if isinstance(v, np.ndarray) and v.ndim == 0:
-        return format_number(v[()])
-    text = repr(v)
-    return text if len(text) <= 24 else text[:21] + "..."
-
-
-CAPTION_FULL = 8       # a caption writes arrays up to this many numbers in full
-NODE_FULL = 3          # a node draws a tensor in full when it is one row of at most this many numbers
-NODE_ROWS = 2          # ... or a matrix of at most this many such rows
-
-
-def format_line(a):
-    """A value as PyTorch prints it (what the graph shows), on one line: ``[10., 10.]``, ``0.5000``."""
-    if a is None:
-        return "None"
-    return " ".join(format_value(np.asarray(a)).split())
-
-
-def summary(a, full=CAPTION_FULL, brief=False):
-    """A value summarised so that it cannot mislead: the one summariser of captions and nodes.
-
-    Up to ``full`` numbers in full, as PyTorch prints them.  A bigger array by its shape, its largest
-    row and its norm -- never just a first row that happens to be zero; an array of one number
-    repeated by that number.  ``brief`` (a node, which draws the shape beside it): the norm alone.
-
-    >>> summary(np.array([2.5, 2.5], np.float32))
-    '[2.5000, 2.5000]'
-    >>> summary(np.array([[0., 0.], [0., 0.], [1., 2.], [0., 0.5], [0., 0.]], np.float32))
-    '5×2, [2, :] = [1., 2.], ‖·‖ = 2.2913'
-    >>> summary(np.zeros((4, 4), np.float32)), summary(np.full((3, 4), 0.25, np.float32))
-    ('zeros(4, 4)', '3×4, all 0.2500')
-    >>> summary(np.arange(6, dtype=np.float32).reshape(3, 2), full=0, brief=True)
-    'norm 7.4162'
-    """
-    if a is None:
-        return "None"
-    a = np.asarray(a)
-    if a.size <= full:
-        return format_line(a)
-    shape = "×".join(str(n) for n in a.shape)
-    if a.dtype.kind in "fc" and not np.any(a):
-        return f"zeros({', '.join(str(n) for n in a.shape)})"
-    flat = a.reshape(-1)
-    if flat.size and np.all(flat == flat[0]):
-        return f"all {format_line(flat[0])}" if brief else f"{shape}, all {format_line(flat[0])}"
-    norm = format_line(np.asarray(np.linalg.norm(flat.astype(np.float64)), dtype=a.dtype))
-    if brief:       # a word, not ‖·‖: Graphviz sizes a node by its text's bytes, and ‖·‖ is eight
-        return f"norm {norm}"
-    if a.ndim == 1:
-        return f"{format_line(a)} ({shape}), ‖·‖ = {norm}"
-    rows = a.reshape(a.shape[0], -1)
-    with np.errstate(all="ignore"):
-        k = int(np.nanargmax(np.abs(rows.astype(np.float64)).sum(axis=1))) if np.any(np.isfinite(rows)) else 0
-    index = ", ".join([str(k)] + [":"] * (a.ndim - 1))
-    return f"{shape}, [{index}] = {format_line(a[k])}, ‖·‖ = {norm}"
-
-
-def node_text(a):
-    """What a node or an edge draws for a value: one short row, or a matrix up to 2×3, in full
-    (``[1., 1.]``, ``20.``, ``[[0., 1.],⏎ [1., 0.]]``; one number repeated as ``all 1.``), anything
-    bigger as its :func:`summary`
-    (``norm 2.6253``, ``all 0.2500``, ``zeros(4, 4)``), so a batch keeps its node small (issue 8:
-    lesson 6's network fits its box).  The full value is the node's tooltip; a gradient's, the
-    derivation's check lines.
-
-    >>> node_text(np.array([1., 1.], np.float32)), node_text(np.ones((2, 2), np.float32))
-    ('[1., 1.]', 'all 1.')
-    >>> print(node_text(np.array([[0., 1.], [1., 0.]], np.float32)))
-    [[0., 1.],
-     [1., 0.]]
-    """
-    if a is None:
-        return None
-    a = np.asarray(a)
-    flat = a.reshape(-1)
-    if drawn_in_full(a.shape) and a.ndim == 2 and a.shape[0] > 1 and not np.all(flat == flat[0]):
-        return format_value(a)          # a small matrix row by row, as PyTorch prints it: [[0., 1.],\n [1., 0.]]
-    return summary(a, full=a.size if drawn_in_full(a.shape) and (a.ndim < 2 or a.size == 1) else 0, brief=True)
-
-
-def drawn_in_full(shape):
-    """Whether a node draws a tensor of this shape in full: one row of at most NODE_FULL numbers, or a
-    matrix of at most NODE_ROWS rows of NODE_FULL (a 2×2 gradient= is the lesson: [[0, 1], [1, 0]])."""
-    shape = tuple(shape)
-    if len(shape) == 2:
-        return shape[0] <= NODE_ROWS and shape[1] <= NODE_FULL
-    return math.prod(shape) <= NODE_FULL and (len(shape) <= 1 or math.prod(shape[:-1]) == 1)
 
 
 def _dtype_name(npd):
@@ -575,7 +443,7 @@ class _Builder:
         operand = getattr(_drawing(step), "operand", None)   # a number written as an operand: x ** 2
         if self.view == "dataflow" and operand:
             symbol = operand[2]
-        symbol = write(symbol, params, text=True)              # ^@n -> ^2
+        symbol = formula.fill(symbol, params, text=True)              # ^@n -> ^2
         label = symbol if self.view == "dataflow" else step.name
         return self.add((step.seq, 0, 0), kind="op", label=label, seq=step.seq, grad_fn=step.name,
                         op=step.key, symbol=symbol, params=params, is_leaf=False, requires_grad=True,
@@ -727,7 +595,7 @@ class _Builder:
             forward["@0"], forward["@1"] = subs["@1"], subs["@0"]
 
         def fill(s, table):       # formulas are written in one place: gradviz.formula
-            return write(s, {k[1:]: v for k, v in table.items()})
+            return formula.fill(s, {k[1:]: v for k, v in table.items()})
         out._expr, out._prec = fill(step.latex, forward), prec
         dlatex = [fill(step.dlatex[min(i, len(step.dlatex) - 1)], subs) for i in range(n)] if step.dlatex else None
         if node is not None:

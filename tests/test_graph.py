@@ -8,7 +8,8 @@ import pytest
 import gradviz as torch
 import gradviz.trace as trace
 from gradviz.autograd import Variable
-from gradviz.graph import Graph, build_graph, format_number, format_value, latex_name
+from gradviz.graph import Graph, build_graph, latex_name
+from gradviz.value_text import format_number, format_value
 
 
 def seed1(**kw):

@@ -249,9 +249,9 @@ def test_an_unknown_node_is_drawn_with_its_real_gradients():
     x.grad = None
     o2 = torch.linalg.det(x)
     o2.backward()
-    assert w.derivation["leaves"][0]["chain"] == gradviz.graph.format_value(x.grad.numpy()).replace("\n", "") \
+    assert w.derivation["leaves"][0]["chain"] == gradviz.value_text.format_value(x.grad.numpy()).replace("\n", "") \
         or w.derivation["leaves"][0]["chain"].replace(" ", "") == \
-        " ".join(gradviz.graph.format_value(x.grad.numpy()).split()).replace(" ", "")
+        " ".join(gradviz.value_text.format_value(x.grad.numpy()).split()).replace(" ", "")
 
 
 def test_a_leaf_and_a_tensor_without_grad_fn():
@@ -336,7 +336,7 @@ def test_a_real_torch_model_collapses_into_its_layers():
         loss.backward()
         assert "model.0.bias.grad" in w.caption(len(w.frames) - 1)
         chain = {leaf["leaf"]: leaf["chain"] for leaf in w.derivation["leaves"]}
-        assert chain["model.0.bias"] == " ".join(gradviz.graph.format_value(model[0].bias.grad.numpy()).split())
+        assert chain["model.0.bias"] == " ".join(gradviz.value_text.format_value(model[0].bias.grad.numpy()).split())
         model.zero_grad()
 
 
@@ -351,7 +351,7 @@ def test_a_node_with_several_outputs_reads_each_from_its_variable(lib):
                   "(exp)" in w.caption(i))
     assert "= [3., 4.]" in exp_in                 # output 1 of the split, not output 0 (named after it: README)
     assert w.derivation["leaves"][0]["chain"] == " ".join(
-        gradviz.graph.format_value(np.array([2, 2, np.exp(3), np.exp(4)], np.float32)).split())
+        gradviz.value_text.format_value(np.array([2, 2, np.exp(3), np.exp(4)], np.float32)).split())
 
 
 def test_a_split_animates_the_same_in_both_engines():

@@ -41,7 +41,7 @@ def test_a_layer_sends_the_gradients_its_ops_sent_and_the_parameters_still_accum
     assert {leaf["leaf"] for leaf in w.derivation["leaves"]} == {f"model.{n}" for n in grads}
     for leaf in w.derivation["leaves"]:
         want = grads[leaf["leaf"].removeprefix("model.")]
-        assert leaf["chain"] == " ".join(gradviz.graph.format_value(np.asarray(want)).split())
+        assert leaf["chain"] == " ".join(gradviz.value_text.format_value(np.asarray(want)).split())
 
 
 def test_the_backward_button_folds_its_new_events_too():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gradviz as torch
-from gradviz.graph import node_text, summary
+from gradviz.value_text import node_text, summary
 from gradviz.widget import AutogradWidget
 from widget_lessons import LESSONS
 

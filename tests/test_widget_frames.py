@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 
 import gradviz as torch
-from gradviz.graph import format_value
+from gradviz.value_text import format_value
 from gradviz.trace import record
 from gradviz.widget import AutogradWidget
 from gradviz.widget.frames import event_data

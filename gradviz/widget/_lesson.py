@@ -8,37 +8,12 @@ import math
 
 import numpy as np
 
-from ..graph import format_line as num, format_number, latex_name
+from ..graph import latex_name
+from ..value_text import format_line, format_number
 from ..adapters import trace_of
 from ..trace import steps_reached
 
-__all__ = ["Lesson", "num", "short", "latex_name"]
-
-def short(a, limit=6):
-    """A short text for a value in a formula: ``10``, ``0.5``, ``[10, 10]``, ``[1, 2, 3, …] (4×5)``."""
-    if a is None:
-        return "None"
-    a = np.asarray(a)
-    if a.size == 1:
-        return _scalar(a.reshape(-1)[0])
-    if a.size <= limit and a.ndim == 1:
-        return "[" + ", ".join(_scalar(v) for v in a) + "]"
-    if a.size <= limit and a.ndim == 2:
-        return "[" + ", ".join("[" + ", ".join(_scalar(v) for v in row) + "]" for row in a) + "]"
-    head = ", ".join(_scalar(v) for v in a.reshape(-1)[:3])
-    return f"[{head}, …] ({'×'.join(str(n) for n in a.shape)})"
-
-
-def _scalar(v):
-    if isinstance(v, (bool, np.bool_)):
-        return "True" if v else "False"
-    v = float(v)
-    if math.isnan(v) or math.isinf(v):
-        return str(v)
-    if v.is_integer() and abs(v) < 1e6:
-        return str(int(v))
-    return f"{v:.4g}"
-
+__all__ = ["Lesson", "latex_name"]
 
 class Lesson:
     """The graph behind a trace's root: steps in forward order, inputs, values, leaves and names.
@@ -113,5 +88,5 @@ class Lesson:
             if thing.data is None:
                 return "?"
             a = np.asarray(thing.data)
-            return format_number(a[()]) if a.ndim == 0 else num(a)
+            return format_number(a[()]) if a.ndim == 0 else format_line(a)
         return self.name(thing)

@@ -19,7 +19,8 @@ from .._watch import module_calls
 from ..adapters import make_adapter
 from .. import trace_modules
 from ..draw import RANKDIRS
-from ..graph import VIEWS, summary
+from ..graph import VIEWS
+from ..value_text import summary
 from .frames import (Ids, backward_frames, error_frame, forward_frames, note_frame, start_frame, sync_frame, values_frame,
                      zero_frame)
 from . import practice_mode as P

@@ -20,7 +20,8 @@ import numpy as np
 from .. import chain_rule, formula
 from .._broadcast import unbroadcast
 from ..trace import Value, array_of
-from ._lesson import latex_name, num, short
+from ..value_text import format_line, short
+from ._lesson import latex_name
 from .sanitize import sanitize_mathml
 
 __all__ = ["mathml", "build_derivation", "chain_gradients", "expected_gradients",
@@ -414,7 +415,7 @@ def check(grad, want):
     grad = np.asarray(grad, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     ok = bool(np.allclose(grad, want, rtol=1e-4, atol=1e-6))
-    out = {"ok": ok, "diff": "" if ok else num(grad - want)}
+    out = {"ok": ok, "diff": "" if ok else format_line(grad - want)}
     if not ok and np.any(want != 0) and np.all(np.isfinite(grad)) and np.all(np.isfinite(want)):
         k = round(float(np.sum(grad * want) / np.sum(want * want)))
         if 0 <= k <= 1000 and np.allclose(grad, k * want, rtol=1e-4, atol=1e-6):
@@ -633,7 +634,7 @@ class StepMath:
 
     ABBREVIATE = 24     # a gradient formula bigger than this is written as ∂o/∂name further down
 
-    def __init__(self, lesson, seed, paths=None, fmt=num):
+    def __init__(self, lesson, seed, paths=None, fmt=format_line):
         self.lesson, self.seed, self.fmt = lesson, seed, fmt     # fmt: how a value is written
         self.root = objective(lesson, seed)[0] if seed is not None else latex_name(lesson.root_name)
         self.index = {}
@@ -785,7 +786,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             chips = [_factor_data(lesson, n, i, ids) for n, i in shown]
             if v is not None:          # ∂L/∂z = v: the first factor, one for one with the values
                 seed_sym = _partial(root, top)
-                chips.insert(0, {**mathml(seed_sym), "value": num(seed), "node": None, "edge": None})
+                chips.insert(0, {**mathml(seed_sym), "value": format_line(seed), "node": None, "edge": None})
                 if _elementwise_path(lesson, path):
                     stages = [seed_sym + r" \odot " + _paren(r" \cdot ".join(sym + dots), len(sym + dots))]
                 else:
@@ -799,7 +800,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             if value_latex(value, limit=LINE_VALUES) is not None:
                 stages.append(value_latex(value, limit=LINE_VALUES))
             stages = [st for j, st in enumerate(stages) if j == 0 or st != stages[j - 1]]
-            line = {"stages": [mathml(st) for st in stages], "value": num(value), "factors": chips}
+            line = {"stages": [mathml(st) for st in stages], "value": format_line(value), "factors": chips}
             term = value_latex(value) or rf"\text{{path {k}}}"
             terms.append(term)
             if fan_in:
@@ -811,7 +812,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             "lhs": mathml(_partial(root, name)),
             "paths": lines,
             "count": count,
-            "chain": num(want) if want is not None else "0",
+            "chain": format_line(want) if want is not None else "0",
         }
         if fan_in:
             total = value_latex(want)
@@ -820,7 +821,7 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
                 + (" = " + total if total is not None else ""))
         if leaf.seq in closed:
             latex, value = closed[leaf.seq]
-            entry["closed"] = num(value)
+            entry["closed"] = format_line(value)
             if latex:
                 shown = value_latex(value)
                 entry["closed_tex"] = mathml(f"{_partial(root, name)} = {latex}" + (f" = {shown}" if shown else ""))
@@ -894,7 +895,7 @@ def _numbered_leaf(lesson, leaf, numbered, root, chain, keep):
     k, line = next(((k, item) for k, item in enumerate(numbered, 1) if item[1] is leaf), (None, None))
     want = chain.get(leaf.seq)
     entry = {"leaf": name, "lhs": mathml(_partial(root, latex_name(name))), "paths": [], "count": 0,
-             "chain": num(want) if want is not None else "0"}
+             "chain": format_line(want) if want is not None else "0"}
     if line is None:
         return entry
     expr = line[3]
@@ -903,7 +904,7 @@ def _numbered_leaf(lesson, leaf, numbered, root, chain, keep):
     stages = [expr.latex(), expr.latex(numbers=True)] + ([value_latex(value)] if value_latex(value) else [])
     stages = [st for j, st in enumerate(stages) if j == 0 or st != stages[j - 1]]
     entry["paths"] = [{"stages": [mathml(st) for st in stages],
-                       "value": num(value), "factors": []}]
+                       "value": format_line(value), "factors": []}]
     entry["count"] = 1
     return entry
 
@@ -912,7 +913,7 @@ def _factor_data(lesson, node, i, ids):
     """One factor chip: ∂(output)/∂(input i), its numbers, and where it sits in the picture."""
     latex = _partial(latex_name(lesson.name(node)), _input_name(lesson, node, i))
     local = local_derivative(lesson, node, i)
-    return {**mathml(latex), "value": num(local) if local is not None else "",
+    return {**mathml(latex), "value": format_line(local) if local is not None else "",
             "node": ids.op(node) if ids is not None else None,
             "edge": ids.edge_in(node, i) if ids is not None else None}
 

@@ -32,8 +32,7 @@ import numpy as np
 
 from ..formula import Rule, fill, plain
 from ..trace import array_of
-from ..graph import node_text, summary as shown      # the one summariser: captions and nodes
-from ._lesson import num, short
+from ..value_text import format_line, node_text, short, summary      # the one writer of numbers
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, operand_mark, seed_name
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
@@ -238,11 +237,11 @@ def _check_slot(grad, want, leaf, lesson, added=None, before=None, known=True):
     ``gradient=``), so that is what is compared.  ``known=False``: the ``.grad`` came from code the
     widget did not see; a difference is then no error of the engine's, and no mark is shown.
     """
-    slot = {"grad": "None" if grad is None else num(grad)}
+    slot = {"grad": "None" if grad is None else format_line(grad)}
     have = added if added is not None else grad
     slot.update(check(have, want) if want is not None and have is not None else {"ok": None, "diff": ""})
     if added is not None and before is not None and np.any(np.asarray(before) != 0):
-        slot["added"] = num(added)
+        slot["added"] = format_line(added)
         total = check(grad, want) if want is not None and grad is not None else {}
         if total.get("times", 0) >= 2:        # .grad holds k calls' worth: accumulation, said as such
             slot["total_times"] = total["times"]
@@ -273,7 +272,7 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
         expr = plain(forward_latex(lesson, node))      # as the definitions write it: 5 b, tanh(b)
         inputs = [ids.input(lesson, node, i) for i in range(len(kinds))]
         edges = [ids.edge_in(node, i) for i in range(len(kinds))]
-        listed = [f"{names[i]} = {shown(a) if a is not None else '?'}" if kinds[i][0] != "const" or getattr(
+        listed = [f"{names[i]} = {summary(a) if a is not None else '?'}" if kinds[i][0] != "const" or getattr(
             kinds[i][1], "name", None) else names[i] for i, a in enumerate(lesson.inputs(node))]
         frames.append(_frame("forward", "fwd_in", ["cap_fwd_in", {
             "k": str(k), "n": str(n), "node": node.name, "op": op_words(node), "expr": expr,
@@ -281,7 +280,7 @@ def forward_frames(lesson, ids, steps=None, first=1, fold=True):
             focus=[ids.op(node)], lit=inputs, edges=edges, set={f"cls:{ids.op(node)}": "fwd"}))
         out, value = ids.value(node), lesson.output(node)      # None: a value PyTorch did not keep
         frames.append(_frame("forward", "fwd_out", ["cap_fwd_out", {
-            "out": lesson.name(node), "expr": expr, "value": shown(value) if value is not None else "?",
+            "out": lesson.name(node), "expr": expr, "value": summary(value) if value is not None else "?",
             "node": node.name}],
             focus=[out], lit=[ids.op(node)], edges=[ids.edge_out(node)],
             set={f"val:{out}": _val_slot(lesson.output(node)), f"cls:{out}": "fwd"} if ids.own_value(node)
@@ -326,14 +325,14 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         reset[f"cls:{ids.op(node)}"] = "fwd"
     args = ["retain_graph=True" if retain_graph else "retain_graph=False"]
     if gradient_given:
-        args.insert(0, "gradient=" + shown(seed))
+        args.insert(0, "gradient=" + summary(seed))
     root_value = ids.value(root) if root is not None else None
     reset[f"grad:{root_value}"] = _grad_slot(seed, False)
     # backward(gradient=v) differentiates L = Σ v ⊙ z: every ∂ of its captions is ∂L/∂…, as the derivation's
     dname = objective(lesson, seed)[1] if seed is not None else rname
     key = "cap_seed" if dname == rname else "cap_seed_v"
     frames = [_frame("backward", "seed", [key + "_replay" if run_number == 0 else key, {
-        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": shown(seed), "L": dname,
+        "run": str(run_number), "args": ", ".join(args), "root": rname, "seed": summary(seed), "L": dname,
         "v": seed_name(lesson)[1]}],
         run=run, focus=[root_value], set=reset)]
     if math is not None and root is not None:
@@ -372,8 +371,8 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             # a leaf's slot is its .grad, which changes only when AccumulateGrad runs (next frame)
             total = {} if is_leaf or not ids.own_value(node) else {f"grad:{target}": _grad_slot(e.grad_in, False)}
             frames.append(_frame("backward", "sum", ["cap_sum", {
-                "name": name, "k": str(len(got)), "terms": " + ".join(shown(t) for t in terms),
-                "total": shown(e.grad_in)}], run=run, focus=[target],
+                "name": name, "k": str(len(got)), "terms": " + ".join(summary(t) for t in terms),
+                "total": summary(e.grad_in)}], run=run, focus=[target],
                 edges=[ids.edge_in(c, i) for c, i in got], set=total))
             if math is not None:
                 _chain(frames[-1], [], [math.total(key, name, e.grad_in)])
@@ -383,10 +382,10 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
                  f"check:{name}": _check_slot(e.grad_after, want, leaf, lesson, added=e.grad_in,
                                               before=e.grad_before)}
             if e.grad_before is None:
-                msg = ["cap_acc_new", {"leaf": name, "after": shown(e.grad_after)}]
+                msg = ["cap_acc_new", {"leaf": name, "after": summary(e.grad_after)}]
             else:
-                msg = ["cap_acc_add", {"leaf": name, "g": shown(e.grad_in), "before": shown(e.grad_before),
-                                       "after": shown(e.grad_after)}]
+                msg = ["cap_acc_add", {"leaf": name, "g": summary(e.grad_in), "before": summary(e.grad_before),
+                                       "after": summary(e.grad_after)}]
             frames.append(_frame("backward", "acc", msg, run=run, focus=[target],
                                  edges=[ids.edge_in(c, i) for c, i in got], set=s, event=event_data(e)))
             if math is not None:
@@ -413,21 +412,21 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
             local = local_derivative(lesson, node, i)
             formula = _formula_text(math, node, i) if local is None else None
             if local is not None:
-                sends.append(["cap_send", {"out": name, "inp": inp, "local": shown(local), "grad": shown(gi)}])
+                sends.append(["cap_send", {"out": name, "inp": inp, "local": summary(local), "grad": summary(gi)}])
             elif formula is not None:        # softmax & co, a collapsed layer: the formula, as derived
                 sends.append(["cap_send_formula", {"root": dname, "inp": inp, "formula": formula,
-                                                   "grad": shown(gi)}])
+                                                   "grad": summary(gi)}])
             elif getattr(node, "members", None):      # a layer collapsed into one step
-                sends.append(["cap_send_layer", {"inp": inp, "grad": shown(gi)}])
+                sends.append(["cap_send_layer", {"inp": inp, "grad": summary(gi)}])
             elif node.op is None and (node.key is None or node.user):   # a custom Function, a node the table lacks
-                sends.append(["cap_send_engine", {"inp": inp, "grad": shown(gi), "node": node.name}])
+                sends.append(["cap_send_engine", {"inp": inp, "grad": summary(gi), "node": node.name}])
             else:
                 sends.append(["cap_send_vjp", {"rule": expr_text(node.dlatex[min(i, len(node.dlatex) - 1)],
                                                                  [lesson.input_text(*k) or "?" for k in kinds],
                                                                  node.params),
-                                               "inp": inp, "grad": shown(gi)}])
+                                               "inp": inp, "grad": summary(gi)}])
         frames.append(_frame("backward", "node", ["cap_node", {
-            "node": node.name, "root": dname, "out": name, "gin": shown(e.grad_in),
+            "node": node.name, "root": dname, "out": name, "gin": summary(e.grad_in),
             "sends": {"join": sends}}], run=run, focus=[ids.op(node)], lit=[target] + lit, edges=edges,
             set=s, event=event_data(e)))
         if math is not None:
@@ -440,7 +439,7 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
         frames.append(error_frame(lesson, run, run_number, error))
     else:
         final = {e.variable.seq: e.grad_after for e in events if e.name == "AccumulateGrad"}
-        grads = [f"{lesson.name(t)}.grad = {shown(final[t.seq])}" for t in lesson.leaves if t.seq in final]
+        grads = [f"{lesson.name(t)}.grad = {summary(final[t.seq])}" for t in lesson.leaves if t.seq in final]
         if len(grads) > MAX_LISTED:
             grads = grads[:MAX_LISTED] + [f"… ({len(grads) - MAX_LISTED} more)"]
         words = {"run": str(run_number), "grads": ", ".join(grads) or "–", "root": rname}
@@ -521,7 +520,7 @@ def _backward_group(lesson, ids, run, group, events, rname):
     f = _frame("backward", "bwd_group", ["cap_bwd_group", {
         "count": str(len(steps)), "ops": _op_counts(steps) or "–", "root": rname,
         "first": lesson.name(first.node if first.node is not None else first.variable),
-        "gin": shown(first.grad_in), "last": lesson.name(last.node if last.node is not None else last.variable),
+        "gin": summary(first.grad_in), "last": lesson.name(last.node if last.node is not None else last.variable),
         "leaves": str(len(leaves))}], run=run, focus=[group], set=s)
     f["folded"] = {"group": group, "count": len(events)}
     return f
@@ -554,7 +553,7 @@ def values_frame(lesson, ids, key):
     root = lesson.root_step
     value = lesson.output(root) if root is not None else lesson.root.data
     return _frame("note", "forward_again", [key, {"root": lesson.root_name,
-                                                  "value": shown(value) if value is not None else "?"}],
+                                                  "value": summary(value) if value is not None else "?"}],
                   focus=[ids.value(root)] if root is not None else [], set=s)
 
 
@@ -578,7 +577,7 @@ def zero_frame(lesson, ids, before, targets, after=None):
             parts.append(["cap_zero_none", {"leaf": name}])
             continue
         after_ = (after or {}).get(t.seq)
-        parts.append(["cap_zero", {"leaf": name, "before": shown(b), "after": shown(after_)}])
+        parts.append(["cap_zero", {"leaf": name, "before": summary(b), "after": summary(after_)}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(after_, True)
         if _written(lesson, t):
             s[f"check:{name}"] = _check_slot(after_, targets.get(t.seq), t, lesson)
@@ -592,7 +591,7 @@ def sync_frame(lesson, ids, changed, now, targets, restored=False):
     parts, s = [], {}
     for t in changed:
         name, g = lesson.name(t), now.get(t.seq)
-        parts.append(["cap_sync_item", {"leaf": name, "value": shown(g) if g is not None else "None"}])
+        parts.append(["cap_sync_item", {"leaf": name, "value": summary(g) if g is not None else "None"}])
         s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
         if _written(lesson, t):
             s[f"check:{name}"] = _check_slot(g, targets.get(t.seq), t, lesson, known=False)

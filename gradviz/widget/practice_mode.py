@@ -27,9 +27,8 @@ import numpy as np
 
 from .. import _check
 from ..formula import plain
-from ..graph import summary as shown
 from ..quiz import check_answer, distractors, select
-from ._lesson import short
+from ..value_text import short, summary
 from .i18n import render
 from .derivation import forward_latex, local_derivative
 
@@ -160,12 +159,12 @@ def questions(lesson, ids, frames, events, root_name, kinds):
         if len(got) == 1:
             c, i = got[0]
             local = local_derivative(lesson, c, i)
-            first = (["h_local", {"out": name(c), "inp": tname, "local": shown(local)}] if local is not None
+            first = (["h_local", {"out": name(c), "inp": tname, "local": summary(local)}] if local is not None
                      else ["h_expr", {"out": name(c), "expr": plain(forward_latex(lesson, c))}])
             e = by_node.get(id(c))
-            return [first] + ([["h_incoming", {"out": name(c), "g": shown(e.grad_in)}]] if e is not None else [])
+            return [first] + ([["h_incoming", {"out": name(c), "g": summary(e.grad_in)}]] if e is not None else [])
         listed = ", ".join(name(c) for c, _ in got)
-        incoming = [["h_incoming", {"out": name(c), "g": shown(by_node[id(c)].grad_in)}]
+        incoming = [["h_incoming", {"out": name(c), "g": summary(by_node[id(c)].grad_in)}]
                     for c, _ in got if id(c) in by_node]
         return [["h_uses", {"name": tname, "k": str(len(got)), "uses": listed}]] + (
             [["h_list", {"items": {"join": incoming}}]] if incoming else [])
@@ -200,7 +199,7 @@ def questions(lesson, ids, frames, events, root_name, kinds):
             continue
         nname, value = name(node), lesson.output(node)
         expr = plain(forward_latex(lesson, node))
-        inputs = ", ".join(f"{lesson.input_name(node, i) or '?'} = {shown(a)}"
+        inputs = ", ".join(f"{lesson.input_name(node, i) or '?'} = {summary(a)}"
                            for i, a in enumerate(lesson.inputs(node)) if a is not None)
         if "forward" in kinds and value is not None:
             at = _first(frames, [f"val:{ids.value(node)}"], phase="forward")
@@ -245,9 +244,9 @@ def questions(lesson, ids, frames, events, root_name, kinds):
                 m = [("incoming", e.grad_in)] if np.shape(e.grad_in) == np.shape(gi) else []
                 m += [("local_only", local)] if local is not None else []
                 m += [("forward", own)] if own is not None else []
-                hints = ([["h_local", {"out": nname, "inp": inp, "local": shown(local)}]] if local is not None
+                hints = ([["h_local", {"out": nname, "inp": inp, "local": summary(local)}]] if local is not None
                          else [["h_expr", {"out": nname, "expr": expr}]])
-                hints.append(["h_incoming", {"out": nname, "g": shown(e.grad_in)}])
+                hints.append(["h_incoming", {"out": nname, "g": summary(e.grad_in)}])
                 out.append(Question("sent", inp, kind == "leaf", node.name, gi,
                                     ["q_sent", {"out": nname, "inp": inp}], node_at, hints, m, _dtype(gi)))
     if seed_at is not None:
@@ -272,7 +271,7 @@ def questions(lesson, ids, frames, events, root_name, kinds):
                 twice = after + np.asarray(e.grad_in, dtype=after.dtype)     # AccumulateGrad: .grad += g
                 out.append(Question("second", lname, True, lname, twice,
                                     ["q_second", {"name": lname, "root": root_name}], len(frames),
-                                    [["h_accumulate", {"name": lname}], ["h_first", {"name": lname, "g": shown(after)}]],
+                                    [["h_accumulate", {"name": lname}], ["h_first", {"name": lname, "g": summary(after)}]],
                                     [("not_accumulated", after), ("forward", leaf.data)], _dtype(after)))
     out = [q for q in out if np.size(q.expected) <= MAX_NUMBERS]
     return sorted(out, key=lambda q: q.at)          # (stable: a frame's questions in the order above)
