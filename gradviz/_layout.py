@@ -21,8 +21,8 @@ import numpy as np
 
 __all__ = ["POINTWISE", "laid_out", "pointwise_strides", "dense_strides"]
 
-# TensorIterator's ops (by their test kinds), and flip, which allocates like its input as clone does
-POINTWISE = frozenset({"unary", "binary", "steps", "rounded", "where", "flip"})
+# TensorIterator's ops (by their test kinds); flip and sort allocate like their input as clone does
+POINTWISE = frozenset({"unary", "binary", "steps", "rounded", "where", "flip", "sort"})
 
 
 def laid_out(op, out, arrays, params=None):

@@ -369,6 +369,7 @@ op("masked_fill", grad_fn="MaskedFillBackward0", symbol="fill", forward=lambda a
    vjps=[lambda g, y, a, mask, value: np.where(mask, 0, g)], uses=[""],
    latex=r"@0 \text{ where not mask}", dlatex=[r"\mathbb{1}[\lnot \text{mask}]"],
    params={"mask": np.array([True, False]), "value": 0.0}, method="masked_fill", inplace=True, function=True,
+   contiguous=True,     # (PyTorch's masked_fill clones row-major, then fills)
    inputs="masked_fill")
 
 op("masked_select", grad_fn="MaskedSelectBackward0", symbol="select",
@@ -632,6 +633,7 @@ op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis
    vjps=[lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], uses=[""],
    latex=r"\sum_{j \le i} @0_j", dlatex=[r"\mathbb{1}[j \le i]"],
    params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax", along_dim=True,
+   contiguous=True,     # (PyTorch allocates a cumsum row-major)
    saved={"dim": "@dim"})
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
@@ -689,7 +691,7 @@ op("slice_backward", grad_fn="SliceBackwardBackward0", symbol="[a:b]ᵀ",
 op("repeat", grad_fn="RepeatBackward0", forward=lambda a, sizes: np.tile(a, sizes),
    vjps=[lambda g, y, a, sizes: _unrepeat(g, a.shape, sizes)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"sizes": (2, 1)}, method="repeat", inputs="repeat")
+   params={"sizes": (2, 1)}, method="repeat", inputs="repeat", contiguous=True)
 op("diagonal", grad_fn="DiagonalBackward0_copy", symbol="diag", forward=lambda a, offset=0: np.diagonal(a, offset).copy(),
    vjps=[lambda g, y, a, offset=0: _diag_scatter(g, a.shape, offset)], uses=[""],
    latex=r"\operatorname{diag}(@0)", dlatex=["1"],

@@ -44,6 +44,8 @@ REGRESSIONS = {
     106915: "2 ** 1.4e12 through SLEEF's powf is inf (its overflow test), not 0",
     204763: "a ** b keeps its result whenever it is recorded: writing into it is caught",
     209767: "prod of a 0-d tensor passes its gradient through (no y / x: nan / nan)",
+    300780: "repeat of an expanded tensor is row-major (PyTorch allocates it so)",
+    301136: "cumsum of a transposed tensor is row-major",
 }
 
 
