@@ -72,10 +72,10 @@ def fma32(a, b, c):
     """
     p = np.multiply(a, b, dtype=np.float64)
     s = np.add(p, c, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64)
     low = np.asarray(s).view(np.uint64) & _LOW29
     tie = low == _MID_LOW
     if tie.any():  # rare: settle the tie with the part of p + c that float64 rounded away
+        c = np.asarray(c, dtype=np.float64)
         s = np.array(s, dtype=np.float64, copy=True, ndmin=1)
         p, c, tie = (np.broadcast_to(v, s.shape) for v in (p, c, tie))
         bb = s - p
