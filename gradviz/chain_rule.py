@@ -417,8 +417,36 @@ def _bce_logits(i, g, operands, out, params, in_shape, out_shape):
     return _scale(g, Mul(Frac(Num(1), Num(n)), d) if n != 1 else d)
 
 
+def _batch_norm(i, g, operands, out, params, in_shape, out_shape):
+    """Batch norm of a batch of rows (N, C): ∂β = Σ_b g, ∂γ = Σ_b g ⊙ x̂, and while training
+    ∂x = γ / (N √(σ² + ε)) ⊙ (N g − Σ_b g − x̂ ⊙ Σ_b g ⊙ x̂); in eval mode ∂x = g ⊙ γ / √(σ² + ε)."""
+    if len(in_shape) != 2 and i == 0 or len(operands[0].v.shape) != 2 or g is None:
+        return None
+    x, gamma = operands[0], operands[1]
+    training, eps = bool(params.get("training", True)), float(params.get("eps", 1e-5))
+    if training:
+        mu, var = x.v.mean(axis=0), x.v.var(axis=0)
+    elif params.get("running_mean") is not None and params.get("running_var") is not None:
+        mu, var = np.asarray(params["running_mean"], np.float64), np.asarray(params["running_var"], np.float64)
+    else:
+        return None
+    sd = Sym("sigma", np.sqrt(var + eps), latex=r"\sqrt{\sigma^{2} + \epsilon}", substitute=False)
+    xhat = Sym("xhat", (x.v - mu) / np.sqrt(var + eps), latex=r"\hat{x}", substitute=False)
+    if i == 2:
+        return Sum(g, in_shape)
+    if i == 1:
+        return Sum(Mul(g, xhat, hadamard=True), in_shape)
+    if not training:
+        return Mul(g, Frac(gamma, sd), hadamard=True)
+    n = Num(x.v.shape[0])
+    inner = Add(Mul(n, g), Neg(RowSum(g, 0, "b")), Neg(Mul(xhat, RowSum(Mul(g, xhat, hadamard=True), 0, "b"),
+                                                             hadamard=True)))
+    return Mul(Frac(gamma, Mul(n, sd)), inner, hadamard=True)
+
+
 COMPOSITES = {"nll_loss": _nll, "log_softmax": _log_softmax, "softmax": _softmax, "mse_loss": _mse,
-              "binary_cross_entropy": _bce, "binary_cross_entropy_with_logits": _bce_logits}
+              "binary_cross_entropy": _bce, "binary_cross_entropy_with_logits": _bce_logits,
+              "native_batch_norm": _batch_norm}
 
 
 def linear_step(i, g, x, w, in_shape):

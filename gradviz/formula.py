@@ -639,12 +639,12 @@ class RowSum(_Shaped):
 
     prec = 9
 
-    def __init__(self, arg, dim):
+    def __init__(self, arg, dim, index="j"):
         super().__init__(arg, ())
-        self.dim = dim
+        self.dim, self.index = dim, index
 
     def latex(self, numbers=False):
-        return rf"\sum_{{j}} {self.arg.wrap(numbers, 9)}"
+        return rf"\sum_{{{self.index}}} {self.arg.wrap(numbers, 9)}"
 
     def value(self):
         return np.sum(np.asarray(self.arg.value()), axis=self.dim, keepdims=True)

@@ -367,3 +367,27 @@ def test_random_programs_read_as_maths_gradviz(recipe):
 @given(programs())
 def test_random_programs_read_as_maths_torch(recipe):
     _check_program("torch", recipe)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_has_its_textbook_derivative(engine, training):
+    """∂β = Σ_b g, ∂γ = Σ_b g ⊙ x̂, ∂x = γ/(N√(σ²+ε)) ⊙ (N g − Σ_b g − x̂ ⊙ Σ_b g ⊙ x̂) (eval: g ⊙ γ/√(σ²+ε))."""
+    lib = lib_of(engine)
+    lib.manual_seed(0)
+    bn = lib.nn.BatchNorm1d(3)
+    x = lib.tensor(np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32).tolist(), requires_grad=True)
+    y = lib.tensor([[0., 1., 2.], [1., 0., 1.], [2., 2., 0.], [1., 1., 1.]])
+    if not training:
+        bn(x)                                   # running statistics from one batch
+        bn.eval()
+    out = (bn(x) * y).sum()
+    names = {"x": x, "y": y, "out": out, "bn.weight": bn.weight, "bn.bias": bn.bias}
+    w = check(out, names)
+    lines = {e["leaf"]: e["paths"][0]["stages"][1]["latex"] for e in w.derivation["leaves"]}
+    if engine == "torch" and not training:
+        # (the torch adapter does not read the running statistics PyTorch saved: the engine's numbers,
+        # written g · ∂a/∂x, are used, and still checked above)
+        assert r"\frac{\partial a}{\partial x}" in lines["x"], lines
+        return
+    assert r"\hat{x}" in lines["bn.weight"] and r"\sqrt{\sigma^{2} + \epsilon}" in lines["x"], lines
