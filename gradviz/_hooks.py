@@ -32,7 +32,8 @@ class RemovableHandle:
     def __init__(self, hooks_dict, *, extra_dict=None):
         self.hooks_dict = hooks_dict
         self.id = next(_ids)
-        self.extra_dicts = [] if extra_dict is None else [extra_dict]
+        self.extra_dicts = [] if extra_dict is None else list(extra_dict) if isinstance(extra_dict, list) \
+            else [extra_dict]
 
     def remove(self):
         for d in [self.hooks_dict, *self.extra_dicts]:

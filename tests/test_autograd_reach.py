@@ -260,7 +260,83 @@ except Exception as e:
     print(type(e).__name__, str(e).split(",")[0])
 """
 
+MODULE_HOOKS = """log = []
+torch.manual_seed(0)
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+        self.act = torch.nn.Tanh()
+    def forward(self, x):
+        return self.act(self.lin(x))
+net = torch.nn.Sequential(Block(), torch.nn.Linear(2, 1))
+def fpre(name):
+    return lambda m, args: log.append((name, "forward pre", [tuple(a.shape) for a in args]))
+def fwd(name):
+    return lambda m, args, out: log.append((name, "forward", tuple(out.shape)))
+def bpre(name):
+    return lambda m, go: log.append((name, "backward pre", [None if g is None else g.tolist() for g in go]))
+def bwd(name):
+    return lambda m, gi, go: log.append((name, "backward", [None if g is None else g.tolist() for g in gi],
+                                         [None if g is None else g.tolist() for g in go]))
+for name, m in net.named_modules():
+    name = name or "net"
+    m.register_forward_pre_hook(fpre(name)); m.register_forward_hook(fwd(name))
+    m.register_full_backward_pre_hook(bpre(name)); m.register_full_backward_hook(bwd(name))
+x = torch.tensor([[1.0, -1.0, 0.5]], requires_grad=True)
+y = net(x)
+print(y, net[0](x))
+y.sum().backward()
+for item in log:
+    print(item)
+print(x.grad, net[1].weight.grad)
+log.clear()
+x2 = torch.tensor([[0.5, 0.5, 0.5]])          # an input that needs no gradient
+net(x2).sum().backward()
+for item in log:
+    print(item)
+lin = torch.nn.Linear(2, 2)
+h = lin.register_forward_hook(lambda m, a, o: o * 10)
+print(lin(torch.ones(1, 2)))
+h.remove(); print(lin(torch.ones(1, 2)))
+lin.register_forward_pre_hook(lambda m, a: (a[0] * 0,))
+print(lin(torch.ones(1, 2)))
+lin2 = torch.nn.Linear(2, 2)
+lin2.register_full_backward_hook(lambda m, gi, go: (gi[0] * 100,))
+z = torch.ones(1, 2, requires_grad=True); lin2(z).sum().backward(); print(z.grad)
+lin3 = torch.nn.Linear(2, 2)
+lin3.register_forward_pre_hook(lambda m, a, k: ((a[0] + 1,), k), with_kwargs=True)
+lin3.register_forward_hook(lambda m, a, k, o: print("kwargs hook", k, o.shape), with_kwargs=True)
+lin3.register_forward_hook(lambda m, a, o: print("first"), prepend=True)
+print(lin3(torch.zeros(1, 2)))
+"""
+
+ALL_HOOKS = """log = []
+torch.manual_seed(1)
+lin = torch.nn.Linear(2, 2)
+x = torch.tensor([[1.0, 2.0]], requires_grad=True)
+lin.register_full_backward_pre_hook(lambda m, go: log.append("module backward pre"))
+lin.register_full_backward_hook(lambda m, gi, go: log.append("module backward"))
+lin.register_forward_hook(lambda m, a, o: log.append("module forward"))
+x.register_hook(lambda g: log.append("x tensor hook"))
+x.register_post_accumulate_grad_hook(lambda t: log.append("x post-accumulate"))
+lin.weight.register_post_accumulate_grad_hook(lambda t: log.append("weight post-accumulate"))
+lin.weight.register_hook(lambda g: log.append("weight tensor hook"))
+h = lin(x)
+h.register_hook(lambda g: log.append("h tensor hook"))
+h.grad_fn.register_prehook(lambda go: log.append("h node pre"))
+h.grad_fn.register_hook(lambda gi, go: log.append("h node post"))
+u = h.sigmoid() * 1
+u.mul_(3)
+u.register_hook(lambda g: log.append("u (after mul_) tensor hook"))
+loss = (u + h).sum()
+loss.backward()
+print(log)
+"""
+
 PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
+            "module hooks: forward, pre, full backward, with kwargs, prepend": MODULE_HOOKS,
+            "tensor, node, post-accumulate and module hooks with an in-place op": ALL_HOOKS,
             "Functions: several outputs, non-differentiable, materialize_grads, needs_input_grad, double backward":
             FUNCTIONS,
             "gradgradcheck": GRADGRADCHECK, "a hook registered after an in-place op": HOOK_AFTER_INPLACE,

@@ -1,12 +1,55 @@
 """Module: the base class of layers and models -- parameters found by attribute assignment, printed as PyTorch prints them."""
 
+import warnings
 from collections import OrderedDict
 
+from .._hooks import RemovableHandle
 from ..autograd import no_grad
 from ..tensor import Tensor
+from ..utils.hooks import BackwardHook
 from .parameter import Parameter
 
-__all__ = ["Module", "forget_grads"]
+__all__ = ["Module", "forget_grads", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook"]
+
+# Hooks for every module (torch.nn.modules.module.register_module_forward_hook...)
+_GLOBAL = {"forward_pre": OrderedDict(), "forward": OrderedDict(), "forward_with_kwargs": OrderedDict(),
+           "backward": OrderedDict(), "backward_pre": OrderedDict()}
+
+
+def _has_global_hooks():
+    return bool(_GLOBAL["forward_pre"] or _GLOBAL["forward"] or _GLOBAL["backward"] or _GLOBAL["backward_pre"])
+
+
+def _add_hook(hooks, hook, prepend, flags):
+    """``hook`` into ``hooks`` (first with ``prepend``), its id into each dict of ``flags`` (pairs
+    of a dict and a flag) whose flag is set."""
+    handle = RemovableHandle(hooks, extra_dict=[extra for extra, _ in flags])
+    hooks[handle.id] = hook
+    for extra, flag in flags:
+        if flag:
+            extra[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """``hook(module, args)`` before every module's forward."""
+    return _add_hook(_GLOBAL["forward_pre"], hook, False, [])
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """``hook(module, args, output)`` after every module's forward."""
+    return _add_hook(_GLOBAL["forward"], hook, False, [(_GLOBAL["forward_with_kwargs"], with_kwargs)])
+
+
+def register_module_full_backward_pre_hook(hook):
+    return _add_hook(_GLOBAL["backward_pre"], hook, False, [])
+
+
+def register_module_full_backward_hook(hook):
+    return _add_hook(_GLOBAL["backward"], hook, False, [])
 
 
 def forget_grads(params, set_to_none=True):
@@ -79,12 +122,80 @@ class Module:
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_modules", {})
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+                     "_backward_pre_hooks"):
+            object.__setattr__(self, name, OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        d = self.__dict__
+        if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks") or _has_global_hooks()):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        """``module(x)`` with hooks, in PyTorch's order: forward pre-hooks (global ones first), the
+        inputs set up for the full backward hooks, forward, forward hooks, the outputs set up."""
+        for key, hook in (*_GLOBAL["forward_pre"].items(), *self._forward_pre_hooks.items()):
+            if key in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        backward_hooks = [*_GLOBAL["backward"].values(), *self._backward_hooks.values()]
+        backward_pre_hooks = [*_GLOBAL["backward_pre"].values(), *self._backward_pre_hooks.values()]
+        bw_hook = None
+        if backward_hooks or backward_pre_hooks:
+            bw_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
+            args = bw_hook.setup_input_hook(args)
+        result = self.forward(*args, **kwargs)
+        for key, hook in (*_GLOBAL["forward"].items(), *self._forward_hooks.items()):
+            with_kwargs = key in self._forward_hooks_with_kwargs or key in _GLOBAL["forward_with_kwargs"]
+            out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+            if out is not None:
+                result = out
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(result)}", stacklevel=2)
+            result = bw_hook.setup_output_hook(result)
+        return result
+
+    # -- hooks -----------------------------------------------------------------------------------
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` before each forward; what it returns replaces the arguments."""
+        return _add_hook(self._forward_pre_hooks, hook, prepend,
+                         [(self._forward_pre_hooks_with_kwargs, with_kwargs)])
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output)`` after each forward; what it returns replaces the output."""
+        return _add_hook(self._forward_hooks, hook, prepend, [(self._forward_hooks_with_kwargs, with_kwargs),
+                                                              (self._forward_hooks_always_called, always_call)])
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are known."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend, [])
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` when the gradients of its inputs are computed;
+        a tuple it returns replaces grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = True
+        return _add_hook(self._backward_hooks, hook, prepend, [])
 
     # -- registration by attribute assignment ----------------------------------------------------
 
