@@ -1,4 +1,4 @@
-"""``torch.save`` / ``torch.load``: tensors, state_dicts, optimiser states and plain containers, in PyTorch's own file format.
+"""``torch.save`` / ``torch.load``: tensors, state_dicts, optimiser states and containers, in PyTorch's file format.
 
 >>> import io, gradviz as torch
 >>> buf = io.BytesIO()

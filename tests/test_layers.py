@@ -138,3 +138,27 @@ def test_kernels_import_nothing_above_them():
     for module, deps in graph.items():
         if module.startswith("gradviz.kernels"):
             assert all(d.startswith("gradviz.kernels") for d in deps), (module, deps)
+
+
+# The core's PyTorch packages (autograd, optim, utils, save/load) sit below the picture: a training
+# loop never loads the trace, the drawing or the widget.
+PICTURE = ("gradviz.trace", "gradviz.adapters", "gradviz.graph", "gradviz.draw", "gradviz.render", "gradviz.dot_text",
+           "gradviz.legend", "gradviz.formula", "gradviz.chain_rule", "gradviz.widget", "gradviz.slides")
+
+
+def test_the_core_packages_import_no_picture():
+    graph = import_graph()
+    core = [m for m in graph if m.startswith(("gradviz.autograd", "gradviz.optim", "gradviz.utils", "gradviz.nn"))
+            or m in ("gradviz.serialization", "gradviz._hooks", "gradviz._keywords")]
+    assert len(core) > 10
+    for module in core:
+        assert not [d for d in graph[module] if d.startswith(PICTURE)], module
+
+
+def test_the_torch_import_paths_are_modules():
+    import importlib
+    for path in ("gradviz.autograd.functional", "gradviz.autograd.graph", "gradviz.optim.lr_scheduler",
+                 "gradviz.optim.optimizer", "gradviz.utils.data", "gradviz.utils.hooks", "gradviz.serialization"):
+        assert (PACKAGE.parent / (path.replace(".", "/") + ".py")).exists() or \
+            (PACKAGE.parent / path.replace(".", "/") / "__init__.py").exists(), path
+        assert importlib.import_module(path).__name__ == path

@@ -167,7 +167,8 @@ class DataLoader:
                 sampler = SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-        self.batch_size, self.drop_last, self.sampler, self.batch_sampler = batch_size, drop_last, sampler, batch_sampler
+        self.batch_size, self.drop_last = batch_size, drop_last
+        self.sampler, self.batch_sampler = sampler, batch_sampler
         self.generator = generator
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
