@@ -30,7 +30,7 @@ from ._types import Size, TensorBase
 from .ops import OPS, Meta
 
 __all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "requires_grad", "view_error",
-           "run_backward", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
+           "run_backward", "walk", "backward", "grad", "Node", "AccumulateGrad", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
            "set_detect_anomaly", "observing", "is_observing"]
 
@@ -654,40 +654,44 @@ def _accumulate_graph(var, g, rec):
         rec._leaf(var, g._data, before, var._grad._data.copy())
 
 
-def _graph_nodes(roots):
-    """Every node reachable from ``roots`` and, for each, how many edges lead into it."""
-    deps, stack, seen = {}, list(roots), set(roots)
+def walk(fns):
+    """Every node reachable from ``fns`` through ``next_functions``, each once, depth first from the
+    last root (with a stack of our own: a graph thousands of nodes deep is fine).  The one walk of a
+    graph: the engine, the trace and PyTorch's adapter (its nodes have ``next_functions`` too) use it."""
+    order, seen, stack = [], set(), [fn for fn in fns if fn is not None]
     while stack:
         node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend(fn for fn, _ in node.next_functions if fn is not None)
+    return order
+
+
+def _graph_nodes(roots):
+    """Every node reachable from ``roots`` and, for each, how many edges lead into it."""
+    nodes, deps = walk(roots), {}
+    for node in nodes:
         for fn, _ in node.next_functions:
-            if fn is None:
-                continue
-            deps[fn] = deps.get(fn, 0) + 1
-            if fn not in seen:
-                seen.add(fn)
-                stack.append(fn)
-    return seen, deps
+            if fn is not None:
+                deps[fn] = deps.get(fn, 0) + 1
+    return set(nodes), deps
 
 
 def _reaching(nodes, targets):
-    """The nodes from which some target can be reached (iterative, so deep graphs are fine)."""
-    reach, order, stack, seen = set(targets), [], list(nodes), set()
-    while stack:  # post-order: children before parents
-        node = stack.pop()
-        if node in seen:
-            if node not in order:
-                order.append(node)
-            continue
-        seen.add(node)
-        stack.append(node)
-        stack.extend(fn for fn, _ in node.next_functions if fn is not None and fn not in seen)
-    done = set()
-    for node in order:
-        if node in done:
-            continue
-        done.add(node)
-        if any(fn in reach for fn, _ in node.next_functions if fn is not None):
-            reach.add(node)
+    """The nodes from which some target can be reached: up the edges from the targets."""
+    parents = {}
+    for node in nodes:
+        for fn, _ in node.next_functions:
+            if fn is not None:
+                parents.setdefault(fn, []).append(node)
+    reach, todo = set(targets), list(targets)
+    while todo:
+        for node in parents.get(todo.pop(), ()):
+            if node not in reach:
+                reach.add(node)
+                todo.append(node)
     return reach
 
 

@@ -27,6 +27,7 @@ import sys
 
 import numpy as np
 
+from ._engine import walk
 from ._watch import born, watched
 from .naming import tensor_library
 from .ops import OPS
@@ -139,17 +140,12 @@ class TorchAdapter(EngineAdapter):
     # -- reading the graph ---------------------------------------------------------------------
 
     def _walk(self, roots):
-        seen, stack, fns = set(), [r.grad_fn for r in roots if r.grad_fn is not None], []
-        while stack:
-            fn = stack.pop()
-            if id(fn) in seen:
-                continue
-            seen.add(id(fn))
+        fns = []
+        for fn in walk(r.grad_fn for r in roots):     # (PyTorch's AccumulateGrad has no next_functions)
             if fn.name() == ACCUMULATE:
                 self.accs[id(fn.variable)] = fn
-                continue
-            fns.append(fn)
-            stack.extend(f for f, _ in fn.next_functions if f is not None)
+            else:
+                fns.append(fn)
         fns.sort(key=lambda f: f._sequence_nr())
         return fns
 

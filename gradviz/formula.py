@@ -19,12 +19,13 @@ import re
 
 import numpy as np
 
+from ._broadcast import unbroadcast
 from .ops import OPS
 from .value_text import number_text
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
            "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "latex_name", "constant_latex", "fill", "plain",
-           "FUNCTION_NAMES", "as_shown", "unbroadcast", "SUBSTITUTE_MAX"]
+           "FUNCTION_NAMES", "as_shown", "SUBSTITUTE_MAX"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
 
@@ -567,7 +568,7 @@ class Sum(_Shaped):
         return rf"\sum{under} {arg if isinstance(self.arg, Named) else _paren(arg)}"     # Σ δ
 
     def value(self):
-        return unbroadcast(np.asarray(self.arg.value()), self.shape)
+        return unbroadcast(np.asarray(self.arg.value()), self.shape)   # as the engine sums it
 
 
 class Reshape(_Shaped):
@@ -677,14 +678,3 @@ class Named(Expr):
         parts = [self.tex] + ([self.of] if self.of else []) + [self.expr.latex(), self.expr.latex(numbers=True)]
         parts += [value] if value else []
         return " = ".join(p for k, p in enumerate(parts) if k == 0 or p != parts[k - 1])
-
-
-def unbroadcast(g, shape):
-    """Sum ``g`` down to ``shape`` (the copies broadcasting made), as the engine does."""
-    shape = tuple(shape)
-    while g.ndim > len(shape):
-        g = g.sum(axis=0)
-    for k, n in enumerate(shape):
-        if n == 1 and g.shape[k] != 1:
-            g = g.sum(axis=k, keepdims=True)
-    return g

@@ -124,14 +124,7 @@ def record():
 
 def forward_nodes(*roots):
     """The grad_fn nodes behind ``roots`` in the order the forward pass created them."""
-    seen, stack = set(), [t.grad_fn for t in roots if t.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.extend(fn for fn, _ in node.next_functions if fn is not None)
-    return sorted((n for n in seen if n.op is not None), key=lambda n: n._seq)
+    return sorted((n for n in _engine.walk(t.grad_fn for t in roots) if n.op is not None), key=lambda n: n._seq)
 
 
 # --- the engine-neutral model -------------------------------------------------------------------
@@ -456,7 +449,7 @@ class GradvizAdapter(EngineAdapter):
     def _reachable(self, roots, cuts):
         """Every grad_fn behind ``roots`` in forward order; with ``cuts``, also across detach()."""
         self.cuts = []
-        seen, stack, fns, grad_fns = set(), [], [], set()
+        seen, stack, fns = set(), [], []
 
         def visit(t):
             # depth first, with a stack of our own: a leaf cut from a leaf cut from ... can be
@@ -473,15 +466,8 @@ class GradvizAdapter(EngineAdapter):
                     todo.extend((origin, (t, origin, how)) for origin, how in reversed(_cut_origins(t)))
 
         # first the gradient graph alone (what backward() can reach), then the cut history
-        gstack, gseen = [r._grad_fn for r in roots if r._grad_fn is not None], set()
-        while gstack:
-            fn = gstack.pop()
-            if id(fn) in gseen:
-                continue
-            gseen.add(id(fn))
-            if not isinstance(fn, autograd.AccumulateGrad):
-                grad_fns.add(id(fn))
-            gstack.extend(f for f, _ in fn.next_functions if f is not None)
+        grad_fns = {id(fn) for fn in _engine.walk(r._grad_fn for r in roots)
+                    if not isinstance(fn, autograd.AccumulateGrad)}
         for r in roots:
             visit(r)
         while stack:
