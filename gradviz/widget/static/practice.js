@@ -296,6 +296,8 @@ function pqStore(root) {
 function createPractice(ctx) {
   const { model, root, uid } = ctx;
   const S = () => ctx.S();
+  // the focused element where the widget lives (a deck puts it in a shadow root)
+  const active = () => (root.getRootNode && root.getRootNode().activeElement) || document.activeElement;
   const words = (msg) => renderMsg(S(), msg);
   const P = () => model.get("practice") || {};
   const qs = () => P().questions || [];
@@ -368,7 +370,9 @@ function createPractice(ctx) {
   }
 
   function settle(q, rec) {
+    const typing = form.contains(active());
     form.hidden = true;
+    if (typing) root.focus({ preventScroll: true });   // the keys go on to the player (→ steps on)
     hint.textContent = "";
     pending = null;
     hideDerivation();
@@ -472,18 +476,26 @@ function createPractice(ctx) {
         stop = q.at - 1;
       }
     }
-    if (stop < k && stop === from && pending && !P().lecture) {
-      if (input.hidden) { const c = choices.querySelector("button"); if (c) c.focus({ preventScroll: true }); }
-      else input.focus({ preventScroll: true });
-    }
+    if (stop < k && stop === from && pending && !P().lecture) focusAnswer();
     return stop;
+  }
+
+  function focusAnswer() {
+    if (input.hidden) { const c = choices.querySelector("button"); if (c) c.focus({ preventScroll: true }); }
+    else input.focus({ preventScroll: true });
   }
 
   /** Step k is shown: ask the question it comes before, if one is open. */
   function shown(k, last) {
     if (!qs().length) return;
     const q = qs().find((x) => unsettled(x) && (x.at - 1 === k || (x.at > last && k === last)));
-    if (q) { if (pending !== q) ask(q); }
+    if (q) {
+      if (pending !== q) {
+        ask(q);
+        // a keyboard user stepping here types next (focus stays put for a mouse on the buttons)
+        if (!P().lecture && active() === root) focusAnswer();
+      }
+    }
     else if (pending) { pending = null; form.hidden = true; }
     hideDerivation();
   }

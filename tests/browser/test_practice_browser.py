@@ -1,0 +1,252 @@
+"""Practice mode in a real Chromium: a saved page and a deck (offline, no kernel) and a live JupyterLab.
+
+A wrong answer, then the right one; the verdict, the hint and the reveal appear; keyboard only (→
+to the question, type, Enter, → on); what a student types never becomes markup; text stays legible
+(≥ 11 px) and the question in view at 1366×768 and on a 1280×720 slide.  In JupyterLab the kernel's
+``w.answers`` holds both tries.  Screenshots go to tests/artifacts/practice-*.png: look at them.
+"""
+
+import re
+
+import pytest
+
+from browser.conftest import visible_nodes, wait_ready
+from widget_lessons import LESSONS
+
+MARKUP = '<img src=x onerror="window.__gvPwned=1"><b id="gv-bold">b</b>'
+
+
+def small_text(widget):
+    """Every visible text of the practice part and the caption drawn below 11 px, as (text, px)."""
+    return widget.evaluate("""w => [...w.querySelectorAll('.gv-practice *, .gv-caption')]
+        .filter(e => e.offsetParent !== null && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+        .map(e => [e.textContent.trim().slice(0, 30), parseFloat(getComputedStyle(e).fontSize)
+                   * (w.getBoundingClientRect().width / w.offsetWidth || 1)])
+        .filter(([t, px]) => px < 11)""")
+
+
+def in_view(page, locator):
+    box = locator.bounding_box()
+    vp = page.viewport_size
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= vp["height"] + 1 \
+        and box["x"] >= 0 and box["x"] + box["width"] <= vp["width"] + 1
+
+
+def count(widget):
+    return widget.locator('[data-gv="count"]').inner_text().strip()
+
+
+def no_markup_from_typing(page, widget):
+    assert widget.locator("img").count() == 0 and page.locator("#gv-bold").count() == 0
+    assert page.evaluate("() => window.__gvPwned") is None
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    import gradviz
+    root, names, _ = LESSONS["seed"]()
+    w = gradviz.practice(root, names=names, kinds=["grad", "second"])
+    path = tmp_path_factory.mktemp("practice") / "practice.html"
+    w.save_html(path)
+    return w, path
+
+
+def test_saved_page_keyboard_only_wrong_then_right(offline_page, saved, artifacts):
+    w, path = saved
+    page = offline_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    assert visible_nodes(widget) >= 10
+    grad_q, second_q = w.practice["questions"]
+    n = len(w.frames)
+
+    # keyboard only: focus the widget, → until it stops at the question and puts the cursor in the answer
+    widget.focus()
+    for _ in range(n + 3):
+        page.keyboard.press("ArrowRight")
+    assert count(widget) == f"Step {grad_q['at']} / {n}"        # stopped just before x.grad is shown
+    answer = widget.locator('[data-gv="answer"]')
+    assert answer.evaluate("e => e === document.activeElement")
+    label = widget.locator(f'label[for="{answer.get_attribute("id")}"]')
+    assert label.inner_text() == "Predict x.grad after o.backward():"
+    verdict = widget.locator('[data-gv="verdict"]')
+    assert verdict.get_attribute("aria-live") == "polite" and verdict.get_attribute("role") == "status"
+    assert "gv-practice-hide" in widget.get_attribute("class")          # the derivation waits
+    assert widget.locator(".gv-deriv").get_attribute("data-gv-note").startswith("The derivation appears")
+
+    page.keyboard.type("10")
+    page.keyboard.press("Enter")
+    assert verdict.inner_text().startswith("✗ Right value, wrong shape: the answer has shape (2,)")
+    assert "Tries left: 1" in verdict.inner_text()
+    assert widget.locator('[data-gv="hint"]').inner_text() == "Hint: the local factor ∂a/∂x = [1., 1.]"
+    assert count(widget) == f"Step {grad_q['at']} / {n}"          # not revealed yet
+    page.screenshot(path=str(artifacts / "practice-saved-wrong-1366.png"))
+    assert in_view(page, widget.locator(".gv-practice")) and not small_text(widget)
+
+    answer.fill("")
+    page.keyboard.type("[10, 10]")
+    page.keyboard.press("Enter")
+    assert verdict.inner_text() == "✓ Right: [10, 10]"
+    assert count(widget) == f"Step {grad_q['at'] + 1} / {n}"       # the reveal: x's gradient arrives
+    assert widget.evaluate("w => w === document.activeElement")       # → goes on from here
+    assert "Score: 1 right, 1 of 2 answered" in widget.locator('[data-gv="score"]').inner_text()
+
+    # on to the end: the question after the last step (a second backward() without zero_())
+    page.keyboard.press("End")
+    assert widget.locator('[data-gv="question"]').inner_text().startswith("o.backward() runs again")
+    assert answer.evaluate("e => e === document.activeElement")
+    page.keyboard.type(MARKUP)
+    page.keyboard.press("Enter")
+    assert verdict.inner_text().startswith("That cannot be read as numbers")   # no try spent on it
+    no_markup_from_typing(page, widget)
+    answer.fill("")
+    page.keyboard.type("[10, 10]")
+    page.keyboard.press("Enter")
+    assert verdict.inner_text().startswith("✗ Only part of it: .grad adds up every contribution")
+    answer.fill("")
+    page.keyboard.type("2*10, 2*10")
+    page.keyboard.press("Enter")
+    assert verdict.inner_text() == "✓ Right: [20, 20]"
+    assert "gv-practice-hide" not in widget.get_attribute("class")      # every question settled
+    assert "Score: 2 right, 2 of 2 answered" in widget.locator('[data-gv="score"]').inner_text()
+    page.screenshot(path=str(artifacts / "practice-saved-end-1366.png"))
+
+    # the answers are kept in the page: a reload still has them, every try
+    page.reload()
+    widget = wait_ready(page)
+    assert "Score: 2 right, 2 of 2 answered" in widget.locator('[data-gv="score"]').inner_text()
+    kept = page.evaluate("() => JSON.parse(Object.entries(localStorage).find(([k]) => k.startsWith('gradviz-practice:'))[1])")
+    assert [a["typed"] for a in kept[0]["attempts"]] == ["10", "[10, 10]"]
+    assert [a["typed"] for a in kept[1]["attempts"]] == ["[10, 10]", "2*10, 2*10"]
+    assert page.gv_errors == [] and page.gv_blocked == []
+
+
+def test_saved_page_multiple_choice_and_lecture(offline_page, tmp_path, artifacts):
+    import gradviz
+    root, names, _ = LESSONS["seed"]()
+    w = gradviz.practice(root, names=names, ask="all", kinds=["local"], choices=4)
+    path = tmp_path / "choices.html"
+    w.save_html(path)
+    page = offline_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    widget.locator('[data-gv="to-backward"]').click()
+    for _ in range(3):
+        widget.locator('[data-gv="step"]').click()
+    q = w.practice["questions"][0]
+    assert widget.locator('[data-gv="question"]').inner_text() == "Predict the local factor of o = 0.5 c: ∂o/∂c = ?"
+    options = widget.locator('[data-gv="choice"]')
+    assert options.all_inner_texts() == q["choices"]
+    wrong = next(c for c in q["choices"] if c != q["answer"])
+    options.filter(has_text=re.compile("^" + re.escape(wrong) + "$")).click()
+    assert widget.locator('[data-gv="verdict"]').inner_text().startswith("✗")
+    page.screenshot(path=str(artifacts / "practice-choices-1366.png"))
+    options.filter(has_text=re.compile("^" + re.escape(q["answer"]) + "$")).click()
+    assert widget.locator('[data-gv="verdict"]').inner_text() == f"✓ Right: {q['answer']}"
+
+    # lecture mode: the room predicts, one key reveals
+    w = gradviz.practice(root, names=names, lecture=True, when="pass")
+    path = tmp_path / "lecture.html"
+    w.save_html(path)
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    widget.focus()
+    seed = w.practice["questions"][0]["at"]
+    for _ in range(seed - 1):
+        page.keyboard.press("ArrowRight")
+    assert count(widget) == f"Step {seed} / {len(w.frames)}"        # the question, the answer still hidden
+    assert widget.locator('[data-gv="answer"]').is_hidden()
+    assert widget.locator('[data-gv="question"]').inner_text() == "Predict x.grad after o.backward():"
+    page.screenshot(path=str(artifacts / "practice-lecture-1366.png"))
+    page.keyboard.press("ArrowRight")                               # the one key
+    assert widget.locator('[data-gv="verdict"]').inner_text() == "The answer: [10, 10]."
+    assert count(widget) == f"Step {seed + 1} / {len(w.frames)}"
+    assert page.gv_errors == []
+
+
+def test_deck_practice_offline(offline_page, tmp_path, artifacts):
+    from test_notebooks import NOTEBOOKS
+    from test_slides import deck
+    path = tmp_path / "01.html"
+    path.write_text(deck(NOTEBOOKS / "01_variables_and_gradients.ipynb"), encoding="utf-8")
+    page = offline_page
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
+    page.evaluate("""() => { const d = window.gradvizDeck;
+        const asks = (h) => { const s = h.querySelector('script.gv-state');
+                              return s && /"practice":\{"questions":\[\{/.test(s.textContent); };
+        const box = [...document.querySelectorAll('.gv-fit')].find(b => asks(b.shadowRoot.querySelector('.gv-host')));
+        const i = d.getIndices(box.closest('section')); d.slide(i.h, i.v); }""")
+    page.wait_for_timeout(900)
+    widget = page.locator(".gv-widget.gv-practicing >> visible=true").first
+    widget.locator('[data-gv="to-backward"]').click()               # stops before the backward pass
+    question = widget.locator('[data-gv="question"]')
+    assert question.inner_text() == "Predict x.grad after o.backward():"
+    answer = widget.locator('[data-gv="answer"]')
+    answer.fill("5*(1+1)")
+    answer.press("Enter")
+    verdict = widget.locator('[data-gv="verdict"]')
+    assert verdict.inner_text().startswith("✗ Right value, wrong shape")
+    assert in_view(page, widget.locator(".gv-practice")) and not small_text(widget)
+    page.screenshot(path=str(artifacts / "practice-deck-1280x720.png"))
+    answer.fill(MARKUP)
+    answer.press("Enter")
+    no_markup_from_typing(page, widget)
+    answer.fill("[10, 10]")
+    answer.press("Enter")
+    assert verdict.inner_text() == "✓ Right: [10, 10]"
+    page.screenshot(path=str(artifacts / "practice-deck-right-1280x720.png"))
+    assert page.gv_errors == [] and page.gv_blocked == []
+
+
+CELLS = [
+    "import gradviz\nimport gradviz as torch",
+    "x = torch.ones(2, requires_grad=True)\ny = 5 * (x + 1) ** 2\no = (1/2) * torch.sum(y)\n"
+    "w = gradviz.practice(o)\nw",
+    "[(a['typed'], a['ok']) for a in w.answers[0]['attempts']], w.score['correct'], w.score['tries']",
+]
+
+
+def test_jupyterlab_answers_reach_the_kernel(jupyterlab, lab_page, artifacts):
+    page = lab_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    name = jupyterlab.new_notebook("practice.ipynb", CELLS)
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page)
+    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    widget.scroll_into_view_if_needed()
+    widget.focus()
+    for _ in range(20):
+        page.keyboard.press("ArrowRight")
+    answer = widget.locator('[data-gv="answer"]')
+    assert answer.evaluate("e => e === document.activeElement")
+    page.keyboard.type("[1, 1]")
+    page.keyboard.press("Enter")
+    verdict = widget.locator('[data-gv="verdict"]')
+    assert verdict.inner_text().startswith("✗ That is the forward value, not the gradient.")
+    page.screenshot(path=str(artifacts / "practice-lab-wrong-1366.png"))
+    answer.fill("")
+    page.keyboard.type(MARKUP)
+    page.keyboard.press("Enter")
+    no_markup_from_typing(page, widget)
+    answer.fill("")
+    page.keyboard.type("[10, 10]")
+    page.keyboard.press("Enter")
+    assert verdict.inner_text() == "✓ Right: [10, 10]"
+    page.screenshot(path=str(artifacts / "practice-lab-right-1366.png"))
+
+    # the kernel has both tries (the unreadable markup was no try)
+    cells = page.locator(".jp-NotebookPanel").filter(visible=True).locator(".jp-Notebook .jp-Cell")
+    last = cells.nth(2)
+    last.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    want = "([('[1, 1]', False), ('[10, 10]', True)], 1, 2)"
+    try:
+        last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
+    finally:
+        page.screenshot(path=str(artifacts / "practice-lab-kernel.png"))
+    assert not [e for e in page.gv_errors if "gradviz" in e or "gv-" in e]
