@@ -241,7 +241,7 @@ def _check_slot(grad, want, leaf, lesson, added=None, before=None, known=True):
     have = added if added is not None else grad
     slot.update(check(have, want) if want is not None and have is not None else {"ok": None, "diff": ""})
     if added is not None and before is not None and np.any(np.asarray(before) != 0):
-        slot["added"] = format_line(added)
+        slot["added"], slot["now"] = summary(added), summary(grad)     # (summaries: a big matrix twice is unreadable)
         total = check(grad, want) if want is not None and grad is not None else {}
         if total.get("times", 0) >= 2:        # .grad holds k calls' worth: accumulation, said as such
             slot["total_times"] = total["times"]

@@ -785,7 +785,7 @@ function createDerivationPanel(ctx) {
       // after a backward() call on a .grad that already held something: what the call added is
       // what the chain rule stands for (the rest came from earlier calls, maybe another gradient=)
       e.append(h("span", { class: "gv-engine", text: v.added !== undefined
-        ? fmt(s, "engine_added", { leaf, value: v.added, grad: v.grad }) : fmt(s, "engine_grad", { leaf, value: v.grad }) }));
+        ? fmt(s, "engine_added", { leaf, value: v.added, grad: v.now ?? v.grad }) : fmt(s, "engine_grad", { leaf, value: v.grad }) }));
       if (v.ok === true) {
         e.classList.add("gv-ok");
         e.append(h("span", { class: "gv-mark", "aria-hidden": "true", text: " ✓ " }), h("span", { text: s.agrees || "" }));
