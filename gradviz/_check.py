@@ -17,6 +17,8 @@ TypeError: animate() got an unexpected keyword argument 'langauge'. Did you mean
 import difflib
 import math
 import numbers
+import os
+import types
 from collections.abc import Mapping
 
 import numpy as np
@@ -24,7 +26,7 @@ import numpy as np
 from .naming import tensor_library
 from .tensor import Tensor
 
-__all__ = ["describe", "keywords", "root", "recording", "one_of", "boolean", "positive_number", "whole_number", "text", "names",
+__all__ = ["describe", "keywords", "root", "one_engine", "path", "frame", "namespace", "recording", "one_of", "boolean", "positive_number", "whole_number", "text", "names",
            "steps", "expected"]
 
 
@@ -64,6 +66,38 @@ def root(func, value):
     if isinstance(value, Tensor) or tensor_library(value):     # gradviz's, or a real torch.Tensor
         return value
     raise TypeError(f"{func}() takes a tensor (the output whose graph to show, e.g. {func}(o)), "
+                    f"not {describe(value)}")
+
+
+def one_engine(func, roots):
+    """Roots of one engine: gradviz's tensors and real torch.Tensors cannot share one picture."""
+    engines = {"torch" if tensor_library(r) == "torch" else "gradviz" for r in roots}
+    if len(engines) > 1:
+        raise TypeError(f"{func}() draws one engine's graph at a time, and these tensors mix gradviz's and "
+                        f"torch's: call {func}() for each engine's tensors on its own")
+    return roots
+
+
+def path(func, option, value):
+    """A file name: a string or an ``os.PathLike`` (``pathlib.Path``)."""
+    if isinstance(value, (str, os.PathLike)):
+        return value
+    raise TypeError(f"{_subject(func, option)} must be a file name (a str or a pathlib.Path), not {describe(value)}")
+
+
+def frame(func, value):
+    """A Python frame (``sys._getframe()``) whose variables name the tensors, or None."""
+    if value is None or isinstance(value, types.FrameType):
+        return value
+    raise TypeError(f"{_subject(func, 'frame')} must be a Python frame (sys._getframe()) or None, "
+                    f"not {describe(value)}; to name tensors, pass names={{'x': x}}")
+
+
+def namespace(func, value):
+    """A mapping of variable names to values (``globals()``), or None."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise TypeError(f"{_subject(func, 'namespace')} must be a dict of variables (e.g. globals()), "
                     f"not {describe(value)}")
 
 

@@ -67,11 +67,27 @@ def check_torch(torch):
 
 
 def check_root(t):
-    """A clear error for a tensor the adapter cannot read (not on the CPU)."""
+    """A clear error for a tensor the adapter cannot read (not on the CPU, complex, nested)."""
     device = getattr(t, "device", None)
     if device is not None and device.type != "cpu":
         raise ValueError(f"gradviz shows tensors on the CPU, and this one is on {device}: run the forward pass "
                          "on the CPU to see its graph (model.cpu(), x.cpu()), e.g. with a few examples.")
+    check_kind(getattr(t, "is_nested", False), t.dtype)
+
+
+def check_kind(nested, dtype, where="this tensor"):
+    """Refuse, in one line, what the picture cannot show truthfully: nested and complex tensors.
+
+    (Sparse tensors are shown as their dense numbers; bfloat16 and float16 as float32 numbers.)
+    """
+    if nested:
+        raise TypeError(f"gradviz draws strided tensors, and {where} is a nested tensor (torch.nested): "
+                        "draw the graph of torch.nested.to_padded_tensor(...) or of each component instead")
+    if dtype is not None and dtype.is_complex:
+        name = str(dtype).replace("torch.", "")
+        raise TypeError(f"gradviz's picture shows real numbers, and {where} is {name}: PyTorch differentiates "
+                        "complex tensors by conjugate Wirtinger derivatives, which the hand derivation does not "
+                        "write; draw a real graph (x.real, x.imag, x.abs()) instead")
 
 
 def _np_dtype(torch, dtype):
@@ -143,8 +159,12 @@ class TorchAdapter(EngineAdapter):
         fns = []
         for fn in walk(r.grad_fn for r in roots):     # (PyTorch's AccumulateGrad has no next_functions)
             if fn.name() == ACCUMULATE:
+                check_kind(fn.variable.is_nested, fn.variable.dtype, "a leaf of this graph")
                 self.accs[id(fn.variable)] = fn
             else:
+                for m in fn._input_metadata:    # (read before its shape: a nested one has none)
+                    check_kind(m.is_nested_tensor or m.is_cpp_nested_tensor, m.dtype,
+                               f"the output of {fn.name()}")
                 fns.append(fn)
         fns.sort(key=lambda f: f._sequence_nr())
         return fns

@@ -33,6 +33,9 @@ def trace_of(*roots, names=None, name=None, frame=None, namespace=None, recordin
 
 def make_adapter(roots, names=None, name=None, frame=None, namespace=None, cuts=True):
     """The adapter for the roots' engine (gradviz's, or PyTorch's when handed torch tensors)."""
+    if len({tensor_library(r) for r in roots}) > 1:
+        raise TypeError("gradviz draws one engine's graph at a time, and these tensors mix gradviz's and torch's: "
+                        "draw each engine's tensors on its own")
     found = collect_names(roots, names, name, frame, namespace)
     if roots and all(tensor_library(r) == "torch" for r in roots):
         from ._torch_trace import TorchAdapter     # torch is imported only when it is handed over

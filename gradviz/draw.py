@@ -86,6 +86,9 @@ def draw(*roots, view="dataflow", names=None, name=None, frame=None, namespace=N
         raise TypeError("draw() takes the tensor(s) whose graph to draw, e.g. draw(o)")
     for r in roots[0] if len(roots) == 1 and isinstance(roots[0], (list, tuple)) else roots:
         _check.root("draw", r)
+    _check.one_engine("draw", roots[0] if len(roots) == 1 and isinstance(roots[0], (list, tuple)) else roots)
+    _check.frame("draw", frame)
+    _check.namespace("draw", namespace)
     _check.one_of("draw", "view", view, VIEWS)
     _check.names("draw", names)
     _check.text("draw", "name", name)
@@ -156,7 +159,10 @@ class Drawing:
 
         ``dpi`` sets a raster picture's resolution (``dpi=144`` for slides and READMEs).
         """
-        path = os.fspath(path)
+        path = os.fspath(_check.path("save", "path", path))
+        _check.text("save", "format", format)
+        if dpi is not None:
+            _check.positive_number("save", "dpi", dpi)
         fmt = (format or os.path.splitext(path)[1].lstrip(".") or "svg").lower()
         if fmt == "svg":
             data = self.svg().encode("utf-8")

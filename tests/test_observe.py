@@ -351,3 +351,71 @@ def test_watch_is_bounded_and_freed():
     gc.collect()
     assert kept() is None                                          # freed with the graph
     assert all(ref() is not None for ref, _ in _watch._BORN.values())   # only tensors still alive
+
+
+# --- odd inputs: drawn truthfully, or refused in one line ------------------------------------------
+
+def test_mixed_engines_are_refused_in_one_line():
+    if torch is None:
+        pytest.skip("needs torch")
+    with pytest.raises(TypeError, match="one engine's graph at a time"):
+        gradviz.draw(gradviz.ones(2), torch.ones(2))
+
+
+def test_every_option_is_type_checked():
+    x = gradviz.ones(2, requires_grad=True)
+    w = animate((x * 2).sum())
+    for options, what in [({"element_id": 5}, "element_id= must be a string"),
+                          ({"include_script": "yes"}, "include_script= must be True or False"),
+                          ({"static_fallback": 1}, "static_fallback= must be True or False")]:
+        with pytest.raises(TypeError, match=what):
+            w.save_html("/nonexistent/never-written.html", **options)
+    with pytest.raises(TypeError, match="path= must be a file name"):
+        w.save_html(5)
+    with pytest.raises(TypeError, match="collapse= must be an nn.Module"):
+        animate((x * 2).sum(), collapse="model")
+    with pytest.raises(TypeError, match="frame= must be a Python frame"):
+        gradviz.draw(x, frame=3)
+    with pytest.raises(TypeError, match="namespace= must be a dict"):
+        gradviz.draw(x, namespace=[x])
+    d = gradviz.draw(x)
+    with pytest.raises(TypeError, match="path= must be a file name"):
+        d.save(None)
+    with pytest.raises(TypeError, match="dpi= must be a positive number"):
+        d.save("/nonexistent/x.png", dpi="high")
+
+
+@pytorch
+@pytest.mark.torch
+@pytest.mark.parametrize("make", ["complex", "nested"])
+def test_what_the_picture_cannot_show_is_refused_up_front(make):
+    if make == "complex":
+        x = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        root, word = (x * x).abs().sum(), "complex64"
+    else:
+        nt = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], requires_grad=True)
+        root, word = torch.nested.to_padded_tensor(nt * 2, 0).sum(), "nested tensor"
+    for show in (gradviz.draw, animate):
+        with pytest.raises(TypeError, match=word) as err:
+            show(root)
+        assert "\n" not in str(err.value)
+
+
+@pytorch
+@pytest.mark.torch
+def test_sparse_and_half_precision_are_drawn_with_their_numbers():
+    i = torch.tensor([[0, 1, 1], [2, 0, 2]])
+    v = torch.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    d = torch.ones(3, 2, requires_grad=True)
+    for root in (torch.sparse.sum(torch.sparse_coo_tensor(i, v, (2, 3))),
+                 torch.sparse.mm(torch.sparse_coo_tensor(i, v, (2, 3)), d).sum(),
+                 (torch.sparse_coo_tensor(i, v, (2, 3)).to_sparse_csr() @ d).sum()):
+        w = animate(root)
+        done = last_words(w)
+        assert not w.error and "v.grad = [" in done and "None" not in done
+        assert v.grad is None and d.grad is None
+    for dtype in (torch.bfloat16, torch.float16):
+        x = torch.tensor([1.0, 2.0], dtype=dtype, requires_grad=True)
+        w = animate((x * 3).sum(), names={"x": x})
+        assert "x.grad = [3., 3.]" in last_words(w)
+        assert "?" not in gradviz.draw((x * 3).sum()).source

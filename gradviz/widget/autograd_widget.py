@@ -68,6 +68,9 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         backward, presenter = _check.boolean(func, "backward", backward), _check.boolean(func, "presenter", presenter)
         speed = _check.positive_number(func, "speed", speed)
         _check.recording(func, recording)
+        if collapse is not None and not callable(getattr(collapse, "named_modules", None)):
+            raise TypeError(f"{func}(): collapse= must be an nn.Module (the model whose layers to fold), "
+                            f"not {_check.describe(collapse)}")
         asking = P.options(func, practice) if practice is not None and practice is not False else None
         start = kwargs.pop("frame", 0)
         self._root, self._gradient, self._expected = root, gradient, expected
@@ -345,7 +348,12 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         if options.get("frame") is not None:
             _check.whole_number("save_html", "frame", options["frame"], 0, len(self.frames) - 1,
                                 f"the widget has {len(self.frames)} steps")
+        _check.path("save_html", "path", path)
         _check.text("save_html", "title", options.get("title"))
+        _check.text("save_html", "element_id", options.get("element_id"))
+        for option in ("include_script", "static_fallback"):
+            if option in options:
+                _check.boolean("save_html", option, options[option])
         source, lang = self, options.get("lang")
         if lang and lang != self._drawn_lang and self._drawing is not None:   # the tooltips in the page's language
             source = dict(widget_state(self), svg=self._unanswered(clean_svg(self._drawing.svg(words=strings(lang)))))
