@@ -83,6 +83,51 @@ print(opt.state_dict()["param_groups"][0]["lr"], sched.state_dict())
 """
 
 
+MISMATCH_AND_LOOP = """torch.manual_seed(3)
+m = torch.nn.Linear(3, 2)
+try:
+    m.load_state_dict({"weight": torch.ones(2, 2), "bias": torch.ones(2)})
+except RuntimeError as e:
+    print(e)
+buf = io.BytesIO(); torch.save(torch.arange(5.), buf); buf.seek(0); print(torch.load(buf, map_location="cpu"))
+buf.seek(0); print(torch.load(buf, map_location=torch.device("cpu"), weights_only=True))
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+v = x[1:]
+y = x * 2
+z = y[0]
+z.register_hook(lambda g: print("z hook", g))
+y.register_hook(lambda g: print("y hook", g))
+(z * 3 + y.sum()).backward()
+print(x.grad)
+ds = torch.utils.data.TensorDataset(torch.arange(10.).view(5, 2), torch.tensor([0, 1, 0, 1, 1]))
+dl = torch.utils.data.DataLoader(ds, batch_size=2, shuffle=True, num_workers=0)
+torch.manual_seed(5)
+for i, (xb, yb) in enumerate(dl):
+    print(i, xb.tolist(), yb.tolist())
+print(len(dl), len(dl.dataset), next(iter(dl))[1])
+opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+sch = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.5)
+for epoch in range(6):
+    for xb, yb in dl:
+        loss = torch.nn.functional.cross_entropy(m(torch.cat([xb, xb[:, :1]], 1)), yb)
+        opt.zero_grad(); loss.backward(); opt.step()
+    sch.step()
+    print(epoch, round(loss.item(), 6), sch.get_last_lr(), opt.state_dict()["state"][0]["momentum_buffer"].sum().item())
+print(sch.state_dict())
+print(torch.randn(2, axis=None) if False else torch.randn(2))
+a = torch.arange(6.).reshape(2, 3)
+print(torch.cat((a, a.int()), axis=0).dtype, torch.stack([a, a.long()], dim=1).dtype, torch.cat([a.double(), a]).dtype)
+print(a.sum(axis=1, keepdims=True), a.max(axis=1).values, a.argsort(axis=1, descending=True), a.mean(axis=-1))
+print(torch.norm(a, dim=1), a.norm(dim=0, keepdim=True))
+"""
+
+
+def test_size_mismatch_and_a_multistep_loop_as_torch(tmp_path):
+    out = _run(gradviz, MISMATCH_AND_LOOP, tmp_path)
+    assert "ERROR" not in out
+    assert out == _run(torch, MISMATCH_AND_LOOP, tmp_path)
+
+
 def _run(L, code, tmp_path):
     return printed(L, code, io=io, PATH=str(tmp_path / "ckpt.pt"))
 

@@ -399,21 +399,33 @@ class Module:
         return out
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
-        """Copy the values of ``state_dict`` into this module's parameters and buffers."""
+        """Copy the values of ``state_dict`` into this module's parameters and buffers, as PyTorch
+        does: each one whose shape matches is copied; missing and unexpected keys (with ``strict``)
+        and shape mismatches are then reported together."""
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        if strict and (missing or unexpected):
-            parts = []
-            if missing:
-                parts.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-            if unexpected:
-                parts.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(parts))
+        errors = []
         with no_grad():
             for k, t in own.items():
-                if k in state_dict:
-                    t.copy_(state_dict[k])
+                if k not in state_dict:
+                    continue
+                value = state_dict[k]
+                if not isinstance(value, Tensor):
+                    errors.append(f'While copying the parameter named "{k}", expected torch.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(value)}")
+                elif value.shape != t.shape:
+                    errors.append(f"size mismatch for {k}: copying a param with shape {value.shape!r} from "
+                                  f"checkpoint, the shape in current model is {t.shape!r}.")
+                else:
+                    t.copy_(value)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
 
     # -- printing --------------------------------------------------------------------------------
