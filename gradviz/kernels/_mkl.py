@@ -107,25 +107,34 @@ def _ptr(a, offset=0):
     return a.__array_interface__["data"][0] + offset
 
 
+def _routine(kind, dtype):
+    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot") for ``dtype``, its argument types set."""
+    fn = _ROUTINES.get((kind, dtype))
+    if fn is None:
+        letter, scalar = _BLAS[np.dtype(dtype)]
+        fn = _ROUTINES[kind, dtype] = _blas(f"cblas_{letter}{kind}", scalar)
+    return fn
+
+
+_ROUTINES = {}
+
+
 def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS), where ``a``, ``b``,
     ``c`` are (array, byte offset) pairs naming each matrix's first element."""
-    letter, scalar = _BLAS[np.dtype(dtype)]
-    _blas(f"cblas_{letter}gemm", scalar)(_COL_MAJOR, _TRANS[transa], _TRANS[transb], m, n, k, alpha, _ptr(*a), lda,
-                                          _ptr(*b), ldb, beta, _ptr(*c), ldc)
+    _routine("gemm", dtype)(_COL_MAJOR, _TRANS[transa], _TRANS[transb], m, n, k, alpha, _ptr(*a), lda,
+                            _ptr(*b), ldb, beta, _ptr(*c), ldc)
 
 
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
     """``y ← alpha·op(a)·x + beta·y`` by MKL's gemv; arrays as (array, byte offset)."""
-    letter, scalar = _BLAS[np.dtype(dtype)]
-    _blas(f"cblas_{letter}gemv", scalar)(_COL_MAJOR, _TRANS[trans], m, n, alpha, _ptr(*a), lda, _ptr(*x), incx,
-                                          beta, _ptr(*y), incy)
+    _routine("gemv", dtype)(_COL_MAJOR, _TRANS[trans], m, n, alpha, _ptr(*a), lda, _ptr(*x), incx, beta,
+                            _ptr(*y), incy)
 
 
 def dot(dtype, n, x, incx, y, incy):
     """``Σ x_i·y_i`` by MKL's ``cblas_sdot``/``cblas_ddot``; arrays as (array, byte offset)."""
-    letter, scalar = _BLAS[np.dtype(dtype)]
-    return _blas(f"cblas_{letter}dot", scalar)(n, _ptr(*x), incx, _ptr(*y), incy)
+    return _routine("dot", dtype)(n, _ptr(*x), incx, _ptr(*y), incy)
 
 
 def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,

@@ -378,7 +378,7 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
     result = np.zeros((rows, cols), m1.dtype)            # contiguous, as PyTorch allocates it
     if beta != 0 and bias is not None:
         result[...] = bias
-    rs = _steps(result)
+    rs = (cols, 1)                                        # its strides, in elements
     if rs[0] == 1 and (cols == 1 or rs[1] >= max(1, rows)):
         tc = False
     else:                                                 # a C-contiguous result: by rows
@@ -403,7 +403,7 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
         b, tb = np.ascontiguousarray(m2), not tc
     lda = _steps(a)[1 if ta == tc else 0]
     ldb = _steps(b)[1 if tb == tc else 0]
-    ldc = _steps(result)[0 if tc else 1]
+    ldc = rs[0 if tc else 1]
     if not _gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta if bias is not None else 0, result, ldc):
         return None
     return result
