@@ -391,3 +391,31 @@ def test_batch_norm_has_its_textbook_derivative(engine, training):
         assert r"\frac{\partial a}{\partial x}" in lines["x"], lines
         return
     assert r"\hat{x}" in lines["bn.weight"] and r"\sqrt{\sigma^{2} + \epsilon}" in lines["x"], lines
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_step_with_no_hand_rule_says_so_in_words(engine, monkeypatch):
+    """A custom Function: its numbers are the engine's, and where even those are not known the line
+    says "no hand derivation" -- never an exception's text, never the node's name as a function."""
+    lib = lib_of(engine)
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    out = (Cube.apply(x) * 2.0).sum()
+    names = {"x": x, "out": out}
+    check(out, names)                                      # the engine's numbers, checked
+    from gradviz.widget import derivation
+    monkeypatch.setattr(derivation, "_recorded_vjp", lambda *a: None)
+    w = AutogradWidget(out, names=names)
+    text = " ".join(texts(w))
+    assert "no hand derivation" in text and not EXCEPTION.search(text) and not AS_FUNCTION.search(text)

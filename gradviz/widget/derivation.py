@@ -723,6 +723,25 @@ class StepMath:
 # --- the derivation as data -------------------------------------------------------------------
 
 def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=None):
+    """The ``derivation`` trait (see :func:`_build_derivation`); a graph no rule here can write by hand
+    gets its instructor steps and the words "no hand derivation", never an exception's text.
+
+    Errors in the caller's ``expected=`` (a name that is no leaf, a closed form that raised) are raised.
+    """
+    keep = {} if keep is None else keep
+    expected_gradients(lesson, expected)            # (the caller's own mistakes: said as they are)
+    try:
+        return _build_derivation(lesson, seed, steps, expected, ids, keep)
+    except UserCodeError:
+        raise
+    except Exception:  # a graph this module cannot write: said in words, the graph and frames still play
+        keep.clear()
+        keep.update(exprs={}, paths={}, chain=chain_gradients(lesson, seed) if lesson.nodes else {})
+        return {"custom": [mathml(x, display=True) for x in (steps or [])], "defs": [], "where": [],
+                "leaves": [], "error": "the chain rule of one of its ops cannot be written here"}
+
+
+def _build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=None):
     """The ``derivation`` trait: instructor steps, forward definitions, and per leaf its paths.
 
     Each path has ``stages`` (the symbolic chain, the formula with names, with numbers, its value),
@@ -779,9 +798,15 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             sym = [_partial(latex_name(o), _input_name(lesson, n, i)) for o, (n, i) in zip(outs, shown)]
             # (a 20,000-op path as one formula would be 20,000 factors long: unreadable, and slow)
             expr = path_expr(lesson, path, seed, delta) if len(path) <= MAX_WRITTEN else None
+            nohand = None
+            if expr is not None:
+                try:
+                    value = expr.value()
+                except formula.NoHandDerivation as exc:    # a step no rule here computes: the engine's numbers, said so
+                    expr, nohand = None, str(exc)
             keep["exprs"][leaf.seq].append(expr)
             if expr is not None:
-                value = expr.value()
+                pass
             elif count == 1 and seed is not None:     # the only path: its value is the chain rule's sum
                 value = chain.get(leaf.seq)
             else:
@@ -799,6 +824,9 @@ def build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=Non
             if expr is not None:
                 stages += [expr.latex(), expr.latex(numbers=True)]
                 stages += _collected(expr)
+            elif nohand is not None:
+                name_text = re.sub(r"[^A-Za-z0-9_. ]", "", nohand) or "one op"
+                stages.append(rf"\text{{(no hand derivation for {name_text}: the engine's numbers)}}")
             # (a longer vector is the chain rule line's, which wraps: as the last stage it would not)
             if value_latex(value, limit=LINE_VALUES) is not None:
                 stages.append(value_latex(value, limit=LINE_VALUES))
