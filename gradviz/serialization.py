@@ -29,6 +29,7 @@ import zipfile
 import numpy as np
 
 from . import _dtype as D
+from . import nn, optim
 from ._types import Size, check_device, device
 from .nn.parameter import Parameter
 from .tensor import Tensor
@@ -114,9 +115,20 @@ class _Pickler(pickle._Pickler):
             return _TORCH["device"], (str(obj),)
         return NotImplemented
 
+    def save_global(self, obj, name=None):
+        """A class of gradviz's by PyTorch's name (``torch.nn.modules.linear.Linear``): a whole saved
+        model (``weights_only=False``) names its classes as torch's would."""
+        module = getattr(obj, "__module__", None) or ""
+        if module == "gradviz" or module.startswith("gradviz."):
+            self._save_global_name(_Global("torch" + module[len("gradviz"):], name or obj.__qualname__))
+            self.memo[id(obj)] = self.memo.pop(id(self._last_global))
+            return
+        super().save_global(obj, name)
+
     def _save_global_name(self, obj):
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
         self.memoize(obj)
+        self._last_global = obj
 
     def _save_dtype(self, obj):
         self._save_global_name(_TORCH[obj.name])
@@ -214,6 +226,17 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return Parameter(t, t.requires_grad) if new_type is Parameter and not isinstance(t, Parameter) else t
 
 
+def _classes_by_name():
+    """gradviz's classes by the names they print (``gradviz.nn.modules.linear.Linear``), which are
+    PyTorch's module paths rather than gradviz's files."""
+    found = {}
+    for namespace in (nn, nn.init, optim, optim.lr_scheduler):
+        for obj in vars(namespace).values():
+            if isinstance(obj, type) and obj.__module__.startswith("gradviz"):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return found
+
+
 class _StorageType:
     """``torch.FloatStorage`` and its kin as a pickle names them: which dtype a storage holds."""
 
@@ -274,6 +297,9 @@ class _Unpickler(pickle.Unpickler):
             raise _weights_only_error(full)
         if module == "torch" or module.startswith("torch."):    # torch's classes are gradviz's
             module = "gradviz" + module[len("torch"):]
+            cls = _classes_by_name().get(f"{module}.{name}")
+            if cls is not None:
+                return cls
         return super().find_class(module, name)
 
     def persistent_load(self, pid):

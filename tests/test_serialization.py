@@ -128,6 +128,26 @@ def test_size_mismatch_and_a_multistep_loop_as_torch(tmp_path):
     assert out == _run(torch, MISMATCH_AND_LOOP, tmp_path)
 
 
+WHOLE_MODEL = """torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Dropout(0.1), torch.nn.Linear(4, 1))
+buf = io.BytesIO(); torch.save(model, buf); buf.seek(0)
+try:
+    torch.load(buf)
+except Exception as e:
+    print(type(e).__name__, str(e)[:300])
+buf.seek(0)
+m2 = torch.load(buf, weights_only=False)
+print(m2, type(m2[0]), m2[0].weight, m2.training)
+m2.eval(); print(m2(torch.ones(2, 3)))
+"""
+
+
+def test_a_whole_model_as_torch(tmp_path):
+    out = _run(gradviz, WHOLE_MODEL, tmp_path)
+    assert "Sequential(" in out
+    assert out == _run(torch, WHOLE_MODEL, tmp_path)
+
+
 def _run(L, code, tmp_path):
     return printed(L, code, io=io, PATH=str(tmp_path / "ckpt.pt"))
 
