@@ -64,7 +64,7 @@ def __getattr__(name):
     if name == "trace":
         return _importlib.import_module(__name__ + ".trace")
     if name == "watch":      # with gradviz.watch(): ... -- a real PyTorch forward pass, its values kept
-        return _importlib.import_module(__name__ + "._watch").watch
+        return _importlib.import_module(__name__ + ".trace.torch_watch").watch
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
 
 

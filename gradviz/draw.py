@@ -52,7 +52,7 @@ from pathlib import Path
 from . import _check
 from ._gc import paused_gc
 from .dot_text import say, slot_tips, to_dot
-from .adapters import trace_of
+from .trace import trace_of
 from .graph import MAX_NODES, VIEWS, Graph, build_graph
 from .legend import legend_html
 from .render import TIMEOUT, RenderError, RendererNotFound, render

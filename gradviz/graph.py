@@ -100,7 +100,7 @@ import weakref
 import numpy as np
 
 from . import _check
-from .adapters import trace_of
+from .trace import trace_of
 from . import autograd
 from ._dtype import _BY_NP
 from ._format import tensor_repr

@@ -142,7 +142,7 @@ def test_kernels_import_nothing_above_them():
 
 # The core's PyTorch packages (autograd, optim, utils, save/load) sit below the picture: a training
 # loop never loads the trace, the drawing or the widget.
-PICTURE = ("gradviz.trace", "gradviz.adapters", "gradviz.graph", "gradviz.draw", "gradviz.render", "gradviz.dot_text",
+PICTURE = ("gradviz.trace", "gradviz.value_text", "gradviz.graph", "gradviz.draw", "gradviz.render", "gradviz.dot_text",
            "gradviz.legend", "gradviz.formula", "gradviz.chain_rule", "gradviz.widget", "gradviz.slides")
 
 

@@ -325,7 +325,7 @@ def test_watch_is_bounded_and_freed():
     """2,000 steps under watch(): what it keeps lives with the graph, so memory stays flat (each
     step's intermediates are 0.5 MB: keeping them all would be a gigabyte), and nothing is left once
     the block has ended and the graph is gone."""
-    from gradviz import _watch
+    from gradviz.trace import torch_watch
     torch.manual_seed(0)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)                          # (a busy machine: threads that wait for a core spin)
@@ -343,14 +343,14 @@ def test_watch_is_bounded_and_freed():
             if i in (200, 1999):
                 gc.collect()
                 rss.append(_rss())
-        kept = weakref.ref(loss.grad_fn.metadata[_watch.KEY]["out"].t)
+        kept = weakref.ref(loss.grad_fn.metadata[torch_watch.KEY]["out"].t)
     torch.set_num_threads(threads)
     assert rss[1] - rss[0] < 64 * 2 ** 20, [r / 2 ** 20 for r in rss]   # flat (the old watch() kept 20,000 nodes' values)
-    assert _watch.watched(loss.grad_fn)["out"] is not None         # the last graph's values, for animate()
+    assert torch_watch.watched(loss.grad_fn)["out"] is not None         # the last graph's values, for animate()
     del h, loss
     gc.collect()
     assert kept() is None                                          # freed with the graph
-    assert all(ref() is not None for ref, _ in _watch._BORN.values())   # only tensors still alive
+    assert all(ref() is not None for ref, _ in torch_watch._BORN.values())   # only tensors still alive
 
 
 # --- odd inputs: drawn truthfully, or refused in one line ------------------------------------------

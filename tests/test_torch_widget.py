@@ -274,7 +274,7 @@ def test_a_freed_graph_is_drawn_with_what_is_known():
 
 
 def test_a_cuda_tensor_gets_a_clear_message(monkeypatch):
-    from gradviz import _torch_trace
+    from gradviz.trace import torch_engine
 
     class FakeDevice:
         type = "cuda"
@@ -283,14 +283,14 @@ def test_a_cuda_tensor_gets_a_clear_message(monkeypatch):
             return "cuda:0"
     t = torch.ones(2, requires_grad=True) * 2
     with pytest.raises(ValueError, match="on the CPU, and this one is on cuda:0"):
-        _torch_trace.check_root(type("T", (), {"device": FakeDevice()})())
-    assert _torch_trace.check_root(t) is None
+        torch_engine.check_root(type("T", (), {"device": FakeDevice()})())
+    assert torch_engine.check_root(t) is None
 
 
 def test_too_old_a_torch_gets_a_clear_message():
-    from gradviz import _torch_trace
+    from gradviz.trace import torch_engine
     with pytest.raises(RuntimeError, match=r"from torch 2\.1 on .* this is torch 2\.0\.1"):
-        _torch_trace.check_torch(type("T", (), {"__version__": "2.0.1+cpu"}))
+        torch_engine.check_torch(type("T", (), {"__version__": "2.0.1+cpu"}))
 
 
 def test_nn_parameters_get_their_dotted_names():

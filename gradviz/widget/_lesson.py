@@ -10,8 +10,7 @@ import numpy as np
 
 from ..graph import latex_name
 from ..value_text import format_line, format_number
-from ..adapters import trace_of
-from ..trace import steps_reached
+from ..trace import steps_reached, trace_of
 
 __all__ = ["Lesson", "latex_name"]
 

@@ -15,9 +15,8 @@ import traitlets as t
 
 from .. import _check
 from .._gc import paused_gc
-from .._watch import module_calls
-from ..adapters import make_adapter
-from .. import trace_modules
+from ..trace import folding, make_adapter
+from ..trace.torch_watch import module_calls
 from ..draw import RANKDIRS
 from ..graph import VIEWS
 from ..value_text import summary
@@ -40,11 +39,11 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
     """The graph of ``root`` with its forward and backward passes, node by node, and the chain rule.
 
     ``AutogradWidget(o)`` shows a backward pass of ``o`` (``gradient`` its seed) through the adapter
-    of ``o``'s engine (:mod:`gradviz.adapters`) without acting on the user's program: in gradviz's
+    of ``o``'s engine (:mod:`gradviz.trace`) without acting on the user's program: in gradviz's
     engine inside :func:`gradviz._engine.observing` (no user hook runs, no ``.grad`` is written, a
     custom Function's backward is not run twice for one ``backward()`` of the user's); under
     PyTorch with ``torch.autograd.grad`` and hooks on every node, the tensor hooks set aside
-    (:meth:`gradviz._torch_trace.TorchAdapter.backward`).  The notebook's own ``o.backward()``
+    (:meth:`gradviz.trace.torch_engine.TorchAdapter.backward`).  The notebook's own ``o.backward()``
     afterwards behaves as if the widget were not there.
     Pass ``backward=False`` to show the forward pass only, or ``recording=rec`` to show a
     recording of your own instead.  The ``backward()`` and ``zero_()`` buttons act on the real
@@ -89,7 +88,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         elif backward and root.requires_grad:
             runs, error = self._engine.backward(gradient, retain_graph=True, observe=True)
         if collapse is not None:               # each layer of the model as one step
-            trace_modules.collapse(trace, collapse, self._engine.found.modules,
+            folding.collapse(trace, collapse, self._engine.found.modules,
                                    module_calls(s.fn() for s in trace.steps if s.fn is not None))
         self._engine.refresh()                 # drawn with the gradients in place (final slot sizes)
         drawing = draw_trace(trace, view, rankdir, lang)
@@ -195,7 +194,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         new = self._sync_frame()
         new += self._forward_again_frames()
         runs, error = self._engine.backward(self._gradient, retain)   # (the gradient animate() was given)
-        trace_modules.fold_runs(self._engine.trace, runs)
+        folding.fold_runs(self._engine.trace, runs)
         new += self._run_frames(runs, error, self._gradient is not None)
         self._shown = self._engine.grad_arrays()
         self._append(new)

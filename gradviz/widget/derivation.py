@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import chain_rule, formula
 from .._broadcast import unbroadcast
-from ..trace import Value, array_of
+from ..trace.model import Value, array_of
 from ..value_text import format_line, short
 from ._lesson import latex_name
 from .sanitize import sanitize_mathml

@@ -31,7 +31,7 @@ import re
 import numpy as np
 
 from ..formula import Rule, fill, plain
-from ..trace import array_of
+from ..trace.model import array_of
 from ..value_text import format_line, node_text, short, summary      # the one writer of numbers
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, operand_mark, seed_name
 

@@ -27,12 +27,12 @@ import sys
 
 import numpy as np
 
-from ._engine import walk
-from ._watch import born, watched
-from .naming import tensor_library
-from .ops import OPS
-from .trace import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
+from .._engine import walk
+from ..naming import tensor_library
+from ..ops import OPS
+from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
+from .torch_watch import born, watched
 
 __all__ = ["TorchAdapter", "MIN_TORCH", "check_torch"]
 

@@ -14,7 +14,7 @@ unsqueeze → mm → squeeze → add): a layer without parameters (``ReLU``) sta
 
 import numpy as np
 
-from .trace import Event, Input, Step, no_derivation_latex
+from .model import Event, Input, Step, no_derivation_latex
 
 __all__ = ["collapse", "layers", "fold_runs"]
 
