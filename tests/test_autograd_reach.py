@@ -334,7 +334,53 @@ loss.backward()
 print(log)
 """
 
+SETUP_CONTEXT = """from_fn = torch.autograd.function
+class LinearFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(input, weight, bias):
+        output = input.mm(weight.t())
+        if bias is not None:
+            output += bias.unsqueeze(0).expand_as(output)
+        return output
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        input, weight, bias = inputs
+        ctx.save_for_backward(input, weight, bias)
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight, bias = ctx.saved_tensors
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad_output.mm(weight)
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_output.t().mm(input)
+        if bias is not None and ctx.needs_input_grad[2]:
+            grad_bias = grad_output.sum(0)
+        return grad_input, grad_weight, grad_bias
+torch.manual_seed(0)
+x = torch.randn(4, 3, dtype=torch.double, requires_grad=True)
+w = torch.randn(2, 3, dtype=torch.double, requires_grad=True)
+b = torch.randn(2, dtype=torch.double, requires_grad=True)
+y = LinearFunction.apply(x, w, b); print(y)
+y.sum().backward(); print(x.grad, w.grad, b.grad)
+print(torch.autograd.gradcheck(LinearFunction.apply, (x, w, b), eps=1e-6, atol=1e-4))
+class MulConstant(torch.autograd.Function):
+    @staticmethod
+    def forward(tensor, constant):
+        return tensor * constant
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        tensor, constant = inputs
+        ctx.constant = constant
+    @staticmethod
+    @from_fn.once_differentiable
+    def backward(ctx, grad_output):
+        return grad_output * ctx.constant, None
+z = MulConstant.apply(x, 5.5).sum(); z.backward(); print(x.grad[0], type(from_fn.FunctionCtx()).__name__)
+"""
+
 PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
+            "Functions with setup_context, once_differentiable (the extending-autograd docs)": SETUP_CONTEXT,
             "module hooks: forward, pre, full backward, with kwargs, prepend": MODULE_HOOKS,
             "tensor, node, post-accumulate and module hooks with an in-place op": ALL_HOOKS,
             "Functions: several outputs, non-differentiable, materialize_grads, needs_input_grad, double backward":
@@ -369,6 +415,8 @@ def test_the_widgets_own_pass_runs_no_new_hook():
 
 
 def test_module_paths():
+    import gradviz.autograd.function as function
+    assert function.Function is gradviz.autograd.Function and function.FunctionCtx is gradviz.autograd.FunctionCtx
     import gradviz.autograd.graph as graph
     assert graph is gradviz.autograd.graph and graph.Node is gradviz.autograd.Node
     from gradviz.autograd.functional import jacobian
