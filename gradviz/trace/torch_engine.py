@@ -151,7 +151,34 @@ class TorchAdapter(EngineAdapter):
             leaves = [v for v in root_values if v.requires_grad]
         leaves.sort(key=lambda v: v.order)
         self.trace = Trace(root_values, steps, leaves, self.values, [], engine="torch", adapter=self)
+        self._in_place_versions(found)
         name_values(self.trace, found)
+
+    def _in_place_versions(self, found):
+        """A caller's tensor changed in place (``c += c + 1``): its earlier values are the nodes its
+        grad_fn reaches through input 0, once per version (``c._version``), named c₁, c₂... as gradviz
+        names them (see :func:`gradviz.trace.in_place_versions`); only when every such node is an op
+        with an in-place form, else nothing is numbered."""
+        for key, name in list(found.items()):
+            t = found.tensors.get(key)
+            fn = getattr(t, "grad_fn", None)
+            if tensor_library(t) != "torch" or fn is None or t.is_leaf or not getattr(t, "_version", 0):
+                continue
+            chain = [fn]
+            for _ in range(t._version):
+                op = BY_NAME.get(chain[-1].name())
+                nxt = chain[-1].next_functions[0][0] if chain[-1].next_functions else None
+                if op is None or not op.inplace or nxt is None or id(nxt) not in self.by_fn:
+                    chain = None
+                    break
+                chain.append(nxt)
+            if not chain:
+                continue
+            for k, node in enumerate(reversed(chain), 1):
+                step = self.by_fn[id(node)]
+                if step.out.name is None or step.out.tensor() is None:
+                    step.out.name = name
+                step.out.version = k
 
     # -- reading the graph ---------------------------------------------------------------------
 
