@@ -638,7 +638,13 @@ class Tensor(TensorBase):
     def masked_fill_(self, mask, value):
         return _inplace(self, Tensor.masked_fill, mask, value)
 
-    def flip(self, *dims):
+    def flip(self, *dims, **kwargs):
+        """The elements in reverse order along ``dims`` (``x.flip(0)``, ``x.flip(dims=[0, 1])``)."""
+        if kwargs:
+            if list(kwargs) != ["dims"] or dims:
+                raise TypeError(f"flip() got an unexpected keyword argument '{next(k for k in kwargs if k != 'dims')}'"
+                                if set(kwargs) - {"dims"} else "flip() got multiple values for argument 'dims'")
+            dims = (kwargs["dims"],)
         return apply(OPS["flip"], (self,), dims=_dims(_shape_args(dims), self.ndim))
 
     def tril(self, diagonal=0):

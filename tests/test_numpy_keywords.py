@@ -31,6 +31,26 @@ for f in [lambda: x.norm(axis=0), lambda: x.split(1, axis=0), lambda: x.sum(dim=
     except TypeError as e:
         print("TypeError", e)
 """,
+    "torch functions": """x = torch.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, 4.0]])
+tests = [lambda: torch.max(x, axis=1), lambda: torch.min(x, axis=0, keepdims=True), lambda: torch.squeeze(x[:1], axis=0),
+         lambda: torch.unsqueeze(x, axis=1).shape, lambda: torch.sort(x, axis=0), 
+         lambda: torch.logsumexp(x, axis=1), lambda: torch.var(x, axis=0, keepdims=True), lambda: torch.median(x, axis=0),
+         lambda: torch.all(x > 1, axis=0), lambda: torch.any(x > 3, axis=1), lambda: torch.prod(x, axis=1),
+         lambda: torch.nn.functional.softmax(x, axis=1), lambda: torch.nn.functional.log_softmax(x, dim=1),
+         lambda: torch.std(x, axis=1), lambda: torch.argmin(x, axis=1, keepdims=True), lambda: torch.amax(x, axis=0),
+         lambda: torch.mean(x, axis=0), lambda: torch.sum(x, axis=(0, 1), keepdims=True), lambda: torch.flip(x, dims=[0]),
+         lambda: torch.gather(x, axis=1, index=torch.tensor([[0], [1]])), lambda: x.gather(axis=1, index=torch.tensor([[0], [1]])),
+         lambda: torch.index_select(x, axis=0, index=torch.tensor([1])), lambda: x.softmax(axis=0), lambda: x.log_softmax(axis=1),
+         lambda: torch.where(x > 2, x, torch.zeros(1)), lambda: torch.chunk(x, 3, axis=1),
+         lambda: x.std(axis=0, keepdims=True, unbiased=False), lambda: torch.cumsum(x, axis=0), lambda: x.cumsum(axis=0),
+         lambda: torch.maximum(x, other=x.t()[:2]), lambda: torch.mul(x, x2=2.0), lambda: torch.sub(input=x, other=1),
+         lambda: torch.stack((x, x), axis=-1).shape, lambda: torch.cat((x, x), axis=-1).shape, lambda: torch.hstack([x, x]).shape]
+for t in tests:
+    try:
+        print(t())
+    except Exception as e:
+        print(type(e).__name__, e)
+""",
     "cat and stack promote": """a, b = torch.ones(2), torch.arange(2)
 print(torch.cat([a, b]), torch.cat([b, a]), torch.stack([b, a]), torch.cat([b, b]).dtype)
 print(torch.stack([torch.tensor(1, dtype=torch.int8), torch.tensor(2., dtype=torch.float64)]))
