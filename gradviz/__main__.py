@@ -1,11 +1,13 @@
-"""The ``gradviz`` command line: ``python -m gradviz slides LESSON.ipynb -o lecture.html``."""
+"""The ``gradviz`` command line: ``python -m gradviz lab`` (the course) and
+``python -m gradviz slides LESSON.ipynb -o lecture.html`` (a lesson as one offline slide deck)."""
 
 import argparse
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
-__all__ = ["main", "missing_modules"]
+__all__ = ["main", "missing_modules", "lab_command"]
 
 # what `slides` imports, and the extra of pyproject.toml that installs it
 SLIDES_NEEDS = {"nbformat": "course", "nbclient": "course", "nbconvert": "course", "ipykernel": "course",
@@ -40,6 +42,30 @@ def _slides(args):
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB): open it in a browser, no network needed")
 
 
+COURSE = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def lab_command(args=(), root=None):
+    """The command that opens the course: JupyterLab on ``notebooks/``, with ``--allow-root`` as root."""
+    root = (os.geteuid() == 0) if root is None and hasattr(os, "geteuid") else bool(root)
+    command = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={COURSE}"]
+    if root and "--allow-root" not in args:
+        command.append("--allow-root")      # Jupyter refuses to start as root without it (containers)
+    return command + list(args)
+
+
+def _lab(args):
+    if not COURSE.is_dir():
+        sys.exit(f"gradviz lab: the lessons are not here ({COURSE} does not exist): run it from a clone of gradviz")
+    missing = missing_modules(["jupyterlab", "ipykernel"])
+    if missing:
+        sys.exit(f"gradviz lab: needs the course extra ({', '.join(missing)} not installed); add it from your clone "
+                 f'of gradviz: pip install -e ".[course]"')
+    command = lab_command(args.jupyter_args)
+    print(" ".join(command[2:]).replace("jupyterlab", "jupyter lab", 1), flush=True)
+    os.execv(command[0], command)          # JupyterLab in this process's place: Ctrl-C stops it
+
+
 def _seconds(text):
     try:
         value = int(text)
@@ -53,6 +79,13 @@ def _seconds(text):
 def parser():
     p = argparse.ArgumentParser(prog="python -m gradviz", description="gradviz on the command line.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    lab = sub.add_parser(
+        "lab", help="open the course: JupyterLab on the lesson notebooks",
+        description="Start JupyterLab on the lessons (notebooks/ of this clone), adding --allow-root when "
+                    "run as root (containers). Anything after `lab` goes to JupyterLab "
+                    "(e.g. --ip=0.0.0.0 --no-browser in a container).",
+        epilog="example: python -m gradviz lab --no-browser")
+    lab.set_defaults(run=_lab)
     s = sub.add_parser(
         "slides", help="turn a lesson notebook into one self-contained reveal.js slide deck",
         description="Run a lesson notebook in a fresh kernel (nbclient) and write a reveal.js "
@@ -75,7 +108,12 @@ def parser():
 
 
 def main(argv=None):
-    args = parser().parse_args(argv)
+    p = parser()
+    args, extra = p.parse_known_args(argv)
+    if args.command == "lab":
+        args.jupyter_args = extra         # JupyterLab's own options
+    elif extra:
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     args.run(args)
     return 0
 

@@ -1,7 +1,7 @@
 """DOT text -> SVG/PNG bytes by running a Graphviz command: graphviz-pure by default, system dot on request.
 
 ``graphviz-pure`` (a pip-installable Rust port of Graphviz's ``dot``, installed by
-``pip install gradviz[widget]``) needs nothing from the system, so drawing works on a bare pip
+the ``widget`` extra: ``pip install -e ".[widget]"`` in the clone) needs nothing from the system, so drawing works on a bare pip
 install or on Binder.  The system Graphviz ``dot`` is used only when asked for:
 ``render(..., renderer="system")`` or the environment variable ``GRADVIZ_RENDERER=system``.
 ``GRADVIZ_RENDERER`` may also name a command or a path.

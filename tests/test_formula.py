@@ -22,6 +22,7 @@ from gradviz import chain_rule, formula
 from gradviz.ops import OPS
 from gradviz.widget import AutogradWidget
 from strategies import graphs
+from test_notebooks import lesson_params
 from widget_lessons import LESSONS
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -229,7 +230,7 @@ def notebook_widgets(path, ns=None, stop=None):
     return made
 
 
-@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", lesson_params())
 def test_notebook_derivations_evaluate_to_the_engines_gradient(path):
     widgets = notebook_widgets(path)
     assert widgets, "every lesson animates at least one graph"

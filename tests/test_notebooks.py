@@ -26,6 +26,11 @@ def lesson_ids():
     return [p.stem for p in LESSONS]
 
 
+def lesson_params():
+    """The lessons for parametrize: the one written for real PyTorch is marked ``torch`` (skipped without it)."""
+    return [pytest.param(p, marks=[pytest.mark.torch] if p.stem in REAL_TORCH else [], id=p.stem) for p in LESSONS]
+
+
 # --- reading an executed notebook ---------------------------------------------------------------
 
 def output_text(cell):

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from gradviz.slides import deck_html, latex_to_tokens, mathml_for_tokens
-from test_notebooks import LESSONS, NOTEBOOKS, ROOT, executed, lesson_ids
+from test_notebooks import NOTEBOOKS, ROOT, executed, lesson_params
 
 _decks = {}
 
@@ -124,7 +124,7 @@ def test_tokens_become_mathml_in_text_and_vanish_from_attributes():
 
 # --- every lesson's deck --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+@pytest.mark.parametrize("path", lesson_params())
 def test_deck_is_one_file_that_loads_nothing(path):
     html = deck(path)
     page = page_of(html)
@@ -136,7 +136,7 @@ def test_deck_is_one_file_that_loads_nothing(path):
     assert len(html) < 3_000_000
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+@pytest.mark.parametrize("path", lesson_params())
 def test_deck_follows_the_slide_metadata(path):
     nb = nbformat.read(path, as_version=4)
     types = [c.metadata.slideshow.slide_type for c in nb.cells]
@@ -148,7 +148,7 @@ def test_deck_follows_the_slide_metadata(path):
     assert f'<html lang="{nb.metadata.get("lang", "en")}">' in deck(path)
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+@pytest.mark.parametrize("path", lesson_params())
 def test_every_widget_is_inlined_with_its_whole_state(path):
     nb = nbformat.read(path, as_version=4)
     calls = [c for c in nb.cells if c.cell_type == "code" and ("gradviz.animate(" in c.source or "gradviz.practice(" in c.source)]
@@ -162,7 +162,7 @@ def test_every_widget_is_inlined_with_its_whole_state(path):
     assert "bootStandalone" in deck(path)
 
 
-@pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())
+@pytest.mark.parametrize("path", lesson_params())
 def test_formulas_are_mathml(path):
     nb = nbformat.read(path, as_version=4)
     found = {}

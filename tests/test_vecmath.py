@@ -472,7 +472,7 @@ def test_losses_identical_to_torch(figures, name, dtype):
 def test_mkl_functions_identical_to_torch(figures, name, wide):
     """exp, log, sin, cos, tanh, sqrt...: PyTorch's values come from MKL 2024.2, and so do gradviz's."""
     if _mkl.library() is None:
-        pytest.skip('MKL 2024.2 is not installed (pip install "gradviz[exact]")')
+        pytest.skip('MKL 2024.2 is not installed (from the clone: pip install -e ".[exact]")')
     share, ulps = figures[f"{name} ({'wide' if wide else 'lesson'} range)"]
     assert share == 100.0 and ulps == 0
 

@@ -26,7 +26,7 @@ def test_animate_without_the_widget_extra_names_the_pip_command(missing):
     assert out[0] == "SumBackward0"
     assert out[1] == missing
     assert out[2] == (f"cannot animate the graph: the widget needs the module '{missing}', which is not installed. "
-                      """Install gradviz's widget extras: pip install "gradviz[widget]\"""")
+                      'Add the widget extra from your clone of gradviz: pip install -e ".[widget]"')
 
 
 def test_other_missing_modules_are_not_disguised():

@@ -2,7 +2,7 @@
 
 The op table reads ``forward=kernels.exp``; what is behind the name is this package's business:
 
-* MKL (``pip install "gradviz[exact]"``): PyTorch's CPU build calls the MKL it ships for ``exp``,
+* MKL (the ``exact`` extra: ``pip install -e ".[exact]"``): PyTorch's CPU build calls the MKL it ships for ``exp``,
   ``log``, ``tanh``... (vector maths) and for every matrix product (BLAS); gradviz calls the same
   library through ctypes (:mod:`._mkl`), so the last digit is PyTorch's;
 * SLEEF and the C library, re-derived in numpy where PyTorch's kernels call them (:mod:`._sleef`,

@@ -6,7 +6,7 @@ their size or layout, to the MKL 2024.2 it carries inside (``aten/src/ATen/cpu/v
     vmsExp(n, x, y, VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE)      // float32; vmdExp for float64
 
 MKL's algorithms are not public, so the one way to print PyTorch's last digit is to call the same
-library.  ``pip install "gradviz[exact]"`` (part of the ``course`` and ``test`` extras) installs the
+library.  The ``exact`` extra (part of ``course`` and ``test``; ``pip install -e ".[exact]"`` in the clone) installs the
 wheel ``mkl==2024.2.0``; this module finds its ``libmkl_rt`` through ctypes the first time a function
 is asked for, sets it to one thread (the results do not depend on it), and checks its version.
 Without it (another platform, another MKL), :func:`vml` returns None and the op table computes the
