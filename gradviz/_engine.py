@@ -425,17 +425,20 @@ def apply(op, inputs, arrays=None, **params):
     ``arrays`` are the inputs' values when they differ from ``t._data`` (promoted to one dtype);
     the result is a tensor of the inputs' own class.
     """
+    arrays_given = arrays
     if arrays is None:
         arrays = [t._data for t in inputs]
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if not op.is_view:
-        if op.contiguous or all([a.flags.c_contiguous for a in arrays]):
+        # (the layout is the inputs' own, before any promotion copied them)
+        own = arrays if arrays_given is None or op.inputs not in _layout.POINTWISE else [t._data for t in inputs]
+        if op.contiguous or all([a.flags.c_contiguous for a in own]):
             if not out.flags.c_contiguous:   # PyTorch's results are row-major for row-major inputs (or always)
                 out = np.ascontiguousarray(out)
         elif out.ndim > 1:                   # a pointwise op keeps its inputs' layout, as PyTorch's do
-            out = _layout.laid_out(op, out, arrays, params)
+            out = _layout.laid_out(op, out, own, params)
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         _made_view(result, inputs[0], view_meta(inputs[0]))

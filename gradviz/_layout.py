@@ -6,7 +6,8 @@ like ``x.T``, so ``x.T.sin().view(-1)`` fails as ``x.T.view(-1)`` does, and ``re
 (``UnsafeViewBackward0`` on ``CloneBackward0``); ``clone()`` and ``to()`` too (``empty_like``'s
 preserve_format infers the same strides).  gradviz's kernels write row-major arrays
 (numpy's own ufuncs keep the layout, the SLEEF and MKL kernels do not), so the engine lays every
-result out here, once, for every op of those kinds (:func:`gradviz._engine.apply`).
+result out here, once, for every op of those kinds (:func:`gradviz._engine.apply`); a reduction's
+result is row-major whatever its input's layout.
 
 >>> import numpy as np
 >>> x = np.zeros((3, 4), np.float32).T
@@ -19,20 +20,27 @@ result out here, once, for every op of those kinds (:func:`gradviz._engine.apply
 
 import numpy as np
 
-__all__ = ["POINTWISE", "laid_out", "pointwise_strides", "dense_strides"]
+__all__ = ["POINTWISE", "ROW_MAJOR", "laid_out", "pointwise_strides", "dense_strides"]
 
 # TensorIterator's ops (by their test kinds); flip and sort allocate like their input as clone does
 POINTWISE = frozenset({"unary", "binary", "steps", "rounded", "where", "flip", "sort"})
+# reductions: PyTorch allocates their result row-major before it reduces into it
+ROW_MAJOR = frozenset({"reduce_all", "reduce_dim", "moments", "norm"})
 
 
 def laid_out(op, out, arrays, params=None):
     """``out`` (an op's fresh result) in the layout PyTorch allocates for ``op`` on ``arrays``
     (``params``: the op's; ``contiguous=True`` asks for row-major, as ``clone(memory_format=...)``)."""
+    if op.inputs in ROW_MAJOR:
+        return out if out.flags.c_contiguous else np.ascontiguousarray(out)
     if op.inputs not in POINTWISE:
         return out
     if params and params.get("contiguous"):
         return out if out.flags.c_contiguous else np.ascontiguousarray(out)
-    strides = pointwise_strides(out.shape, [a for a in arrays if isinstance(a, np.ndarray)], out.itemsize)
+    operands = [a for a in arrays if isinstance(a, np.ndarray)]
+    if params and isinstance(params.get("cond"), np.ndarray):    # where's condition: its first operand
+        operands.insert(0, params["cond"])
+    strides = pointwise_strides(out.shape, operands, out.itemsize)
     if strides is None or out.strides == strides:
         return out
     return _with_strides(out, strides)

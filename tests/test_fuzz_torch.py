@@ -46,6 +46,9 @@ REGRESSIONS = {
     209767: "prod of a 0-d tensor passes its gradient through (no y / x: nan / nan)",
     300780: "repeat of an expanded tensor is row-major (PyTorch allocates it so)",
     301136: "cumsum of a transposed tensor is row-major",
+    311280: "a pointwise op's layout is its inputs' own, before promotion copied them",
+    311325: "min(dim) of a permuted tensor is row-major, as every reduction's result",
+    312573: "where's layout: float32 expanded input promoted to float64, then view(-1)",
 }
 
 
