@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 import gradviz as torch  # noqa: E402
 import gradviz  # noqa: E402
 
-SIZE = {"width": 1200, "height": 560}
+SIZE = {"width": 1000, "height": 640}
 HOLD_MS = {"first": 2200, "step": 900, "last": 3500}
 
 
@@ -72,11 +72,14 @@ def main(out=ROOT / "docs" / "widget.apng"):
         page.goto(page_path.as_uri())
         page.wait_for_selector('.gv-widget[data-gv-ready="1"]')
         page.wait_for_timeout(400)
-        frames = [page.screenshot()]
+        box = page.locator(".gv-widget").first.bounding_box()       # the widget alone, one size for all
+        clip = {"x": max(0, box["x"] - 4), "y": max(0, box["y"] - 4), "width": box["width"] + 8,
+                "height": box["height"] + 8}
+        frames = [page.screenshot(clip=clip)]
         for _ in range(len(w.frames) - 1):
             page.locator('[data-gv="step"]').click()
             page.wait_for_timeout(350)
-            frames.append(page.screenshot())
+            frames.append(page.screenshot(clip=clip))
         browser.close()
     delays = [HOLD_MS["first"]] + [HOLD_MS["step"]] * (len(frames) - 2) + [HOLD_MS["last"]]
     Path(out).write_bytes(apng(frames, delays))

@@ -17,13 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", README, re.S | re.M)
 PYTHON = [code for lang, code in BLOCKS if lang == "python"]
-BASH = [code.strip() for lang, code in BLOCKS if lang == "bash"]
+BASH = [line.strip() for lang, code in BLOCKS if lang == "bash" for line in code.strip().splitlines()]
 COURSE = 'python3 -m venv .venv && .venv/bin/pip install -e ".[course]" && .venv/bin/python -m gradviz lab'
 TESTS = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest'
 
 
 def test_the_first_screen_is_in_the_order_a_reader_needs():
-    marks = ["**See autograd work:**", '<img src="docs/widget.apng"', "**Binder:**", COURSE, TESTS,
+    marks = ["**See autograd work:**", '<img src="docs/widget.apng"', "**Binder:**", "**Set-up**", COURSE, TESTS,
              "## The seed example", "| lesson | what it teaches |"]
     at = [README.index(m) for m in marks]
     assert at == sorted(at), list(zip(marks, at))
@@ -33,7 +33,7 @@ def test_the_first_screen_is_in_the_order_a_reader_needs():
 
 
 def test_the_two_set_up_commands_are_what_ci_runs():
-    assert BASH[:2] == [COURSE, TESTS]
+    assert BASH[:2] == [COURSE, TESTS]          # one block, one line each
     ci = (ROOT / ".ci" / "run").read_text()
     assert TESTS.replace("pip install", "pip install -q").replace(".venv/bin/python -m pytest",
                                                                   "GRADVIZ_HIDE_TORCH=1 .venv/bin/python -m pytest") in ci
