@@ -13,6 +13,7 @@ a gradient for ``.grad`` or a hook) through the class of the tensors it is hande
 (``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
 """
 
+import contextlib
 import functools
 import heapq
 import itertools
@@ -729,7 +730,7 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                     deps[fn] = deps.get(fn, 0) + 1
     captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
     # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
-    _tasks.append((next(_task_ids), nodes if live is None else live, live is not None))
+    _hooks.tasks.append((next(_hooks.task_ids), nodes if live is None else live, live is not None))
     try:
         def push(node, g, k=0):
             if node._outs is None:
@@ -744,7 +745,7 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
             if deps.get(node, 0) == 0:
                 heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
 
-        wrap = functools.partial(_wrap_for, roots[0])   # arrays as tensors, for the user's hooks
+        wrap = _hook_wrapper(roots)   # arrays as tensors, for the user's hooks
         while ready:
             node = heapq.heappop(ready)[2]
             g = buffers.pop(node, None)
@@ -783,7 +784,7 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                 if deps[fn] == 0:
                     heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
     finally:
-        _tasks.pop()
+        _hooks.tasks.pop()
     if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
         for node in executed:
             if any(s is not None for s in node._saved):
@@ -794,22 +795,16 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
     return captured
 
 
-_tasks, _task_ids = [], itertools.count()
-
-
-def current_graph_task_id():
-    """A number for the backward pass now running (-1 outside one), as a hook may ask."""
-    return _tasks[-1][0] if _tasks else -1
-
-
-def will_engine_execute_node(node):
-    """Whether the running pass will reach ``node`` (a grad_fn or AccumulateGrad)."""
-    if not _tasks:
-        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
-    if _tasks[-1][2] and isinstance(node, AccumulateGrad):
-        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
-                           "autograd.grad(). This is currently not supported.")
-    return node in _tasks[-1][1]
+def _hook_wrapper(roots):
+    """A function making a gradient array a tensor of the graph's own class (for a hook to see)."""
+    def wrap(array):
+        for node in roots:
+            if isinstance(node, AccumulateGrad):
+                return node.variable._wrap(array)
+            with contextlib.suppress(StopIteration):
+                return _wrap_for(node, array)
+        raise RuntimeError("no tensor of the graph is alive to show a hook its gradient")
+    return wrap
 
 
 def _values(g):

@@ -121,6 +121,26 @@ def call_post_hooks(hooks, grad_inputs, grad_outputs, wrap):
     return grad_inputs
 
 
+# --- what a hook may ask of the pass running it (register_multi_grad_hook asks) ----------------
+
+tasks, task_ids = [], itertools.count()    # (number, the nodes it runs, whether autograd.grad's) per pass
+
+
+def current_graph_task_id():
+    """A number for the backward pass now running (-1 outside one)."""
+    return tasks[-1][0] if tasks else -1
+
+
+def will_engine_execute_node(node):
+    """Whether the running pass will reach ``node`` (a grad_fn or AccumulateGrad)."""
+    if not tasks:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward pass")
+    if tasks[-1][2] and hasattr(node, "variable"):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are currently running "
+                           "autograd.grad(). This is currently not supported.")
+    return node in tasks[-1][1]
+
+
 # --- saved tensors: pack when a node saves one, unpack when backward needs it -----------------------
 
 saved_hooks = []     # (pack, unpack) of each saved_tensors_hooks() block open now, innermost last

@@ -422,3 +422,21 @@ def test_module_paths():
     from gradviz.autograd.functional import jacobian
     import gradviz.autograd.functional as functional
     assert functional.jacobian is jacobian is gradviz.autograd.functional.jacobian
+
+
+LEAF_ROOT = """x = torch.tensor([1., 2.], requires_grad=True)
+x.register_hook(lambda g: print('hook', g))
+x.backward(torch.ones(2)); print(x.grad)
+y = x * 2
+y.grad_fn.register_prehook(lambda go: print('pre', go))
+torch.autograd.backward([y], [torch.ones(2)])
+def f():
+    (x * 3).exp().sum().backward()
+x.register_hook(lambda g: print('hook2', g)); f(); print(x.grad)
+"""
+
+
+def test_hooks_when_backward_starts_at_a_leaf():
+    out = printed(gradviz, LEAF_ROOT)
+    assert "ERROR" not in out
+    assert out == printed(torch, LEAF_ROOT)

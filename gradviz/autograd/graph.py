@@ -20,7 +20,7 @@ import functools
 from collections import defaultdict
 from typing import NamedTuple
 
-from .. import _engine, _hooks
+from .. import _hooks
 from .._engine import Node, edge
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "saved_tensors_hooks",
@@ -73,12 +73,12 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         nodes = [edge(t)[0] for t in tensors]
 
         def inner_hook(idx, grad):
-            task = _engine.current_graph_task_id()
+            task = _hooks.current_graph_task_id()
             n = count.get(task, 0)
             count[task] = n + 1
             buffer.setdefault(task, [None] * len(tensors))[idx] = grad
             if n == 0:           # on the first call: how many of the tensors this pass reaches
-                expected[0] = sum(map(_engine.will_engine_execute_node, nodes))
+                expected[0] = sum(map(_hooks.will_engine_execute_node, nodes))
             if n == expected[0] - 1:
                 fn(buffer.pop(task))
                 del count[task]
@@ -89,7 +89,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     @functools.wraps(fn)
     def wrapped_fn(grad):
-        task = _engine.current_graph_task_id()
+        task = _hooks.current_graph_task_id()
         if ran[task]:
             return None
         ran[task] = True
