@@ -419,3 +419,29 @@ def test_sparse_and_half_precision_are_drawn_with_their_numbers():
         w = animate((x * 3).sum(), names={"x": x})
         assert "x.grad = [3., 3.]" in last_words(w)
         assert "?" not in gradviz.draw((x * 3).sum()).source
+
+
+def test_no_hook_of_any_kind_runs_in_gradviz_widget_pass():
+    """gradviz's engine can hold every hook back: one switch (gradviz._engine.observing) that
+    tensor, node, post-accumulate-grad, module and saved-tensor hooks all honour."""
+    calls = []
+    model = gradviz.nn.Linear(2, 1)
+    model.register_full_backward_hook(lambda m, gi, go: calls.append("module"))
+    x = gradviz.ones(1, 2, requires_grad=True)
+    with gradviz.autograd.graph.saved_tensors_hooks(lambda t: (calls.append("pack"), t)[1],
+                                                     lambda t: (calls.append("unpack"), t)[1]):
+        y = model(x).tanh()
+    calls.clear()
+    o = y.sum()
+    x.register_post_accumulate_grad_hook(lambda p: calls.append("post-accumulate"))
+    x.register_hook(lambda g: calls.append("tensor"))
+    y.grad_fn.register_hook(lambda gi, go: calls.append("node"))
+    y.grad_fn.register_prehook(lambda go: calls.append("prehook"))
+    before = snapshot(x, *model.parameters())
+    animate(o)
+    animate(o, collapse=model)
+    gradviz.draw(o)
+    assert calls == []
+    same(before, snapshot(x, *model.parameters()))
+    o.backward()
+    assert {"module", "post-accumulate", "tensor", "node", "prehook", "unpack"} <= set(calls)

@@ -128,7 +128,7 @@ def _run_backward(cls, ctx, g, recorded, positions, n_args):
                                "but the corresponding forward input was not a Variable")
     grads = [grads[k] for k in positions]
     if is_observing() and not recorded:   # the widget's pass ran it: the user's next pass takes this result
-        ctx._lent = (np.array(g, copy=True), grads)
+        ctx._lent = (_copy(g), grads)
     return grads
 
 
@@ -149,7 +149,18 @@ def _reused(ctx, g, recorded):
 
 
 def _same(a, b):
-    return isinstance(a, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+    """The same gradient (one array, or one per output of a Function with several)."""
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same(x, y) for x, y in zip(a, b)))
+    if a is None or b is None:
+        return a is None and b is None
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
+            and a.dtype == b.dtype and np.array_equal(a, b))
+
+
+def _copy(g):
+    return [_copy(x) for x in g] if isinstance(g, (list, tuple)) else None if g is None else np.array(g, copy=True)
 
 
 def _function_op(cls, ctx, args, inputs, outs):
