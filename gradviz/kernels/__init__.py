@@ -21,6 +21,7 @@ Without MKL, each function is computed in double and rounded once, and products 
 import numpy as np
 
 from . import _mkl
+from ._exact import get_exact_limit, set_exact_limit
 from ._numerics import add, fma
 from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.pow, as torch.pow
 from ._products import addmm, bmm, column_major, dot, mm, mv
@@ -35,7 +36,7 @@ __all__ = ["add", "fma", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm",
            "nll_sums", "batch_norm_sums", "batch_norm_backward_sums", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "atan",
            "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",
-           "sleef_log", "sleef_log1p", "LANES", "get_num_threads", "set_num_threads", "info"]
+           "sleef_log", "sleef_log1p", "get_exact_limit", "set_exact_limit", "LANES", "get_num_threads", "set_num_threads", "info"]
 
 
 def mean(a, axis=None, keepdims=False):
@@ -46,6 +47,16 @@ def mean(a, axis=None, keepdims=False):
     for d in axes:
         count *= a.shape[d]
     return sum(a, axis=axis, keepdims=keepdims) / count
+
+
+def _sleef_backend(mkl):
+    """Where sigmoid, softmax, log_softmax and ``x ** y`` take SLEEF's exp/log/powf from, here."""
+    limit = get_exact_limit()
+    if limit is None:
+        return "SLEEF's algorithms in numpy (bit for bit, at every size: set_exact_limit(None))"
+    fast = "MKL's vector exp/log" if mkl else "numpy in double, rounded once"
+    return (f"SLEEF's algorithms in numpy (bit for bit) up to {limit:,} elements per call; above, {fast} "
+            "in their place (within 1 ulp of SLEEF's; set_exact_limit(None) for bit for bit at every size)")
 
 
 def info():
@@ -59,7 +70,7 @@ def info():
         "vml": f"MKL {_mkl.VERSION} (PyTorch's)" if found else "numpy in double, rounded once (within 1 ulp)",
         "blas": f"MKL {_mkl.VERSION} (PyTorch's)" if found else
                 "numpy; PyTorch's order for inner dimensions up to 192 (float32)",
-        "sleef": "SLEEF's algorithms in numpy (bit for bit)",
+        "sleef": _sleef_backend(found),
         "reductions": "PyTorch's order in numpy (bit for bit)",
         "vector_floats": LANES,
         "threads": get_num_threads(),

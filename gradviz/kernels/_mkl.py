@@ -30,7 +30,7 @@ import numpy as np
 __all__ = ["VERSION", "FUNCTIONS", "library", "vml", "gemm", "gemv", "dot", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
-FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10")
+FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
 _MODE = 0x2 | 0x00140000 | 0x100     # VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE
 _PREFIX = {np.dtype(np.float32): "vms", np.dtype(np.float64): "vmd"}
 _MAX_N = 2 ** 31 - 1        # MKL_INT is 32 bits in the LP64 interface

@@ -26,7 +26,7 @@ float64 powers are pow in double (PyTorch: SLEEF's double ``pow``, within 1 ulp 
 
 import numpy as np
 
-from . import _libm, _vml
+from . import _exact, _libm, _vml
 from ._numerics import fma32 as _fma
 from ._sleef import _L2L, _L2U, _LN2_HI, _LN2_LO, _R_LN2, _ilogb32, _two_sum, df_div
 from ._threads import LANES
@@ -113,6 +113,9 @@ def _exp_pair(dh, dl):
 def sleef_powf(x, y):
     """SLEEF ``powf_u10`` of float32 arrays (broadcast), C's special cases included."""
     x, y = np.broadcast_arrays(np.asarray(x, _f), np.asarray(y, _f))
+    if not _exact.exact(x.size):   # above the limit: pow in double rounded once, within 1 ulp (:mod:`._exact`)
+        with np.errstate(all="ignore"):
+            return np.power(x.astype(np.float64), y.astype(np.float64)).astype(_f)
     with np.errstate(all="ignore"):
         ay = np.abs(y)
         y_int = (np.trunc(y) == y) | (ay > _f(1 << 24))

@@ -20,6 +20,7 @@ sigmoid, softmax, log_softmax and the losses against torch.
 
 import numpy as np
 
+from . import _exact, _vml
 from ._numerics import fma32, fma64
 
 __all__ = ["exp", "log", "log1p", "df_div"]
@@ -31,18 +32,24 @@ _d = np.float64
 def exp(x):
     """e^x as SLEEF's ``expf``/``exp`` (u10) computes it, for a float32 or float64 array."""
     x = np.asarray(x)
+    if not _exact.exact(x.size):   # above the limit: MKL's (or in double), within 1 ulp (:mod:`._exact`)
+        return _vml.exp(x)
     return _exp64(x.reshape(-1)).reshape(x.shape) if x.dtype == _d else _exp32(x)
 
 
 def log(x):
     """ln x as SLEEF's ``logf_u1``/``log_u1`` computes it, for a float32 or float64 array."""
     x = np.asarray(x)
+    if not _exact.exact(x.size):   # above the limit: MKL's (or in double), within 1 ulp (:mod:`._exact`)
+        return _vml.log(x)
     return _log64(x.reshape(-1)).reshape(x.shape) if x.dtype == _d else _log32(x)
 
 
 def log1p(x):
     """ln(1 + x) as SLEEF's ``log1pf``/``log1p`` computes it, for a float32 or float64 array."""
     x = np.asarray(x)
+    if not _exact.exact(x.size):   # above the limit: MKL's (or in double), within 1 ulp (:mod:`._exact`)
+        return _vml.log1p(x)
     return _log1p64(x.reshape(-1)).reshape(x.shape) if x.dtype == _d else _log1p32(x)
 
 

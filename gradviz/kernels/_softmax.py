@@ -81,10 +81,21 @@ def _lanes_sum(x):
     if n < lanes:
         return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, x.dtype)
     full = n // lanes * lanes
-    acc = np.add.accumulate(x[:, :full].reshape(rows, -1, lanes), axis=1)[:, -1]
+    acc = _in_order(x[:, :full].reshape(rows, -1, lanes), 1)
     if full < n:
         acc[:, :n - full] += x[:, full:]
     return _fold(acc)
+
+
+def _in_order(x, axis):
+    """Σ along ``axis`` from its first element on, one rounding per addition (the axis dropped).
+    numpy adds in that order when another axis of more than one element runs inside (rows added
+    to rows); along the innermost data it would add pairwise, so there the running sum is taken."""
+    if x.ndim > 1 and max(x.shape[axis + 1:], default=1) > 1 and x.shape[-1] > 1:
+        if x.strides[-1] != x.itemsize or min(map(abs, x.strides)) < x.itemsize:
+            x = np.ascontiguousarray(x)   # the last axis innermost in memory
+        return np.add.reduce(x, axis=axis)
+    return np.add.accumulate(x, axis=axis).take(-1, axis=axis)
 
 
 def _fold(acc):
@@ -123,9 +134,10 @@ def _exp_columns(x, dim, split=False):
         vec = _vectorised(flat.shape[0], inner, _vector(x.dtype))[:, None, :]
     else:
         vec = np.arange(inner) < inner - inner % _vector(x.dtype)
-    e = np.empty_like(flat)
-    vec = np.broadcast_to(vec, flat.shape)
-    e[vec], e[~vec] = _sleef.exp(flat[vec]), _libm.exp(flat[~vec])
+    e = _sleef.exp(flat)      # elementwise: the vectors' values, then the C library's elsewhere
+    rest = ~np.broadcast_to(vec, flat.shape)
+    if rest.any():
+        e[rest] = _libm.exp(flat[rest])
     return e.reshape(x.shape)
 
 
@@ -143,7 +155,7 @@ def _vectorised(outer, inner, step):
 def _down(x, dim):
     """Σ along ``dim`` from its first element down, one rounding per addition (kept as a dim of 1),
     as the kernels across the inner dimensions add."""
-    return np.add.accumulate(x, axis=dim).take([-1], axis=dim)
+    return np.expand_dims(_in_order(x, dim), dim)
 
 
 def _fma_down(g, y, dim):

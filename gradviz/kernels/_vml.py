@@ -15,7 +15,7 @@ import numpy as np
 from . import _mkl
 from ._numerics import fma64
 
-__all__ = ["in_double", "exp", "log", "sin", "cos", "tanh", "tan", "sqrt", "atan", "asin", "acos", "log2",
+__all__ = ["in_double", "exp", "log", "log1p", "sin", "cos", "tanh", "tan", "sqrt", "atan", "asin", "acos", "log2",
            "log10", "erf", "tanh_backward"]
 
 
@@ -53,6 +53,8 @@ exp, log, sin, cos, tanh, tan, sqrt, atan, asin, acos, log2, log10 = (
                                         ("Tanh", np.tanh), ("Tan", np.tan), ("Sqrt", np.sqrt), ("Atan", np.arctan),
                                         ("Asin", np.arcsin), ("Acos", np.arccos), ("Log2", np.log2),
                                         ("Log10", np.log10)))
+log1p = _torch_vml("Log1p", np.log1p)   # not one of PyTorch's (SLEEF's, :mod:`._sleef`): its stand-in above
+                                        # the exact limit (:mod:`._exact`)
 _ERF = np.frompyfunc(math.erf, 1, 1)    # numpy has no erf; Python's is within an ulp or so in double
 # erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt
 erf = _torch_vml("Erf", lambda a: np.asarray(_ERF(a), np.float64).astype(a.dtype))
