@@ -98,6 +98,34 @@ for kw in [dict(shuffle=True, sampler=[0, 1]), dict(batch_size=0), dict(batch_si
     except ValueError as e:
         print(e)
 """,
+    "a course's loop: random_split, pin_memory, a wrapped loader, OneCycleLR": """torch.manual_seed(42)
+D = torch.utils.data
+ds = D.TensorDataset(torch.randn(20, 3), torch.randint(0, 2, (20,)))
+train_ds, val_ds = D.random_split(ds, [15, 5])
+train_dl = D.DataLoader(train_ds, batch_size=4, shuffle=True, num_workers=0, pin_memory=True)
+val_dl = D.DataLoader(val_ds, batch_size=8)
+class WrappedDataLoader:
+    def __init__(self, dl, func):
+        self.dl, self.func = dl, func
+    def __len__(self):
+        return len(self.dl)
+    def __iter__(self):
+        for b in self.dl:
+            yield self.func(*b)
+wdl = WrappedDataLoader(train_dl, lambda x, y: (x * 2, y))
+model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), 0.05, momentum=0.9, weight_decay=1e-4)
+sched = torch.optim.lr_scheduler.OneCycleLR(opt, 0.1, epochs=2, steps_per_epoch=len(wdl))
+for epoch in range(2):
+    model.train()
+    for xb, yb in wdl:
+        loss = torch.nn.functional.cross_entropy(model(xb), yb)
+        loss.backward(); opt.step(); opt.zero_grad(); sched.step()
+    model.eval()
+    with torch.no_grad():
+        losses = [torch.nn.functional.cross_entropy(model(xb), yb, reduction="sum") for xb, yb in val_dl]
+        print(epoch, loss.item(), torch.stack(losses).sum().item() / len(val_ds), sched.get_last_lr())
+""",
     "an iterable dataset": """D = torch.utils.data
 class Stream(D.IterableDataset):
     def __iter__(self):

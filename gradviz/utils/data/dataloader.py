@@ -10,6 +10,7 @@ batches and every random number drawn after them are torch's.  Loading happens i
 import collections.abc
 import copy
 import re
+import warnings
 
 import numpy as np
 
@@ -179,6 +180,12 @@ class DataLoader:
         return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
     def __iter__(self):
+        if self.pin_memory and self.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                          f"ignore pin_memory_device='{self.pin_memory_device}'.", stacklevel=2)
+        if self.pin_memory:      # (gradviz computes on the CPU: there is no accelerator to pin memory for)
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
         batches = iter(self._index_sampler)     # (a generator: the sampler draws at the first batch)
         empty((), dtype=D.int64).random_(generator=self.generator)   # the iterator's base seed, as torch draws it
         return self._batches(batches)
