@@ -1,10 +1,12 @@
 """The package is layered: no module of gradviz imports, directly or through others, a module
 that imports it back -- counting imports inside functions too.
 
-Layers, lowest first: numerics, dtypes and types; formatting and random; the op table; the engine;
-Tensor; the public autograd and gradcheck; the package face, nn, optim, graph, trace, widget.
-The one lazy import allowed is the package face's ``__getattr__`` (draw, animate, trace), which
-keeps ``import gradviz`` free of the drawing libraries.
+Layers, lowest first (LAYERS below states them as rules): kernels; numbers and types; printing and
+random draws; the op table; the engine; Tensor; PyTorch's packages (autograd, nn, optim, utils);
+the package face; the trace; the drawing; the widget.  A module imports only from its own layer and
+those below; the lazy imports are listed with their reasons (LAZY), and the package face's
+``__getattr__`` (draw, animate, trace, watch) keeps ``import gradviz`` free of the drawing libraries.
+Which layers may import the kernels, the trace and the libraries outside numpy is stated too.
 """
 
 import ast
@@ -162,3 +164,112 @@ def test_the_torch_import_paths_are_modules():
         assert (PACKAGE.parent / (path.replace(".", "/") + ".py")).exists() or \
             (PACKAGE.parent / path.replace(".", "/") / "__init__.py").exists(), path
         assert importlib.import_module(path).__name__ == path
+
+
+# --- the packages' order, as rules ----------------------------------------------------------------
+# Lowest first: a module imports only from its own layer and the layers below it (imports inside
+# functions count).  Each module belongs to the layer of the longest prefix that names it.
+LAYERS = [
+    ("kernels", ("gradviz.kernels",)),
+    ("numbers and types", ("gradviz._dtype", "gradviz._types", "gradviz._keywords", "gradviz._devices", "gradviz._gc",
+                           "gradviz._arrays")),
+    ("printing and random draws", ("gradviz._format", "gradviz._cpu_generator")),
+    ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._recorded",
+                      "gradviz._strided", "gradviz._broadcast", "gradviz._layout")),
+    ("the engine", ("gradviz._engine", "gradviz._hooks")),
+    ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing",
+                "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._sampling",
+                "gradviz._table_methods", "gradviz._creation", "gradviz._legacy", "gradviz._table_functions",
+                "gradviz.random", "gradviz.naming", "gradviz._check")),
+    ("PyTorch's packages", ("gradviz.autograd", "gradviz.gradcheck", "gradviz.nn", "gradviz.optim", "gradviz.utils",
+                            "gradviz.serialization", "gradviz.quiz")),
+    ("the package face", ("gradviz",)),
+    ("the trace", ("gradviz.trace",)),
+    ("the drawing", ("gradviz.value_text", "gradviz.formula", "gradviz.chain_rule", "gradviz.graph",
+                     "gradviz.dot_text", "gradviz.render", "gradviz.legend", "gradviz.draw")),
+    ("the widget", ("gradviz.widget", "gradviz.slides", "gradviz.__main__")),
+]
+
+
+def layer_of(module):
+    """The index in LAYERS of the layer whose longest prefix names ``module`` (None: no layer)."""
+    found = [(len(p), i) for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes
+             if module == p or module.startswith(p + ".")]
+    return max(found)[1] if found else None
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in import_graph() if layer_of(m) is None] == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    graph = import_graph()
+    upward = [(m, LAYERS[layer_of(m)][0], d, LAYERS[layer_of(d)][0]) for m in sorted(graph) for d in sorted(graph[m])
+              if layer_of(d) > layer_of(m)]
+    assert upward == []
+
+
+def test_the_layer_rule_finds_an_upward_import():
+    assert layer_of("gradviz.kernels._sleef") == 0 and layer_of("gradviz.widget.frames") == len(LAYERS) - 1
+    assert layer_of("gradviz") == 7 and layer_of("gradviz.trace.model") == 8
+    assert layer_of("gradviz.tensor") < layer_of("gradviz.trace") < layer_of("gradviz.graph")
+
+
+def test_only_the_drawing_and_the_widget_read_the_trace():
+    graph = import_graph()
+    readers = {m for m, deps in graph.items() if any(d.startswith("gradviz.trace") for d in deps)
+               and not m.startswith("gradviz.trace")}
+    assert all(LAYERS[layer_of(m)][0] in ("the drawing", "the widget") for m in readers), readers
+
+
+def _outside_imports():
+    """{module: the top-level names of what it imports from outside gradviz and the standard library}."""
+    import sys
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        names = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        out[_module_name(path)] = names - set(sys.stdlib_module_names) - {"gradviz", "numpy"}
+    return out
+
+
+# Who may import what lies outside numpy: the widget's libraries only the widget (and the decks),
+# the graphviz package only the drawing, torch only the trace's PyTorch side -- so a numpy-only
+# install runs the core, and ``import gradviz`` loads none of them.
+OUTSIDE = {"anywidget": "gradviz.widget", "traitlets": "gradviz.widget", "latex2mathml": ("gradviz.widget",
+           "gradviz.slides"), "nh3": "gradviz.widget", "nbformat": "gradviz.slides", "nbconvert": "gradviz.slides",
+           "nbclient": "gradviz.slides", "jupyter_client": "gradviz.slides", "graphviz": "gradviz.draw",
+           "torch": "gradviz.trace"}
+
+
+def test_only_their_layers_import_the_outside_libraries():
+    for module, names in _outside_imports().items():
+        for name in names:
+            assert name in OUTSIDE, (module, name)
+            allowed = OUTSIDE[name] if isinstance(OUTSIDE[name], tuple) else (OUTSIDE[name],)
+            assert module.startswith(allowed), (module, name)
+
+
+# Imports inside functions, each for a reason (a new one is usually a layer in the wrong place).
+LAZY = {
+    ("gradviz.__main__", "gradviz.slides"): "the command line loads the deck builder (nbconvert) only for `slides`",
+    ("gradviz.trace", "gradviz.trace.torch_engine"): "PyTorch's adapter only when handed torch tensors",
+    ("gradviz.slides", "gradviz.widget.standalone"): "a deck inlines the widget's page only when it has widgets",
+}
+
+
+def test_every_lazy_import_is_one_of_the_known():
+    found, files = set(), {_module_name(p) for p in PACKAGE.rglob("*.py")}
+    for path in PACKAGE.rglob("*.py"):
+        module = _module_name(path)
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or _lazy_face_import(module, fn, (fn,)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    found.update((module, d) for d in _resolve(module, node, path.name == "__init__.py", files))
+    assert found == set(LAZY), sorted(found ^ set(LAZY))

@@ -3,6 +3,7 @@
 import warnings
 from collections import OrderedDict
 
+from .. import _dtype
 from .._hooks import RemovableHandle
 from ..autograd import no_grad
 from ..tensor import Tensor
@@ -362,7 +363,6 @@ class Module:
 
     def to(self, *args, **kwargs):
         """``model.to(device)`` is the model itself (CPU only); a floating dtype converts every parameter."""
-        from .. import _dtype
         dtype = kwargs.get("dtype")
         for a in args:
             if isinstance(a, _dtype.dtype):
@@ -383,11 +383,9 @@ class Module:
         return self
 
     def float(self):
-        from .. import _dtype
         return self.to(_dtype.float32)
 
     def double(self):
-        from .. import _dtype
         return self.to(_dtype.float64)
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):

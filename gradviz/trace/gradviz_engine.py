@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _engine, autograd
+from ..tensor import Tensor, apply
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, in_place_versions,
                     name_values, replay)
 
@@ -309,7 +310,6 @@ class GradvizAdapter(EngineAdapter):
         custom Function's forward is the user's code, and is never run again here.  On success
         every value of the trace is the new pass's (the leaves' numbers as they are now).
         """
-        from ..tensor import Tensor, apply
         made, fns = {}, []
         for s in self.trace.steps:
             if s.cut_only:

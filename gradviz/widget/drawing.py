@@ -7,6 +7,9 @@ derivation still play.
 
 import re
 
+from ..draw import Drawing
+from ..graph import MAX_NODES, build_graph
+from ..render import RenderError, RenderTimeout
 from .frames import Ids
 from .i18n import strings
 
@@ -24,7 +27,6 @@ EDGE_LABELS_MAX = 80
 def draw_trace(trace, view="dataflow", rankdir="TB", lang="en"):
     """``{"svg", "graph", "graph_obj", "ids", "error", "drawing"}`` for a :class:`gradviz.trace.Trace`'s
     graph, its tooltips in ``lang`` (``drawing.svg(words=...)`` words them anew, without a new layout)."""
-    from ..graph import MAX_NODES, build_graph
 
     out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "error": "", "drawing": None}
     try:
@@ -33,8 +35,6 @@ def draw_trace(trace, view="dataflow", rankdir="TB", lang="en"):
         out["error"] = f"the graph could not be built ({type(exc).__name__}: {exc})"
         return out
     try:
-        from ..draw import Drawing
-        from ..render import RenderTimeout
         if len(graph.nodes) > EDGE_LABELS_MAX:
             _drop_edge_labels(graph)
         words = strings(lang)
@@ -67,7 +67,6 @@ def _drop_edge_labels(graph):
 
 
 def _why(exc):
-    from ..render import RenderError
     text = str(exc).strip() or type(exc).__name__
     if isinstance(exc, RenderError):
         return text          # the drawing layer's messages already say what to do

@@ -33,6 +33,7 @@ import numpy as np
 from ..formula import Rule, fill, plain
 from ..trace.model import array_of
 from ..value_text import format_line, node_text, short, summary      # the one writer of numbers
+from .i18n import STRINGS
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, operand_mark, seed_name
 
 __all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
@@ -452,7 +453,6 @@ def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given
 
 def op_words(node):
     """The forward op in words for a caption (``["op_mul", {}]``: "multiply", "곱셈"), not its backward node."""
-    from .i18n import STRINGS
     if node.key is not None and f"op_{node.key}" in STRINGS["en"]:
         return [f"op_{node.key}", {}]
     if node.op is not None and node.key:
