@@ -23,9 +23,9 @@ def test_each_layer_is_one_node_and_one_step():
     assert ops == ["model.0", "tanh", "model.2", "MSE"]
     nodes = [f for f in w.frames if f["kind"] == "node"]
     assert len(nodes) == 4 and w.error == ""
-    assert "model.0(X)" in w.caption(1)
+    assert "(model.0): computes X model.0.weightᵀ + model.0.bias" in w.caption(1)   # a Linear: x Wᵀ + b
     layer = next(i for i, f in enumerate(w.frames) if f["kind"] == "node" and "Linear" in w.caption(i))
-    assert "the total of what the layer's ops sent there" in w.caption(layer)
+    assert "sends ∂loss/∂model.2.weight = δᵀ c = " in w.caption(layer)   # the layer's formula, with its numbers
 
 
 def test_a_layer_sends_the_gradients_its_ops_sent_and_the_parameters_still_accumulate():

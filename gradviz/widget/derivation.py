@@ -115,6 +115,10 @@ def fill(template, lesson, node, numeric):
 
 def forward_latex(lesson, node):
     """What ``node`` computed, as written in the definitions: ``\\tanh\\left(b\\right)``, ``X W_{1}``."""
+    if getattr(node, "members", None) and node.name == "Linear" and len(node.inputs) in (2, 3):
+        # a collapsed Linear: x Wᵀ + b, so the W and b of its derivatives are defined where first used
+        x, w, *b = [latex_name(lesson.input_name(node, i) or "?") for i in range(len(node.inputs))]
+        return rf"{x}\, {w}^{{T}}" + (f" + {b[0]}" if b else "")
     if chain_rule.category(node.key) == "elementwise" and node.op is not None \
             and all(i.data is not None for i in node.inputs):
         refs = {str(i): operand(lesson, node, i) for i in range(len(node.inputs))}
