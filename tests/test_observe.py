@@ -372,7 +372,7 @@ def test_every_option_is_type_checked():
             w.save_html("/nonexistent/never-written.html", **options)
     with pytest.raises(TypeError, match="path= must be a file name"):
         w.save_html(5)
-    with pytest.raises(TypeError, match="collapse= must be an nn.Module"):
+    with pytest.raises(TypeError, match="collapse= takes an nn.Module"):
         animate((x * 2).sum(), collapse="model")
     with pytest.raises(TypeError, match="frame= must be a Python frame"):
         gradviz.draw(x, frame=3)

@@ -67,9 +67,6 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         backward, presenter = _check.boolean(func, "backward", backward), _check.boolean(func, "presenter", presenter)
         speed = _check.positive_number(func, "speed", speed)
         _check.recording(func, recording)
-        if collapse is not None and not callable(getattr(collapse, "named_modules", None)):
-            raise TypeError(f"{func}(): collapse= must be an nn.Module (the model whose layers to fold), "
-                            f"not {_check.describe(collapse)}")
         asking = P.options(func, practice) if practice is not None and practice is not False else None
         start = kwargs.pop("frame", 0)
         self._root, self._gradient, self._expected = root, gradient, expected
