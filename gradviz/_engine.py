@@ -498,6 +498,8 @@ def _saved_value(node, spec):
     entry = node._saved[-1 if is_output else spec]
     if entry is None:
         return None
+    if node._packed is not None and not _Observing.on:     # (PyTorch unpacks on every access)
+        _hooks.unpacked(node, node._saved, only=-1 if is_output else spec)
     if entry[1][0] != entry[2]:
         raise _modified_error(node, entry, is_output)
     if not is_output:

@@ -157,10 +157,12 @@ def pack_saved(node, order, pack, unpack):
             node._packed[k] = (pack(entry[3] if k != -1 else node._out()), unpack)
 
 
-def unpacked(node, saved):
-    """The saved values as the unpack hooks give them back."""
+def unpacked(node, saved, only=None):
+    """The saved values as the unpack hooks give them back (just value ``only``'s hook, if given)."""
     saved = list(saved)
     for k, (packed, unpack) in node._packed.items():
+        if only is not None and k != only:
+            continue
         t = unpack(packed)
         if not isinstance(t, TensorBase):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
@@ -192,4 +194,5 @@ class SavedTensor:
         entry = node._saved[self.k]
         if node._packed is None:
             node._packed = {}
-        node._packed[self.k] = (pack_hook(entry[3] if self.k != -1 else node._out()), unpack_hook)
+        # (this pack hook sees the saved values as data, without their history, as PyTorch's does)
+        node._packed[self.k] = (pack_hook((entry[3] if self.k != -1 else node._out()).detach()), unpack_hook)

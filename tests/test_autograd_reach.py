@@ -379,7 +379,46 @@ class MulConstant(torch.autograd.Function):
 z = MulConstant.apply(x, 5.5).sum(); z.backward(); print(x.grad[0], type(from_fn.FunctionCtx()).__name__)
 """
 
+SAVED_TENSOR_DOCS = """import os, tempfile, uuid
+def pack_hook(x):
+    print("Packing", x)
+    return x
+def unpack_hook(x):
+    print("Unpacking", x)
+    return x
+a = torch.ones(5, requires_grad=True)
+b = torch.ones(5, requires_grad=True) * 2
+with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+    y = a * b
+y.sum().backward()
+tmp_dir = tempfile.mkdtemp()
+class SelfDeletingTempFile():
+    def __init__(self):
+        self.name = os.path.join(tmp_dir, str(uuid.uuid4()))
+    def __del__(self):
+        os.remove(self.name)
+def pack_to_disk(tensor):
+    temp_file = SelfDeletingTempFile()
+    torch.save(tensor, temp_file.name)
+    return temp_file
+def unpack_from_disk(temp_file):
+    return torch.load(temp_file.name)
+x = torch.randn(5, requires_grad=True) if False else torch.linspace(-1, 1, 5, requires_grad=True)
+with torch.autograd.graph.saved_tensors_hooks(pack_to_disk, unpack_from_disk):
+    y = x.pow(2)
+print(y.grad_fn)
+y.sum().backward()
+print(x.grad)
+x = torch.ones(3, requires_grad=True)
+y = x.pow(2)
+print(y.grad_fn._saved_self)
+y.grad_fn._raw_saved_self.register_hooks(pack_hook, unpack_hook)
+print(y.grad_fn._saved_self)
+y.sum().backward()
+"""
+
 PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
+            "the saved-tensor hooks docs: print, save to disk, raw saved register_hooks": SAVED_TENSOR_DOCS,
             "Functions with setup_context, once_differentiable (the extending-autograd docs)": SETUP_CONTEXT,
             "module hooks: forward, pre, full backward, with kwargs, prepend": MODULE_HOOKS,
             "tensor, node, post-accumulate and module hooks with an in-place op": ALL_HOOKS,
