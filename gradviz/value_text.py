@@ -58,7 +58,7 @@ def format_number(v):
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, (float, np.floating)):
-        if math.isfinite(v) and float(v).is_integer() and abs(v) < 1e15:
+        if math.isfinite(v) and float(v).is_integer() and abs(float(v)) < 1e15:   # (1e15 is no float16)
             return str(int(v))
         return np.format_float_positional(v, trim="-") if math.isfinite(v) else str(float(v))
     if isinstance(v, np.ndarray) and v.ndim == 0:
