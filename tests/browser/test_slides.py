@@ -14,6 +14,7 @@ from test_notebooks import NOTEBOOKS
 from test_slides import deck
 
 LESSON = NOTEBOOKS / "02_autograd_tutorial.ipynb"
+ANIMATION = ".gv-fit:not([data-gv-practice])"      # a widget that plays (not a practice one, which asks first)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +64,9 @@ def go_to(page, selector, nth=0):
 
 def shown_widget(page):
     """The widget on the slide shown now (the deck holds others, hidden)."""
-    page.wait_for_selector('.gv-widget[data-gv-ready="1"] >> visible=true')
-    return page.locator('.gv-widget[data-gv-ready="1"] >> visible=true').first
+    shown = '.reveal .slides section.present:not(.stack) .gv-widget[data-gv-ready="1"]'
+    page.wait_for_selector(shown + " >> visible=true")
+    return page.locator(shown + " >> visible=true").first
 
 
 def present(page):
@@ -109,8 +111,9 @@ def test_formulas_are_drawn(slides, artifacts):
 
 def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
     page = slides
-    go_to(page, ".gv-fit")
+    go_to(page, ANIMATION)
     widget = shown_widget(page)
+    v = indices(page)["v"]
     frames = int(widget.locator('[data-gv="count"]').inner_text().split("/")[1])
     assert visible_nodes(widget) >= 6
     assert widget.locator('[data-gv="live"]').is_hidden()       # no kernel behind a deck
@@ -127,7 +130,7 @@ def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
     widget.locator('[data-gv="step"]').click()
     assert widget.locator('[data-gv="count"]').inner_text().startswith("Step 2 /")
     assert caption.inner_text() != first
-    assert indices(page)["v"] == 1                              # clicking the widget kept the slide
+    assert indices(page)["v"] == v                              # clicking the widget kept the slide
 
     widget.locator('[data-gv="speed"]').select_option("8")
     widget.locator('[data-gv="play"]').click()
@@ -143,12 +146,12 @@ def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
     at = scrub.input_value()
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("ArrowRight")
-    assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == 1
+    assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == v
     present(page).locator("h3").first.click()
     page.keyboard.press("PageDown")
-    assert int(scrub.input_value()) == int(at) + 2 and indices(page)["v"] == 1
+    assert int(scrub.input_value()) == int(at) + 2 and indices(page)["v"] == v
     page.keyboard.press("PageUp")
-    assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == 1
+    assert int(scrub.input_value()) == int(at) + 1 and indices(page)["v"] == v
     widget.locator('[data-gv="scrub"]').evaluate(
         "(s, n) => { s.value = n; s.dispatchEvent(new Event('input')); }", frames - 1)
     was = indices(page)
@@ -162,7 +165,7 @@ def test_korean_deck_speaks_korean(open_deck, artifacts):
     page = open_deck("04_variables_and_gradients_ko")
     assert page.evaluate("() => document.documentElement.lang") == "ko"
     assert "변수와 그라디언트" in present(page).locator("h1").inner_text()
-    go_to(page, ".gv-fit")
+    go_to(page, ANIMATION)
     widget = shown_widget(page)
     for _ in range(3):
         widget.locator('[data-gv="step"]').click()
@@ -174,9 +177,9 @@ def test_korean_deck_speaks_korean(open_deck, artifacts):
 
 def test_a_tall_widget_gets_a_slide_of_its_own_and_shows_its_whole_graph(open_deck, artifacts):
     page = open_deck("06_neuron_and_mlp")
-    go_to(page, ".gv-fit", nth=1)                 # the network's training step: a tall graph
+    go_to(page, ANIMATION, nth=1)                 # the network's training step: a tall graph
     widget = shown_widget(page)
-    box = present(page).locator(".gv-fit")
+    box = present(page).locator(ANIMATION)
     assert present(page).evaluate("s => s.classList.contains('gv-own-slide')")   # too little room below the code
     assert "One training step" in present(page).locator(".gv-own-title").inner_text()
     transform, whole = box.evaluate("""b => { const h = b.shadowRoot.querySelector('.gv-host');
@@ -219,11 +222,11 @@ def walk_to_widget(page, nth=0, presses=60):
     met = 0
     for _ in range(presses):
         on = page.evaluate("""() => { const s = [...document.querySelectorAll('.reveal .slides section.present')].pop();
-                                      return !!(s && s.querySelector('.gv-fit')); }""")
+                                      return !!(s && s.querySelector('.gv-fit:not([data-gv-practice])')); }""")
         if on:
             if met == nth:
                 page.wait_for_timeout(900)
-                return page.locator(".reveal .slides section.present:not(.stack) .gv-fit").first.locator(".gv-widget")
+                return page.locator(".reveal .slides section.present:not(.stack) " + ANIMATION).first.locator(".gv-widget")
             met += 1
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(250)

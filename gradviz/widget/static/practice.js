@@ -298,6 +298,7 @@ function createPractice(ctx) {
   const S = () => ctx.S();
   // the focused element where the widget lives (a deck puts it in a shadow root)
   const active = () => (root.getRootNode && root.getRootNode().activeElement) || document.activeElement;
+  const inDeck = () => !!(root.getRootNode && root.getRootNode().host);   // deck.js: a shadow root per widget
   const words = (msg) => renderMsg(S(), msg);
   const P = () => model.get("practice") || {};
   const qs = () => P().questions || [];
@@ -410,6 +411,13 @@ function createPractice(ctx) {
     input.select();
   }
 
+  /** Reveal the open question (a slide deck's clicker: the room predicted); false if none is open. */
+  function revealPending() {
+    if (!pending || !unsettled(pending)) return false;
+    giveUp();
+    return true;
+  }
+
   function giveUp() {
     const q = pending;
     if (!q) return;
@@ -481,6 +489,7 @@ function createPractice(ctx) {
   }
 
   function focusAnswer() {
+    if (inDeck()) return;          // a clicker's → and PageDown must keep reaching the deck
     if (input.hidden) { const c = choices.querySelector("button"); if (c) c.focus({ preventScroll: true }); }
     else input.focus({ preventScroll: true });
   }
@@ -511,6 +520,7 @@ function createPractice(ctx) {
 
   function load() {
     el.hidden = !qs().length;
+    if (inDeck()) root.getRootNode().host.toggleAttribute("data-gv-practice", !!qs().length);
     root.classList.toggle("gv-practicing", !!qs().length);
     pending = null;
     form.hidden = true;
@@ -525,5 +535,5 @@ function createPractice(ctx) {
   model.on("change:strings", labels);
   restore();
   load();
-  return { el, gate, shown, dispose: () => { model.off("change:answers", onAnswers); model.off("change:practice", load); model.off("change:strings", labels); } };
+  return { el, gate, shown, reveal: revealPending, dispose: () => { model.off("change:answers", onAnswers); model.off("change:practice", load); model.off("change:strings", labels); } };
 }
