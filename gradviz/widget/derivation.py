@@ -658,7 +658,7 @@ class StepMath:
         root = lesson.root_step
         if root is None or seed is None:
             return
-        matrix = any(_is_matrix(n) for n in lesson.nodes)
+        matrix = any(_is_matrix(n) for n in lesson.nodes) or (seed_expr(lesson, seed) is not None and np.size(seed) > 1)
         self.at[id(root)] = seed_expr(lesson, seed)
         for node in reversed(lesson.nodes):
             if id(node) not in self.at and node is not root:
