@@ -11,7 +11,7 @@ At each node of a backward pass PyTorch runs, in this order::
 
 Each may return a replacement for what it was given (the post-accumulate hooks return nothing).
 This module holds the hooks and calls them; the engine decides when, and calls none of them in
-the widget's own passes (:func:`gradviz._engine.observing`).
+the widget's own passes (:func:`gradviz.autograd.grad_mode.observing`).
 """
 
 import itertools

@@ -6,7 +6,7 @@ like ``x.T``, so ``x.T.sin().view(-1)`` fails as ``x.T.view(-1)`` does, and ``re
 (``UnsafeViewBackward0`` on ``CloneBackward0``); ``clone()`` and ``to()`` too (``empty_like``'s
 preserve_format infers the same strides).  gradviz's kernels write row-major arrays
 (numpy's own ufuncs keep the layout, the SLEEF and MKL kernels do not), so the engine lays every
-result out here, once, for every op of those kinds (:func:`gradviz._engine.apply`); a reduction's
+result out here, once, for every op of those kinds (:func:`gradviz.autograd.engine.apply`); a reduction's
 result is row-major whatever its input's layout.
 
 >>> import numpy as np

@@ -10,7 +10,7 @@ import numpy as np
 from . import _dtype as D
 from . import _strided
 from ._arrays import as_array
-from ._engine import apply, apply_outputs
+from .autograd.engine import apply, apply_outputs
 from ._keywords import accepting_numpy_names
 from ._operands import _broadcast_error, _dims, _literal
 from ._types import TensorBase

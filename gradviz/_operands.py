@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._arrays import as_array
-from ._engine import apply
+from .autograd.engine import apply
 from ._types import Size, TensorBase, check_device
 from .ops import OPS
 

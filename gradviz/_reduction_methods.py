@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 
 from . import _dtype as D
-from ._engine import apply
+from .autograd.engine import apply
 from ._operands import _EVERY_DIM, _binary, _dims, _reduced_dims
 from ._types import TensorBase, return_types
 from ._rules import _median_index

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dtype as D
 from . import _cpu_generator
-from ._engine import apply
+from .autograd.engine import apply
 from ._inplace import _check_leaf
 from ._operands import _check_bernoulli, _check_bernoulli_p, _check_multinomial
 from ._types import TensorBase

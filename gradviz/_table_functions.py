@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype as D
 from . import _inplace
 from ._creation import tensor
-from ._engine import is_grad_enabled
+from .autograd.grad_mode import is_grad_enabled
 from ._matmul_and_joins import matmul, where
 from ._keywords import accepting_numpy_names
 from .ops import OPS

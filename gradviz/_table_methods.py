@@ -3,7 +3,7 @@
 :mod:`gradviz.tensor`; the aliases and in-place twins are made for those too.
 """
 
-from ._engine import apply
+from .autograd.engine import apply
 from ._inplace import _make_inplace
 from ._operands import _binary, _floating
 from .ops import OPS

@@ -6,7 +6,8 @@ import numpy as np
 
 from . import _dtype as D
 from ._creation import empty
-from ._engine import enable_grad, grad, no_grad
+from .autograd.engine import grad
+from .autograd.grad_mode import enable_grad, no_grad
 from .tensor import Tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "numerical_grad"]

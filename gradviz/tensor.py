@@ -1,6 +1,6 @@
 """Tensor: a numpy array plus what autograd needs (requires_grad, grad, grad_fn).
 
-Every differentiable operation goes through :func:`gradviz._engine.apply`, which runs the op's
+Every differentiable operation goes through :func:`gradviz.autograd.engine.apply`, which runs the op's
 forward from the table in :mod:`gradviz.ops` and, when a gradient will be needed, records a
 ``grad_fn`` node.  Composite operations are one-liners over the primitives.  The methods that
 only name an op (``x.exp()``, ``x.atan_()``) are made from the table at the end of this module;
@@ -15,10 +15,11 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from . import _engine, _hooks, _matmul_and_joins, _reduction_methods, _sampling
+from . import _hooks, _matmul_and_joins, _reduction_methods, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
-from ._engine import apply
+from .autograd import engine
+from .autograd.engine import apply
 from ._format import tensor_repr
 from ._matmul_and_joins import bmm, matmul, where
 from ._indexing import getitem, setitem
@@ -34,7 +35,7 @@ from .ops import OPS
 
 __all__ = ["Tensor", "Size", "apply", "as_array", "return_types"]
 
-_seq = _engine._seq
+_seq = engine._seq
 
 
 class Tensor(TensorBase):
@@ -125,11 +126,11 @@ class Tensor(TensorBase):
     @property
     def grad_fn(self):
         """The node that made this tensor (``None`` for a leaf)."""
-        return _engine.current_grad_fn(self)
+        return engine.current_grad_fn(self)
 
     @property
     def requires_grad(self):
-        return _engine.requires_grad(self)
+        return engine.requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -157,7 +158,7 @@ class Tensor(TensorBase):
 
     @property
     def is_leaf(self):
-        return _engine.current_grad_fn(self) is None
+        return engine.current_grad_fn(self) is None
 
     @property
     def retains_grad(self):
@@ -175,9 +176,9 @@ class Tensor(TensorBase):
 
         As in PyTorch, a non-leaf's hook belongs to its grad_fn of the moment: after an in-place
         op (``t.cos_()``) the hooks registered before see the gradient of t's old value."""
-        if not _engine.requires_grad(self):
+        if not engine.requires_grad(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        fn = _engine.current_grad_fn(self)
+        fn = engine.current_grad_fn(self)
         if fn is None:
             return _hooks.add_hook(self._hooks, hook)
         return _hooks.add_hook(fn._hooks_made().for_output(self.__dict__.get("_output_nr", 0)), hook)
@@ -185,9 +186,9 @@ class Tensor(TensorBase):
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad`` (an optimizer
         can step there, one parameter at a time)."""
-        if not _engine.requires_grad(self):
+        if not engine.requires_grad(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if _engine.current_grad_fn(self) is not None:
+        if engine.current_grad_fn(self) is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         return _hooks.add_hook(self.__dict__.setdefault("_post_accumulate_hooks", {}), hook)
 
@@ -396,7 +397,7 @@ class Tensor(TensorBase):
         Saved values are freed afterwards unless ``retain_graph=True`` (or ``create_graph=True``,
         which also records the gradients themselves: ``x.grad`` gets a grad_fn).
         """
-        _engine.backward(self, gradient, retain_graph, create_graph, inputs)
+        engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -- arithmetic ------------------------------------------------------------------------------
 

@@ -446,7 +446,7 @@ def test_the_widgets_own_pass_runs_no_new_hook():
     gradviz.autograd.graph.register_multi_grad_hook([x], lambda gs: calls.append("multi"))
     with gradviz.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: calls.append("unpack") or t):
         z = (y * y).sum()
-    with gradviz._engine.observing():
+    with gradviz.autograd.grad_mode.observing():
         z.backward(retain_graph=True)
     assert calls == [] and x.grad is None
     z.backward()

@@ -422,7 +422,7 @@ def test_sparse_and_half_precision_are_drawn_with_their_numbers():
 
 
 def test_no_hook_of_any_kind_runs_in_gradviz_widget_pass():
-    """gradviz's engine can hold every hook back: one switch (gradviz._engine.observing) that
+    """gradviz's engine can hold every hook back: one switch (gradviz.autograd.grad_mode.observing) that
     tensor, node, post-accumulate-grad, module and saved-tensor hooks all honour."""
     calls = []
     model = gradviz.nn.Linear(2, 1)

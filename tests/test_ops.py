@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import gradviz
 from gradviz import autograd
 from gradviz._broadcast import unbroadcast
-from gradviz._engine import apply_outputs as _apply_outputs
+from gradviz.autograd.engine import apply_outputs as _apply_outputs
 from gradviz.gradcheck import numerical_grad
 from gradviz.ops import OPS
 from gradviz.tensor import Tensor, apply

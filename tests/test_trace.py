@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gradviz as torch
-from gradviz import _engine
+from gradviz.autograd import engine
 from gradviz.trace import Recording, forward_nodes, record
 
 ORDER = ["MulBackward0", "SumBackward0", "MulBackward0", "PowBackward0", "AddBackward0", "AccumulateGrad"]
@@ -86,7 +86,7 @@ def test_recording_is_off_outside_the_context(monkeypatch):
     x, o = seed_lesson()
     with record() as rec:
         pass
-    assert _engine._recorders == []
+    assert engine._recorders == []
 
     def boom(*args):
         raise AssertionError("the engine called a recorder while none was active")
@@ -113,4 +113,4 @@ def test_recorder_is_removed_after_an_error():
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         with record():
             o.backward()
-    assert _engine._recorders == []
+    assert engine._recorders == []

@@ -1,6 +1,6 @@
 """``torch.autograd``: ``backward``, ``grad``, ``gradcheck``, the legacy ``Variable``; ``function``, ``functional``, ``graph``.
 
-The engine that runs backward lives in :mod:`gradviz._engine`; this module is the public face
+The engine that runs backward lives in :mod:`gradviz.autograd.engine`; this module is the public face
 PyTorch has, with the parts that need the ``Tensor`` class.
 """
 
@@ -8,8 +8,9 @@ import warnings
 
 import numpy as np
 
-from .._engine import (AccumulateGrad, Node, backward, enable_grad, grad, inference_mode, is_grad_enabled,
-                      is_inference_mode_enabled, no_grad, set_detect_anomaly, set_grad_enabled)
+from .engine import AccumulateGrad, Node, backward, grad
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_detect_anomaly, set_grad_enabled)
 from ..gradcheck import gradcheck, gradgradcheck
 from ..tensor import Tensor
 from . import function, functional, graph  # noqa: I001 -- torch.autograd.function, .functional, .graph: modules

@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from .._engine import SECOND_BACKWARD, _GradMode, is_observing, no_grad, node_class, record, record_outputs
+from .engine import SECOND_BACKWARD, node_class, record, record_outputs
+from .grad_mode import _GradMode, is_observing, no_grad
 from ..ops import Op
 from ..tensor import Tensor
 
@@ -136,7 +137,7 @@ def _reused(ctx, g, recorded):
     """A result of ``backward`` that another pass already computed for this gradient, or None.
 
     ``backward`` is the user's code and runs at most once per ``backward()`` the user asks for:
-    the widget's pass (:func:`gradviz._engine.observing`) takes the result of the user's own pass
+    the widget's pass (:func:`gradviz.autograd.grad_mode.observing`) takes the result of the user's own pass
     with the same incoming gradient; a user's pass takes the one the widget's pass computed first.
     """
     if recorded:

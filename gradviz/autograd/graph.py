@@ -13,7 +13,7 @@
 ['pack', 'pack', 'unpack', 'unpack', 'before ExpBackward0', 'after ExpBackward0']
 
 The order in which a pass calls each kind of hook is written in :mod:`gradviz._hooks`.  Like
-every hook, none of these runs in the widget's own passes (:func:`gradviz._engine.observing`).
+every hook, none of these runs in the widget's own passes (:func:`gradviz.autograd.grad_mode.observing`).
 """
 
 import functools
@@ -21,7 +21,7 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from .. import _hooks
-from .._engine import Node, edge
+from .engine import Node, edge
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import _engine, autograd
+from .. import autograd
+from ..autograd import engine, grad_mode
 from ..tensor import Tensor, apply
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, in_place_versions,
                     name_values, replay)
@@ -68,11 +69,11 @@ class Recording:
         self.events, self.runs = [], []
 
     def __enter__(self):
-        _engine._recorders.append(self)
+        engine._recorders.append(self)
         return self
 
     def __exit__(self, *exc):
-        _engine._recorders.remove(self)
+        engine._recorders.remove(self)
 
     # called by the engine
     def _begin(self, roots, seeds, retain_graph):
@@ -107,7 +108,7 @@ def record():
 
 def forward_nodes(*roots):
     """The grad_fn nodes behind ``roots`` in the order the forward pass created them."""
-    return sorted((n for n in _engine.walk(t.grad_fn for t in roots) if n.op is not None), key=lambda n: n._seq)
+    return sorted((n for n in engine.walk(t.grad_fn for t in roots) if n.op is not None), key=lambda n: n._seq)
 
 
 # --- gradviz's adapter --------------------------------------------------------------------------
@@ -166,7 +167,7 @@ class GradvizAdapter(EngineAdapter):
                     todo.extend((origin, (t, origin, how)) for origin, how in reversed(_cut_origins(t)))
 
         # first the gradient graph alone (what backward() can reach), then the cut history
-        grad_fns = {id(fn) for fn in _engine.walk(r._grad_fn for r in roots)
+        grad_fns = {id(fn) for fn in engine.walk(r._grad_fn for r in roots)
                     if not isinstance(fn, autograd.AccumulateGrad)}
         for r in roots:
             visit(r)
@@ -275,12 +276,12 @@ class GradvizAdapter(EngineAdapter):
     def backward(self, gradient, retain_graph, observe=False):
         """Run ``root.backward()`` for real inside :func:`record`: the new runs and the error (or None).
 
-        ``observe=True`` (animate()'s own pass): inside :func:`gradviz._engine.observing`, so no
+        ``observe=True`` (animate()'s own pass): inside :func:`gradviz.autograd.grad_mode.observing`, so no
         hook of the user's runs, no ``.grad`` is written and a custom Function's ``backward`` is
         not run again for a gradient the user's own pass already took through it.
         """
         error = None
-        with record() as rec, (_engine.observing() if observe else contextlib.nullcontext()):
+        with record() as rec, (grad_mode.observing() if observe else contextlib.nullcontext()):
             try:
                 self.roots[0].backward(gradient, retain_graph=retain_graph)
             except Exception as exc:  # the engine's own message is the lesson: keep it, show it

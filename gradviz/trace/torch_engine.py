@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from .._engine import walk
+from ..autograd.engine import walk
 from ..naming import tensor_library
 from ..ops import OPS
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,

@@ -40,7 +40,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
 
     ``AutogradWidget(o)`` shows a backward pass of ``o`` (``gradient`` its seed) through the adapter
     of ``o``'s engine (:mod:`gradviz.trace`) without acting on the user's program: in gradviz's
-    engine inside :func:`gradviz._engine.observing` (no user hook runs, no ``.grad`` is written, a
+    engine inside :func:`gradviz.autograd.grad_mode.observing` (no user hook runs, no ``.grad`` is written, a
     custom Function's backward is not run twice for one ``backward()`` of the user's); under
     PyTorch with ``torch.autograd.grad`` and hooks on every node, the tensor hooks set aside
     (:meth:`gradviz.trace.torch_engine.TorchAdapter.backward`).  The notebook's own ``o.backward()``

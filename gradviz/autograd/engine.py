@@ -1,0 +1,893 @@
+"""The engine: grad_fn nodes, recording, topological backward, accumulation into ``.grad``.
+
+The lecture version of backward, which :func:`run_backward` implements::
+
+    1. seed the root with dL/dL = 1 (or the ``gradient=`` given)
+    2. visit the graph's nodes so that each runs only after every node that feeds it
+    3. at each node, apply its op's vector-Jacobian products: one gradient per input
+    4. where a tensor fed several ops, add the gradients that come back (the chain rule's sum)
+    5. at a leaf, add the result into ``.grad``
+
+The file reads in that order: :func:`apply` (every op), :func:`record` (its node),
+:func:`run_backward`, :func:`apply_node`, :func:`_accumulate`; then what they stand on: the node
+classes, views written in place, double backward, the errors a student meets, and the public
+``backward()``/``grad()``.  Grad modes (``no_grad``...) are :mod:`gradviz.autograd.grad_mode`.
+
+The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
+a gradient for ``.grad`` or a hook) through the class of the tensors it is handed
+(``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
+"""
+
+import contextlib
+import functools
+import heapq
+import itertools
+import math
+import warnings
+import weakref
+
+import numpy as np
+
+from .._broadcast import unbroadcast
+from .. import _hooks, _layout, _strided
+from .._dtype import from_numpy_dtype
+from .._recorded import NotRecordable, Recorded
+from .._types import Size, TensorBase
+from ..ops import OPS, Meta
+from .grad_mode import _GradMode, _Observing, enable_grad, no_grad
+
+__all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "requires_grad", "view_error",
+           "run_backward", "walk", "backward", "grad", "Node", "AccumulateGrad"]
+
+_seq = itertools.count()        # creation order of nodes and tensors: the forward order
+_recorders = []                 # active gradviz.trace.record() contexts (empty: recording is off)
+
+
+# --- 1. apply: every op runs forward here, and is recorded when it needs a gradient --------------
+
+def apply(op, inputs, arrays=None, **params):
+    """Run ``op`` forward on tensors and record its grad_fn if any input needs a gradient.
+
+    ``arrays`` are the inputs' values when they differ from ``t._data`` (promoted to one dtype);
+    the result is a tensor of the inputs' own class.
+    """
+    arrays_given = arrays
+    if arrays is None:
+        arrays = [t._data for t in inputs]
+    out = op.forward(*arrays, **params)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if not op.is_view:
+        # (the layout is the inputs' own, before any promotion copied them)
+        own = arrays if arrays_given is None or op.inputs not in _layout.POINTWISE else [t._data for t in inputs]
+        if op.contiguous or all([a.flags.c_contiguous for a in own]):
+            if not out.flags.c_contiguous:   # PyTorch's results are row-major for row-major inputs (or always)
+                out = np.ascontiguousarray(out)
+        elif out.ndim > 1:                   # a pointwise op keeps its inputs' layout, as PyTorch's do
+            out = _layout.laid_out(op, out, own, params)
+    result = inputs[0]._wrap(out)
+    if op.is_view:  # shares storage: same version counter, and remembers its base tensor
+        _made_view(result, inputs[0], view_meta(inputs[0]))
+    if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
+        needs = [requires_grad(t) for t in inputs]
+        if any(needs):
+            record(op, inputs, arrays, result, params)
+    elif not _GradMode.enabled and any(requires_grad(t) for t in inputs):
+        # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
+        result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
+    return result
+
+
+def apply_outputs(op, t, **params):
+    """An op with several outputs (split, unbind): views of ``t`` that share one grad_fn node."""
+    pieces = [t._wrap(a) for a in op.forward(t._data, **params)]
+    how = "multi" if _GradMode.enabled and not _GradMode.inference else view_meta(t)
+    for p in pieces:
+        _made_view(p, t, "inference" if t._view is not None and t._view[0] == "inference" else how)
+    if _GradMode.enabled and requires_grad(t) and t._data.dtype.kind == "f" and pieces:
+        record_outputs(op, (t,), [t._data], pieces, params)
+    return tuple(pieces)
+
+
+def _made_view(view, t, how):
+    """``view`` shares ``t``'s storage: its version counter, its base, and how it was made."""
+    view._vbox, view._base, view._view = t._vbox, t._base if t._base is not None else t, [how, t._vbox[0]]
+
+
+# --- 2. record: a grad_fn node, with edges to the inputs and the values backward will need -------
+
+_SAVE_PLANS = {}
+
+
+def _save_plan(op, needs):
+    """Which values to save (input positions; -1 for the output): the inputs the needed rules use,
+    and the output if any rule uses it (PyTorch keeps a result whenever it records the node, so
+    writing into it in place is caught even when only another input's rule reads it)."""
+    key = (op.uses, tuple(needs))
+    plan = _SAVE_PLANS.get(key)
+    if plan is None:
+        keys = {"o"} if any("o" in u for u in op.uses) else set()
+        for i, need in enumerate(needs):
+            if need:
+                keys.update(op.uses[min(i, len(op.uses) - 1)])
+        plan = _SAVE_PLANS[key] = tuple(sorted(-1 if k == "o" else int(k) for k in keys))
+    return plan
+
+
+def record(op, inputs, arrays, result, params):
+    """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
+    node = _NODE_CLASSES.get(op.name) or node_class(op.name)
+    node = node()
+    node.op, node._params, node._freed, node._hooks, node._packed = op, params, False, None, None
+    node.next_functions = tuple([edge(t) for t in inputs])   # (may first describe a view anew: a node)
+    node._seq = next(_seq)
+    node.metadata = {}
+    saved = [None] * (len(inputs) + 1)
+    # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
+    # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
+    for k in _save_plan(op, [fn is not None for fn, _ in node.next_functions]):
+        if k == -1:
+            saved[-1] = (result._data, result._vbox, result._vbox[0], None)
+        elif k < len(inputs):    # (a variadic op's rule may read inputs it was not given this time)
+            t = inputs[k]
+            saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
+    node._saved = saved
+    node._metas = tuple([(a.shape, a.dtype) for a in arrays])
+    node._strides = tuple([a.strides for a in arrays])   # PyTorch keeps an input's layout even when not its values
+    node._out_meta = (result._data.shape, result._data.dtype)
+    node._nograd_inputs = {i: t for i, (t, (fn, _)) in enumerate(zip(inputs, node.next_functions)) if fn is None}
+    node._out, node._outs = weakref.ref(result), None
+    result._grad_fn, result._requires_grad = node, True
+    if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
+        _hooks.pack_saved(node, [k for k in _grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
+    return node
+
+
+def record_outputs(op, inputs, arrays, results, params):
+    """One node for several outputs (split, chunk, unbind), as PyTorch records them: output ``k``
+    leads to ``(node, k)``, and backward waits for every output's gradient (zeros where none came)."""
+    node = record(op, inputs, arrays, results[0], params)
+    node._outs = tuple((weakref.ref(r), (r._data.shape, r._data.dtype)) for r in results)
+    for k, r in enumerate(results):
+        r._grad_fn, r._requires_grad, r._output_nr = node, True, k
+    return node
+
+
+# --- 3. run_backward: each node once, when every gradient for it has arrived ---------------------
+
+@np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
+def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True, root_outputs=None,
+                 create_graph=False):
+    """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
+
+    ``targets`` (nodes) limits the run to what they need; with ``accumulate=False`` their
+    incoming gradients are returned instead of added into ``.grad`` (``autograd.grad``).
+    ``root_outputs`` says which output of each root is seeded (0 unless a root has several).
+    With ``create_graph=True`` the gradients are tensors and every step on them is recorded
+    (grad mode on); otherwise, as in PyTorch, hooks and custom backward()s record no graph.
+    """
+    with enable_grad() if create_graph else no_grad():
+        return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph)
+
+
+def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph):
+    rec = _recorders[-1] if _recorders else None
+    if rec is not None:
+        rec._begin(roots, [_values(g) for g in root_grads] if create_graph else root_grads, retain_graph)
+    run_node, accumulate_into = (apply_node_graph, _accumulate_graph) if create_graph else (apply_node, _accumulate)
+    nodes, deps = _graph_nodes(roots)
+    live = None
+    if targets is not None:  # run only the part of the graph that leads to a target
+        live = _reaching(nodes, targets)
+        deps = {}
+        for node in live:
+            for fn, _ in node.next_functions:
+                if fn in live:
+                    deps[fn] = deps.get(fn, 0) + 1
+    captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
+    # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
+    _hooks.tasks.append((next(_hooks.task_ids), nodes if live is None else live, live is not None))
+    try:
+        def push(node, g, k=0):
+            if node._outs is None:
+                buffers[node] = buffers[node] + g if node in buffers else g
+                return
+            slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
+            slots[k] = g if slots[k] is None else slots[k] + g
+
+        for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
+            push(node, g, k)
+        for node in dict.fromkeys(roots):
+            if deps.get(node, 0) == 0:
+                heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
+
+        wrap = _hook_wrapper(roots)   # arrays as tensors, for the user's hooks
+        while ready:
+            node = heapq.heappop(ready)[2]
+            g = buffers.pop(node, None)
+            if g is not None and node._outs is not None:     # the outputs no gradient reached count as zeros
+                g = _materialized(node, g, create_graph, root_grads[0])
+            if g is not None and not _Observing.on:          # (the widget's own pass runs no user hook)
+                g = _received(node, g, wrap)
+            if live is not None and node in targets and g is not None:
+                captured[node] = captured[node] + g if node in captured else g
+            if isinstance(node, AccumulateGrad):
+                if g is not None and (live is None or (accumulate and node in targets)):
+                    _accumulate_leaf(node, g, rec, accumulate_into, wrap)
+                continue
+            if live is not None and not any(fn in live for fn, _ in node.next_functions):
+                continue
+            if g is None:
+                grads = [None] * len(node.next_functions)
+            else:
+                hooks = None if _Observing.on else node._hooks
+                if hooks is not None and hooks.pre:
+                    g = _hooks.call_pre_hooks(hooks.pre, g if node._outs else [g], wrap)
+                    g = g if node._outs else g[0]
+                grads = run_node(node, g)
+                if hooks is not None and hooks.post:
+                    grads = _hooks.call_post_hooks(hooks.post, grads, g if node._outs else [g], wrap)
+                executed.append(node)
+                if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
+                    gv, grads_v = (_values(g), [_values(gi) for gi in grads]) if create_graph else (g, grads)
+                    rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
+            for (fn, k), gi in zip(node.next_functions, grads):
+                if fn is None or (live is not None and fn not in live):
+                    continue
+                if gi is not None:
+                    push(fn, gi, k)
+                deps[fn] -= 1
+                if deps[fn] == 0:
+                    heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
+    finally:
+        _hooks.tasks.pop()
+    if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
+        for node in executed:
+            if any(s is not None for s in node._saved):
+                node._freed = True
+                node._saved = [None] * len(node._saved)
+    if rec is not None:
+        rec._end()
+    return captured
+
+
+def walk(fns):
+    """Every node reachable from ``fns`` through ``next_functions``, each once, depth first from the
+    last root (with a stack of our own: a graph thousands of nodes deep is fine).  The one walk of a
+    graph: the engine, the trace and PyTorch's adapter (its nodes have ``next_functions`` too) use it."""
+    order, seen, stack = [], set(), [fn for fn in fns if fn is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend(fn for fn, _ in node.next_functions if fn is not None)
+    return order
+
+
+def _graph_nodes(roots):
+    """Every node reachable from ``roots`` and, for each, how many edges lead into it."""
+    nodes, deps = walk(roots), {}
+    for node in nodes:
+        for fn, _ in node.next_functions:
+            if fn is not None:
+                deps[fn] = deps.get(fn, 0) + 1
+    return set(nodes), deps
+
+
+def _reaching(nodes, targets):
+    """The nodes from which some target can be reached: up the edges from the targets."""
+    parents = {}
+    for node in nodes:
+        for fn, _ in node.next_functions:
+            if fn is not None:
+                parents.setdefault(fn, []).append(node)
+    reach, todo = set(targets), list(targets)
+    while todo:
+        for node in parents.get(todo.pop(), ()):
+            if node not in reach:
+                reach.add(node)
+                todo.append(node)
+    return reach
+
+
+def _priority(node):
+    # PyTorch runs the most recently created ready node first; AccumulateGrad as soon as ready.
+    return float("inf") if isinstance(node, AccumulateGrad) else node._seq
+
+
+def _hook_wrapper(roots):
+    """A function making a gradient array a tensor of the graph's own class (for a hook to see)."""
+    def wrap(array):
+        for node in roots:
+            if isinstance(node, AccumulateGrad):
+                return node.variable._wrap(array)
+            with contextlib.suppress(StopIteration):
+                return _wrap_for(node, array)
+        raise RuntimeError("no tensor of the graph is alive to show a hook its gradient")
+    return wrap
+
+
+def _values(g):
+    """The arrays of a gradient (the trace records values, whether or not the pass records a graph)."""
+    if isinstance(g, (list, tuple)):
+        return [_values(gk) for gk in g]
+    return g._data if isinstance(g, TensorBase) else g
+
+
+def _zeros(meta, create_graph, like):
+    zeros = np.zeros(*meta)
+    return like._wrap(zeros) if create_graph else zeros
+
+
+def _materialized(node, g, create_graph, like):
+    """Zeros for the outputs of a node no gradient reached (None for a custom Function that asked
+    ``ctx.set_materialize_grads(False)``)."""
+    if not getattr(node.op, "materialize_grads", True):
+        return g
+    return [_zeros(meta, create_graph, like) if gk is None else gk for (_, meta), gk in zip(node._outs, g)]
+
+
+def _received(node, g, wrap):
+    """The gradient a node receives, through the tensor hooks of what it produced (a leaf's own
+    hooks at its AccumulateGrad), and kept where the tensor retains grad (only by its current
+    grad_fn: after ``t.cos_()`` the old node's gradient is not t's)."""
+    if isinstance(node, AccumulateGrad):
+        var = node.variable
+        return _hooks.call_tensor_hooks(var._hooks, g, wrap) if var._hooks else g
+    if node._outs is None:
+        return _output_received(node, 0, node._out(), g, wrap)
+    return [_output_received(node, k, out(), gk, wrap) for k, ((out, _), gk) in enumerate(zip(node._outs, g))]
+
+
+def _output_received(node, k, out, g, wrap):
+    if g is None:
+        return g
+    hooks = node._hooks.tensor.get(k) if node._hooks is not None else None
+    if hooks:
+        g = _hooks.call_tensor_hooks(hooks, g, wrap)
+    if out is not None and out._retains_grad and out._grad_fn is node:
+        if isinstance(g, TensorBase):
+            out._grad = g if out._grad is None else out._grad + g
+        elif out._grad is None:
+            out._grad = out._wrap(np.array(g, copy=True))
+        else:
+            out._grad._data += g
+    return g
+
+
+def _accumulate_leaf(node, g, rec, accumulate_into, wrap):
+    """A leaf's AccumulateGrad: its pre-hooks, ``.grad += g``, its post-accumulate-grad hooks, its hooks."""
+    hooks = None if _Observing.on else node._hooks
+    if hooks is not None and hooks.pre:
+        g = _hooks.call_pre_hooks(hooks.pre, [g], wrap)[0]
+    var = node.variable
+    accumulate_into(var, g, rec)
+    if _Observing.on:
+        return
+    for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
+        hook(var)
+    if hooks is not None and hooks.post:
+        _hooks.call_post_hooks(hooks.post, [], [g], wrap)
+
+
+# --- 4. apply_node: one node's vector-Jacobian products, one gradient per input ------------------
+
+def _check_saved(node):
+    """What the node saved is still there and unchanged: PyTorch's errors otherwise."""
+    saved = node._saved
+    if node._freed:
+        raise RuntimeError(SECOND_BACKWARD)
+    last = len(saved) - 1
+    for i, entry in enumerate(saved):
+        if entry is not None and entry[1][0] != entry[2]:
+            raise _modified_error(node, entry, i == last)
+    return saved if node._packed is None or _Observing.on else _hooks.unpacked(node, saved)
+
+
+def apply_node(node, g):
+    """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
+    saved = _check_saved(node)
+    args = [s[0] if s is not None else Meta(*m, st) for s, m, st in zip(saved, node._metas, node._strides)]
+    out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
+    op, params, grads = node.op, node._params, []
+    for i, (fn, _) in enumerate(node.next_functions):
+        if fn is None:
+            grads.append(None)
+            continue
+        rule = op.vjp(i)
+        gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+        if gi is None:           # (a custom Function's backward may give an input no gradient)
+            grads.append(None)
+            continue
+        shape, dtype = node._metas[i]
+        if type(gi) is not np.ndarray:
+            gi = np.asarray(gi)
+        if gi.shape != shape:
+            gi = unbroadcast(gi, shape)
+        grads.append(gi if gi.dtype == dtype else gi.astype(dtype))
+    return grads
+
+
+def _grad_order(op, n):
+    """The order in which PyTorch's generated backward computes an op's input gradients: by the
+    inputs' names, alphabetically (mul: ``other`` before ``self``).  Under create_graph=True it
+    decides which recorded node is made first, and so the order later passes add gradients in.
+    The names are the ones the entry's ``saved`` gives (inputs it does not name come last)."""
+    named = [k for _, k in sorted((name, k) for name, k in (op.saved or {}).items() if isinstance(k, int))]
+    return [k for k in named if k < n] + [i for i in range(n) if i not in named]
+
+
+# --- 5. accumulate: a leaf's gradient added into .grad -------------------------------------------
+
+def _accumulate(var, g, rec):
+    """leaf.grad += g -- in place when .grad exists, so references to it see the sum."""
+    before = None if var._grad is None or rec is None else var._grad._data.copy()
+    if _Observing.on:                  # the widget's pass: .grad stays as it is; the recorder sees the sum
+        if rec is not None:
+            after = np.array(g, dtype=var._data.dtype, copy=True) if before is None else before + g
+            rec._leaf(var, g, before, after)
+        return
+    if var._grad is None:
+        var._grad = var._wrap(np.array(g, dtype=var._data.dtype, copy=True))
+    else:
+        var._grad._data += g
+        var._grad._vbox[0] += 1
+    if rec is not None:
+        rec._leaf(var, g, before, var._grad._data.copy())
+
+
+# --- graph nodes ---------------------------------------------------------------------------------
+
+class Node:
+    """A ``grad_fn``: one recorded op, its inputs' edges and what it saved for backward.
+
+    ``next_functions`` is PyTorch's: one ``(node, 0)`` pair per input -- the input's own
+    ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
+    """
+
+    __slots__ = ("op", "next_functions", "_saved", "_metas", "_strides", "_params", "_out", "_out_meta", "_outs",
+                 "_seq", "_freed", "_nograd_inputs", "metadata", "_hooks", "_packed", "__weakref__")
+
+    def name(self):
+        name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
+        return "torch::autograd::" + name if name in ("NotImplemented", "CopySlices", "CopyBackwards") else name
+
+    def __repr__(self):
+        cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
+        name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+        return f"<{name} object at {hex(id(self))}>"
+
+    @property
+    def saved_values(self):
+        """The arrays this node keeps for backward (``None`` once freed)."""
+        if self._freed:
+            return None
+        return tuple(s[0] for s in self._saved if s is not None)
+
+    def output(self):
+        """The tensor this node produced, if it is still alive."""
+        return self._out()
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; a tuple it returns replaces grad_inputs."""
+        return _hooks.add_hook(self._hooks_made().post, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before this node runs; a tuple it returns replaces grad_outputs."""
+        return _hooks.add_hook(self._hooks_made().pre, fn)
+
+    def _hooks_made(self):
+        if self._hooks is None:
+            self._hooks = _hooks.NodeHooks()
+        return self._hooks
+
+    def __getattr__(self, name):
+        # grad_fn._saved_self, _saved_result, _saved_exponent...: what the op table's entry says the
+        # node keeps, by PyTorch's names (only called when ordinary attribute lookup fails)
+        spec, raw = None, name.startswith("_raw_saved_")
+        if name.startswith(("_saved_", "_raw_saved_")):
+            op = object.__getattribute__(self, "op")
+            spec = op.saved.get(name.split("saved_", 1)[1]) if op is not None else None
+        if spec is None or raw and not (isinstance(spec, int) or spec == "o"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return _hooks.SavedTensor(self, -1 if spec == "o" else spec) if raw else _saved_value(self, spec)
+
+    def __dir__(self):
+        op = object.__getattribute__(self, "op")
+        return sorted(set(object.__dir__(self)) | {"_saved_" + k for k in (op.saved if op is not None else ())})
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+    __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
+
+    def __init__(self, variable):
+        self.variable, self.next_functions, self.op = variable, (), None
+        self._seq, self._saved, self._freed, self._outs, self._hooks = variable._seq, None, False, None, None
+        self._packed = None
+        self.metadata = {}
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+
+_NODE_CLASSES = {}
+
+
+def node_class(name, module="builtins"):
+    """The grad_fn class called ``name`` (``MulBackward0``...), made once.
+
+    PyTorch's own nodes print as ``<class 'MulBackward0'>``; a custom Function's node names its module.
+    """
+    if name not in _NODE_CLASSES:
+        _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (), "__module__": module})
+    return _NODE_CLASSES[name]
+
+
+def accumulator(t):
+    """The leaf's AccumulateGrad node, shared by every op that uses the leaf (as in PyTorch)."""
+    acc = t._acc() if t._acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def edge(t):
+    """``(node, output number)``: where ``t``'s gradient goes (split's pieces are outputs 0, 1...)."""
+    fn = t._grad_fn if t._view is None else current_grad_fn(t)
+    if fn is not None:
+        return (fn, t.__dict__.get("_output_nr", 0))
+    if t._requires_grad:     # (a view made in no_grad() mode requires grad through its base, but is
+        return (accumulator(t), 0)   # no leaf of its own: PyTorch gives it no edge)
+    return (None, 0)
+
+
+# --- views: what writing into a tensor in place does to its views --------------------------------
+#
+# A view (x[0], x.t(), x.view(-1)...) shares its base's storage and version counter, and keeps
+# ``_view = [how it was made, the version its grad_fn describes]``.  Writing into the base or into
+# any view of it moves the counter on; the next time the view's grad_fn is asked for, PyTorch
+# no longer trusts the ops that made it and describes the view by sizes and strides on top of
+# the base's new history (AsStridedBackward0).  A view made in no_grad() mode, or by an op with
+# several outputs (split, unbind), may not be rebased: PyTorch refuses, in these words.
+
+def view_meta(t):
+    """How a new view of ``t`` is made, as PyTorch's CreationMeta (propagated from ``t``'s own)."""
+    made = "inference" if _GradMode.inference else "default" if _GradMode.enabled else "no_grad"
+    before = t._view[0] if t._view is not None else "default"
+    return before if made == "default" or before == "inference" else made
+
+
+def requires_grad(t):
+    """``t.requires_grad``: its own flag, or for a view its base's."""
+    return t._requires_grad or (t._view is not None and t._base._requires_grad)
+
+
+def current_grad_fn(t):
+    """``t.grad_fn``: for a view written through since (it or its base, in place), PyTorch's
+    AsStridedBackward0 on the base's history, made when it is first asked for."""
+    view = t._view
+    if view is None or view[1] == t._vbox[0] or (t._grad_fn is None and not t._base._requires_grad):
+        return t._grad_fn
+    if view[0] != "default":
+        raise RuntimeError(view_error(t, indirect=True))
+    base = t._base
+    params = _strided.geometry(t._data, base._data)
+    record(OPS["as_strided"], (base,), [base._data], t, params)
+    t.__dict__.pop("_output_nr", None)
+    view[1] = t._vbox[0]
+    return t._grad_fn
+
+
+def view_error(t, indirect=False):
+    """PyTorch's refusal to rebase a view made in no_grad() mode or by a multi-output op."""
+    how, fn = t._view[0], t._grad_fn
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    name = "" if fn is None else f"Output {t.__dict__.get('_output_nr', 0)} of {_short_name(fn)}"
+    if how in ("no_grad", "inference") or fn is None:
+        prefix = f"{name} is a view of a view which was created in" if fn is not None else "A view was created in"
+        msg = (f"{prefix} inference mode and {modified} modified inplace in normal mode." if how == "inference" else
+               f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled.")
+    else:
+        msg = f"{name} is a view and {modified} modified inplace."
+    if how == "multi":
+        msg += (" This view is the output of a function that returns multiple views. Such functions do not allow "
+                "the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    elif how == "no_grad":
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                "code by moving both the view and the inplace either both inside the no_grad block (if you "
+                "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    elif how == "inference":
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                "code by moving both the view and the inplace either both inside the inference_mode block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+                "to be tracked).")
+    return msg
+
+
+def _short_name(fn):
+    """A node's name as PyTorch's messages write it: MulBackward0 is Mul (an op-table entry: its node's)."""
+    name = fn.name() if isinstance(fn, Node) else fn.name
+    return name[:-len("Backward0")] if name.endswith(("Backward0", "Backward1")) else name
+
+
+def record_copy_slices(inner, base, old, params):
+    """Give ``base`` PyTorch's CopySlices node for ``inner``, an in-place op on a view of it.
+
+    Its inputs are the base's history and the op's other inputs (the op's edge to the view is
+    dropped: the view's old values are part of the base's); it keeps what the op kept, the
+    base's old values (``old``) standing for the view's and the written base for the op's result.
+    """
+    node = node_class("CopySlices")()
+    node.op, node._seq, node._freed, node.metadata, node._hooks = OPS["copy_slices"], next(_seq), False, {}, None
+    node._packed = None
+    node._params = dict(params, inner=inner.op, inner_params=inner._params)
+    node.next_functions = (edge(base),) + inner.next_functions[1:]
+    saved = list(inner._saved)
+    if saved[0] is not None:     # the base as it was, with its history (what a second derivative reaches)
+        before = base._wrap(old)
+        before._grad_fn, before._requires_grad, before._acc = base._grad_fn, base._requires_grad, base._acc
+        saved[0] = (old, before._vbox, 0, before)
+    if saved[-1] is not None:
+        saved[-1] = (base._data, base._vbox, base._vbox[0], None)
+    node._saved = saved
+    node._metas = ((base._data.shape, base._data.dtype),) + inner._metas[1:]
+    node._strides = (base._data.strides,) + inner._strides[1:]
+    node._out_meta = node._metas[0]
+    node._nograd_inputs = {i: t for i, t in inner._nograd_inputs.items() if i}
+    if not base._requires_grad:
+        node._nograd_inputs[0] = base
+    node._out, node._outs = weakref.ref(base), None
+    base._grad_fn, base._requires_grad = node, True
+    return node
+
+
+# --- double backward (create_graph=True): the same steps, each recorded as ops -------------------
+
+def apply_node_graph(node, g):
+    """:func:`apply_node` for ``create_graph=True``: the same rules, run on :class:`Recorded` tensors,
+    so each gradient is itself a tensor with a grad_fn (the inputs and the output as saved, with
+    their own graphs: what makes a second derivative reach them)."""
+    saved = _check_saved(node)
+    if not (saved[-1] is not None or any(s is not None and s[3]._requires_grad for s in saved[:-1])
+            or any(gk is not None and gk._requires_grad for gk in (g if node._outs else [g]))):
+        # nothing here depends on what requires grad (a constant seed through a shape op, say):
+        # the gradients are constants, computed by the plain pass
+        like = next(gk for gk in g if gk is not None) if node._outs else g
+        return [None if gi is None else like._wrap(gi) for gi in apply_node(node, _values(g))]
+    lift = functools.partial(Recorded, apply=apply)
+    args = [Meta(*m, st) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
+            for s, m, st in zip(saved, node._metas, node._strides)]
+    if node._outs:
+        out, g = None, [None if gk is None else lift(gk) for gk in g]
+    elif saved[-1] is None:
+        out, g = Meta(*node._out_meta), lift(g)
+    else:   # the output as PyTorch unpacks a saved result: a new tensor whose grad_fn is this node
+        out = g._wrap(saved[-1][0])
+        out._grad_fn, out._requires_grad = node, True
+        out, g = lift(out), lift(g)
+    op, params, grads = node.op, node._params, [None] * len(node.next_functions)
+    for i in _grad_order(op, len(grads)):
+        if node.next_functions[i][0] is None:
+            continue
+        try:
+            rule = op.vjp(i)
+            gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+            if gi is None:
+                continue
+            if isinstance(gi, TensorBase):    # a custom Function's backward returns tensors
+                gi = lift(gi)
+            if not isinstance(gi, Recorded):
+                raise NotRecordable("the rule computed its result without the recorded gradient")
+            shape, dtype = node._metas[i]
+            if gi.shape != shape:
+                gi = unbroadcast(gi, shape)
+            grads[i] = (gi if gi.dtype == dtype else gi.astype(dtype)).tensor
+        except (NotRecordable, TypeError, AttributeError, ValueError, IndexError) as e:
+            raise RuntimeError(f"gradviz cannot differentiate the backward of {node.name()} twice yet "
+                               f"(create_graph=True): its gradient rule is numpy code gradviz cannot "
+                               f"record as ops ({e})") from None
+    return grads
+
+
+def _accumulate_graph(var, g, rec):
+    """leaf.grad += g under ``create_graph=True``, as PyTorch's AccumulateGrad does it with grad mode
+    on: the first gradient is copied into a new tensor (CopyBackwards), later ones are added out of
+    place (AddBackward0), so ``.grad`` itself has a graph."""
+    before = None if var._grad is None or rec is None else var._grad._data.copy()
+    if _Observing.on:
+        if rec is not None:
+            rec._leaf(var, g._data, before, g._data.copy() if before is None else before + g._data)
+        return
+    if var._grad is None:
+        var._grad = apply(OPS["copy"], (var._wrap(np.empty_like(var._data)), g))
+    else:
+        var._grad = var._grad + g
+    if rec is not None:
+        rec._leaf(var, g._data, before, var._grad._data.copy())
+
+
+# --- errors a student meets ----------------------------------------------------------------------
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+def _size_str(shape):
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _saved_value(node, spec):
+    """One saved value: a parameter or a size as it is, a tensor as PyTorch unpacks it -- the input
+    itself, or for the result a new tensor on the same values whose grad_fn is this node."""
+    if isinstance(spec, str) and spec[0] in "@#%":
+        if spec[0] == "@":                          # "@alpha=1": a parameter, 1 when not given
+            name, _, default = spec[1:].partition("=")
+            value = node._params.get(name, int(default) if default else None)
+            return _wrap_for(node, value) if isinstance(value, np.ndarray) else value
+        shape = node._metas[int(spec[1:])][0]
+        return tuple(shape) if spec[0] == "#" else math.prod(shape)
+    if node._freed:
+        raise RuntimeError(SECOND_BACKWARD)
+    is_output = spec == "o"
+    entry = node._saved[-1 if is_output else spec]
+    if entry is None:
+        return None
+    if node._packed is not None and not _Observing.on:     # (PyTorch unpacks on every access)
+        _hooks.unpacked(node, node._saved, only=-1 if is_output else spec)
+    if entry[1][0] != entry[2]:
+        raise _modified_error(node, entry, is_output)
+    if not is_output:
+        return entry[3]
+    result = _wrap_for(node, entry[0])
+    result._grad_fn, result._requires_grad = node, True
+    return result
+
+
+def _wrap_for(node, array):
+    """A new tensor of the graph's own class (the engine imports no tensor class: it asks one of the
+    node's own tensors to wrap the array)."""
+    tensors = [node._out()] + [e[3] for e in node._saved if e is not None] + list(node._nograd_inputs.values())
+    tensors += [fn.variable for fn, _ in node.next_functions if isinstance(fn, AccumulateGrad)]
+    return next(t for t in tensors if t is not None)._wrap(array)
+
+
+def _modified_error(node, entry, is_output):
+    arr, vbox, version, tensor = entry
+    shape, name = arr.shape, None if is_output or tensor._grad_fn is None else _short_name(tensor._grad_fn)
+    if is_output:   # (CopySlices keeps the written base for the in-place op's result: the view)
+        inner = node._params.get("inner") if node.op is OPS["copy_slices"] else None
+        shape, name = (node._params["size"], _short_name(inner)) if inner else (shape, _short_name(node))
+    what = f"[gradviz.{from_numpy_dtype(arr.dtype).legacy} {_size_str(shape)}]"
+    if name is not None:
+        what += f", which is output 0 of {name},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} is at version {vbox[0]}; expected version {version} instead. Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+# --- backward() and grad(), as PyTorch's torch.autograd has them ---------------------------------
+
+def _make_grads(outputs, grads):
+    """Check or create the gradient that seeds each output (PyTorch's ``_make_grads``)."""
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out._requires_grad and out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            result.append(np.ones_like(out._data))
+            continue
+        if not isinstance(g, TensorBase):
+            raise TypeError("gradients can be either Tensors or None, but got " + type(g).__name__)
+        if g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} "
+                               f"and output[{i}] has a shape of {Size(out.shape)!r}.")
+        result.append(g._data.astype(out._data.dtype, copy=True))
+    return result
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, TensorBase) else tuple(x)
+
+
+def _grads_for(outputs, grads):
+    """One gradient per output (None: implicit); PyTorch zips, so extra gradients are ignored."""
+    grads = (None,) * len(outputs) if grads is None else _as_tuple(grads)
+    if len(grads) < len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return grads
+
+
+def _check_outputs(outputs):
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+REFERENCE_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+    "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+    "to None after use to break the cycle and avoid the leak. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+_warned = {}
+
+
+def _seeds(tensors, grad_tensors, create_graph):
+    """The gradients that seed the pass: arrays, or under ``create_graph=True`` tensors -- a given
+    gradient itself (a graph through it is kept, as hvp needs), ones where none was given."""
+    grads = _grads_for(tensors, grad_tensors)
+    seeds = _make_grads(tensors, grads)   # types and shapes first, as in PyTorch
+    if not create_graph:
+        return seeds
+    return [g if isinstance(g, TensorBase) and g._data.dtype == s.dtype else t._wrap(s)
+            for t, g, s in zip(tensors, grads, seeds)]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Compute the sum of gradients of ``tensors`` w.r.t. graph leaves, into their ``.grad``.
+
+    With ``create_graph=True`` the gradients are recorded (``x.grad`` has a grad_fn), and the
+    graph is kept unless ``retain_graph=False`` is given.
+    """
+    tensors = _as_tuple(tensors)
+    seeds = _seeds(tensors, grad_tensors, create_graph)
+    _check_outputs(tensors)
+    if create_graph and not _warned.get("cycle"):   # once per process, as PyTorch's TORCH_WARN_ONCE
+        _warned["cycle"] = True
+        warnings.warn(REFERENCE_CYCLE, UserWarning, stacklevel=3)
+    roots = [edge(t)[0] for t in tensors]
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        targets = {edge(t)[0] for t in inputs}
+    run_backward(roots, seeds, create_graph if retain_graph is None else bool(retain_graph), targets=targets,
+                 root_outputs=[edge(t)[1] for t in tensors], create_graph=bool(create_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned instead of added into ``.grad``.
+
+    With ``create_graph=True`` they are recorded tensors (a grad_fn where they depend on something
+    that requires grad), ready to be differentiated again.
+    """
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    seeds = _seeds(outputs, grad_outputs, create_graph)
+    _check_outputs(outputs)
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    targets = [edge(t)[0] for t in inputs]
+    captured = run_backward([edge(t)[0] for t in outputs], seeds,
+                            create_graph if retain_graph is None else bool(retain_graph),
+                            root_outputs=[edge(t)[1] for t in outputs],
+                            targets=set(targets), accumulate=False, create_graph=bool(create_graph))
+    result = []
+    for i, (t, node) in enumerate(zip(inputs, targets)):
+        g = captured.get(node)
+        if g is None:
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the desired behavior.")
+            result.append(t._wrap(np.zeros_like(t._data)) if materialize_grads else None)
+        elif isinstance(g, TensorBase):
+            result.append(g)
+        else:
+            result.append(t._wrap(np.array(g, dtype=t._data.dtype, copy=True)))
+    return tuple(result)
