@@ -37,10 +37,13 @@ from .gradcheck import gradcheck
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                      set_rng_state)
 from .tensor import Tensor
-# Loaded with the package, as PyTorch loads them: ``import torch.nn`` must find the very module
-# ``torch.nn`` names (a lazy import would let the shim's ``torch.nn`` become a second copy).
+# nn, optim and utils load with the package, as PyTorch loads them; what a plain session does not
+# need (optim.lr_scheduler, utils.data, save/load) loads on first use (module __getattr__s), and
+# _lazy's finder makes ``import torch.optim.lr_scheduler``, with gradviz imported as torch, give
+# the very module gradviz.optim.lr_scheduler (not a second copy of its file).
+from . import _lazy  # noqa: E402,I001
 from . import nn, optim, utils  # noqa: E402,I001
-from .serialization import load, save  # noqa: E402
+_lazy.install()
 from ._devices import accelerator, backends, cuda  # noqa: E402
 
 __version__ = "0.1.0"
@@ -63,6 +66,10 @@ def __getattr__(name):
         return getattr(_importlib.import_module(__name__ + ".widget"), name)
     if name == "trace":
         return _importlib.import_module(__name__ + ".trace")
+    if name in ("save", "load"):   # torch.save / torch.load (pickle, zipfile: on first use)
+        return getattr(_lazy.submodule(__name__, "serialization"), name)
+    if name == "serialization":
+        return _lazy.submodule(__name__, name)
     if name == "watch":      # with gradviz.watch(): ... -- a real PyTorch forward pass, its values kept
         return _importlib.import_module(__name__ + ".trace.torch_watch").watch
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
@@ -74,4 +81,5 @@ def __getattr__(name):
 # are public too but stay out: a star import must not load the drawing layer, nor fail without it.
 __all__ = sorted(n for n, v in globals().items()
                  if not n.startswith("_") and not hasattr(_builtins, n)
-                 and (not isinstance(v, _ModuleType) or n == "autograd"))
+                 and (not isinstance(v, _ModuleType) or n == "autograd")) + ["load", "save"]
+__all__.sort()

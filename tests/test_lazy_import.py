@@ -1,0 +1,66 @@
+"""``import gradviz`` loads what a plain autograd session needs (issue 16: under 100 ms); PyTorch's
+other import paths load on first use and are the same module objects whichever way they are
+reached, also when gradviz is imported under torch's name (the conformance shim).  No timings
+here: benchmarks/core.py measures the import."""
+
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.data", "gradviz.draw",
+        "gradviz.widget", "gradviz.trace", "zipfile")   # (pickle: numpy imports it)
+
+
+def run(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_import_gradviz_leaves_the_rest_for_first_use():
+    loaded = run("import sys, gradviz; print(' '.join(sorted(sys.modules)))").split()
+    assert not [m for m in LAZY if m in loaded]
+    assert "gradviz.nn" in loaded and "gradviz.optim" in loaded   # torch.nn, torch.optim: with the package
+
+
+def test_lazy_paths_are_one_module_each_way():
+    assert run("""
+import gradviz
+import gradviz.optim.lr_scheduler as a
+from gradviz.optim import lr_scheduler as b
+import gradviz.utils.data as d
+print(a is b is gradviz.optim.lr_scheduler, d is gradviz.utils.data, gradviz.utils.data.DataLoader.__module__,
+      gradviz.save is gradviz.serialization.save, gradviz.load.__module__, 'save' in gradviz.__all__)
+""") == "True True gradviz.utils.data.dataloader True gradviz.serialization True"
+
+
+def test_lazy_attributes_load_on_use():
+    assert run("""
+import sys, gradviz
+s = gradviz.optim.lr_scheduler.StepLR
+print('gradviz.optim.lr_scheduler' in sys.modules, 'gradviz.serialization' in sys.modules)
+""") == "True False"
+
+
+def test_under_torchs_name_every_path_is_gradvizs_module():
+    """What the conformance shim does: sys.modules['torch'] is gradviz and its loaded modules are
+    aliased; a submodule first imported later through torch.* is gradviz's own, not a second copy."""
+    assert run("""
+import sys, gradviz
+sys.modules['torch'] = gradviz
+for name in list(sys.modules):
+    if name.startswith('gradviz.'):
+        sys.modules['torch.' + name[len('gradviz.'):]] = sys.modules[name]
+import torch.optim.lr_scheduler
+from torch.utils.data import DataLoader
+import torch.serialization
+print(torch.optim.lr_scheduler is sys.modules['gradviz.optim.lr_scheduler'],
+      torch.optim.lr_scheduler.__spec__.name, DataLoader is gradviz.utils.data.DataLoader,
+      sys.modules['torch.serialization'] is gradviz.serialization)
+""") == "True gradviz.optim.lr_scheduler True True"
+
+
+def test_other_packages_are_untouched():
+    assert run("import gradviz, json.decoder, email.mime.text; print(json.decoder.__name__)") == "json.decoder"
