@@ -171,7 +171,7 @@ def test_the_torch_import_paths_are_modules():
 # functions count).  Each module belongs to the layer of the longest prefix that names it.
 LAYERS = [
     ("kernels", ("gradviz.kernels",)),
-    ("numbers and types", ("gradviz._dtype", "gradviz._types", "gradviz._keywords", "gradviz._devices", "gradviz._gc",
+    ("numbers and types", ("gradviz._dtype", "gradviz._types", "gradviz._keywords", "gradviz._devices", "gradviz._gc", "gradviz._lazy",
                            "gradviz._arrays")),
     ("printing and random draws", ("gradviz._format", "gradviz._cpu_generator")),
     ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._recorded",
