@@ -20,9 +20,9 @@ from ..trace.torch_watch import module_calls
 from ..draw import RANKDIRS
 from ..graph import VIEWS
 from ..value_text import summary
-from .frames import (Ids, backward_frames, error_frame, forward_frames, note_frame, start_frame, sync_frame, values_frame,
-                     zero_frame)
-from . import practice_mode as P
+from . import practice_mode
+from .frames import (BackwardCall, Ids, Scene, backward_frames, error_frame, forward_frames, note_frame, start_frame,
+                     sync_frame, values_frame, zero_frame)
 from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import clean_svg, draw_trace
 from .i18n import LANGS, render, strings
@@ -67,7 +67,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         backward, presenter = _check.boolean(func, "backward", backward), _check.boolean(func, "presenter", presenter)
         speed = _check.positive_number(func, "speed", speed)
         _check.recording(func, recording)
-        asking = P.options(func, practice) if practice is not None and practice is not False else None
+        asking = practice_mode.options(func, practice) if practice is not None and practice is not False else None
         start = kwargs.pop("frame", 0)
         self._root, self._gradient, self._expected = root, gradient, expected
         self._runs = 0             # backward() calls shown (frame["run"]), animate()'s own included
@@ -117,15 +117,16 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
                     self._shown[e.variable.seq] = e.grad_after
         svg, asked = drawing.get("svg", ""), {}
         if asking is not None:                                   # the questions asked before the steps
-            asked = P.build(lesson, self._ids, frames, runs[0].events if runs else [], lesson.root_name, asking, func)
+            asked = practice_mode.build(lesson, self._ids, frames, runs[0].events if runs else [], lesson.root_name,
+                                        asking, func)
             if asked["questions"]:
-                svg = P.scrub_svg(svg, frames[0])             # no answer left in the picture's hidden text
+                svg = practice_mode.scrub_svg(svg, frames[0])             # no answer left in the picture's hidden text
         # everything is known before the comm opens: the front end gets it in one message
         _check.whole_number(func, "frame", start, 0, len(frames) - 1, f"the widget has {len(frames)} steps")
         super().__init__(svg=svg, graph=drawing.get("graph", {}), frames=frames, frame=start,
                          derivation=deriv, lang=lang, strings=strings(lang), presenter=presenter,
                          speed=speed, error=problem, root_name=lesson.root_name, practice=asked,
-                         score=P.score(asked, []), **kwargs)
+                         score=practice_mode.score(asked, []), **kwargs)
         self.on_msg(self._on_msg)
 
     def _derive(self, seed, problem=""):
@@ -164,6 +165,10 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
 
     # -- running the engine ----------------------------------------------------------------------
 
+    def _scene(self):
+        """What the frames are made against: the lesson, the drawing's ids, the checked leaves."""
+        return Scene(self._lesson, self._ids, self._targets)
+
     def _run_frames(self, runs, error, gradient_given, replay=False):
         """The frames of backward() calls; ``replay``: animate()'s own, not counted as the user's calls."""
         frames = []
@@ -171,10 +176,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             self._runs += 1
             self._calls += 0 if replay else 1
             self._recorded[self._runs - 1] = (run, gradient_given)
-            frames += backward_frames(self._lesson, self._ids, self._runs - 1, run.events, run.seed,
-                                      run.retain_graph, gradient_given, self._targets,
-                                      0 if replay else self._calls, error=run.error, math=self._math,
-                                      notes=run.notes if replay else None)
+            call = BackwardCall(run, self._runs - 1, 0 if replay else self._calls, gradient_given)
+            frames += backward_frames(self._scene(), call, math=self._math)
         if not runs and error:
             self._runs += 1
             self._calls += 0 if replay else 1
@@ -283,8 +286,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
                     new += forward_frames(self._lesson, self._ids, [step], first=k, fold=False)
         else:
             run, gradient_given = self._recorded[f["run"]]
-            new = backward_frames(self._lesson, self._ids, f["run"], run.events, run.seed, run.retain_graph,
-                                    gradient_given, self._targets, f["run"] + 1, fold=False, only=group)
+            call = BackwardCall(run, f["run"], f["run"] + 1, gradient_given)
+            new = backward_frames(self._scene(), call, fold=False, only=group)
         with self.hold_sync():
             self.frames = self.frames[:i] + new + self.frames[i + 1:]
             self.frame = i
@@ -323,7 +326,9 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
 
     def _unanswered(self, svg):
         """The drawing without the answers' text when the widget asks questions (practice mode)."""
-        return P.scrub_svg(svg, self.frames[0]) if (self.practice or {}).get("questions") and self.frames else svg
+        if (self.practice or {}).get("questions") and self.frames:
+            return practice_mode.scrub_svg(svg, self.frames[0])
+        return svg
 
     def submit(self, text):
         """Answer the open question (practice mode) as the student's input box does; returns the verdict.
@@ -332,7 +337,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         :attr:`answers` and :attr:`score`, and the widget moves on once the question is settled
         (right, or out of tries).  Text that cannot be read is no try: its verdict's ``ok`` is None.
         """
-        return P.submit(self, text)
+        return practice_mode.submit(self, text)
 
     def save_html(self, path, **options):
         """Write one self-contained HTML file (no network) that plays this widget: see :func:`standalone_html`."""

@@ -27,6 +27,7 @@ such a frame stands for (``AutogradWidget.expand(i)`` writes its ops out one by 
 
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -305,18 +306,41 @@ def _forward_group(lesson, ids, group, steps, n):
     return f
 
 
-def backward_frames(lesson, ids, run, events, seed, retain_graph, gradient_given, targets, run_number,
-                    error=None, math=None, fold=True, only=None, notes=None):
-    """The frames of one recorded ``backward()`` call, from its events in the engine's order.
+@dataclass(frozen=True)
+class Scene:
+    """What every frame of one widget is made against: the lesson (its trace, read for the frames),
+    the SVG ids of the drawing, and the leaves whose ``.grad`` the derivation checks."""
+    lesson: object
+    ids: Ids
+    targets: dict
 
-    ``notes`` (animate()'s own pass): the hooks it could not keep from running, a custom Function it
-    had to run again (:attr:`gradviz.trace.Run.notes`), said in the last frame.
+
+@dataclass(frozen=True)
+class BackwardCall:
+    """One ``backward()`` call to animate: the trace's :class:`~gradviz.trace.Run` (its events in the
+    engine's order, seed, ``retain_graph``, error and notes), its place among the widget's passes
+    (``frame["run"]``), the user's call number (0: animate()'s own pass) and whether a gradient was given."""
+    run: object
+    index: int
+    number: int
+    gradient_given: bool
+
+
+def backward_frames(scene, call, math=None, fold=True, only=None):
+    """The frames of one recorded ``backward()`` call (a :class:`BackwardCall`), in the engine's order.
+
+    animate()'s own pass (number 0) says in its last frame the hooks it could not keep from
+    running and a custom Function it had to run again (:attr:`gradviz.trace.Run.notes`).
     ``math`` (a :class:`~gradviz.widget.derivation.StepMath`) adds to each frame its ``chain``:
     the factors of the written chain rule this step applies and the product so far.
     The events of ops (and leaves) folded into one group of the picture are one frame, the groups
     deepest first.  ``fold=False, only=group``: just the frames of that group's events, each its own
     (:meth:`AutogradWidget.expand`).
     """
+    lesson, ids, targets = scene.lesson, scene.ids, scene.targets
+    run, run_number, gradient_given = call.index, call.number, call.gradient_given
+    events, seed, retain_graph, error, notes = (call.run.events, call.run.seed, call.run.retain_graph,
+                                                call.run.error, call.run.notes)
     root = lesson.root_step
     rname = lesson.root_name
     reset = {f"edge:{e}": "" for e in ids.all_edges()}
