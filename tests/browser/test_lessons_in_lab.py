@@ -42,10 +42,14 @@ def test_run_all_in_jupyterlab_reaches_the_end(jupyterlab, lab_page, artifacts):
     assert text(cells[-1]) == "tensor([10., 10.])"
     assert re.search(r"tensor\(20\., grad_fn=<MulBackward0>\)", "\n".join(map(text, cells)))
 
-    widget = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]').first
+    widget = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]:not(.gv-practicing)').first
     widget.scroll_into_view_if_needed()
     assert visible_nodes(widget) >= 6
     widget.locator('[data-gv="to-backward"]').click()
     assert "Backward" in widget.locator('[data-gv="phase"]').inner_text()
     page.screenshot(path=str(artifacts / "lab-lesson-01.png"))
+    # the practice cell before it asks x.grad before its backward pass (tests/browser/test_practice_browser.py)
+    asks = page.locator('.jp-OutputArea-output .gv-widget.gv-practicing[data-gv-ready="1"]').first
+    asks.locator('[data-gv="to-backward"]').click()
+    assert asks.locator('[data-gv="question"]').inner_text() == "Predict x.grad after o.backward():"
     assert page.gv_errors == [] and page.gv_blocked == []
