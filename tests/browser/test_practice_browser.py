@@ -250,3 +250,32 @@ def test_jupyterlab_answers_reach_the_kernel(jupyterlab, lab_page, artifacts):
     finally:
         page.screenshot(path=str(artifacts / "practice-lab-kernel.png"))
     assert not [e for e in page.gv_errors if "gradviz" in e or "gv-" in e]
+
+
+def test_notebook7_answers_reach_the_kernel(notebook7, notebook7_page, artifacts):
+    page, nb = notebook7_page, notebook7
+    page.set_viewport_size({"width": 1366, "height": 768})
+    name = nb.new_notebook("practice7.ipynb", CELLS)
+    nb.open(page, name)
+    nb.command(page, "notebook:run-all-cells")
+    widget = wait_ready(page, timeout=60000)
+    widget.locator('[data-gv="to-backward"]').click()
+    for _ in range(6):
+        widget.locator('[data-gv="step"]').click()
+    answer = widget.locator('[data-gv="answer"]')
+    answer.fill("[5, 5]")
+    answer.press("Enter")
+    verdict = widget.locator('[data-gv="verdict"]')
+    assert verdict.inner_text().startswith("✗")
+    answer.fill("[10, 10]")
+    answer.press("Enter")
+    assert verdict.inner_text() == "✓ Right: [10, 10]"
+    # the kernel's traits, read back by running the last cell again
+    last = page.locator(".jp-Notebook .jp-Cell").filter(visible=True).nth(2)
+    last.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    want = "([('[5, 5]', False), ('[10, 10]', True)], 1, 2)"
+    try:
+        last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
+    finally:
+        page.screenshot(path=str(artifacts / "practice-notebook7.png"))
