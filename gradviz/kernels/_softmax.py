@@ -186,7 +186,7 @@ def softmax(a, dim):
 
     def rows(x):
         e = _sleef.exp(x - x.max(axis=1, keepdims=True))
-        return e * (x.dtype.type(1) / _lanes_sum(e))[:, None]
+        return np.multiply(e, (x.dtype.type(1) / _lanes_sum(e))[:, None], out=e)   # e is ours
     return _by_rows(rows, dim, a)
 
 
@@ -204,8 +204,9 @@ def log_softmax(a, dim):
             return shifted - _sleef.log(_down(_exp_columns(shifted, dim), dim))
 
     def rows(x):
-        m = x.max(axis=1, keepdims=True)
-        return (x - m) - _sleef.log(_lanes_sum(_sleef.exp(x - m)))[:, None]
+        shifted = x - x.max(axis=1, keepdims=True)
+        logs = _sleef.log(_lanes_sum(_sleef.exp(shifted)))[:, None]
+        return np.subtract(shifted, logs, out=shifted)
     return _by_rows(rows, dim, a)
 
 
