@@ -452,6 +452,7 @@ function createPractice(ctx) {
     input.hidden = submit.hidden = lecture || !!(q.choices && q.choices.length);
     choices.textContent = "";
     choices.hidden = lecture || !(q.choices && q.choices.length);
+    help.hidden = !lecture && !choices.hidden;          // (how to type an answer: not for a pick)
     if (!choices.hidden) {
       for (const c of q.choices) {
         const b = h("button", { type: "button", class: "gv-btn gv-q-choice", "data-gv": "choice", text: c });
