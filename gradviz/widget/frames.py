@@ -508,8 +508,8 @@ def _after_pass(lesson, ids, events, observed=False):
         if not ids.own_value(node):          # folded into a group: no slot of its own
             continue
         if out is not None and out.retains_grad and id(node) in arrived:
-            t = None if observed else out.tensor()
-            g = array_of(t._grad) if t is not None and getattr(t, "_grad", None) is not None else arrived[id(node)]
+            now = None if observed or out.tensor() is None else out.tensor().grad     # (it retains its grad)
+            g = array_of(now) if now is not None else arrived[id(node)]
             s[f"grad:{ids.value(node)}"] = _grad_slot(g, True)
         else:
             s[f"grad:{ids.value(node)}"] = ""
