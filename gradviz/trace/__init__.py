@@ -18,11 +18,11 @@ PyTorch's adapter (:mod:`gradviz.trace.torch_engine`) is imported only when ever
 """
 
 from ..naming import collect_names, tensor_library
-from .gradviz_engine import BackwardEvent, GradvizAdapter, Recording, forward_nodes, record
+from .gradviz_engine import GradvizAdapter, Recording, forward_nodes, record
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, array_of, describe_error, name_values,
                     no_derivation_latex, replay, steps_reached)
 
-__all__ = ["trace_of", "make_adapter", "record", "Recording", "BackwardEvent", "forward_nodes", "Trace", "Step",
+__all__ = ["trace_of", "make_adapter", "record", "Recording", "forward_nodes", "Trace", "Step",
            "Value", "Input", "Run", "Event", "replay", "name_values", "no_derivation_latex", "describe_error",
            "array_of", "steps_reached", "EngineAdapter", "GradvizAdapter"]
 

@@ -17,7 +17,6 @@ Recording costs nothing when no ``record()`` is active: the engine checks one li
 
 import contextlib
 import weakref
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,43 +26,16 @@ from ..tensor import Tensor, apply
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, in_place_versions,
                     name_values, replay)
 
-__all__ = ["record", "Recording", "BackwardEvent", "forward_nodes", "GradvizAdapter"]
+__all__ = ["record", "Recording", "forward_nodes", "GradvizAdapter"]
 
 
 # --- recording gradviz's engine -----------------------------------------------------------------
 
-@dataclass
-class BackwardEvent:
-    """One step of a backward pass: a node ran, or a leaf's ``.grad`` was accumulated.
-
-    ``grad_in`` is dL/d(output) arriving at the node (already summed over every use);
-    ``grads_out[i]`` is what the node sends to its input ``i`` (``None`` where no grad is needed).
-    For ``AccumulateGrad``, ``grad_before``/``grad_after`` are the leaf's ``.grad`` around the add.
-    """
-
-    run: int                     # which backward() call (0, 1, ...) within this recording
-    step: int                    # position within that call
-    name: str                    # PyTorch name: "MulBackward0", "AccumulateGrad"
-    node: object = field(repr=False)
-    seq: int = 0                 # the node's creation sequence number (forward order)
-    grad_in: np.ndarray = None
-    grads_out: tuple = ()
-    variable: object = field(default=None, repr=False)
-    grad_before: np.ndarray = None
-    grad_after: np.ndarray = None
-
-
-@dataclass
-class _EngineRun:
-    """One ``backward()`` call as the engine saw it: its roots, seed gradients and ``retain_graph``."""
-    roots: list
-    seeds: list
-    retain_graph: bool
-    error: str = None
-
-
 class Recording:
-    """Collects :class:`BackwardEvent` objects while active (a context manager)."""
+    """While active (a context manager), the engine's backward passes as the trace's own data: one
+    :class:`~gradviz.trace.model.Run` per ``backward()`` call (its seeds and ``retain_graph``) and one
+    :class:`~gradviz.trace.model.Event` per node run or ``.grad`` accumulated, holding the engine's
+    node and tensor; :meth:`GradvizAdapter.add_recording` puts the trace's steps and values in their place."""
 
     def __init__(self):
         self.events, self.runs = [], []
@@ -77,7 +49,8 @@ class Recording:
 
     # called by the engine
     def _begin(self, roots, seeds, retain_graph):
-        self.runs.append(_EngineRun(list(roots), [np.array(s, copy=True) for s in seeds], retain_graph))
+        seeds = [np.array(g, copy=True) for g in seeds]
+        self.runs.append(Run(seeds[0] if seeds else np.ones(()), retain_graph, seeds=seeds))
 
     def _end(self):
         pass
@@ -89,16 +62,14 @@ class Recording:
 
     def _node(self, node, g, grads):
         run, step = self._step()
-        self.events.append(BackwardEvent(
-            run, step, node.name(), node, node._seq, np.array(g, copy=True),
-            tuple(None if x is None else np.array(x, copy=True) for x in grads)))
+        self.events.append(Event(run, step, node.name(), node._seq, node=node, grad_in=np.array(g, copy=True),
+                                 grads_out=tuple(None if x is None else np.array(x, copy=True) for x in grads)))
 
     def _leaf(self, var, g, before, after):
         run, step = self._step()
         acc = var._acc() if var._acc is not None else None
-        self.events.append(BackwardEvent(
-            run, step, "AccumulateGrad", acc, var._seq, np.array(g, copy=True), (),
-            variable=var, grad_before=before, grad_after=after))
+        self.events.append(Event(run, step, "AccumulateGrad", var._seq, node=acc, variable=var,
+                                 grad_in=np.array(g, copy=True), grad_before=before, grad_after=after))
 
 
 def record():
@@ -248,8 +219,7 @@ class GradvizAdapter(EngineAdapter):
         """Append the runs of a :func:`record` recording to the trace (the last one gets ``error``)."""
         runs, events = [], getattr(rec, "events", rec) or []
         for r in getattr(rec, "runs", None) or [None] * (1 + max((e.run for e in events), default=-1)):
-            runs.append(Run(r.seeds[0] if r is not None and r.seeds else np.ones(()),
-                            r.retain_graph if r is not None else False))
+            runs.append(Run(r.seed, r.retain_graph) if r is not None else Run(np.ones(()), False))
         for e in events:
             if e.run >= len(runs):
                 continue

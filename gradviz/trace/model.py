@@ -100,14 +100,21 @@ class Step:
 
 @dataclass
 class Event:
-    """One step of a backward pass, engine-neutral: a step ran, or a leaf's ``.grad`` was accumulated."""
+    """One step of a backward pass: a step ran, or a leaf's ``.grad`` was accumulated.
 
-    run: int
-    step: int
+    ``grad_in`` is dL/d(output) arriving at the node (already summed over every use);
+    ``grads_out[i]`` is what the node sends to its input ``i`` (``None`` where no grad is needed);
+    for ``AccumulateGrad``, ``grad_before``/``grad_after`` are the leaf's ``.grad`` around the add.
+    In a trace, ``node`` is the :class:`Step` that ran (None for AccumulateGrad) and ``variable`` the
+    leaf's :class:`Value`; as :func:`gradviz.trace.record` hands them over, the engine's own node and tensor.
+    """
+
+    run: int                     # which backward() call (0, 1, ...)
+    step: int                    # position within that call
     name: str                    # "MulBackward0" or "AccumulateGrad"
     seq: int                     # the step's seq, or the leaf's
-    node: Step = None            # the step that ran (None for AccumulateGrad)
-    variable: Value = None       # the leaf (AccumulateGrad)
+    node: object = field(default=None, repr=False)
+    variable: object = field(default=None, repr=False)
     grad_in: np.ndarray = None
     grads_out: tuple = ()
     grad_before: np.ndarray = None
@@ -123,6 +130,7 @@ class Run:
     events: list = field(default_factory=list)
     error: str = None
     notes: dict = field(default_factory=dict)    # {"hooks" | "rerun": message}: what the widget's pass ran
+    seeds: list = field(default_factory=list)    # every root's seed, when backward() had several (seed: the first)
 
 
 @dataclass(eq=False)

@@ -14,7 +14,7 @@ A frame is a dict::
      "msg":   [caption key, {arg: text}]            (worded by i18n.render / widget.js),
      "focus": [node id], "lit": [node id], "edges": [edge id],    (highlighted in this frame only)
      "set":   {slot: text},                         (kept until a later frame changes it)
-     "event": the recorded BackwardEvent's numbers, or None}
+     "event": the recorded Event's numbers, or None}
 
 Slots are ``val:<node id>``, ``grad:<node id>``, ``edge:<edge id>``, ``cls:<node id>``
 (``pending``/``fwd``/``bwd``) and ``check:<leaf name>`` (the derivation's check mark).
