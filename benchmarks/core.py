@@ -291,7 +291,8 @@ def main():
         print(f"{name:32} {fmt(g):>11} {fmt(t):>11} {fmt(n):>11}  {ratio(g, t):>8} {ratio(g, n):>8}")
     if torch is None:
         return
-    print(f"\none size up (gradviz: {gradviz.kernels.info()['blas']} products)")
+    print(f"\none size up (gradviz: {gradviz.kernels.info()['blas']} products;\n"
+          f"  sigmoid/softmax/log_softmax: {gradviz.kernels.info()['sleef']})")
     for name, g, t, _ in scaling_rows():
         print(f"{name:32} {fmt(g):>11} {fmt(t):>11} {'':>11}  {ratio(g, t):>8}")
     print()
