@@ -21,7 +21,7 @@ import gradviz as torch  # noqa: E402
 from gradviz import render as R  # noqa: E402
 from gradviz.draw import Drawing  # noqa: E402
 from gradviz.dot_text import to_dot  # noqa: E402
-from gradviz.graph import build_graph  # noqa: E402
+from gradviz.draw import build_graph  # noqa: E402
 
 FULL_TIMEOUT = 60.0
 

@@ -1,7 +1,7 @@
 r"""Graph -> DOT text (pure: builds a string, never runs Graphviz).
 
 >>> import gradviz as torch
->>> from gradviz.graph import build_graph
+>>> from gradviz.draw import build_graph
 >>> x = torch.ones(2, requires_grad=True)
 >>> print(to_dot(build_graph(x * 3)).splitlines()[0])
 digraph gradviz {

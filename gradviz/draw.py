@@ -53,7 +53,7 @@ from . import _check
 from ._gc import paused_gc
 from .dot_text import say, slot_tips, to_dot
 from .trace import trace_of
-from .graph import MAX_NODES, VIEWS, Graph, build_graph
+from .graph import MAX_NODES, VIEWS, Graph, graph_of
 from .legend import legend_html
 from .render import TIMEOUT, RenderError, RendererNotFound, render
 
@@ -70,6 +70,31 @@ _SHAPES = {_S + t for t in ("path", "polygon", "ellipse", "polyline", "rect", "c
 SLOTS = ("name", "meta", "val", "grad", "sym", "fn", "title")
 RANKDIRS = ("TB", "LR", "BT", "RL")     # Graphviz's directions: top to bottom, left to right...
 _SLOT_CLASS = {s: "gv-" + s for s in SLOTS}
+
+
+def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, namespace=None,
+                recording=None, trace=None, max_nodes=None):
+    """The computation graph behind ``roots`` (gradviz tensors or real ``torch.Tensor``s).
+
+    ``view``: ``"dataflow"`` or ``"pytorch"``.  ``name``: the first root's name; ``names``:
+    ``{"w": w, ...}``; otherwise names are looked up in ``frame`` (default: the caller's) or in
+    ``namespace`` (a mapping or a list of them; ``False`` for none).  ``recording``: a
+    :func:`gradviz.trace.record` result whose last backward pass fills each node's ``flow`` and
+    each edge's ``grad``.  ``trace``: a :class:`gradviz.trace.Trace` already made (then ``roots``
+    may be empty).  ``max_nodes``: fold a bigger graph into groups (``Graph.summarized_graph``)
+    before any value is written out, so a 20,000-op graph costs what its summary shows.
+    """
+    if trace is None:
+        if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
+            roots = tuple(roots[0])
+        for r in roots:
+            _check.root("build_graph", r)
+        if frame is None and namespace is None:
+            frame = sys._getframe(1)
+        trace = trace_of(*roots, names=names, name=name, frame=frame, namespace=namespace,
+                         recording=recording, cuts=view == "dataflow")
+        del frame
+    return graph_of(trace, view, max_nodes)
 
 
 def draw(*roots, view="dataflow", names=None, name=None, frame=None, namespace=None, recording=None,
@@ -105,10 +130,10 @@ def draw(*roots, view="dataflow", names=None, name=None, frame=None, namespace=N
         trace = trace_of(*roots, names=names, name=name, frame=frame, namespace=namespace,
                          recording=recording, cuts=view == "dataflow")
         # folded before its values are written: a 20,000-op graph costs what its summary shows
-        graph = build_graph(view=view, trace=trace, max_nodes=max_nodes)
+        graph = graph_of(trace, view, max_nodes)
     del frame
     return Drawing(graph, rankdir=rankdir, max_nodes=max_nodes, renderer=renderer, timeout=timeout,
-                   title=title, full=lambda: build_graph(view=view, trace=trace))
+                   title=title, full=lambda: graph_of(trace, view))
 
 
 class Drawing:

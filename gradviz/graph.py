@@ -4,6 +4,7 @@ r"""Tensors -> a neutral computation graph: plain nodes and edges, deterministic
 >>> x = torch.ones(2, requires_grad=True)
 >>> y = 5 * (x + 1) ** 2
 >>> o = (1/2) * torch.sum(y)
+>>> from gradviz.draw import build_graph      # traces the tensors, then graph_of(trace)
 >>> g = build_graph(o)
 >>> [(n.id, n.kind, n.label) for n in g.nodes][:6]
 [('n0', 'leaf', 'x'), ('n1', 'const', '1'), ('n2', 'op', '+'), ('n3', 'value', 'a'), ('n4', 'const', '2'), ('n5', 'op', '^')]
@@ -94,13 +95,10 @@ escape them before putting them in HTML)::
 
 import dataclasses
 import math
-import sys
 import weakref
 
 import numpy as np
 
-from . import _check
-from .trace import trace_of
 from . import autograd
 from ._dtype import _BY_NP
 from ._format import tensor_repr
@@ -109,7 +107,7 @@ from .formula import latex_name
 from .ops import OPS
 from .value_text import SMALL, format_number, node_text
 
-__all__ = ["Graph", "GraphNode", "GraphEdge", "build_graph", "latex_name", "VIEWS", "KINDS", "MAX_NODES"]
+__all__ = ["Graph", "GraphNode", "GraphEdge", "graph_of", "latex_name", "VIEWS", "KINDS", "MAX_NODES"]
 
 VIEWS = ("dataflow", "pytorch")
 KINDS = ("leaf", "const", "op", "value", "accumulate", "group")
@@ -300,30 +298,15 @@ def _param_str(v):
 
 # --- building -----------------------------------------------------------------------------------
 
-def build_graph(*roots, view="dataflow", names=None, name=None, frame=None, namespace=None,
-                recording=None, trace=None, max_nodes=None):
-    """The computation graph behind ``roots`` (gradviz tensors or real ``torch.Tensor``s).
-
-    ``view``: ``"dataflow"`` or ``"pytorch"``.  ``name``: the first root's name; ``names``:
-    ``{"w": w, ...}``; otherwise names are looked up in ``frame`` (default: the caller's) or in
-    ``namespace`` (a mapping or a list of them; ``False`` for none).  ``recording``: a
-    :func:`gradviz.trace.record` result whose last backward pass fills each node's ``flow`` and
-    each edge's ``grad``.  ``trace``: a :class:`gradviz.trace.Trace` already made (then ``roots``
-    may be empty).  ``max_nodes``: fold a bigger graph into groups (``Graph.summarized_graph``)
+def graph_of(trace, view="dataflow", max_nodes=None):
+    """The computation graph of a :class:`gradviz.trace.Trace` (either engine's), in ``view``
+    (``"dataflow"`` or ``"pytorch"``); the trace's last run fills each node's ``flow`` and each
+    edge's ``grad``.  ``max_nodes``: fold a bigger graph into groups (``Graph.summarized_graph``)
     before any value is written out, so a 20,000-op graph costs what its summary shows.
+    (:func:`gradviz.draw.build_graph` traces tensors first.)
     """
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
-    if trace is None:
-        if len(roots) == 1 and isinstance(roots[0], (list, tuple)):
-            roots = tuple(roots[0])
-        for r in roots:
-            _check.root("build_graph", r)
-        if frame is None and namespace is None:
-            frame = sys._getframe(1)
-        trace = trace_of(*roots, names=names, name=name, frame=frame, namespace=namespace,
-                         recording=recording, cuts=view == "dataflow")
-        del frame
     return _Builder(view, trace).build(max_nodes)
 
 

@@ -8,7 +8,8 @@ import pytest
 import gradviz as torch
 import gradviz.trace as trace
 from gradviz.autograd import Variable
-from gradviz.graph import Graph, build_graph, latex_name
+from gradviz.draw import build_graph
+from gradviz.graph import Graph, latex_name
 from gradviz.value_text import format_number, format_value
 
 

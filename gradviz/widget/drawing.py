@@ -8,7 +8,7 @@ derivation still play.
 import re
 
 from ..draw import Drawing
-from ..graph import MAX_NODES, build_graph
+from ..graph import MAX_NODES, graph_of
 from ..render import RenderError, RenderTimeout
 from .frames import Ids
 from .i18n import strings
@@ -30,7 +30,7 @@ def draw_trace(trace, view="dataflow", rankdir="TB", lang="en"):
 
     out = {"svg": "", "graph": {}, "graph_obj": None, "ids": None, "error": "", "drawing": None}
     try:
-        graph = build_graph(view=view, trace=trace, max_nodes=MAX_NODES)   # big graphs: folded first
+        graph = graph_of(trace, view, MAX_NODES)   # big graphs: folded first
     except Exception as exc:  # shown in the widget, never as a traceback
         out["error"] = f"the graph could not be built ({type(exc).__name__}: {exc})"
         return out
