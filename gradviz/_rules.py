@@ -8,9 +8,8 @@ import inspect
 
 import numpy as np
 
-from .kernels import in_double as _rounded
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_rounded", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):

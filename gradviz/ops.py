@@ -39,7 +39,7 @@ import numpy as np
 from . import _nn_ops, _strided, kernels  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
 from ._op import OPS, Meta, Op, call, op
 from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
-                     _median_index, _nonempty, _quiet, _rounded, _scatter, _scatter_along, _sorted, _to_index,
+                     _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _to_index,
                      _unrepeat, _winner, _zero_at)
 
 __all__ = ["Op", "Meta", "OPS", "op", "call"]
@@ -294,7 +294,7 @@ _steps("trunc", np.trunc, "trunc", "x rounded toward 0", numpy=np.trunc)
 _steps("sign", _sign, "sign", "−1, 0 or 1 (0 for nan)", integers="same", latex_fn=r"\operatorname{sign}",
        numpy=np.sign)
 
-_log1p, _expm1, _sinh, _cosh = (_rounded(f) for f in (np.log1p, np.expm1, np.sinh, np.cosh))
+_log1p, _expm1, _sinh, _cosh = (kernels.in_double(f) for f in (np.log1p, np.expm1, np.sinh, np.cosh))
 
 op("log1p", grad_fn="Log1PBackward0", forward=_log1p,
    vjps=[lambda g, y, a: g / (a + 1)], uses=["0"],
@@ -321,12 +321,12 @@ op("atan", grad_fn="AtanBackward0", forward=kernels.atan,
    method="atan", aliases=("arctan",), inplace=True, function=True, saved={"self": 0},
    category="elementwise", latex_fn=r"\arctan", numpy=np.arctan)
 op("asin", grad_fn="AsinBackward0", forward=kernels.asin,
-   vjps=[lambda g, y, a: g * _rounded(lambda t: 1 / np.sqrt(1 - t * t))(a)], uses=["0"],
+   vjps=[lambda g, y, a: g * kernels.in_double(lambda t: 1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arcsin @0", dlatex=[r"\frac{1}{\sqrt{1 - @0^{2}}}"],
    domain=(-0.9, 0.9), method="asin", aliases=("arcsin",), inplace=True, function=True, saved={"self": 0},
    category="elementwise", latex_fn=r"\arcsin", numpy=np.arcsin)
 op("acos", grad_fn="AcosBackward0", forward=kernels.acos,
-   vjps=[lambda g, y, a: g * _rounded(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
+   vjps=[lambda g, y, a: g * kernels.in_double(lambda t: -1 / np.sqrt(1 - t * t))(a)], uses=["0"],
    latex=r"\arccos @0", dlatex=[r"-\frac{1}{\sqrt{1 - @0^{2}}}"],
    domain=(-0.9, 0.9), method="acos", aliases=("arccos",), inplace=True, function=True, saved={"self": 0},
    category="elementwise", latex_fn=r"\arccos", numpy=np.arccos)
@@ -472,13 +472,15 @@ op("norm", grad_fn="LinalgVectorNormBackward0", symbol="‖·‖", forward=_norm
 def _variance(a, dim=None, correction=1, keepdim=False):
     """Var(x) = Σ (x - x̄)² / (n - correction)"""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(_rounded(lambda t: np.var(t, axis=dim, ddof=correction, keepdims=keepdim))(a), a.dtype)
+        var = kernels.in_double(lambda t: np.var(t, axis=dim, ddof=correction, keepdims=keepdim))
+        return np.asarray(var(a), a.dtype)
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
     """σ(x) = √Var(x)"""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(_rounded(lambda t: np.std(t, axis=dim, ddof=correction, keepdims=keepdim))(a), a.dtype)
+        std = kernels.in_double(lambda t: np.std(t, axis=dim, ddof=correction, keepdims=keepdim))
+        return np.asarray(std(a), a.dtype)
 
 
 def _var_vjp(g, a, dim, correction, keepdim):
