@@ -1,7 +1,7 @@
 """Names: the notebook's variables first; made-up letters never a name the notebook uses; draw() as animate()."""
 
 import gradviz
-from test_formula import NOTEBOOKS, notebook_widgets
+from test_widget_formulas import NOTEBOOKS, notebook_widgets
 
 LESSON6 = NOTEBOOKS / "06_neuron_and_mlp.ipynb"
 
