@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from .engine import AccumulateGrad, Node, backward, grad
+from .engine import backward, grad
+from .node import AccumulateGrad, Node
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_detect_anomaly, set_grad_enabled)
 from ..gradcheck import gradcheck, gradgradcheck

@@ -21,7 +21,8 @@ from collections import defaultdict
 from typing import NamedTuple
 
 from .. import _hooks
-from .engine import Node, edge
+from .engine import edge
+from .node import Node
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]

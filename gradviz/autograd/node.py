@@ -1,0 +1,182 @@
+"""grad_fn nodes: what ``y.grad_fn`` is (a :class:`Node` of PyTorch's class name, its saved values
+as ``_saved_self``...), a leaf's :class:`AccumulateGrad`, and the errors a student meets reading a
+node whose values were freed or changed in place.  The engine (:mod:`gradviz.autograd.engine`)
+makes and runs them.
+"""
+
+import math
+import weakref
+
+import numpy as np
+
+from .. import _hooks
+from .._dtype import from_numpy_dtype
+from ..ops import OPS
+from .grad_mode import _Observing
+
+__all__ = ["Node", "AccumulateGrad", "node_class", "accumulator", "SECOND_BACKWARD"]
+
+
+class Node:
+    """A ``grad_fn``: one recorded op, its inputs' edges and what it saved for backward.
+
+    ``next_functions`` is PyTorch's: one ``(node, 0)`` pair per input -- the input's own
+    ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
+    """
+
+    __slots__ = ("op", "next_functions", "_saved", "_metas", "_strides", "_params", "_out", "_out_meta", "_outs",
+                 "_seq", "_freed", "_nograd_inputs", "metadata", "_hooks", "_packed", "__weakref__")
+
+    def name(self):
+        name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
+        return "torch::autograd::" + name if name in ("NotImplemented", "CopySlices", "CopyBackwards") else name
+
+    def __repr__(self):
+        cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
+        name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+        return f"<{name} object at {hex(id(self))}>"
+
+    @property
+    def saved_values(self):
+        """The arrays this node keeps for backward (``None`` once freed)."""
+        if self._freed:
+            return None
+        return tuple(s[0] for s in self._saved if s is not None)
+
+    def output(self):
+        """The tensor this node produced, if it is still alive."""
+        return self._out()
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after this node runs; a tuple it returns replaces grad_inputs."""
+        return _hooks.add_hook(self._hooks_made().post, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before this node runs; a tuple it returns replaces grad_outputs."""
+        return _hooks.add_hook(self._hooks_made().pre, fn)
+
+    def _hooks_made(self):
+        if self._hooks is None:
+            self._hooks = _hooks.NodeHooks()
+        return self._hooks
+
+    def __getattr__(self, name):
+        # grad_fn._saved_self, _saved_result, _saved_exponent...: what the op table's entry says the
+        # node keeps, by PyTorch's names (only called when ordinary attribute lookup fails)
+        spec, raw = None, name.startswith("_raw_saved_")
+        if name.startswith(("_saved_", "_raw_saved_")):
+            op = object.__getattribute__(self, "op")
+            spec = op.saved.get(name.split("saved_", 1)[1]) if op is not None else None
+        if spec is None or raw and not (isinstance(spec, int) or spec == "o"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return _hooks.SavedTensor(self, -1 if spec == "o" else spec) if raw else _saved_value(self, spec)
+
+    def __dir__(self):
+        op = object.__getattribute__(self, "op")
+        return sorted(set(object.__dir__(self)) | {"_saved_" + k for k in (op.saved if op is not None else ())})
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+    __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
+
+    def __init__(self, variable):
+        self.variable, self.next_functions, self.op = variable, (), None
+        self._seq, self._saved, self._freed, self._outs, self._hooks = variable._seq, None, False, None, None
+        self._packed = None
+        self.metadata = {}
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+
+_NODE_CLASSES = {}
+
+
+def node_class(name, module="builtins"):
+    """The grad_fn class called ``name`` (``MulBackward0``...), made once.
+
+    PyTorch's own nodes print as ``<class 'MulBackward0'>``; a custom Function's node names its module.
+    """
+    if name not in _NODE_CLASSES:
+        _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (), "__module__": module})
+    return _NODE_CLASSES[name]
+
+
+def accumulator(t):
+    """The leaf's AccumulateGrad node, shared by every op that uses the leaf (as in PyTorch)."""
+    acc = t._acc() if t._acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return acc
+
+
+def _short_name(fn):
+    """A node's name as PyTorch's messages write it: MulBackward0 is Mul (an op-table entry: its node's)."""
+    name = fn.name() if isinstance(fn, Node) else fn.name
+    return name[:-len("Backward0")] if name.endswith(("Backward0", "Backward1")) else name
+
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+def _size_str(shape):
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _saved_value(node, spec):
+    """One saved value: a parameter or a size as it is, a tensor as PyTorch unpacks it -- the input
+    itself, or for the result a new tensor on the same values whose grad_fn is this node."""
+    if isinstance(spec, str) and spec[0] in "@#%":
+        if spec[0] == "@":                          # "@alpha=1": a parameter, 1 when not given
+            name, _, default = spec[1:].partition("=")
+            value = node._params.get(name, int(default) if default else None)
+            return _wrap_for(node, value) if isinstance(value, np.ndarray) else value
+        shape = node._metas[int(spec[1:])][0]
+        return tuple(shape) if spec[0] == "#" else math.prod(shape)
+    if node._freed:
+        raise RuntimeError(SECOND_BACKWARD)
+    is_output = spec == "o"
+    entry = node._saved[-1 if is_output else spec]
+    if entry is None:
+        return None
+    if node._packed is not None and not _Observing.on:     # (PyTorch unpacks on every access)
+        _hooks.unpacked(node, node._saved, only=-1 if is_output else spec)
+    if entry[1][0] != entry[2]:
+        raise _modified_error(node, entry, is_output)
+    if not is_output:
+        return entry[3]
+    result = _wrap_for(node, entry[0])
+    result._grad_fn, result._requires_grad = node, True
+    return result
+
+
+def _wrap_for(node, array):
+    """A new tensor of the graph's own class (the engine imports no tensor class: it asks one of the
+    node's own tensors to wrap the array)."""
+    tensors = [node._out()] + [e[3] for e in node._saved if e is not None] + list(node._nograd_inputs.values())
+    tensors += [fn.variable for fn, _ in node.next_functions if isinstance(fn, AccumulateGrad)]
+    return next(t for t in tensors if t is not None)._wrap(array)
+
+
+def _modified_error(node, entry, is_output):
+    arr, vbox, version, tensor = entry
+    shape, name = arr.shape, None if is_output or tensor._grad_fn is None else _short_name(tensor._grad_fn)
+    if is_output:   # (CopySlices keeps the written base for the in-place op's result: the view)
+        inner = node._params.get("inner") if node.op is OPS["copy_slices"] else None
+        shape, name = (node._params["size"], _short_name(inner)) if inner else (shape, _short_name(node))
+    what = f"[gradviz.{from_numpy_dtype(arr.dtype).legacy} {_size_str(shape)}]"
+    if name is not None:
+        what += f", which is output 0 of {name},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} is at version {vbox[0]}; expected version {version} instead. Hint: "
+        "enable anomaly detection to find the operation that failed to compute its gradient, "
+        "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
