@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._creation import empty
-from .autograd.engine import grad
+from .autograd._backward_grad import grad
 from .autograd.grad_mode import enable_grad, no_grad
 from .tensor import Tensor
 

@@ -18,7 +18,7 @@ from . import _dtype as D
 from . import _hooks, _matmul_and_joins, _reduction_methods, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
-from .autograd import engine
+from .autograd import _backward_grad, engine
 from .autograd.engine import apply
 from ._format import tensor_repr
 from ._matmul_and_joins import bmm, matmul, where
@@ -397,7 +397,7 @@ class Tensor(TensorBase):
         Saved values are freed afterwards unless ``retain_graph=True`` (or ``create_graph=True``,
         which also records the gradients themselves: ``x.grad`` gets a grad_fn).
         """
-        engine.backward(self, gradient, retain_graph, create_graph, inputs)
+        _backward_grad.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -- arithmetic ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gradviz
-from gradviz.autograd import engine
+from gradviz.autograd import _backward_grad
 from gradviz.ops import OPS
 
 from strategies import SETTINGS
@@ -131,14 +131,14 @@ def test_backward_create_graph_into_leaves_as_torch():
 
 
 def test_backward_create_graph_warns_once_in_pytorchs_words():
-    engine._warned.pop("cycle", None)
+    _backward_grad._warned.pop("cycle", None)
     x = gradviz.tensor([1.0, 2.0], requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         (x * x).sum().backward(create_graph=True)
         (x * x).sum().backward(create_graph=True)
     texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    assert texts == [engine.REFERENCE_CYCLE]
+    assert texts == [_backward_grad.REFERENCE_CYCLE]
     assert texts[0].startswith("Using backward() with create_graph=True will create a reference cycle between "
                                "the parameter and its gradient which can cause a memory leak.")
     assert x.grad.grad_fn.name() == "AddBackward0" and x.grad.tolist() == [4.0, 8.0]

@@ -177,7 +177,7 @@ LAYERS = [
     ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._recorded",
                       "gradviz._strided", "gradviz._broadcast", "gradviz._layout")),
     ("the engine", ("gradviz.autograd.grad_mode", "gradviz.autograd.node", "gradviz.autograd.engine",
-                    "gradviz._hooks")),
+                    "gradviz.autograd._backward_grad", "gradviz._hooks")),
     ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing",
                 "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._sampling",
                 "gradviz._table_methods", "gradviz._creation", "gradviz._legacy", "gradviz._table_functions",

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .engine import backward, grad
+from ._backward_grad import backward, grad
 from .node import AccumulateGrad, Node
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_detect_anomaly, set_grad_enabled)

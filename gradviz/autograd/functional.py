@@ -18,7 +18,7 @@ messages are PyTorch's; ``vectorize=True`` gives the same numbers, one row at a 
 """
 
 from .._creation import zeros, zeros_like
-from .engine import grad
+from ._backward_grad import grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from .._matmul_and_joins import stack
 from ..tensor import Tensor
