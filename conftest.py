@@ -28,6 +28,10 @@ if os.environ.get("GRADVIZ_HIDE_TORCH") == "1":
     for _name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
         del sys.modules[_name]
 
+# The stand-in above is a module for the import system, not a test module: --doctest-modules would
+# import it as ``torch`` (failing beside a real torch, and by design without one).
+collect_ignore = ["tests/without_torch"]
+
 TORCH_MISSING = ("needs real PyTorch, which is not installed here (the CPU build is enough: "
                  "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
 
