@@ -500,8 +500,9 @@ def _formula_text(math, node, i, limit=80):
 def _after_pass(lesson, ids, events, observed=False):
     """When a pass ends, the gradients that flowed through intermediate tensors are gone, as in
     PyTorch: only leaves (and ``retain_grad()`` tensors) keep a ``.grad`` -- the tensor's own, or
-    for animate()'s pass (``observed``: it writes none) the gradient that arrived."""
-    s = {f"edge:{e}": "" for e in ids.all_edges()}     # what flowed along the edges is gone too
+    for animate()'s pass (``observed``: it writes none) the gradient that arrived.  The edges keep
+    their labels: the end frame shows every gradient that flowed, each arrow pointing to the input."""
+    s = {}     # the edges keep the gradient each carried, drawn pointing the way it went (widget.js)
     arrived = {id(e.node): e.grad_in for e in events if e.node is not None}
     for node in lesson.nodes:
         out = node.out
