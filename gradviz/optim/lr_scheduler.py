@@ -210,10 +210,11 @@ class _initial_mode:
         self.o._is_initial = False
 
 
-class LambdaLR(LRScheduler):
-    """Sets each group's rate to its initial rate times ``lr_lambda(epoch)``."""
+class _LambdaScheduler(LRScheduler):
+    """What LambdaLR and MultiplicativeLR share: one function per group, and a state_dict that keeps
+    the state of callable objects (plain functions cannot be saved), as PyTorch's two classes do."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def _set_lambdas(self, optimizer, lr_lambda):
         self.optimizer = optimizer
         if not isinstance(lr_lambda, list) and not isinstance(lr_lambda, tuple):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -221,7 +222,6 @@ class LambdaLR(LRScheduler):
             if len(lr_lambda) != len(optimizer.param_groups):
                 raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
-        super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
         state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
@@ -238,6 +238,14 @@ class LambdaLR(LRScheduler):
         for idx, fn in enumerate(lr_lambdas):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
+
+
+class LambdaLR(_LambdaScheduler):
+    """Sets each group's rate to its initial rate times ``lr_lambda(epoch)``."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self._set_lambdas(optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
@@ -245,37 +253,15 @@ class LambdaLR(LRScheduler):
                 base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """Multiply the learning rate of each parameter group by the factor given in the specified function."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        if not isinstance(lr_lambda, list) and not isinstance(lr_lambda, tuple):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self._set_lambdas(optimizer, lr_lambda)
         for lr_lambda in self.lr_lambdas:
             if not callable(lr_lambda):
                 raise TypeError(f"lr_lambda should be a function, but got {type(lr_lambda).__name__}")
         super().__init__(optimizer, last_epoch)
-
-    def state_dict(self):
-        state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
-        state_dict["lr_lambdas"] = [None] * len(self.lr_lambdas)
-        for idx, fn in enumerate(self.lr_lambdas):
-            if not isinstance(fn, types.FunctionType):
-                state_dict["lr_lambdas"][idx] = fn.__dict__.copy()
-        return state_dict
-
-    def load_state_dict(self, state_dict):
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        state_dict["lr_lambdas"] = lr_lambdas
-        for idx, fn in enumerate(lr_lambdas):
-            if fn is not None:
-                self.lr_lambdas[idx].__dict__.update(fn)
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
