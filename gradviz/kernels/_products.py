@@ -349,10 +349,10 @@ def _as_torch_lays(x):
     return np.ascontiguousarray(x) if any(s < 0 or s % x.itemsize for s in x.strides) else x
 
 
-def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, offsets=(0, 0, 0)):
-    """``cpublas::gemm``: the leading dimensions normalised for vectors, then MKL's gemm (True), or
-    False where PyTorch would not call BLAS (leading dimensions too small)."""
-    if n == 1:                                    # internal::normalize_last_dims
+def _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc):
+    """PyTorch's ``internal::normalize_last_dims``: the leading dimensions BLAS is given where a
+    matrix is a vector (its stride there is never read, but BLAS checks it)."""
+    if n == 1:
         ldc = m
     if transa:
         lda = k if m == 1 else lda
@@ -362,6 +362,13 @@ def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, offsets=
         ldb = n if k == 1 else ldb
     elif n == 1:
         ldb = k
+    return lda, ldb, ldc
+
+
+def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, offsets=(0, 0, 0)):
+    """``cpublas::gemm``: the leading dimensions normalised for vectors, then MKL's gemm (True), or
+    False where PyTorch would not call BLAS (leading dimensions too small)."""
+    lda, ldb, ldc = _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc)
     limit = 2 ** 31 - 1
     if not (max(m, n, k, lda, ldb, ldc) <= limit and lda >= max(1, k if transa else m)
             and ldb >= max(1, n if transb else k) and ldc >= max(1, m)):   # use_blas_gemm
@@ -534,16 +541,7 @@ def bmm(a, b):
         if not _gemm(ta, tb, m, n, k, 1.0, b, lda, a, ldb, 0.0, result, ldc):
             return np.stack([mm(x, y) for x, y in zip(a, b)])
         return result
-    if n == 1:                                      # normalize_last_dims, then use_blas_gemm
-        ldc = m
-    if ta:
-        lda = k if m == 1 else lda
-    elif k == 1:
-        lda = m
-    if tb:
-        ldb = n if k == 1 else ldb
-    elif n == 1:
-        ldb = k
+    lda, ldb, ldc = _normalize_last_dims(ta, tb, m, n, k, lda, ldb, ldc)     # then use_blas_gemm
     if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and ldc >= max(1, m)):
         return np.stack([mm(x, y) for x, y in zip(a, b)])
     _mkl.gemm_batch(dtype, b"T" if ta else b"N", b"T" if tb else b"N", count, m, n, k, 1.0,
