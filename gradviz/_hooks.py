@@ -92,17 +92,21 @@ def _as_given(grads, like):
     return [None if g is None else g._data if isinstance(g, TensorBase) else g for g in grads]
 
 
+def _counted(hook, r, expected):
+    """What a node hook returned, refused in PyTorch's words unless it holds one value per gradient."""
+    if not isinstance(r, (tuple, list)) or len(r) != expected:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "
+                           f"values (got {len(r) if isinstance(r, (tuple, list)) else 1}, but expected {expected})")
+    return r
+
+
 def call_pre_hooks(hooks, grad_outputs, wrap):
     """``f(grad_outputs)`` for each node pre-hook; a tuple it returns replaces the gradients."""
     like = next((g for g in grad_outputs if g is not None), None)
     for hook in list(hooks.values()):
         r = hook(_as_tensors(grad_outputs, wrap))
         if r is not None:
-            if not isinstance(r, (tuple, list)) or len(r) != len(grad_outputs):
-                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "
-                                   f"values (got {len(r) if isinstance(r, (tuple, list)) else 1}, but expected "
-                                   f"{len(grad_outputs)})")
-            grad_outputs = _as_given(r, like)
+            grad_outputs = _as_given(_counted(hook, r, len(grad_outputs)), like)
     return grad_outputs
 
 
@@ -113,11 +117,7 @@ def call_post_hooks(hooks, grad_inputs, grad_outputs, wrap):
     for hook in list(hooks.values()):
         r = hook(_as_tensors(grad_inputs, wrap), outs)
         if r is not None:
-            if not isinstance(r, (tuple, list)) or len(r) != len(grad_inputs):
-                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "
-                                   f"values (got {len(r) if isinstance(r, (tuple, list)) else 1}, but expected "
-                                   f"{len(grad_inputs)})")
-            grad_inputs = _as_given(r, like)
+            grad_inputs = _as_given(_counted(hook, r, len(grad_inputs)), like)
     return grad_inputs
 
 
