@@ -94,9 +94,11 @@ def _as_given(grads, like):
 
 def _counted(hook, r, expected):
     """What a node hook returned, refused in PyTorch's words unless it holds one value per gradient."""
-    if not isinstance(r, (tuple, list)) or len(r) != expected:
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    if len(r) != expected:
         raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "
-                           f"values (got {len(r) if isinstance(r, (tuple, list)) else 1}, but expected {expected})")
+                           f"values (got {len(r)}, but expected {expected})")
     return r
 
 

@@ -479,3 +479,19 @@ def test_hooks_when_backward_starts_at_a_leaf():
     out = printed(gradviz, LEAF_ROOT)
     assert "ERROR" not in out
     assert out == printed(torch, LEAF_ROOT)
+
+
+@pytest.mark.parametrize("returned, error, message", [
+    (lambda g: 5, TypeError, "expected tuple, but hook returned 'int'"),
+    (lambda g: [g[0]], TypeError, "expected tuple, but hook returned 'list'"),
+    (lambda g: (g[0], g[0]), RuntimeError, "has returned an incorrect number of values (got 2, but expected 1)"),
+])
+def test_a_node_hook_returns_a_tuple_of_the_right_length(returned, error, message):
+    # PyTorch 2.13's words (checked by hand against torch: a list is refused as an int is)
+    import gradviz
+    x = gradviz.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    y.grad_fn.register_prehook(returned)
+    with pytest.raises(error) as e:
+        y.backward()
+    assert message in str(e.value)
