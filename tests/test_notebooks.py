@@ -179,6 +179,11 @@ def _lesson_06(nb):
     with_nn = next(c for c in nb.cells if c.cell_type == "code" and "optimizer.step()" in c.source)
     assert output_text(with_nn) == ("step   0   loss 0.2924\nstep 100   loss 0.1746\nstep 200   loss 0.0089\n"
                                     "step 300   loss 0.0003\ntensor([[0.],\n        [1.],\n        [1.],\n        [0.]])")
+    asking = next(c for c in nb.cells if c.cell_type == "code" and "gradviz.practice(" in c.source)
+    (view,) = [o for o in asking.outputs if WIDGET_VIEW in o.get("data", {})]
+    (q,) = widget_states(nb)[view["data"][WIDGET_VIEW]["model_id"]]["state"]["practice"]["questions"]
+    assert (q["kind"], q["name"], q["shape"], len(q["choices"])) == ("grad", "W2", [4, 1], 4)   # one weight, a batch
+    assert {"transpose", "no_batch_sum"} <= {k for k, _ in q["mistakes"]}
     drawn = next(c for c in nb.cells if c.cell_type == "code" and c.source == "gradviz.draw(loss_fn(model(X), Y))")
     svg = "".join(o["data"].get("image/svg+xml", "") for o in drawn.outputs if "data" in o)
     assert "AddmmBackward0" in svg and "TBackward0" in svg and "model.0.weight" in svg

@@ -254,3 +254,61 @@ def test_another_language_keeps_the_answers_out_of_the_picture(tmp_path):
     w.save_html(tmp_path / "p.html", lang="en")
     page = (tmp_path / "p.html").read_text(encoding="utf-8")
     assert ".grad [10., 10.]" not in page.split('class="gv-state"')[0]
+
+
+def _close(a, b):
+    return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_one_weight_of_a_batch_offers_the_real_slips():
+    """Lesson 6 asks W2.grad = hᵀδ: the options are the transpose forgotten (h δ, the shape of W2,
+    since h is square here), one example's share, never the answer; each typed slip is named."""
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    h, W2 = names["h"].detach().numpy().astype(np.float64), names["W2"]
+    w = practice(root, gradient, names=names, ask=["W2"], choices=4)
+    (q,) = w.practice["questions"]
+    want = _expected(q)
+    Y, b2 = names["Y"].numpy().astype(np.float64), names["b2"].detach().numpy().astype(np.float64)
+    delta = 2 * (h @ W2.detach().numpy().astype(np.float64) + b2 - Y) / 4     # ∂loss/∂(h @ W2): the mean of 4
+    assert _close(h.T @ delta, want)
+    slips = [(k, np.asarray(v)) for k, v in q["mistakes"]]
+    assert not any(_close(v, want) for _, v in slips)
+    wrong_side = [v for k, v in slips if k == "transpose"]
+    assert any(_close(v, h @ delta) for v in wrong_side)            # Xᵀ on the wrong side, W2's shape
+    assert any(_close(v, delta.T @ h) for v in wrong_side)          # δᵀ h: transposed
+    shares = [v for k, v in slips if k == "no_batch_sum"]
+    assert any(v.shape == (4, 1) and any(_close(v, np.outer(h[k], delta[k])) for k in range(4)) for v in shares)
+    assert any(v.shape == (4, 4, 1) and _close(v.sum(0), want) for v in shares)
+    # the choices: the answer once, the rest of W2's shape and each one a named slip
+    assert len(q["choices"]) == 4 and q["choices"].count(q["answer"]) == 1
+    for c in q["choices"]:
+        v = check_answer(c, want, q["dtype"], mistakes=slips)
+        assert v["ok"] is True if c == q["answer"] else (v["ok"] is False and v["mistake"] in ("transpose", "no_batch_sum", "forward", "incoming")), c
+        assert np.shape(json.loads(c)) == (4, 1)
+    hint = render("en", q["hints"][0])
+    assert "W2.grad = hᵀ · (the gradient arriving at" in hint
+    # typed: the wrong side and one example's share are told what they are, then the answer is right
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    w2 = practice(root, gradient, names=names, ask=["W2"], tries=3)
+    assert w2.submit(P.answer_text(h @ delta))["mistake"] == "transpose"
+    assert w2.submit(P.answer_text(np.outer(h[1], delta[1])))["mistake"] in ("no_batch_sum",)
+    assert w2.submit(q["answer"])["ok"] is True
+
+
+def test_a_linear_layers_weight_gets_the_slips_through_its_transpose():
+    """nn.Linear computes b + X Wᵀ (addmm of Wᵀ): W.grad = δᵀX; the slips are transposed back to W's shape."""
+    gradviz.manual_seed(0)
+    lin = gradviz.nn.Linear(3, 2)
+    X = gradviz.randn(5, 3)
+    loss = (lin(X) ** 2).mean()
+    w = practice(loss, names={"X": X, "W": lin.weight, "b": lin.bias, "loss": loss}, ask=["W"])
+    (q,) = w.practice["questions"]
+    want = _expected(q)
+    assert want.shape == (2, 3)
+    delta = (2 * (lin(X) / 10)).detach().numpy().astype(np.float64)      # ∂loss/∂(XWᵀ + b), mean of 10
+    Xn = X.numpy().astype(np.float64)
+    assert _close(delta.T @ Xn, want)
+    slips = dict((k, np.asarray(v)) for k, v in reversed(q["mistakes"]))
+    assert _close(slips["transpose"], Xn.T @ delta)                  # the transpose on the wrong side: (3, 2)
+    shares = [np.asarray(v) for k, v in q["mistakes"] if k == "no_batch_sum"]
+    assert any(v.shape == (2, 3) for v in shares) and any(v.shape == (5, 2, 3) and _close(v.sum(0), want) for v in shares)

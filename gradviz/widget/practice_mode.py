@@ -39,6 +39,8 @@ DEFAULT_KINDS = {"leaves": ("grad",), "all": ("forward", "local", "received", "g
 MAX_NUMBERS = 24        # a question asks for at most this many numbers (nobody types a 4×8 matrix)
 _OPTIONS = ("ask", "kinds", "tries", "hints", "hide_derivation", "choices", "lecture", "when")
 WHEN = ("step", "pass")
+_SHARES = 8             # at most this many examples' own shares of a weight's gradient are named when typed
+_GENERIC = ("sign", "double", "arith")      # slips any number allows (offered, never named in feedback)
 
 
 def options(func, practice):
@@ -145,6 +147,56 @@ def _scalars(lesson, node):
     return [v for v in out if math.isfinite(v) and v not in (0.0, 1.0, -1.0)]
 
 
+def _product(lesson, node, i):
+    """``(side, other)`` when input ``i`` of ``node`` is a factor of a 2-D matrix product (``@``, ``mm``,
+    ``addmm``): its gradient is ``otherᵀ g`` (side ``"left"``: the weight after the batch, ``W.grad = Xᵀδ``)
+    or ``g otherᵀ`` (``"right"``); else None."""
+    sides = getattr(node.op, "matmul_sides", None) if node.op is not None else None
+    if not sides or i >= len(sides) or sides[i] not in ("left", "right"):
+        return None
+    j = 3 - i if node.key == "addmm" else 1 - i
+    ins = lesson.inputs(node)
+    other = ins[j] if 0 <= j < len(ins) else None
+    if other is None or np.ndim(other) != 2:
+        return None
+    return sides[i], np.asarray(other, dtype=np.float64)
+
+
+def _product_slips(side, other, g, expected):
+    """``(slips, more)``: the slips of a matrix product's gradient, the answer's shape first where one exists.
+
+    ``side`` ``"left"`` (``expected = Aᵀ G``, A the other factor, its rows the batch): the transpose
+    forgotten (``A G``, when A is square) or put on the wrong side (``Gᵀ A``, the answer transposed),
+    the sum over the batch forgotten (the biggest example's share ``A[k]ᵀ G[k]``, the n shares stacked;
+    ``more``: the other examples' shares, for the feedback on a typed answer, never offered first).
+    ``"right"`` (``expected = G Bᵀ``): ``G B`` (B square) and ``B Gᵀ`` (transposed).
+    """
+    g = np.asarray(g, dtype=np.float64)
+    want = np.shape(expected)
+    if g.ndim != 2:
+        return [], []
+    a, out = other, []
+    wrong = []
+    if side == "left" and a.shape[0] == g.shape[0]:
+        if a.shape[1] == g.shape[0]:
+            wrong.append(a @ g)
+        wrong.append(g.T @ a)
+    elif side == "right" and a.shape[1] == g.shape[1]:
+        if a.shape[0] == g.shape[1]:
+            wrong.append(g @ a)
+        wrong.append(a @ g.T)
+    wrong.sort(key=lambda v: v.shape != want)               # (a slip of the answer's shape first: no giveaway)
+    out += [("transpose", v) for v in wrong]
+    if side == "left" and a.shape[0] == g.shape[0] > 1:
+        shares = a[:, :, None] * g[:, None, :]              # what each example sends: A[k]ᵀ G[k]
+        order = sorted(range(len(shares)), key=lambda k: -np.abs(shares[k]).sum())
+        out.append(("no_batch_sum", shares[order[0]]))          # the biggest share: the one worth a choice
+        out.append(("no_batch_sum", shares))
+        rest = [("no_batch_sum", shares[k]) for k in order[1:_SHARES]]   # any other example's, when typed
+        return out, rest
+    return out, []
+
+
 def questions(lesson, ids, frames, events, root_name, kinds):
     """Every question of ``kinds`` this graph can ask, in the order of the frames they guard."""
     out = []
@@ -158,9 +210,15 @@ def questions(lesson, ids, frames, events, root_name, kinds):
         got = uses.get(key, [])
         if len(got) == 1:
             c, i = got[0]
-            local = local_derivative(lesson, c, i)
-            first = (["h_local", {"out": name(c), "inp": tname, "local": summary(local)}] if local is not None
-                     else ["h_expr", {"out": name(c), "expr": plain(forward_latex(lesson, c))}])
+            local, product = local_derivative(lesson, c, i), _product(lesson, c, i)
+            other = lesson.input_name(c, 3 - i if c.key == "addmm" else 1 - i) if product is not None else None
+            if product is not None and other:
+                first = ["h_matmul_" + product[0], {"out": name(c), "name": tname, "other": other,
+                                                    "expr": plain(forward_latex(lesson, c))}]
+            elif local is not None:
+                first = ["h_local", {"out": name(c), "inp": tname, "local": summary(local)}]
+            else:
+                first = ["h_expr", {"out": name(c), "expr": plain(forward_latex(lesson, c))}]
             e = by_node.get(id(c))
             return [first] + ([["h_incoming", {"out": name(c), "g": summary(e.grad_in)}]] if e is not None else [])
         listed = ", ".join(name(c) for c, _ in got)
@@ -170,7 +228,8 @@ def questions(lesson, ids, frames, events, root_name, kinds):
             [["h_list", {"items": {"join": incoming}}]] if incoming else [])
 
     def grad_mistakes(key, value, expected):
-        got, m = uses.get(key, []), []
+        got = uses.get(key, [])
+        m, more = product_slips(got, expected)     # (first: for a weight, the slips worth a choice)
         if value is not None:
             m.append(("forward", value))
         sent = [by_node[id(c)].grads_out[i] for c, i in got if id(c) in by_node
@@ -190,9 +249,29 @@ def questions(lesson, ids, frames, events, root_name, kinds):
                 elif gin.ndim > np.ndim(expected) and gin.shape[gin.ndim - np.ndim(expected):] == np.shape(expected):
                     m.append(("no_batch_sum", gin))
             m += [("missing_factor", np.asarray(expected, np.float64) / k) for k in _scalars(lesson, c)]
-        if np.ndim(expected) == 2:
+        if np.ndim(expected) == 2 and not any(k == "transpose" for k, _ in m):
             m.append(("transpose", np.asarray(expected).T))
-        return m
+        return m + more
+
+    def product_slips(got, expected):
+        """A matrix product's slips when the tensor's one use is a factor of one (or its transpose is:
+        nn.Linear's weight reaches addmm as Wᵀ, so the slips are transposed back)."""
+        if len(got) != 1:
+            return [], []
+        c, i = got[0]
+        flip = False
+        if c.key in ("t", "transpose") and np.ndim(expected) == 2:
+            after = uses.get(id(c), [])
+            if len(after) != 1:
+                return [], []
+            c, i = after[0]
+            flip = True
+        e, product = by_node.get(id(c)), _product(lesson, c, i)
+        if product is None or e is None or e.grad_in is None:
+            return [], []
+        want = np.asarray(expected).T if flip else expected
+        return tuple([(k, np.swapaxes(v, -1, -2) if flip else v) for k, v in slips]
+                     for slips in _product_slips(*product, e.grad_in, want))
 
     for node in lesson.nodes:
         if not ids.own_value(node):
@@ -297,9 +376,12 @@ def build(lesson, ids, frames, events, root_name, opts, func="practice"):
         entry = {"id": f"q{n}", "kind": q.kind, "name": q.name, "node": q.node, "leaf": q.leaf, "at": q.at,
                  "text": q.text, "expected": _json(expected), "shape": list(expected.shape), "dtype": q.dtype,
                  "answer": answer_text(expected), "hints": q.hints if opts["hints"] else [],
-                 "mistakes": [[k, _json(v)] for k, v in slips if k not in ("sign", "double", "arith")]}
+                 "mistakes": [[k, _json(v)] for k, v in slips if k not in _GENERIC]}
         if opts["choices"]:
-            picks = [answer_text(v) for _, v in slips]
+            # named slips of the answer's shape first (one of another shape is told apart without
+            # thinking), then named ones of other shapes, then the generic ones (sign, double, arith)
+            picks = [answer_text(v) for _, v in sorted(slips, key=lambda kv: (kv[0] in _GENERIC,
+                                                                              kv[1].shape != expected.shape))]
             picks = [t for t in dict.fromkeys(picks) if not check_answer(t, expected, q.dtype)["ok"]]
             options_ = [entry["answer"]] + picks[:opts["choices"] - 1]
             random.Random(zlib.crc32(f"{q.kind}:{q.name}:{n}".encode())).shuffle(options_)
