@@ -65,7 +65,7 @@ def read_the_maths(widget, grads):
         assert r"\square" not in text and "□" not in text, text
         assert not EXCEPTION.search(text), text
         assert not AS_FUNCTION.search(text), text
-    lesson, keep = widget._lesson, widget._formulas
+    lesson, keep = widget._animation.lesson, widget._animation.formulas
     assert "error" not in widget.derivation, widget.derivation.get("error")
     for leaf in lesson.leaves[:8]:
         name = lesson.name(leaf)
@@ -82,14 +82,14 @@ def read_the_maths(widget, grads):
     for key, (expr, value) in keep.get("checked", {}).items():     # every numbered line's value
         assert np.allclose(np.asarray(expr.value(), np.float64), value, rtol=1e-3, atol=1e-5), (key, expr.latex())
     lines = keep.get("node_lines", {})
-    for run in widget._lesson.trace.runs[:1]:          # backprop's numbered lines: each tensor's gradient
+    for run in widget._animation.lesson.trace.runs[:1]:          # backprop's numbered lines: each tensor's gradient
         for e in run.events:
             if e.node is not None and id(e.node) in lines:
                 assert np.allclose(np.asarray(lines[id(e.node)].value(), np.float64),
                                    np.asarray(e.grad_in, np.float64), rtol=1e-3, atol=1e-5), e.node.name
-    math = widget._math
+    math = widget._animation.math
     if math is not None:                       # what each step sends, as the running product writes it
-        for run in widget._lesson.trace.runs[:1]:
+        for run in widget._animation.lesson.trace.runs[:1]:
             for e in run.events:
                 if e.node is None:
                     continue
@@ -246,7 +246,7 @@ def test_micrograd_in_place_reads_as_backprop(engine):
     assert leaves["a"]["chain"] == "138.8338" and leaves["b"]["chain"] == "645.5773"
     where = [m["latex"] for m in w.derivation["where"]]
     assert where[0] == r"\left(1\right)\quad \frac{\partial g}{\partial g} = 1"
-    assert len(w._formulas["node_lines"]) == len(where) >= 20
+    assert len(w._animation.formulas["node_lines"]) == len(where) >= 20
     assert not any(r"\dots" in e["paths"][0]["stages"][0]["latex"] for e in leaves.values())
 
 

@@ -500,5 +500,5 @@ def test_an_unnamed_further_output_gets_a_letter_of_its_own(lib):
     o = (a.split(2)[1].exp()).sum()
     w = animate(o, names={"a": a, "o": o})
     fwd = next(w.caption(i) for i in range(len(w.frames)) if "(exp): computes" in w.caption(i))
-    first, piece = w._lesson.nodes[0].out.name, w._lesson.nodes[0].pieces[1].name
+    first, piece = w._animation.lesson.nodes[0].out.name, w._animation.lesson.nodes[0].pieces[1].name
     assert piece not in (first, "a", "o") and f"from {piece} = " in fwd, fwd

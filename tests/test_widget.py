@@ -156,7 +156,7 @@ def test_a_freed_graph_is_a_message_not_a_traceback(seed, capsys):
 
 def test_notebook_changes_show_up_as_a_frame(seed):
     w, c, names = seed
-    root = w._root
+    root = w._animation.root
     root.backward(retain_graph=True)             # the notebook's own cell gives what the widget shows
     w.backward(retain_graph=True)
     assert "sync" not in [f["kind"] for f in w.frames]
@@ -326,12 +326,12 @@ def test_big_numbers_and_nan_stay_json(comms):
 
 
 def test_a_bug_in_the_frames_is_said_inside_the_widget(comms, monkeypatch):
-    from gradviz.widget import autograd_widget
+    from gradviz.widget import pipeline
 
     def broken(*a, **k):
         raise KeyError("oops")
 
-    monkeypatch.setattr(autograd_widget, "forward_frames", broken)
+    monkeypatch.setattr(pipeline, "forward_frames", broken)
     root, names, _ = LESSONS["seed"]()
     w = AutogradWidget(root, names=names)
     assert "the animation could not be built (KeyError" in w.error

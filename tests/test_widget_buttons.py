@@ -36,11 +36,11 @@ def test_after_run_all_backward_then_backward_shows_accumulation(name):
     assert "cap_forward_again_freed" in [f["msg"][0] for f in first]
     done = [c for c in checks(w, len(w.frames) - len(first))]
     # what this call added agrees with the chain rule (✓), and the .grad holds 2 calls' worth (Σ = 2×)
-    assert done and all(c["ok"] is True and c.get("total_times") == 2 for c in done[-len(w._lesson.leaves):])
+    assert done and all(c["ok"] is True and c.get("total_times") == 2 for c in done[-len(w._animation.lesson.leaves):])
     second = press(w)
     assert "error" not in [f["kind"] for f in second]
     assert all(c["ok"] is True and c.get("total_times") == 3
-               for c in checks(w, len(w.frames) - len(second))[-len(w._lesson.leaves):])
+               for c in checks(w, len(w.frames) - len(second))[-len(w._animation.lesson.leaves):])
 
 
 def test_captions_count_only_the_users_calls():
@@ -180,7 +180,7 @@ def test_after_training_backward_redraws_every_value_and_checks_at_them():
     frames = press(w)
     again = [f for f in frames if f["kind"] == "forward_again"]
     assert len(again) == 1 and again[0]["msg"][0] == "cap_forward_again_modified"
-    root_slot = f"val:{w._ids.value(w._lesson.root_step)}"
+    root_slot = f"val:{w._animation.ids.value(w._animation.lesson.root_step)}"
     assert again[0]["set"][root_slot] == node_text(np.float32(now)) != node_text(np.float32(before))
     assert again[0]["msg"][1]["value"] == summary(np.float32(now))
     checks_now = last_checks(w)

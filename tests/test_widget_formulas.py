@@ -39,7 +39,7 @@ def engine_gradients(w):
 
 
 def assert_displayed_math_is_the_engines(w, rtol=2e-4, shown_rtol=2e-2):
-    lesson, formulas = w._lesson, w._formulas
+    lesson, formulas = w._animation.lesson, w._animation.formulas
     grads = engine_gradients(w)
     assert grads, "the widget recorded no backward pass"
     shown = {e["leaf"]: e for e in w.derivation["leaves"]}
@@ -95,7 +95,7 @@ def test_the_mlp_names_the_gradient_at_its_output_delta_once():
     d.retain_grad()
     loss = ((d - Y) ** 2).mean()
     w = AutogradWidget(loss, names={"X": X, "Y": Y, "W1": W1, "b1": b1, "W2": W2, "b2": b2, "h": h, "d": d})
-    delta = w._formulas["delta"]
+    delta = w._animation.formulas["delta"]
     where = [m["latex"] for m in w.derivation["where"]]
     assert len(where) == 1 and where[0].startswith(delta.definition() + " = \\left[\\begin{matrix}")   # and its value
     assert where[0].startswith(r"\delta = \frac{\partial \mathrm{loss}}{\partial d} = ") and r"\frac{1}{4}" in where[0], where
@@ -221,8 +221,8 @@ def test_each_backward_step_of_random_graphs_agrees(case):
 
 def assert_steps_agree(w):
     """Every node frame's so-far formulas evaluate to what the engine sent down each edge."""
-    math_ = w._math
-    nodes = {n.seq: n for n in w._lesson.nodes}
+    math_ = w._animation.math
+    nodes = {n.seq: n for n in w._animation.lesson.nodes}
     seen = 0
     for f in w.frames:
         if f["kind"] != "node" or f["run"] != 0:

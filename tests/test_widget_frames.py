@@ -143,7 +143,7 @@ def test_a_leaf_grad_changes_only_when_accumulategrad_runs():
     widget = AutogradWidget(z, names={"x": x, "w": w, "y": y, "z": z})
     widget.backward(retain_graph=True)
     widget.backward(retain_graph=True)     # animate() put .grad back to None: 15 again, then 30
-    slot = "grad:" + widget._ids.leaf(widget._lesson.trace.value_for(x))
+    slot = "grad:" + widget._animation.ids.leaf(widget._animation.lesson.trace.value_for(x))
     writes = [(f["kind"], f["set"][slot]) for f in widget.frames if slot in f["set"]]
     assert [k for k, _ in writes if k not in ("start", "sync")] == ["acc"] * 3
     assert [v for k, v in writes if k == "acc"] == [".grad 15.", ".grad 15.", ".grad 30."]

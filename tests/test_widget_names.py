@@ -7,7 +7,7 @@ LESSON6 = NOTEBOOKS / "06_neuron_and_mlp.ipynb"
 
 
 def made_up(w):
-    lesson = w._lesson
+    lesson = w._animation.lesson
     return {lesson.name(n): n for n in lesson.nodes if n.out.auto}
 
 
@@ -28,7 +28,7 @@ def test_made_up_names_are_not_the_notebooks_own():
 
 def test_draw_and_animate_name_intermediates_the_same_way():
     w, ns = lesson6_network()
-    d = gradviz.draw(w._root, namespace=ns)
+    d = gradviz.draw(w._animation.root, namespace=ns)
     drawn = {n.fn_seq: n.label for n in d.graph.nodes if n.kind == "value"}
-    for node in w._lesson.nodes:
-        assert drawn[node.seq] == w._lesson.name(node)
+    for node in w._animation.lesson.nodes:
+        assert drawn[node.seq] == w._animation.lesson.name(node)
