@@ -525,29 +525,37 @@ def test_training_loop_prints_torchs_losses():
 
 
 @pytest.mark.torch
-def test_random_shapes_in_every_layout():
-    """mm and addmm of random shapes (1 to 40 each way), each operand by rows or by columns (a
-    transposed view), agree with torch to the bit: the kernel choice follows shapes and layouts."""
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_random_shapes_in_every_layout(dtype):
+    """mm and addmm of random shapes (1 to 40 each way), each operand by rows, by columns (a
+    transposed view) or a slice of a wider matrix, with and without a bias, beta and alpha, agree
+    with torch to the bit: the kernel choice follows shapes and layouts."""
     torch = pytest.importorskip("torch")
     with threads(torch, 1):
-        _random_shapes_in_every_layout(torch)
+        _random_shapes_in_every_layout(torch, dtype)
 
 
-def _random_shapes_in_every_layout(torch):
+def _random_shapes_in_every_layout(torch, dtype):
     rng = np.random.default_rng(21)
-    for trial in range(160):
+    for trial in range(240):
         m, k, n = (int(v) for v in rng.integers(1, 41, 3))
-        a = rng.standard_normal((m, k)).astype(f32)
-        b = rng.standard_normal((k, n)).astype(f32)
-        bias = rng.standard_normal(n).astype(f32) if trial % 2 else None
+        if trial % 5 == 0:      # a single column or row: the cases PyTorch's dispatch treats apart
+            n, m = (1, m) if trial % 10 else (n, 1)
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        bias = rng.standard_normal(n).astype(dtype) if trial % 2 else None
         ta, tb, na, nb = torch.tensor(a), torch.tensor(b), a, b
         if trial % 4 >= 2:      # a as a transposed view, as a saved input's .t()
             ta, na = torch.tensor(a.T.copy()).t(), a.T.copy().T
         if trial % 8 >= 4:      # b as a transposed view, as nn.Linear's W.t()
             tb, nb = torch.tensor(b.T.copy()).t(), b.T.copy().T
-        want = (torch.mm(ta, tb) if bias is None else torch.addmm(torch.tensor(bias), ta, tb)).numpy()
-        got = kernels.mm(na, nb) if bias is None else kernels.addmm(bias, na, nb)
-        assert np.array_equal(got, want), (m, k, n, trial % 8)
+        if trial % 3 == 0:      # a as a slice of a wider matrix (leading dimension > its columns)
+            wide = rng.standard_normal((m + 2, k + 3)).astype(dtype)
+            ta, na = torch.tensor(wide)[1:m + 1, 2:k + 2], wide[1:m + 1, 2:k + 2]
+        scales = [{"beta": 0.5, "alpha": 2.0}, {"beta": 0.0}, {}][trial % 3]
+        want = (torch.mm(ta, tb) if bias is None else torch.addmm(torch.tensor(bias), ta, tb, **scales)).numpy()
+        got = kernels.mm(na, nb) if bias is None else kernels.addmm(bias, na, nb, **scales)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (m, k, n, trial % 8, scales)
 
 
 def test_products_without_mkl_fall_back_to_numpy(monkeypatch):

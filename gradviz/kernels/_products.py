@@ -365,53 +365,61 @@ def _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc):
     return lda, ldb, ldc
 
 
-def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, offsets=(0, 0, 0)):
+def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``cpublas::gemm``: the leading dimensions normalised for vectors, then MKL's gemm (True), or
     False where PyTorch would not call BLAS (leading dimensions too small)."""
     lda, ldb, ldc = _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc)
-    limit = 2 ** 31 - 1
-    if not (max(m, n, k, lda, ldb, ldc) <= limit and lda >= max(1, k if transa else m)
+    if not (max(m, n, k, lda, ldb, ldc) <= _INT_MAX and lda >= max(1, k if transa else m)
             and ldb >= max(1, n if transb else k) and ldc >= max(1, m)):   # use_blas_gemm
         return False
-    _mkl.gemm(c.dtype, b"T" if transa else b"N", b"T" if transb else b"N", m, n, k, alpha,
-              (a, offsets[0]), lda, (b, offsets[1]), ldb, beta, (c, offsets[2]), ldc)
+    _mkl.gemm(c.dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
     return True
+
+
+_INT_MAX = 2 ** 31 - 1
+
+
+def _lay(s0, s1, rows, cols):
+    """How gemm reads a ``rows`` x ``cols`` operand with element strides ``(s0, s1)``: (transposed?,
+    leading dimension), or None when it cannot as it lies (``addmm_impl_cpu_``'s checks)."""
+    if s0 == 1 and s1 >= max(1, rows):
+        return False, s1
+    if s1 == 1 and s0 >= max(1, cols):
+        return True, s0
+    return None
 
 
 def _addmm_blas(bias, m1, m2, beta, alpha):
     """``beta·bias + alpha·(m1 @ m2)`` as ``addmm_impl_cpu_`` hands it to MKL, or None where
-    PyTorch's gemm would not call BLAS."""
-    rows, cols = m1.shape[0], m2.shape[1]
-    result = np.zeros((rows, cols), m1.dtype)            # contiguous, as PyTorch allocates it
-    if beta != 0 and bias is not None:
-        result[...] = bias
-    rs = (cols, 1)                                        # its strides, in elements
-    if rs[0] == 1 and (cols == 1 or rs[1] >= max(1, rows)):
-        tc = False
-    else:                                                 # a C-contiguous result: by rows
-        tc = True
-        m1, m2 = m2, m1
-    m, n = (cols, rows) if tc else (rows, cols)
-    k = m1.shape[0 if tc else 1]
-    first, second = (1, 0) if tc else (0, 1)
+    PyTorch's gemm would not call BLAS.
 
-    s1, s2 = _steps(m1), _steps(m2)
-    if s1[first] == 1 and s1[second] >= max(1, m):
-        a, ta = m1, False
-    elif s1[second] == 1 and s1[first] >= max(1, k):
-        a, ta = m1, True
+    The result is allocated by rows, as PyTorch allocates it; BLAS writes by columns, so (unless it
+    has one column) PyTorch computes its transpose, ``m2ᵀ m1ᵀ``.  Each operand is read as it lies,
+    transposed or not, or copied by rows where its strides fit neither."""
+    rows, k = m1.shape
+    cols = m2.shape[1]
+    size = m1.itemsize
+    result = np.empty((rows, cols), m1.dtype)
+    if bias is not None and beta != 0:
+        result[...] = bias
     else:
-        a, ta = np.ascontiguousarray(m1), not tc
-    if s2[first] == 1 and s2[second] >= max(1, k):
-        b, tb = m2, False
-    elif s2[second] == 1 and s2[first] >= max(1, n):
-        b, tb = m2, True
-    else:
-        b, tb = np.ascontiguousarray(m2), not tc
-    lda = _steps(a)[1 if ta == tc else 0]
-    ldb = _steps(b)[1 if tb == tc else 0]
-    ldc = rs[0 if tc else 1]
-    if not _gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta if bias is not None else 0, result, ldc):
+        beta = 0                  # (BLAS then never reads the result's old values: no need to zero it)
+    (p0, p1), (q0, q1) = m1.strides, m2.strides
+    if cols == 1:                 # one column: the result by columns as it is, m1 @ m2
+        m, n, a, b = rows, 1, m1, m2
+        lay_a, lay_b = _lay(p0 // size, p1 // size, rows, k), _lay(q0 // size, q1 // size, k, 1)
+        copied_a, copied_b = (True, k), (True, 1)            # (a row-major copy, read transposed)
+        ldc = rows
+    else:                         # its transpose: m2ᵀ m1ᵀ
+        m, n, a, b = cols, rows, m2, m1
+        lay_a, lay_b = _lay(q1 // size, q0 // size, cols, k), _lay(p1 // size, p0 // size, k, rows)
+        copied_a, copied_b = (False, cols), (False, k)       # (a row-major copy's transpose, as it lies)
+        ldc = cols
+    if lay_a is None:
+        a, lay_a = np.ascontiguousarray(a), copied_a
+    if lay_b is None:
+        b, lay_b = np.ascontiguousarray(b), copied_b
+    if not _gemm(lay_a[0], lay_b[0], m, n, k, alpha, a, lay_a[1], b, lay_b[1], beta, result, ldc):
         return None
     return result
 
@@ -426,13 +434,15 @@ def addmm(c, a, b, beta=1, alpha=1):
     c = None if c is None else np.asarray(c)
     rows, k = a.shape
     cols = b.shape[1]
-    dtype = np.result_type(a, b) if c is None else np.result_type(a, b, c)
-    if rows * cols == 0 or k == 0:                     # PyTorch's pathological cases: no BLAS call
+    dtype = a.dtype
+    if not rows or not cols or not k:                  # PyTorch's pathological cases: no BLAS call
+        dtype = np.result_type(a, b) if c is None else np.result_type(a, b, c)
         if c is None or beta == 0:
             return np.zeros((rows, cols), dtype)
         out = np.array(np.broadcast_to(c, (rows, cols)), dtype)
         return out if beta == 1 else out * dtype.type(beta)
-    if a.ndim == 2 and b.ndim == 2 and _blas_ready(a, b) and (c is None or c.dtype == a.dtype):
+    if (dtype == _f or dtype == _d) and b.dtype == dtype and (c is None or c.dtype == dtype) \
+            and b.ndim == 2 and _mkl.library() is not None:
         out = _addmm_blas(c, a, b, beta, alpha)
         if out is not None:
             return out
@@ -477,15 +487,15 @@ def mv(a, v):
     def fits(m, n, lda):                               # lda_cond
         return n == 1 or lda >= max(1, m)
     if s[0] == 1 and fits(rows, cols, s[1]):
-        trans, m, n, lda, mat = b"N", rows, cols, s[1], a
+        trans, m, n, lda, mat = False, rows, cols, s[1], a
     elif s[1] == 1 and fits(cols, rows, s[0]):
-        trans, m, n, lda, mat = b"T", cols, rows, s[0], a
+        trans, m, n, lda, mat = True, cols, rows, s[0], a
     else:
         mat = np.ascontiguousarray(a)
-        trans, m, n, lda = b"T", cols, rows, cols
+        trans, m, n, lda = True, cols, rows, cols
     if n == 1:
         lda = m
-    _mkl.gemv(a.dtype, trans, m, n, 1.0, (mat, 0), lda, (v, 0), _steps(v)[0] or 1, 0.0, (y, 0), 1)
+    _mkl.gemv(a.dtype, trans, m, n, 1.0, mat, lda, v, _steps(v)[0] or 1, 0.0, y, 1)
     return y
 
 
@@ -498,7 +508,7 @@ def dot(a, b):
             return _emulated_dot(a, b)
         return np.dot(a, b)
     inc_a, inc_b = (1, 1) if n == 1 else (_steps(a)[0], _steps(b)[0])
-    return a.dtype.type(_mkl.dot(a.dtype, n, (a, 0), inc_a, (b, 0), inc_b))
+    return a.dtype.type(_mkl.dot(a.dtype, n, a, inc_a, b, inc_b))
 
 
 def _items_by_rows_or_columns(t):
@@ -544,6 +554,6 @@ def bmm(a, b):
     lda, ldb, ldc = _normalize_last_dims(ta, tb, m, n, k, lda, ldb, ldc)     # then use_blas_gemm
     if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and ldc >= max(1, m)):
         return np.stack([mm(x, y) for x, y in zip(a, b)])
-    _mkl.gemm_batch(dtype, b"T" if ta else b"N", b"T" if tb else b"N", count, m, n, k, 1.0,
-                    (b, 0), lda, b.strides[0], (a, 0), ldb, a.strides[0], 0.0, (result, 0), ldc, result.strides[0])
+    _mkl.gemm_batch(dtype, ta, tb, count, m, n, k, 1.0, b, lda, b.strides[0], a, ldb, a.strides[0], 0.0,
+                    result, ldc, result.strides[0])
     return result
