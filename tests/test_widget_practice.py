@@ -312,3 +312,60 @@ def test_a_linear_layers_weight_gets_the_slips_through_its_transpose():
     assert _close(slips["transpose"], Xn.T @ delta)                  # the transpose on the wrong side: (3, 2)
     shares = [np.asarray(v) for k, v in q["mistakes"] if k == "no_batch_sum"]
     assert any(v.shape == (2, 3) for v in shares) and any(v.shape == (5, 2, 3) and _close(v.sum(0), want) for v in shares)
+
+
+def _texts(w):
+    return [(q["id"], q["kind"], render("en", q["text"])) for q in w.practice["questions"]]
+
+
+def test_a_live_backward_press_asks_its_pass_too():
+    """The button runs backward() for real: its pass is asked like the first (x.grad adds to what it held)."""
+    w = seed_widget()
+    assert w.submit("[10, 10]")["ok"] is True
+    before = len(w.frames)
+    w.backward()                                    # the user's first call: animate() wrote no .grad
+    (q0, q1) = w.practice["questions"]
+    assert q0["id"] == "q0" and q1["id"] == "q1" and q1["kind"] == "grad" and q1["expected"] == [10.0, 10.0]
+    assert before < q1["at"] < len(w.frames) and w.frames[q1["at"]]["run"] == 1
+    assert w.score["asked"] == 2 and w.score["answered"] == 1
+    assert P.current(w.practice, w.answers) == q1
+    w.backward()                                    # again, without zero_(): the question says what .grad held
+    q2 = w.practice["questions"][-1]
+    assert render("en", q2["text"]) == "x.grad holds [10., 10.] before this o.backward(). Predict x.grad after it:"
+    assert q2["expected"] == [20.0, 20.0] and "not_accumulated" in [k for k, _ in q2["mistakes"]]
+    assert w.submit("[20, 20]")["ok"] is False                 # q1 is open first: its answer is 10
+    assert w.submit("[10, 10]")["ok"] is True
+    v = w.submit("[10, 10]")                                    # this pass alone: the sum forgotten
+    assert v["ok"] is False and v["mistake"] == "not_accumulated"
+    assert w.submit("[20, 20]")["ok"] is True
+    assert w.score["asked"] == 3 and w.score["correct"] == 3 and w.frame == q2["at"]
+
+
+def test_a_second_backward_question_is_asked_in_the_second_call():
+    """'.grad after a second backward() without zero_()' is asked before the press's pass shows it,
+    when that press is the second call; zero_() in between makes it untrue, and it is dropped."""
+    root, names, gradient = LESSONS["seed"]()
+    root.backward(retain_graph=True)                            # the notebook's own first call
+    w = practice(root, gradient, names=names, kinds=["second"])
+    (q,) = w.practice["questions"]
+    assert q["at"] == len(w.frames) and q["expected"] == [30.0, 30.0]   # animate() showed the call to 20
+    w.backward()                       # that call, for real (20): the question waits for the next one
+    (waiting,) = w.practice["questions"]
+    assert waiting["id"] == q["id"] and waiting["at"] == len(w.frames)
+    w.backward()                       # the second call: 30, asked before its pass shows it
+    (again,) = w.practice["questions"]
+    assert again["id"] == q["id"] and again["text"] == q["text"] and len(w.frames) > again["at"] > q["at"]
+    assert w.frames[again["at"]]["run"] == 2
+    assert w.submit("[30, 30]")["ok"] is True
+    root, names, gradient = LESSONS["seed"]()
+    root.backward(retain_graph=True)
+    w = practice(root, gradient, names=names, kinds=["second"])
+    w.zero_grad()
+    assert w.practice["questions"] == [] and w.score["asked"] == 0
+
+
+def test_a_press_asks_only_the_names_it_was_asked_to():
+    root, names, gradient = LESSONS["tiny_mlp"]()
+    w = practice(root, gradient, names=names, ask=["W2"], choices=4)
+    w.backward()
+    assert [(q["name"], q["kind"], len(q["choices"])) for q in w.practice["questions"]] == [("W2", "grad", 4)] * 2

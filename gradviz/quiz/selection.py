@@ -11,11 +11,12 @@ __all__ = ["select", "ASK"]
 ASK = ("leaves", "all")
 
 
-def select(questions, ask, func="practice"):
+def select(questions, ask, func="practice", strict=True):
     """The questions ``ask`` picks, in their order.
 
     ``"leaves"``: those about leaf tensors; ``"all"``: every one; a list of names: those about the
-    tensors so named (a name the graph does not have is a ValueError naming the ones it has); a
+    tensors so named (a name the graph does not have is a ValueError naming the ones it has, unless
+    ``strict`` is false: a later pass may reach fewer tensors than the one the names were checked on); a
     callable: those for which ``ask(question)`` is true (the question has ``name``, ``kind``,
     ``leaf``, ``node`` and ``text``).
     """
@@ -34,7 +35,7 @@ def select(questions, ask, func="practice"):
                 raise TypeError(f"{func}(): ask= names tensors by their names (str), not {type(n).__name__}")
         known = list(dict.fromkeys(q.name for q in questions))
         unknown = [n for n in names if n not in known]
-        if unknown:
+        if unknown and strict:
             raise ValueError(f"{func}(): ask names {', '.join(map(repr, unknown))}, which the graph does not "
                              f"have a question about; it has {', '.join(map(repr, known)) or 'none'}")
         return [q for q in questions if q.name in names]

@@ -65,21 +65,33 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         frame with the engine's message; it is not raised.
         """
         retain = self.retain_graph if retain_graph is None else bool(retain_graph)
-        new, redone = self._animation.backward(retain, self.forward_again, self.error)
+        animation = self._animation
+        first = animation.runs
+        new, redone = animation.backward(retain, self.forward_again, self.error)
         if redone is not None:        # the forward pass ran again: the derivation at the new values
             self.derivation, self.error = redone
-        self._append(new)
+        self._append(new, [(k, animation.recorded[k][0]) for k in range(first, animation.runs) if k in animation.recorded])
 
     def zero_grad(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad`` (what the zero_() button does)."""
         self._append(self._animation.zero_grad())
 
-    def _append(self, new):
+    def _append(self, new, runs=()):
+        """Append frames ``new`` (holding the passes ``runs``: ``(frame["run"], Run)``) and play them;
+        in practice mode, the new passes' steps are asked too (:func:`practice_mode.extend`)."""
         if not new:
             return
+        animation = self._animation
         with self.hold_sync():
             start = len(self.frames)
-            self.frames = self.frames + new
+            frames = self.frames + new
+            if animation.options.asking is not None:
+                asked = practice_mode.extend(self.practice, self.answers, animation.options.asking, animation.lesson,
+                                             animation.ids, frames, start, runs, animation.options.func)
+                if asked != self.practice:
+                    self.practice = asked
+                    self.score = practice_mode.score(asked, self.answers)
+            self.frames = frames
             self.frame = start
             self.playing = True
 

@@ -345,6 +345,7 @@ _PRACTICE = {
         "q_sent": "Predict the gradient {out} sends back to {inp}:",
         "q_grad": "Predict {name}.grad after {root}.backward():",
         "q_second": "{root}.backward() runs again, without {name}.grad.zero_(). Predict {name}.grad then:",
+        "q_grad_again": "{name}.grad holds {before} before this {root}.backward(). Predict {name}.grad after it:",
         "h_local": "the local factor ∂{out}/∂{inp} = {local}",
         "h_expr": "{out} = {expr}",
         "h_incoming": "the gradient arriving at {out} is {g}",
@@ -397,6 +398,8 @@ _PRACTICE = {
         "pr_revealed": "The answer: {answer}.",
         "pr_hint": "Hint: {hint}",
         "pr_deriv_hidden": "The derivation appears once the questions are answered.",
+        "pr_download": "Download answers",
+        "pr_download_title": "Save every try and the score of this widget as a JSON file",
     },
     "ko": {
         "q_forward": "순전파 값을 예측하세요: {out} = {expr} = ?",
@@ -405,6 +408,7 @@ _PRACTICE = {
         "q_sent": "{out} 노드가 {inp} 쪽으로 보내는 그라디언트를 예측하세요:",
         "q_grad": "{root}.backward() 호출 뒤의 {name}.grad 값을 예측하세요:",
         "q_second": "{name}.grad.zero_() 호출 없이 {root}.backward() 호출을 한 번 더 하면 {name}.grad 값은?",
+        "q_grad_again": "이번 {root}.backward() 호출 전 {name}.grad 값은 {before}입니다. 호출 뒤의 {name}.grad 값을 예측하세요:",
         "h_local": "국소 미분 ∂{out}/∂{inp} = {local}",
         "h_expr": "{out} = {expr}",
         "h_incoming": "{out} 노드에 도착하는 그라디언트: {g}",
@@ -457,6 +461,8 @@ _PRACTICE = {
         "pr_revealed": "정답: {answer}",
         "pr_hint": "힌트: {hint}",
         "pr_deriv_hidden": "질문에 모두 답하면 유도 과정이 보입니다.",
+        "pr_download": "답 내려받기",
+        "pr_download_title": "이 위젯의 모든 시도와 점수를 JSON 파일로 저장합니다",
     },
 }
 for _lang, _words in _PRACTICE.items():

@@ -32,7 +32,7 @@ from ..value_text import short, summary
 from .i18n import render
 from .derivation import forward_latex, local_derivative
 
-__all__ = ["KINDS", "options", "questions", "build", "scrub_svg", "score", "record", "current", "submit"]
+__all__ = ["KINDS", "options", "questions", "build", "extend", "scrub_svg", "score", "record", "current", "submit"]
 
 KINDS = ("forward", "received", "local", "sent", "grad", "second")
 DEFAULT_KINDS = {"leaves": ("grad",), "all": ("forward", "local", "received", "grad")}
@@ -197,10 +197,21 @@ def _product_slips(side, other, g, expected):
     return out, []
 
 
-def questions(lesson, ids, frames, events, root_name, kinds):
-    """Every question of ``kinds`` this graph can ask, in the order of the frames they guard."""
+def _seed_at(frames, run):
+    return next((k for k, f in enumerate(frames) if f["kind"] == "seed" and f.get("run") == run), None)
+
+
+def questions(lesson, ids, frames, events, root_name, kinds, run=0):
+    """Every question of ``kinds`` this graph can ask, in the order of the frames they guard.
+
+    ``run``: the backward pass (``frame["run"]``) whose ``events`` these are.  A later pass (a live
+    ``backward()`` press) is asked about its backward steps only (its forward pass is not replayed
+    op by op), and a leaf's ``.grad`` then adds to what it held: the question says so.
+    """
     out = []
-    seed_at = next((k for k, f in enumerate(frames) if f["kind"] == "seed" and f.get("run") == 0), None)
+    seed_at = _seed_at(frames, run)
+    if run:
+        kinds = tuple(k for k in kinds if k not in ("forward", "second"))
     by_node = {id(e.node): e for e in events if e.node is not None}
     by_leaf = {e.variable.seq: e for e in events if e.node is None and e.variable is not None}
     uses = lesson.consumers()
@@ -342,8 +353,9 @@ def questions(lesson, ids, frames, events, root_name, kinds):
                     m = grad_mistakes(key, leaf.data, e.grad_after)
                     if e.grad_before is not None:
                         m.insert(0, ("not_accumulated", e.grad_in))
-                    out.append(Question("grad", lname, True, lname, e.grad_after,
-                                        ["q_grad", {"name": lname, "root": root_name}], at,
+                    text = (["q_grad_again", {"name": lname, "root": root_name, "before": summary(e.grad_before)}]
+                            if run and e.grad_before is not None else ["q_grad", {"name": lname, "root": root_name}])
+                    out.append(Question("grad", lname, True, lname, e.grad_after, text, at,
                                         use_hints(key, lname), m, _dtype(e.grad_after)))
             if "second" in kinds and e.grad_in is not None:
                 after = np.asarray(e.grad_after)
@@ -361,7 +373,7 @@ def build(lesson, ids, frames, events, root_name, opts, func="practice"):
     found = questions(lesson, ids, frames, events, root_name, opts["kinds"])
     chosen = select(found, opts["ask"], func)
     if opts.get("when") == "pass":      # every question before its pass starts: predict the whole pass
-        seed_at = next((k for k, f in enumerate(frames) if f["kind"] == "seed" and f.get("run") == 0), None)
+        seed_at = _seed_at(frames, 0)
         first = next((k for k, f in enumerate(frames) if f["phase"] == "forward"), None)
         for q in chosen:
             if q.kind == "forward" and first is not None:
@@ -369,26 +381,86 @@ def build(lesson, ids, frames, events, root_name, opts, func="practice"):
             elif q.kind != "second" and seed_at is not None:
                 q.at = seed_at
         chosen = sorted(chosen, key=lambda q: q.at)
-    data = []
-    for n, q in enumerate(chosen):
-        expected = np.asarray(q.expected, dtype=np.float64)
-        slips = distractors(expected, q.mistakes, q.dtype, k=len(q.mistakes) + 3)
-        entry = {"id": f"q{n}", "kind": q.kind, "name": q.name, "node": q.node, "leaf": q.leaf, "at": q.at,
-                 "text": q.text, "expected": _json(expected), "shape": list(expected.shape), "dtype": q.dtype,
-                 "answer": answer_text(expected), "hints": q.hints if opts["hints"] else [],
-                 "mistakes": [[k, _json(v)] for k, v in slips if k not in _GENERIC]}
-        if opts["choices"]:
-            # named slips of the answer's shape first (one of another shape is told apart without
-            # thinking), then named ones of other shapes, then the generic ones (sign, double, arith)
-            picks = [answer_text(v) for _, v in sorted(slips, key=lambda kv: (kv[0] in _GENERIC,
-                                                                              kv[1].shape != expected.shape))]
-            picks = [t for t in dict.fromkeys(picks) if not check_answer(t, expected, q.dtype)["ok"]]
-            options_ = [entry["answer"]] + picks[:opts["choices"] - 1]
-            random.Random(zlib.crc32(f"{q.kind}:{q.name}:{n}".encode())).shuffle(options_)
-            entry["choices"] = options_
-        data.append(entry)
-    return {"questions": data, "tries": opts["tries"], "lecture": opts["lecture"],
-            "hide_derivation": opts["hide_derivation"]}
+    return {"questions": [_entry(q, n, opts) for n, q in enumerate(chosen)], "tries": opts["tries"],
+            "lecture": opts["lecture"], "hide_derivation": opts["hide_derivation"]}
+
+
+def _entry(q, n, opts):
+    """Question ``q`` as the trait holds it, with id ``q<n>``."""
+    expected = np.asarray(q.expected, dtype=np.float64)
+    slips = distractors(expected, q.mistakes, q.dtype, k=len(q.mistakes) + 3)
+    entry = {"id": f"q{n}", "kind": q.kind, "name": q.name, "node": q.node, "leaf": q.leaf, "at": q.at,
+             "text": q.text, "expected": _json(expected), "shape": list(expected.shape), "dtype": q.dtype,
+             "answer": answer_text(expected), "hints": q.hints if opts["hints"] else [],
+             "mistakes": [[k, _json(v)] for k, v in slips if k not in _GENERIC]}
+    if opts["choices"]:
+        # named slips of the answer's shape first (one of another shape is told apart without
+        # thinking), then named ones of other shapes, then the generic ones (sign, double, arith)
+        picks = [answer_text(v) for _, v in sorted(slips, key=lambda kv: (kv[0] in _GENERIC,
+                                                                          kv[1].shape != expected.shape))]
+        picks = [t for t in dict.fromkeys(picks) if not check_answer(t, expected, q.dtype)["ok"]]
+        options_ = [entry["answer"]] + picks[:opts["choices"] - 1]
+        random.Random(zlib.crc32(f"{q.kind}:{q.name}:{n}".encode())).shuffle(options_)
+        entry["choices"] = options_
+    return entry
+
+
+def extend(practice, answers, opts, lesson, ids, frames, base, runs, func="practice"):
+    """The ``practice`` trait after a live press appended ``frames[base:]`` holding the passes ``runs``.
+
+    Each new pass asks what the first one asked of its backward steps (a leaf's ``.grad`` now adds
+    to what it held, and the question says what that was).  A ``.grad`` "after a second backward()
+    without zero_()" question not yet settled is asked in the new pass when that pass is this second
+    call (its answer is what the pass gives), and waits for the next press when this one only repeated
+    the pass it followed; a press that makes it untrue (zero_(), other numbers, a call that failed)
+    drops it.  Questions already settled stay as they were.
+    """
+    qs = list(practice.get("questions") or [])
+    tries = practice.get("tries", 2)
+    by_id = {a.get("id"): a for a in answers or []}
+    kept, second = [], {}
+    for q in qs:
+        if q["kind"] == "second" and q["at"] >= base and not _settled(by_id.get(q["id"], {}), tries):
+            second[q["name"]] = q              # (answered in the new pass, or dropped)
+            continue
+        kept.append(q)
+    n, last = 1 + max([int(q["id"][1:]) for q in qs if q["id"][1:].isdigit()] or [-1]), None
+    for run in sorted({f.get("run") for f in frames[base:] if f["kind"] == "seed"} - {None}):
+        events = next((r.events for idx, r in runs if idx == run), None)
+        if events is None:
+            continue
+        found = questions(lesson, ids, frames, events, lesson.root_name, tuple(opts["kinds"]) + ("grad",), run=run)
+        for q in found:
+            old = second.get(q.name) if q.kind == "grad" else None
+            if old is not None and _same_numbers(old, q):
+                del second[q.name]            # the second call it asked about: asked before it shows
+                kept.append(dict(old, at=_seed_at(frames, run) if opts.get("when") == "pass" else q.at))
+        chosen = [q for q in select(found, opts["ask"], func, strict=False) if q.kind in opts["kinds"]]
+        if opts.get("when") == "pass":
+            for q in chosen:
+                q.at = _seed_at(frames, run)
+        for q in sorted(chosen, key=lambda q: q.at):
+            if any(k["kind"] == "second" and k["name"] == q.name and k["at"] == q.at for k in kept):
+                continue                      # (asked once, as the second call)
+            kept.append(_entry(q, n, opts))
+            n += 1
+        last = events
+    if second and last is not None:      # a press that repeated the first pass: the next one is the second call
+        by_leaf = {e.variable.seq: e for e in last if e.node is None and e.variable is not None}
+        for leaf in lesson.leaves:
+            q, e = second.pop(lesson.name(leaf), None), by_leaf.get(leaf.seq)
+            if q is None or e is None or e.grad_after is None or e.grad_in is None:
+                continue
+            then = np.asarray(e.grad_after, dtype=np.float64) + np.asarray(e.grad_in, dtype=np.float64)
+            if _same_numbers(q, then):
+                kept.append(dict(q, at=len(frames)))
+    return dict(practice, questions=sorted(kept, key=lambda q: q["at"]))
+
+
+def _same_numbers(entry, q):
+    want = np.asarray(getattr(q, "expected", q), dtype=np.float64)
+    got = _expected(entry)
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True))
 
 
 # --- the picture without the answers -------------------------------------------------------------

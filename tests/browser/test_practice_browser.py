@@ -6,12 +6,20 @@ to the question, type, Enter, → on); what a student types never becomes markup
 ``w.answers`` holds both tries.  Screenshots go to tests/artifacts/practice-*.png: look at them.
 """
 
+import json
+import pathlib
 import re
 
 import pytest
 
 from browser.conftest import visible_nodes, wait_ready
 from widget_lessons import LESSONS
+
+def expect(locator):
+    """Playwright's expect (imported here: without Playwright the module is still collected, then skipped)."""
+    from playwright.sync_api import expect as playwright_expect
+    return playwright_expect(locator)
+
 
 MARKUP = '<img src=x onerror="window.__gvPwned=1"><b id="gv-bold">b</b>'
 
@@ -112,13 +120,61 @@ def test_saved_page_keyboard_only_wrong_then_right(offline_page, saved, artifact
     assert "Score: 2 right, 2 of 2 answered" in widget.locator('[data-gv="score"]').inner_text()
     page.screenshot(path=str(artifacts / "practice-saved-end-1366.png"))
 
-    # the answers are kept in the page: a reload still has them, every try
+    # the answers come out of the page as a file: every try, the score, this page and widget
+    host = page.locator("[data-gv-standalone]").get_attribute("id")
+    download = widget.locator('[data-gv="download"]')
+    assert download.inner_text() == "Download answers"
+    with page.expect_download() as got:
+        download.click()
+    assert re.fullmatch(r"answers-practice-o-" + re.escape(host) + r"\.json", got.value.suggested_filename)
+    data = json.loads(pathlib.Path(got.value.path()).read_text(encoding="utf-8"))
+    assert (data["format"], data["page"], data["widget"], data["root"]) == ("gradviz-answers", "practice.html", host, "o")
+    assert data["score"]["correct"] == 2 and data["score"]["tries"] == 4
+    assert [a["typed"] for a in data["answers"][0]["attempts"]] == ["10", "[10, 10]"]
+    assert [a["typed"] for a in data["answers"][1]["attempts"]] == ["[10, 10]", "2*10, 2*10"]
+
+    # the answers are kept in the page: a reload still has them, every try, under this page's own key
     page.reload()
     widget = wait_ready(page)
-    assert "Score: 2 right, 2 of 2 answered" in widget.locator('[data-gv="score"]').inner_text()
-    kept = page.evaluate("() => JSON.parse(Object.entries(localStorage).find(([k]) => k.startsWith('gradviz-practice:'))[1])")
+    expect(widget.locator('[data-gv="score"]')).to_contain_text("Score: 2 right, 2 of 2 answered", timeout=20000)
+    keys = page.evaluate("h => Object.keys(localStorage).filter(k => k.startsWith('gradviz-practice:') && k.includes('#' + h + ':'))", host)
+    assert len(keys) == 1 and keys[0].startswith("gradviz-practice:") and "/practice.html#" in keys[0]
+    kept = page.evaluate("k => JSON.parse(localStorage.getItem(k))", keys[0])
     assert [a["typed"] for a in kept[0]["attempts"]] == ["10", "[10, 10]"]
     assert [a["typed"] for a in kept[1]["attempts"]] == ["[10, 10]", "2*10, 2*10"]
+    assert page.gv_errors == [] and page.gv_blocked == []
+
+
+def test_saved_pages_keep_their_answers_apart(offline_page, tmp_path):
+    """Two widgets on one page, and a page saved again at the same path with other questions: each
+    keeps its own answers (the key is the page, the widget and its questions)."""
+    import gradviz
+    from gradviz.widget import standalone_html
+    root, names, _ = LESSONS["seed"]()
+    one = gradviz.practice(root, names=names)
+    two = gradviz.practice(root, names=names, ask="all", kinds=["received"])
+    path = tmp_path / "two-widgets.html"
+    path.write_text("<!DOCTYPE html><html><body>" + standalone_html(one, full_page=False, element_id="gv-keys-a")
+                    + standalone_html(two, full_page=False, element_id="gv-keys-b") + "</body></html>", encoding="utf-8")
+    page = offline_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(path.as_uri())
+    first = wait_ready(page, "#gv-keys-a")
+    wait_ready(page, "#gv-keys-b")
+    first.focus()
+    page.keyboard.press("End")                         # stops at the question (x.grad)
+    expect(first.locator('[data-gv="reveal"]')).to_be_visible(timeout=20000)
+    first.locator('[data-gv="reveal"]').click()
+    expect(first.locator('[data-gv="verdict"]')).to_have_text("The answer: [10, 10].")
+    keys = page.evaluate("() => Object.keys(localStorage).filter(k => k.includes('/two-widgets.html#gv-keys-'))")
+    assert len(keys) == 1 and "#gv-keys-a:" in keys[0]
+    # the same path, the same element id, other questions: nothing of the first page's shows
+    other = gradviz.practice(root, names=names, kinds=["second"])
+    path.write_text(standalone_html(other, element_id="gv-keys-a"), encoding="utf-8")
+    page.reload()
+    widget = wait_ready(page, "#gv-keys-a")
+    expect(widget.locator('[data-gv="score"]')).to_have_text("Score: 0 right, 0 of 1 answered", timeout=20000)
+    assert widget.locator('[data-gv="download"]').is_hidden()          # nothing answered: nothing to download
     assert page.gv_errors == [] and page.gv_blocked == []
 
 
@@ -175,13 +231,13 @@ def test_deck_practice_offline(offline_page, tmp_path, artifacts):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(path.as_uri())
     page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
-    page.evaluate("""() => { const d = window.gradvizDeck;
+    page.evaluate(r"""() => { const d = window.gradvizDeck;
         const asks = (h) => { const s = h.querySelector('script.gv-state');
                               return s && /"practice":\{"questions":\[\{/.test(s.textContent); };
         const box = [...document.querySelectorAll('.gv-fit')].find(b => asks(b.shadowRoot.querySelector('.gv-host')));
         const i = d.getIndices(box.closest('section')); d.slide(i.h, i.v); }""")
-    page.wait_for_timeout(900)
     widget = page.locator(".gv-widget.gv-practicing >> visible=true").first
+    widget.wait_for(state="visible", timeout=20000)
     widget.locator('[data-gv="to-backward"]').click()               # stops before the backward pass
     question = widget.locator('[data-gv="question"]')
     assert question.inner_text() == "Predict x.grad after o.backward():"
@@ -279,3 +335,55 @@ def test_notebook7_answers_reach_the_kernel(notebook7, notebook7_page, artifacts
         last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
     finally:
         page.screenshot(path=str(artifacts / "practice-notebook7.png"))
+
+
+PRESS_CELLS = [
+    "import gradviz\nimport gradviz as torch",
+    "x = torch.ones(2, requires_grad=True)\ny = 5 * (x + 1) ** 2\no = (1/2) * torch.sum(y)\n"
+    "w = gradviz.practice(o)\nw",
+    "w.score['asked'], w.score['correct'], [a['typed'] for a in w.answers], x.grad",
+]
+
+
+def test_jupyterlab_a_backward_press_asks_its_pass(jupyterlab, lab_page, artifacts):
+    """The live backward() button runs the engine for real: its pass is asked like the first one,
+    the second press says what x.grad held (it adds up), and the kernel has every answer."""
+    page = lab_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    name = jupyterlab.new_notebook("practice-press.ipynb", PRESS_CELLS)
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page)
+    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    widget.scroll_into_view_if_needed()
+    question, answer = widget.locator('[data-gv="question"]'), widget.locator('[data-gv="answer"]')
+    verdict = widget.locator('[data-gv="verdict"]')
+    widget.focus()
+    page.keyboard.press("End")                                   # stops at the question
+    expect(question).to_have_text("Predict x.grad after o.backward():", timeout=30000)
+    answer.fill("[10, 10]")
+    answer.press("Enter")
+    expect(verdict).to_have_text("✓ Right: [10, 10]", timeout=30000)
+
+    for typed, asked in (("[10, 10]", "Predict x.grad after o.backward():"),
+                         ("[20, 20]", "x.grad holds [10., 10.] before this o.backward(). Predict x.grad after it:")):
+        widget.locator('[data-gv="backward"]').click()          # the kernel runs it; its pass plays and stops
+        expect(question).to_have_text(asked, timeout=60000)
+        expect(answer).to_be_visible(timeout=30000)
+        expect(widget.locator('[data-gv="score"]')).to_contain_text("answered", timeout=30000)
+        page.screenshot(path=str(artifacts / f"practice-lab-press-{typed[1:3]}.png"))
+        answer.fill(typed)
+        answer.press("Enter")
+        expect(verdict).to_have_text(f"✓ Right: {typed}", timeout=30000)
+    expect(widget.locator('[data-gv="score"]')).to_contain_text("Score: 3 right, 3 of 3 answered", timeout=30000)
+
+    cells = page.locator(".jp-NotebookPanel").filter(visible=True).locator(".jp-Notebook .jp-Cell")
+    last = cells.nth(2)
+    last.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    want = "(3, 3, ['[10, 10]', '[10, 10]', '[20, 20]'], tensor([20., 20.]))"
+    try:
+        last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
+    finally:
+        page.screenshot(path=str(artifacts / "practice-lab-press-kernel.png"))
+    assert not [e for e in page.gv_errors if "gradviz" in e or "gv-" in e]

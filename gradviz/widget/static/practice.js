@@ -278,18 +278,37 @@ function pqScore(practice, answers) {
   };
 }
 
-/** Where answers of a saved page are kept between visits (no kernel: the page's own storage). */
-function pqStore(root) {
+/** A short fingerprint of a text (FNV-1a, 32 bits, hex): which questions a page asks. */
+function pqHash(text) {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < text.length; k++) { h ^= text.charCodeAt(k); h = Math.imul(h, 0x01000193) >>> 0; }
+  return h.toString(16).padStart(8, "0");
+}
+
+/** The widget's saved-page element (its id is unique on the page), or null in a live notebook. */
+function pqHost(root) {
   const host = root.closest && root.closest("[data-gv-standalone]");
-  if (!host || !host.id) return null;
-  const key = `gradviz-practice:${location.pathname}#${host.id}`;
+  return host && host.id ? host : null;
+}
+
+/** Where answers of a saved page are kept between visits (no kernel: the page's own storage).
+ *  One key per page, widget and set of questions: two pages, two widgets of a page, or a page saved
+ *  again over another at the same path never read each other's answers. */
+function pqStore(root, questions) {
+  const host = pqHost(root);
+  if (!host) return null;
+  const asked = pqHash(JSON.stringify((questions || []).map((q) => [q.id, q.kind, q.name, q.at, q.expected])));
+  const key = `gradviz-practice:${location.pathname}#${host.id}:${asked}`;
   try {
     const ls = window.localStorage;
-    return { load: () => JSON.parse(ls.getItem(key) || "null"), save: (v) => ls.setItem(key, JSON.stringify(v)) };
+    return { key, load: () => JSON.parse(ls.getItem(key) || "null"), save: (v) => ls.setItem(key, JSON.stringify(v)) };
   } catch (e) {
     return null;
   }
 }
+
+/** A file name made of safe characters only (letters, digits, - and _). */
+const pqSafe = (text, fallback) => (String(text || "").replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40) || fallback);
 
 /** The practice part: the question, its input or options, the verdict, hints and the score.
  *  The player asks gate(from, k) before it shows step k, and tells shown(k) after. */
@@ -318,7 +337,9 @@ function createPractice(ctx) {
   const verdict = h("div", { class: "gv-q-verdict", role: "status", "aria-live": "polite", "aria-atomic": "true", "data-gv": "verdict" });
   const hint = h("div", { class: "gv-q-hint", "data-gv": "hint" });
   const scoreEl = h("div", { class: "gv-q-score", "data-gv": "score" });
-  const el = h("section", { class: "gv-practice", "data-gv": "practice", hidden: true }, form, verdict, hint, scoreEl);
+  const download = h("button", { type: "button", class: "gv-btn gv-q-download", "data-gv": "download", hidden: true });
+  const foot = h("div", { class: "gv-q-foot" }, scoreEl, download);
+  const el = h("section", { class: "gv-practice", "data-gv": "practice", hidden: true }, form, verdict, hint, foot);
   input.setAttribute("aria-describedby", `${uid}-help`);
 
   function answers() { return model.get("answers") || []; }
@@ -361,6 +382,34 @@ function createPractice(ctx) {
   function showScore() {
     const s = pqScore(P(), answers());
     scoreEl.textContent = qs().length ? fmt(S(), "pr_score", { correct: s.correct, answered: s.answered, asked: s.asked }) : "";
+    download.hidden = !answers().length;
+  }
+
+  /** The answers as a file the student keeps or hands in: every try, the score, which page and widget. */
+  function answersFile() {
+    const host = pqHost(root);
+    const page = decodeURIComponent(location.pathname.split("/").pop() || "") || document.title || "";
+    return {
+      format: "gradviz-answers", version: 1, page, title: document.title || "",
+      widget: host ? host.id : uid, root: model.get("root_name") || "", lang: model.get("lang") || "",
+      saved: new Date().toISOString(), score: pqScore(P(), answers()), answers: answers(),
+    };
+  }
+
+  function downloadAnswers() {
+    const data = answersFile();
+    // (JSON, not markup: what a student typed stays a string in a file no page renders)
+    const blob = new Blob([JSON.stringify(data, null, 2) + "\n"], { type: "application/json" });
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `answers-${pqSafe(data.page.replace(/\.html?$/i, ""), "page")}-${pqSafe(data.root, "out")}-${pqSafe(data.widget, "widget")}.json`;
+    a.rel = "noopener";
+    a.hidden = true;
+    el.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
   }
 
   function hideDerivation() {
@@ -427,6 +476,7 @@ function createPractice(ctx) {
   }
 
   form.addEventListener("submit", (ev) => { ev.preventDefault(); attempt(input.value); });
+  download.addEventListener("click", downloadAnswers);
   reveal.addEventListener("click", giveUp);
   // keys typed in the answer never reach the player (Space, arrows and Home/End edit the text)
   form.addEventListener("keydown", (ev) => ev.stopPropagation());
@@ -437,6 +487,8 @@ function createPractice(ctx) {
     reveal.textContent = P().lecture ? s.pr_reveal_lecture || "Reveal" : s.pr_reveal || "Show the answer";
     help.textContent = P().lecture ? s.pr_lecture_help || "" : s.pr_help || "";
     choices.setAttribute("aria-label", s.pr_choices || "");
+    download.textContent = s.pr_download || "Download answers";
+    download.title = s.pr_download_title || "";
     if (pending) ask(pending, false);
     showScore();
   }
@@ -510,7 +562,7 @@ function createPractice(ctx) {
     hideDerivation();
   }
 
-  const store = pqStore(root);
+  const store = pqStore(root, qs());
   function restore() {
     if (!store || !qs().length || model.get("live")) return;
     try {
