@@ -6,7 +6,8 @@ import builtins
 
 import numpy as np
 
-from .autograd.engine import apply, requires_grad
+from .autograd.engine import apply
+from .autograd.views import requires_grad
 from .autograd.grad_mode import _GradMode
 from ._inplace import _check_leaf, _check_overlap, _inplace, copy, fill
 from ._operands import _literal

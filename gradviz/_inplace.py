@@ -11,7 +11,8 @@ import numpy as np
 
 from . import _dtype as D
 from . import _strided
-from .autograd.engine import apply, current_grad_fn, record_copy_slices, requires_grad, view_error
+from .autograd.engine import apply, current_grad_fn, record_copy_slices
+from .autograd.views import requires_grad, view_error
 from .autograd.grad_mode import _GradMode
 from ._operands import _broadcast_error
 from ._types import TensorBase

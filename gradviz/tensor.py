@@ -18,7 +18,7 @@ from . import _dtype as D
 from . import _hooks, _matmul_and_joins, _reduction_methods, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
-from .autograd import _backward_grad, engine
+from .autograd import _backward_grad, engine, views
 from .autograd.engine import apply
 from ._format import tensor_repr
 from ._matmul_and_joins import bmm, matmul, where
@@ -130,7 +130,7 @@ class Tensor(TensorBase):
 
     @property
     def requires_grad(self):
-        return engine.requires_grad(self)
+        return views.requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -176,7 +176,7 @@ class Tensor(TensorBase):
 
         As in PyTorch, a non-leaf's hook belongs to its grad_fn of the moment: after an in-place
         op (``t.cos_()``) the hooks registered before see the gradient of t's old value."""
-        if not engine.requires_grad(self):
+        if not views.requires_grad(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         fn = engine.current_grad_fn(self)
         if fn is None:
@@ -186,7 +186,7 @@ class Tensor(TensorBase):
     def register_post_accumulate_grad_hook(self, hook):
         """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad`` (an optimizer
         can step there, one parameter at a time)."""
-        if not engine.requires_grad(self):
+        if not views.requires_grad(self):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if engine.current_grad_fn(self) is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")

@@ -1,6 +1,7 @@
 """``torch.autograd.backward`` and ``torch.autograd.grad``, the calls a user makes (``loss.backward()``
 calls the first): they check what they are given, seed each root, and hand the roots to
-:func:`gradviz.autograd.engine.run_backward`.
+:func:`gradviz.autograd.engine.run_backward` (with :mod:`gradviz.autograd.double_backward`'s steps
+for ``create_graph=True``).
 """
 
 import warnings
@@ -8,6 +9,7 @@ import warnings
 import numpy as np
 
 from .._types import Size, TensorBase
+from .double_backward import STEPS
 from .engine import edge, run_backward
 
 __all__ = ["backward", "grad"]
@@ -91,7 +93,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = {edge(t)[0] for t in inputs}
     run_backward(roots, seeds, create_graph if retain_graph is None else bool(retain_graph), targets=targets,
-                 root_outputs=[edge(t)[1] for t in tensors], create_graph=bool(create_graph))
+                 root_outputs=[edge(t)[1] for t in tensors], create_graph=bool(create_graph),
+                 steps=STEPS if create_graph else None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -111,7 +114,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     captured = run_backward([edge(t)[0] for t in outputs], seeds,
                             create_graph if retain_graph is None else bool(retain_graph),
                             root_outputs=[edge(t)[1] for t in outputs],
-                            targets=set(targets), accumulate=False, create_graph=bool(create_graph))
+                            targets=set(targets), accumulate=False, create_graph=bool(create_graph),
+                            steps=STEPS if create_graph else None)
     result = []
     for i, (t, node) in enumerate(zip(inputs, targets)):
         g = captured.get(node)

@@ -1,4 +1,4 @@
-"""The engine: grad_fn nodes, recording, topological backward, accumulation into ``.grad``.
+"""The engine: each op recorded as a grad_fn node, the backward pass in topological order, ``.grad`` filled.
 
 The lecture version of backward, which :func:`run_backward` implements::
 
@@ -9,19 +9,17 @@ The lecture version of backward, which :func:`run_backward` implements::
     5. at a leaf, add the result into ``.grad``
 
 The file reads in that order: :func:`apply` (every op), :func:`record` (its node),
-:func:`run_backward`, :func:`apply_node`, :func:`_accumulate`; then what they stand on: edges,
-views written in place and double backward (the public ``backward()``/``grad()`` that start it
-are :mod:`gradviz.autograd._backward_grad`).  The nodes
-themselves (and the errors a student meets reading them) are :mod:`gradviz.autograd.node`; grad
-modes (``no_grad``...) are :mod:`gradviz.autograd.grad_mode`.
+:func:`run_backward`, :func:`apply_node`, :func:`_accumulate`; then edges, and the history a view
+written in place gets anew.  Around it: the nodes (:mod:`.node`), grad modes (:mod:`.grad_mode`),
+views (:mod:`.views`), what a node receives through the user's hooks (:mod:`.received`), the
+steps of ``create_graph=True`` (:mod:`.double_backward`) and the ``backward()``/``grad()`` a
+user calls (:mod:`._backward_grad`).
 
 The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
 a gradient for ``.grad`` or a hook) through the class of the tensors it is handed
 (``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
 """
 
-import contextlib
-import functools
 import heapq
 import itertools
 import weakref
@@ -30,15 +28,15 @@ import numpy as np
 
 from .._broadcast import unbroadcast
 from .. import _hooks, _layout, _strided
-from .._recorded import NotRecordable, Recorded
 from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing, enable_grad, no_grad
-from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, _short_name, _wrap_for, accumulator,
+from .received import hook_wrapper, received
+from .views import made_view, requires_grad, view_error, view_meta
+from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
                    node_class)
 
-__all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "requires_grad", "view_error",
-           "run_backward", "walk", "edge"]
+__all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "run_backward", "walk", "edge"]
 
 _seq = itertools.count()        # creation order of nodes and tensors: the forward order
 _recorders = []                 # active gradviz.trace.record() contexts (empty: recording is off)
@@ -68,7 +66,7 @@ def apply(op, inputs, arrays=None, **params):
             out = _layout.laid_out(op, out, own, params)
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
-        _made_view(result, inputs[0], view_meta(inputs[0]))
+        made_view(result, inputs[0], view_meta(inputs[0]))
     if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
         needs = [requires_grad(t) for t in inputs]
         if any(needs):
@@ -84,15 +82,10 @@ def apply_outputs(op, t, **params):
     pieces = [t._wrap(a) for a in op.forward(t._data, **params)]
     how = "multi" if _GradMode.enabled and not _GradMode.inference else view_meta(t)
     for p in pieces:
-        _made_view(p, t, "inference" if t._view is not None and t._view[0] == "inference" else how)
+        made_view(p, t, "inference" if t._view is not None and t._view[0] == "inference" else how)
     if _GradMode.enabled and requires_grad(t) and t._data.dtype.kind == "f" and pieces:
         record_outputs(op, (t,), [t._data], pieces, params)
     return tuple(pieces)
-
-
-def _made_view(view, t, how):
-    """``view`` shares ``t``'s storage: its version counter, its base, and how it was made."""
-    view._vbox, view._base, view._view = t._vbox, t._base if t._base is not None else t, [how, t._vbox[0]]
 
 
 # --- 2. record: a grad_fn node, with edges to the inputs and the values backward will need -------
@@ -140,7 +133,7 @@ def record(op, inputs, arrays, result, params):
     node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
     if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
-        _hooks.pack_saved(node, [k for k in _grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
+        _hooks.pack_saved(node, [k for k in grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
     return node
 
 
@@ -158,24 +151,27 @@ def record_outputs(op, inputs, arrays, results, params):
 
 @np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
 def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True, root_outputs=None,
-                 create_graph=False):
+                 create_graph=False, steps=None):
     """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
 
     ``targets`` (nodes) limits the run to what they need; with ``accumulate=False`` their
     incoming gradients are returned instead of added into ``.grad`` (``autograd.grad``).
     ``root_outputs`` says which output of each root is seeded (0 unless a root has several).
     With ``create_graph=True`` the gradients are tensors and every step on them is recorded
-    (grad mode on); otherwise, as in PyTorch, hooks and custom backward()s record no graph.
+    (grad mode on): ``steps`` is then :data:`gradviz.autograd.double_backward.STEPS`, which run a
+    node and fill a ``.grad`` by recorded ops instead of :func:`apply_node` and :func:`_accumulate`.
+    Otherwise, as in PyTorch, hooks and custom backward()s record no graph.
     """
     with enable_grad() if create_graph else no_grad():
-        return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph)
+        return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph,
+                             steps or (apply_node, _accumulate))
 
 
-def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph):
+def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph, steps):
     rec = _recorders[-1] if _recorders else None
     if rec is not None:
-        rec._begin(roots, [_values(g) for g in root_grads] if create_graph else root_grads, retain_graph)
-    run_node, accumulate_into = (apply_node_graph, _accumulate_graph) if create_graph else (apply_node, _accumulate)
+        rec._begin(roots, [arrays_of(g) for g in root_grads] if create_graph else root_grads, retain_graph)
+    run_node, accumulate_into = steps
     nodes, deps = _graph_nodes(roots)
     live = None
     if targets is not None:  # run only the part of the graph that leads to a target
@@ -202,14 +198,14 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
             if deps.get(node, 0) == 0:
                 heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
 
-        wrap = _hook_wrapper(roots)   # arrays as tensors, for the user's hooks
+        wrap = hook_wrapper(roots)   # arrays as tensors, for the user's hooks
         while ready:
             node = heapq.heappop(ready)[2]
             g = buffers.pop(node, None)
             if g is not None and node._outs is not None:     # the outputs no gradient reached count as zeros
                 g = _materialized(node, g, create_graph, root_grads[0])
             if g is not None and not _Observing.on:          # (the widget's own pass runs no user hook)
-                g = _received(node, g, wrap)
+                g = received(node, g, wrap)
             if live is not None and node in targets and g is not None:
                 captured[node] = captured[node] + g if node in captured else g
             if isinstance(node, AccumulateGrad):
@@ -230,7 +226,7 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                     grads = _hooks.call_post_hooks(hooks.post, grads, g if node._outs else [g], wrap)
                 executed.append(node)
                 if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
-                    gv, grads_v = (_values(g), [_values(gi) for gi in grads]) if create_graph else (g, grads)
+                    gv, grads_v = (arrays_of(g), [arrays_of(gi) for gi in grads]) if create_graph else (g, grads)
                     rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
             for (fn, k), gi in zip(node.next_functions, grads):
                 if fn is None or (live is not None and fn not in live):
@@ -298,22 +294,10 @@ def _priority(node):
     return float("inf") if isinstance(node, AccumulateGrad) else node._seq
 
 
-def _hook_wrapper(roots):
-    """A function making a gradient array a tensor of the graph's own class (for a hook to see)."""
-    def wrap(array):
-        for node in roots:
-            if isinstance(node, AccumulateGrad):
-                return node.variable._wrap(array)
-            with contextlib.suppress(StopIteration):
-                return _wrap_for(node, array)
-        raise RuntimeError("no tensor of the graph is alive to show a hook its gradient")
-    return wrap
-
-
-def _values(g):
+def arrays_of(g):
     """The arrays of a gradient (the trace records values, whether or not the pass records a graph)."""
     if isinstance(g, (list, tuple)):
-        return [_values(gk) for gk in g]
+        return [arrays_of(gk) for gk in g]
     return g._data if isinstance(g, TensorBase) else g
 
 
@@ -328,34 +312,6 @@ def _materialized(node, g, create_graph, like):
     if not getattr(node.op, "materialize_grads", True):
         return g
     return [_zeros(meta, create_graph, like) if gk is None else gk for (_, meta), gk in zip(node._outs, g)]
-
-
-def _received(node, g, wrap):
-    """The gradient a node receives, through the tensor hooks of what it produced (a leaf's own
-    hooks at its AccumulateGrad), and kept where the tensor retains grad (only by its current
-    grad_fn: after ``t.cos_()`` the old node's gradient is not t's)."""
-    if isinstance(node, AccumulateGrad):
-        var = node.variable
-        return _hooks.call_tensor_hooks(var._hooks, g, wrap) if var._hooks else g
-    if node._outs is None:
-        return _output_received(node, 0, node._out(), g, wrap)
-    return [_output_received(node, k, out(), gk, wrap) for k, ((out, _), gk) in enumerate(zip(node._outs, g))]
-
-
-def _output_received(node, k, out, g, wrap):
-    if g is None:
-        return g
-    hooks = node._hooks.tensor.get(k) if node._hooks is not None else None
-    if hooks:
-        g = _hooks.call_tensor_hooks(hooks, g, wrap)
-    if out is not None and out._retains_grad and out._grad_fn is node:
-        if isinstance(g, TensorBase):
-            out._grad = g if out._grad is None else out._grad + g
-        elif out._grad is None:
-            out._grad = out._wrap(np.array(g, copy=True))
-        else:
-            out._grad._data += g
-    return g
 
 
 def _accumulate_leaf(node, g, rec, accumulate_into, wrap):
@@ -375,7 +331,7 @@ def _accumulate_leaf(node, g, rec, accumulate_into, wrap):
 
 # --- 4. apply_node: one node's vector-Jacobian products, one gradient per input ------------------
 
-def _check_saved(node):
+def check_saved(node):
     """What the node saved is still there and unchanged: PyTorch's errors otherwise."""
     saved = node._saved
     if node._freed:
@@ -389,7 +345,7 @@ def _check_saved(node):
 
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
-    saved = _check_saved(node)
+    saved = check_saved(node)
     args = [s[0] if s is not None else Meta(*m, st) for s, m, st in zip(saved, node._metas, node._strides)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
@@ -411,7 +367,7 @@ def apply_node(node, g):
     return grads
 
 
-def _grad_order(op, n):
+def grad_order(op, n):
     """The order in which PyTorch's generated backward computes an op's input gradients: by the
     inputs' names, alphabetically (mul: ``other`` before ``self``).  Under create_graph=True it
     decides which recorded node is made first, and so the order later passes add gradients in.
@@ -439,7 +395,7 @@ def _accumulate(var, g, rec):
         rec._leaf(var, g, before, var._grad._data.copy())
 
 
-# --- edges: where a tensor's gradient goes ------------------------------------------------------------
+# --- edges: where a tensor's gradient goes; a view written through since gets a history anew ---------
 
 def edge(t):
     """``(node, output number)``: where ``t``'s gradient goes (split's pieces are outputs 0, 1...)."""
@@ -449,27 +405,6 @@ def edge(t):
     if t._requires_grad:     # (a view made in no_grad() mode requires grad through its base, but is
         return (accumulator(t), 0)   # no leaf of its own: PyTorch gives it no edge)
     return (None, 0)
-
-
-# --- views: what writing into a tensor in place does to its views --------------------------------
-#
-# A view (x[0], x.t(), x.view(-1)...) shares its base's storage and version counter, and keeps
-# ``_view = [how it was made, the version its grad_fn describes]``.  Writing into the base or into
-# any view of it moves the counter on; the next time the view's grad_fn is asked for, PyTorch
-# no longer trusts the ops that made it and describes the view by sizes and strides on top of
-# the base's new history (AsStridedBackward0).  A view made in no_grad() mode, or by an op with
-# several outputs (split, unbind), may not be rebased: PyTorch refuses, in these words.
-
-def view_meta(t):
-    """How a new view of ``t`` is made, as PyTorch's CreationMeta (propagated from ``t``'s own)."""
-    made = "inference" if _GradMode.inference else "default" if _GradMode.enabled else "no_grad"
-    before = t._view[0] if t._view is not None else "default"
-    return before if made == "default" or before == "inference" else made
-
-
-def requires_grad(t):
-    """``t.requires_grad``: its own flag, or for a view its base's."""
-    return t._requires_grad or (t._view is not None and t._base._requires_grad)
 
 
 def current_grad_fn(t):
@@ -486,33 +421,6 @@ def current_grad_fn(t):
     t.__dict__.pop("_output_nr", None)
     view[1] = t._vbox[0]
     return t._grad_fn
-
-
-def view_error(t, indirect=False):
-    """PyTorch's refusal to rebase a view made in no_grad() mode or by a multi-output op."""
-    how, fn = t._view[0], t._grad_fn
-    modified = "its base or another view of its base has been" if indirect else "is being"
-    name = "" if fn is None else f"Output {t.__dict__.get('_output_nr', 0)} of {_short_name(fn)}"
-    if how in ("no_grad", "inference") or fn is None:
-        prefix = f"{name} is a view of a view which was created in" if fn is not None else "A view was created in"
-        msg = (f"{prefix} inference mode and {modified} modified inplace in normal mode." if how == "inference" else
-               f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled.")
-    else:
-        msg = f"{name} is a view and {modified} modified inplace."
-    if how == "multi":
-        msg += (" This view is the output of a function that returns multiple views. Such functions do not allow "
-                "the output views to be modified inplace. You should replace the inplace operation by an "
-                "out-of-place one.")
-    elif how == "no_grad":
-        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-                "code by moving both the view and the inplace either both inside the no_grad block (if you "
-                "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-    elif how == "inference":
-        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-                "code by moving both the view and the inplace either both inside the inference_mode block "
-                "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-                "to be tracked).")
-    return msg
 
 
 def record_copy_slices(inner, base, old, params):
@@ -544,68 +452,3 @@ def record_copy_slices(inner, base, old, params):
     node._out, node._outs = weakref.ref(base), None
     base._grad_fn, base._requires_grad = node, True
     return node
-
-
-# --- double backward (create_graph=True): the same steps, each recorded as ops -------------------
-
-def apply_node_graph(node, g):
-    """:func:`apply_node` for ``create_graph=True``: the same rules, run on :class:`Recorded` tensors,
-    so each gradient is itself a tensor with a grad_fn (the inputs and the output as saved, with
-    their own graphs: what makes a second derivative reach them)."""
-    saved = _check_saved(node)
-    if not (saved[-1] is not None or any(s is not None and s[3]._requires_grad for s in saved[:-1])
-            or any(gk is not None and gk._requires_grad for gk in (g if node._outs else [g]))):
-        # nothing here depends on what requires grad (a constant seed through a shape op, say):
-        # the gradients are constants, computed by the plain pass
-        like = next(gk for gk in g if gk is not None) if node._outs else g
-        return [None if gi is None else like._wrap(gi) for gi in apply_node(node, _values(g))]
-    lift = functools.partial(Recorded, apply=apply)
-    args = [Meta(*m, st) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
-            for s, m, st in zip(saved, node._metas, node._strides)]
-    if node._outs:
-        out, g = None, [None if gk is None else lift(gk) for gk in g]
-    elif saved[-1] is None:
-        out, g = Meta(*node._out_meta), lift(g)
-    else:   # the output as PyTorch unpacks a saved result: a new tensor whose grad_fn is this node
-        out = g._wrap(saved[-1][0])
-        out._grad_fn, out._requires_grad = node, True
-        out, g = lift(out), lift(g)
-    op, params, grads = node.op, node._params, [None] * len(node.next_functions)
-    for i in _grad_order(op, len(grads)):
-        if node.next_functions[i][0] is None:
-            continue
-        try:
-            rule = op.vjp(i)
-            gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
-            if gi is None:
-                continue
-            if isinstance(gi, TensorBase):    # a custom Function's backward returns tensors
-                gi = lift(gi)
-            if not isinstance(gi, Recorded):
-                raise NotRecordable("the rule computed its result without the recorded gradient")
-            shape, dtype = node._metas[i]
-            if gi.shape != shape:
-                gi = unbroadcast(gi, shape)
-            grads[i] = (gi if gi.dtype == dtype else gi.astype(dtype)).tensor
-        except (NotRecordable, TypeError, AttributeError, ValueError, IndexError) as e:
-            raise RuntimeError(f"gradviz cannot differentiate the backward of {node.name()} twice yet "
-                               f"(create_graph=True): its gradient rule is numpy code gradviz cannot "
-                               f"record as ops ({e})") from None
-    return grads
-
-
-def _accumulate_graph(var, g, rec):
-    """leaf.grad += g under ``create_graph=True``, as PyTorch's AccumulateGrad does it with grad mode
-    on: the first gradient is copied into a new tensor (CopyBackwards), later ones are added out of
-    place (AddBackward0), so ``.grad`` itself has a graph."""
-    before = None if var._grad is None or rec is None else var._grad._data.copy()
-    if _Observing.on:
-        if rec is not None:
-            rec._leaf(var, g._data, before, g._data.copy() if before is None else before + g._data)
-        return
-    if var._grad is None:
-        var._grad = apply(OPS["copy"], (var._wrap(np.empty_like(var._data)), g))
-    else:
-        var._grad = var._grad + g
-    if rec is not None:
-        rec._leaf(var, g._data, before, var._grad._data.copy())
