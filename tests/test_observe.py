@@ -237,18 +237,210 @@ def test_sparse_embedding():
     assert "emb.weight.grad" in last_words(w) and "12." in last_words(w)   # what backward() would make
 
 
+def _hooked(kind, calls):
+    """A small model and loss with one user hook of ``kind`` that counts its calls; the hook is
+    registered where the widget cannot see it (inside a function, on a node or an intermediate)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    X = torch.randn(5, 3)
+    undo = []
+
+    def count(name, value=None):
+        def hook(*args):
+            calls.append(name)
+            return value
+        return hook
+    if kind == "module full backward hook":
+        model[0].register_full_backward_hook(count(kind))
+    elif kind == "module full backward pre-hook":
+        model[2].register_full_backward_pre_hook(count(kind))
+    elif kind == "module backward hook (legacy)":
+        model[1].register_backward_hook(count(kind))
+    elif kind == "global module backward hook":
+        undo.append(torch.nn.modules.module.register_module_full_backward_hook(count(kind)))
+    elif kind == "post-accumulate-grad hook":
+        model[0].weight.register_post_accumulate_grad_hook(count(kind))
+    elif kind == "parameter hook":
+        model[2].bias.register_hook(count(kind))
+
+    def loss_of(model):
+        h = model[1](model[0](X))              # an intermediate the widget is never handed
+        if kind == "tensor hook on an unseen intermediate":
+            h.register_hook(count(kind))
+        elif kind == "gradient-changing tensor hook":
+            h.register_hook(lambda g: (calls.append(kind), g * 10)[1])
+        elif kind == "retain_grad on an unseen intermediate":
+            h.retain_grad()
+            calls.append(h)                    # (the test reads its .grad)
+        elif kind == "node hook":
+            h.grad_fn.register_hook(count(kind))
+        elif kind == "node pre-hook":
+            h.grad_fn.register_prehook(count(kind))
+        elif kind == "multi-grad hook":
+            torch.autograd.graph.register_multi_grad_hook((h, model[0].weight), count(kind))
+        elif kind == "multi-grad hook (any)":
+            torch.autograd.graph.register_multi_grad_hook((h, model[0].weight), count(kind), mode="any")
+        return (model[2](h) ** 2).mean()
+    return model, loss_of, undo
+
+
+HOOK_KINDS = ["tensor hook on an unseen intermediate", "gradient-changing tensor hook",
+              "retain_grad on an unseen intermediate", "node hook", "node pre-hook", "multi-grad hook",
+              "multi-grad hook (any)", "module full backward hook", "module full backward pre-hook",
+              "module backward hook (legacy)", "global module backward hook", "post-accumulate-grad hook",
+              "parameter hook"]
+
+
+def _grads_shown(w):
+    """The .grad each leaf would get, as the widget's last frame of animate()'s pass says it."""
+    return last_words(w)
+
+
 @pytorch
 @pytest.mark.torch
-def test_module_hooks_that_ran_are_named():
+@pytest.mark.parametrize("kind", HOOK_KINDS)
+def test_no_torch_hook_of_any_kind_runs_in_the_widgets_pass(kind):
+    """Every hook PyTorch runs from its engine's loop is held back: the widget runs the loop itself
+    (gradviz.trace.torch_backward). Counts, .grad and retained grads are unchanged, the picture shows
+    the gradients backward() computes, and the hooks still run in the user's own backward()."""
+    plain = []
+    model0, loss_of0, undo0 = _hooked(None, plain)
+    expected = torch.autograd.grad(loss_of0(model0), list(model0.parameters()))
     calls = []
-    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh())
-    model[0].register_full_backward_hook(lambda m, gi, go: calls.append("module"))
-    loss = model(torch.ones(1, 2)).sum()
+    model, loss_of, undo = _hooked(kind, calls)
+    try:
+        loss = loss_of(model)
+        retained = calls.pop() if kind.startswith("retain_grad") else None
+        before = snapshot(*model.parameters())
+        for show in (lambda: animate(loss), lambda: animate(loss, collapse=model),
+                     lambda: animate(loss, view="pytorch"), lambda: gradviz.draw(loss)):
+            w = show()
+            assert calls == [], kind
+            same(before, snapshot(*model.parameters()))
+            if retained is not None:
+                assert retained.grad is None
+        w = animate(loss, names={"w": model[0].weight, "b": model[2].bias})
+        assert not w.error
+        words = last_words(w)
+        assert "ran none of your hooks" in words and "ran once in the widget's pass" not in words
+        # the picture: the gradients backward() computes (without the hooks' own changes)
+        shown = {e.variable.tensor(): e.grad_after for e in w._animation.adapter.trace.runs[0].events if e.variable is not None}
+        for p, g in zip(model.parameters(), expected):
+            assert shown[p].tobytes() == g.numpy().tobytes()
+        loss.backward()                            # the user's own pass: the hooks are all still there
+        assert calls.count(kind) >= 1 or (retained is not None and retained.grad is not None)
+    finally:
+        for h in undo + undo0:
+            h.remove()
+
+
+@pytorch
+@pytest.mark.torch
+def test_the_torch_pass_is_the_engines_pass_bit_for_bit():
+    """The widget's own loop and PyTorch's engine: same nodes in the same order (ties between leaves
+    as the engine's priority queue breaks them), same gradients to the last bit, sums over fan-out
+    in the engine's order, broadcasting reduced and dtypes cast as validate_outputs does."""
+    from gradviz.trace import make_adapter
+    torch.manual_seed(1)
+    xs = [torch.randn(3, requires_grad=True) for _ in range(7)]
+    a = torch.randn(4, 3, requires_grad=True)
+    b = torch.randn(3, requires_grad=True, dtype=torch.float64)
+    c = torch.randn(1, 3, requires_grad=True)
+
+    def fan(x):
+        return x.sin() + x.cos() * 3 + x.exp() / 7 + x * x
+
+    Cube = _cube(torch, [])
+    graphs = [lambda: torch.stack(xs).sum(),                                   # seven leaves ready at once
+              lambda: fan(a).sum() * fan(a.tanh()).mean(),                      # fan-out: sums of four
+              lambda: (a + c + b.float()).pow(2).sum(),                          # sum_to, a float64 leaf
+              lambda: sum(p.sum() * (i + 1) for i, p in enumerate(a.chunk(3, 1))),  # several outputs
+              lambda: (Cube.apply(a) * 2).sum() + Cube.apply(c).sum(),
+              lambda: torch.nn.functional.cross_entropy(a @ torch.randn(3, 5), torch.tensor([0, 1, 4, 2]))]
+    for make in graphs:
+        for t in xs + [a, b, c]:
+            t.grad = None
+        root = make()
+        seen = make_adapter([root], names={})
+        observed, error = seen.backward(None, retain_graph=True, observe=True)
+        assert error is None
+        assert all(t.grad is None for t in xs + [a, b, c])
+        real, error = seen.backward(None, retain_graph=True, observe=False)
+        assert error is None
+        o, r = observed[0].events, real[0].events
+        assert [(e.name, e.seq) for e in o] == [(e.name, e.seq) for e in r]
+        for eo, er in zip(o, r):
+            for u, v in [(eo.grad_in, er.grad_in), (eo.grad_after, er.grad_after)] + list(zip(eo.grads_out, er.grads_out)):
+                assert (u is None) == (v is None)
+                if u is not None:
+                    assert u.dtype == v.dtype and u.tobytes() == v.tobytes(), eo.name
+
+
+@pytorch
+@pytest.mark.torch
+def test_errors_are_pytorchs_own():
+    """A custom backward that returns a wrong shape, too many gradients or a number: the widget's
+    pass raises what PyTorch's engine raises, word for word; a freed graph too."""
+    def make(result):
+        class Bad(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, n):
+                return a * n
+
+            @staticmethod
+            def backward(ctx, g):
+                return result(g)
+        return Bad
+    x = torch.ones(2, requires_grad=True)
+    for result in (lambda g: (torch.ones(3), None), lambda g: (g, None, g), lambda g: (5, None),
+                   lambda g: g):
+        Bad = make(result)
+        with pytest.raises(RuntimeError) as real:
+            Bad.apply(x, 3).sum().backward()
+        w = animate(Bad.apply(x, 3).sum())
+        assert str(real.value) in w.frames[-1]["msg"][1]["message"]
+        assert x.grad is None
+    o = (x * x).sum()
+    o.backward()
+    with pytest.raises(RuntimeError) as real:
+        o.backward()
+    w = animate(o)
+    assert str(real.value).split(".")[0] in render("en", w.frames[-1]["msg"])
+
+
+@pytorch
+@pytest.mark.torch
+def test_what_runs_inside_a_node_is_named():
+    """A saved tensor's unpack hook runs inside the node that reads it (PyTorch gives no way around
+    it): the widget says which; torch.utils.checkpoint's recomputation is one."""
+    import torch.utils.checkpoint as checkpoint
+    calls = []
+
+    def unpack(t):
+        calls.append("unpack")
+        return t
+    x = torch.ones(2, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+        o = x.sin().sum()
+    w = animate(o)
+    assert calls == ["unpack"] and x.grad is None
+    assert "unpack (the unpack hook of a tensor SinBackward0 saved)" in last_words(w)
+    assert "ran once in the widget's pass" in last_words(w)
+    w_ko = animate(o, lang="ko")
+    assert "unpack (the unpack hook" in render("ko", w_ko.frames[-1]["msg"])
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(2, 2)
+    forwards = []
+    lin.register_forward_hook(lambda *a: forwards.append(1))
+    loss = checkpoint.checkpoint(lambda a: lin(a).tanh(), x.unsqueeze(0), use_reentrant=False).sum()
+    n = len(forwards)
     w = animate(loss)
-    assert calls == ["module"]                    # PyTorch has no way to hold it back...
-    assert "model.0.register_full_backward_hook" in last_words(w)   # ...so the widget says it ran
-    w_ko = animate(model(torch.ones(1, 2)).sum(), lang="ko")
-    assert "model.0.register_full_backward_hook" in render("ko", w_ko.frames[-1]["msg"])
+    assert "torch.utils.checkpoint" in last_words(w) and lin.weight.grad is None
+    assert len(forwards) > n                    # it ran the forward again: that is what it says
+    shown = {e.variable.tensor(): e.grad_after for e in w._animation.adapter.trace.runs[0].events if e.variable is not None}
+    loss.backward()
+    assert np.array_equal(shown[lin.weight], lin.weight.grad.numpy())
 
 
 # --- training after the widget is training without it ------------------------------------------------

@@ -32,6 +32,7 @@ from ..naming import tensor_library
 from ..ops import OPS
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
+from . import torch_backward
 from .torch_watch import born, watched
 
 __all__ = ["TorchAdapter", "MIN_TORCH", "check_torch"]
@@ -134,6 +135,7 @@ class TorchAdapter(EngineAdapter):
         self.by_fn, self.by_tensor, self.values, self.accs = {}, {}, [], {}
         self.ranks = {k: i for i, k in enumerate(found)}
         self._consumers = None
+        self._ran = []                     # the nodes animate()'s last pass called (for its notes)
         self.fns = self._walk(roots)                       # strong references: the nodes stay alive
         self.outputs = self._live_outputs(roots)
         self._made_when = sorted((seen["n"], fn._sequence_nr()) for fn in self.fns
@@ -429,49 +431,83 @@ class TorchAdapter(EngineAdapter):
     # -- the engine, for the widget --------------------------------------------------------------
 
     def backward(self, gradient, retain_graph, observe=False):
-        """Run the real engine with a hook on every node: the new run and the error.
+        """Run the backward pass: the new run and the error.
 
-        ``observe=False`` (the widget's button): ``root.backward()``, as the user would call it.
-        ``observe=True`` (animate()'s own pass): ``torch.autograd.grad`` on the leaves, which
-        writes no ``.grad`` (no post-accumulate-grad hook, so no optimiser-in-backward, can step),
-        with every tensor hook the adapter can reach set aside and every retained ``.grad`` put
-        back; the leaves' events are placed where the engine would have run their AccumulateGrad.
-        What PyTorch gives no way to keep from running (node and module hooks, a custom
-        ``Function.backward``) runs, and the run's ``notes`` say which.
+        ``observe=False`` (the widget's button): the real ``root.backward()``, as the user would call
+        it (their hooks run, ``.grad`` is written), with a hook on every node to record it.
+        ``observe=True`` (animate()'s own pass): PyTorch's engine loop run node by node without any
+        hook (:mod:`gradviz.trace.torch_backward`): no tensor, node, module, multi-grad or
+        post-accumulate-grad hook runs, no ``retain_grad()`` is filled, no ``.grad`` is written (so
+        no optimiser-in-backward can step); each leaf's event holds the ``.grad`` that backward()
+        would make, computed apart. What PyTorch runs inside a node (a custom ``Function.backward``,
+        a saved tensor's unpack hook) runs, and the run's ``notes`` say which.
         """
-        torch = self.torch
         run = Run(self.seed(gradient), bool(retain_graph))
-        index, events, handles = 0, run.events, []      # (each backward() call is a run of its own)
-        started = []
-        pending, placed = {}, {}    # observe: id(acc) -> edges still to run; id(acc) -> its Event
+        try:
+            started = self._observed(run, gradient) if observe else self._real(run, gradient, retain_graph)
+            error = None
+        except _Failed as failed:
+            started, error = failed.started, describe_error(failed.exc)
+        for k, e in enumerate(run.events):
+            e.step = k
         if observe:
-            for step in self.all_steps:
-                for nxt, _ in step.fn().next_functions:
-                    if nxt is not None and nxt.name() == ACCUMULATE:
-                        pending[id(nxt)] = pending.get(id(nxt), 0) + 1
-        leaf_of = {id(self.accs.get(id(v.tensor()))): v for v in self.trace.leaves
-                   if self.accs.get(id(v.tensor())) is not None}
+            run.notes = self._notes()
+        if error and not run.events and not started:
+            return [], error
+        run.error = error
+        self.trace.runs.append(run)
+        return [run], error
 
-        def np_or_none(g):
-            return None if g is None else _array(g)
+    def _observed(self, run, gradient):
+        """animate()'s pass: events from :func:`torch_backward.backward_steps`, in the engine's order."""
+        torch, root, events, started = self.torch, self.roots[0], run.events, []
+        self._ran = []
+        try:
+            g = torch_backward.seed(torch, root, gradient)
+            if root.grad_fn is None:      # a leaf itself: the seed is its gradient
+                self._leaf_event(events, root, g)
+                return True
+            for fn, grads_in, grads_out in torch_backward.backward_steps(torch, root.grad_fn, root.output_nr, g):
+                started.append(True)
+                if fn.name() == torch_backward.ACCUMULATE:
+                    self._leaf_event(events, fn.variable, grads_in[0])
+                    continue
+                self._ran.append(fn)
+                step = self.by_fn[id(fn)]
+                events.append(Event(0, len(events), step.name, step.seq, node=step,
+                                    grad_in=self._arriving(step, grads_in),
+                                    grads_out=tuple(None if g is None else _array(g) for g in grads_out)))
+        except Exception as exc:  # PyTorch's own message is the lesson: keep it, show it
+            raise _Failed(exc, bool(started)) from exc
+        return True
+
+    def _leaf_event(self, events, t, g):
+        """A leaf's AccumulateGrad: the gradient that arrived and the ``.grad`` it would make,
+        ``.grad`` + gradient, computed apart (nothing is written)."""
+        leaf = self.trace.value_for(t)
+        if leaf is None or g is None:
+            return
+        with self.torch.no_grad():
+            after = g if t.grad is None else t.grad + g
+        events.append(Event(0, len(events), "AccumulateGrad", leaf.seq, variable=leaf, grad_in=_array(g),
+                            grad_before=_array(t.grad), grad_after=_array(after)))
+
+    def _arriving(self, step, grads):
+        """The gradient a node receives, as gradviz records it: one array (several outputs' side by side)."""
+        if len(grads) == 1:
+            return None if grads[0] is None else _array(grads[0])
+        return np.concatenate([(np.zeros(m.shape, _np_dtype(self.torch, m.dtype)) if g is None else _array(g)).ravel()
+                               for g, m in zip(grads, step.fn()._input_metadata)])
+
+    def _real(self, run, gradient, retain_graph):
+        """The widget's backward() button: ``root.backward()``, recorded by a hook on every node."""
+        events, handles, started = run.events, [], []
 
         def on_node(step):
             def hook(grad_inputs, grad_outputs):
-                grad_in = np_or_none(grad_outputs[0]) if len(grad_outputs) == 1 else np.concatenate(
-                    [(np.zeros(m.shape, _np_dtype(self.torch, m.dtype)) if g is None else _array(g)).ravel()
-                     for g, m in zip(grad_outputs, step.fn()._input_metadata)])    # as gradviz records them
-                events.append(Event(index, len(events), step.name, step.seq, node=step, grad_in=grad_in,
-                                    grads_out=tuple(np_or_none(g) for g in grad_inputs)))
-                if observe:            # a leaf's AccumulateGrad runs as soon as its last producer has
-                    for nxt, _ in step.fn().next_functions:
-                        if nxt is None or id(nxt) not in pending:
-                            continue
-                        pending[id(nxt)] -= 1
-                        if pending[id(nxt)] == 0 and id(nxt) in leaf_of:
-                            leaf = leaf_of[id(nxt)]
-                            placed[id(nxt)] = e = Event(index, len(events), "AccumulateGrad", leaf.seq,
-                                                        variable=leaf)
-                            events.append(e)
+                events.append(Event(0, len(events), step.name, step.seq, node=step,
+                                    grad_in=self._arriving(step, grad_outputs),
+                                    grads_out=tuple(None if g is None else _array(g) for g in grad_inputs)))
             return hook
 
         def on_leaf(leaf, before):
@@ -481,88 +517,43 @@ class TorchAdapter(EngineAdapter):
 
             def post(grad_inputs, grad_outputs):
                 t = leaf.tensor()
-                events.append(Event(index, len(events), "AccumulateGrad", leaf.seq, variable=leaf,
-                                    grad_in=np_or_none(grad_outputs[0]), grad_before=before[0],
-                                    grad_after=None if t.grad is None else _array(t.grad)))
+                events.append(Event(0, len(events), "AccumulateGrad", leaf.seq, variable=leaf,
+                                    grad_in=None if grad_outputs[0] is None else _array(grad_outputs[0]),
+                                    grad_before=before[0], grad_after=None if t.grad is None else _array(t.grad)))
             return pre, post
 
-        error, aside = None, None
         try:
             for step in self.all_steps:
                 handles.append(step.fn().register_hook(on_node(step)))
             root = self.by_fn.get(id(self.roots[0].grad_fn)) if self.roots[0].grad_fn is not None else None
             if root is not None:      # the engine reached the graph (else it refused the call itself)
                 handles.append(root.fn().register_prehook(lambda grad_outputs: started.append(True)))
-            if observe:
-                aside = _SetAside(self)
-                leaves = [self.accs[k].variable for k in self.accs]
-                if self.roots[0].grad_fn is None:   # a leaf itself: the seed is its gradient
-                    leaves = [self.roots[0]] if self.roots[0].requires_grad else []
-                grads = torch.autograd.grad(self.roots[0], leaves, gradient, retain_graph=True,
-                                            allow_unused=True) if leaves else ()
-                self._leaf_events(events, placed, leaves, grads, index)
-            else:
-                for leaf in self.trace.leaves:
-                    acc = self.accs.get(id(leaf.tensor()))
-                    if acc is not None:
-                        pre, post = on_leaf(leaf, [None])
-                        handles += [acc.register_prehook(pre), acc.register_hook(post)]
-                self.roots[0].backward(gradient, retain_graph=retain_graph)
+            for leaf in self.trace.leaves:
+                acc = self.accs.get(id(leaf.tensor()))
+                if acc is not None:
+                    pre, post = on_leaf(leaf, [None])
+                    handles += [acc.register_prehook(pre), acc.register_hook(post)]
+            self.roots[0].backward(gradient, retain_graph=retain_graph)
         except Exception as exc:  # PyTorch's own message is the lesson: keep it, show it
-            error = describe_error(exc)
+            raise _Failed(exc, bool(started)) from exc
         finally:
             for h in handles:
                 h.remove()
-            if aside is not None:
-                aside.put_back()
-        if observe:
-            events[:] = [e for e in events if e.name != "AccumulateGrad" or e.grad_in is not None]
-            for k, e in enumerate(events):
-                e.step = k
-            run.notes = self._notes()
-        if error and not events and not started:
-            return [], error
-        run.error = error
-        self.trace.runs.append(run)
-        return [run], error
-
-    def _leaf_events(self, events, placed, leaves, grads, index):
-        """Fill each leaf's event: the gradient ``autograd.grad`` returned and the ``.grad`` it
-        would have made, ``.grad`` + gradient (computed apart: nothing is written)."""
-        torch = self.torch
-        for t, g in zip(leaves, grads):
-            if g is None:
-                continue
-            acc = self.accs.get(id(t))
-            e = placed.get(id(acc)) if acc is not None else None
-            if e is None:
-                leaf = self.trace.value_for(t)
-                if leaf is None:
-                    continue
-                e = Event(index, len(events), "AccumulateGrad", leaf.seq, variable=leaf)
-                events.append(e)
-            with torch.no_grad():
-                after = g if t.grad is None else t.grad + g
-            e.grad_in, e.grad_before, e.grad_after = _array(g), _array(t.grad), _array(after)
+        return True
 
     def _notes(self):
-        """What ran in the widget's pass that PyTorch gives no way to hold back: messages for the widget."""
-        notes = {}
-        torch = self.torch
-        ran = []
-        module = torch.nn.modules.module
-        if getattr(module, "_global_backward_hooks", None) or getattr(module, "_global_backward_pre_hooks", None):
-            ran.append("register_module_full_backward_hook")
-        for name, m in self.found.modules:
-            for sub_name, sub in m.named_modules(prefix=name):
-                kinds = [k for k, d in (("register_full_backward_hook", sub._backward_hooks),
-                                        ("register_full_backward_pre_hook", sub._backward_pre_hooks)) if d]
-                ran += [f"{sub_name}.{k}" for k in kinds]
-        if not ran and any(s.name == "BackwardHookFunctionBackward" for s in self.all_steps):
-            ran.append("a module's register_full_backward_hook")
+        """What ran in the widget's pass that PyTorch runs inside a node, where no caller can hold
+        it back: messages for the widget. (Every hook PyTorch runs from its engine's loop -- tensor,
+        node, module, multi-grad, post-accumulate-grad hooks, retain_grad() -- did not run.)"""
+        notes, ran = {}, []
+        for fn in self._ran:
+            for hook in torch_backward.unpack_hooks(fn):
+                ran.append(f"{_hook_name(hook)} (the unpack hook of a tensor {fn.name()} saved)")
         if ran:
             notes["hooks"] = ["note_hooks_ran", {"hooks": ", ".join(dict.fromkeys(ran))}]
-        users = [s.name for s in self.all_steps if s.user and s.name != "BackwardHookFunctionBackward"]
+        users = [fn.name() for fn in self._ran
+                 if isinstance(fn, self.torch.autograd.function.BackwardCFunction)
+                 and fn.name() != "BackwardHookFunctionBackward"]
         if users:
             notes["rerun"] = ["note_function_rerun", {"fns": ", ".join(dict.fromkeys(users))}]
         return notes
@@ -669,30 +660,20 @@ class TorchAdapter(EngineAdapter):
         return seed if seed.shape == tuple(root.shape) else None
 
 
-class _SetAside:
-    """The tensor hooks of every tensor the adapter can reach (the graph's leaves, the roots, the
-    caller's tensors and modules' parameters), emptied for the widget's pass and put back after;
-    and every retained ``.grad`` of those tensors (``retain_grad()`` fills it even under
-    ``autograd.grad``), put back as the same object."""
+class _Failed(Exception):
+    """A pass that raised: the exception, and whether the engine had reached the graph."""
 
-    def __init__(self, adapter):
-        tensors = [acc.variable for acc in adapter.accs.values()] + list(adapter.roots) + adapter._torch_tensors()
-        for _, m in adapter.found.modules:
-            tensors += list(m.parameters())
-        self.hooks, self.retained = [], []
-        for t in {id(t): t for t in tensors}.values():
-            d = getattr(t, "_backward_hooks", None)
-            if d:                                # emptied in place: PyTorch's C++ side holds this dict
-                self.hooks.append((d, dict(d)))
-                d.clear()
-            if t.grad_fn is not None and t.retains_grad:
-                self.retained.append((t, t._grad))
+    def __init__(self, exc, started):
+        super().__init__(str(exc))
+        self.exc, self.started = exc, started
 
-    def put_back(self):
-        for d, hooks in self.hooks:
-            d.update(hooks)
-        for t, g in self.retained:
-            t.grad = g
+
+def _hook_name(hook):
+    """A hook as its author knows it: its name, with the module for one of PyTorch's own."""
+    name = getattr(hook, "__qualname__", None) or type(hook).__name__
+    name = name.replace(".<locals>", "")
+    module = getattr(hook, "__module__", None) or ""
+    return f"{module}.{name}" if module.split(".")[0] == "torch" else name
 
 
 def _equal(a, b):

@@ -35,8 +35,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
     of ``o``'s engine (:mod:`gradviz.trace`) without acting on the user's program: in gradviz's
     engine inside :func:`gradviz.autograd.grad_mode.observing` (no user hook runs, no ``.grad`` is written, a
     custom Function's backward is not run twice for one ``backward()`` of the user's); under
-    PyTorch with ``torch.autograd.grad`` and hooks on every node, the tensor hooks set aside
-    (:meth:`gradviz.trace.torch_engine.TorchAdapter.backward`).  The notebook's own ``o.backward()``
+    PyTorch by running its engine's loop node by node without any hook (:mod:`gradviz.trace.torch_backward`,
+    :meth:`gradviz.trace.torch_engine.TorchAdapter.backward`).  The notebook's own ``o.backward()``
     afterwards behaves as if the widget were not there.
     Pass ``backward=False`` to show the forward pass only, or ``recording=rec`` to show a
     recording of your own instead.  The ``backward()`` and ``zero_()`` buttons act on the real
@@ -215,7 +215,7 @@ def animate(root, gradient=None, **options):
     """Show the graph of ``root`` and play its forward and backward passes, beside the chain rule.
 
     ``animate(o)`` shows what ``o.backward()`` does without doing it: no ``.grad`` is written and
-    none of your tensor hooks runs (your own ``o.backward()`` afterwards gives the same numbers as
+    none of your hooks runs (your own ``o.backward()`` afterwards gives the same numbers as
     without the widget; see :class:`AutogradWidget`).  ``gradient=`` is the seed, as in ``o.backward(gradient)``.  Options:
     ``names={"x": x}`` (default: the variables of the calling cell), ``derivation=[latex, ...]``
     and ``expected={"x": lambda x: 5 * (x + 1)}`` (the instructor's steps and closed forms),

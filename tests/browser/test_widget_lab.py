@@ -77,7 +77,7 @@ def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
             assert caption(widget).startswith("o = 0.5 c = 20.")
             assert grad_text(widget) == ""
     assert caption(widget) == ("animate()'s backward() is done (x.grad = [10., 10.]); it wrote no .grad and ran "
-                               "none of your tensor hooks.")
+                               "none of your hooks.")
     assert grad_text(widget) == ".grad [10., 10.]"
     assert "✓" in widget.locator('[data-gv="check-x"]').inner_text()
     page.screenshot(path=str(artifacts / "lab-backward.png"))
