@@ -248,10 +248,11 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
     return captured
 
 
-def walk(fns):
+def walk(fns, also=None):
     """Every node reachable from ``fns`` through ``next_functions``, each once, depth first from the
     last root (with a stack of our own: a graph thousands of nodes deep is fine).  The one walk of a
-    graph: the engine, the trace and PyTorch's adapter (its nodes have ``next_functions`` too) use it."""
+    graph: the engine, the trace and PyTorch's adapter (its nodes have ``next_functions`` too) use it.
+    ``also(node)``: more nodes to walk on to from ``node`` (the trace goes across ``detach()`` so)."""
     order, seen, stack = [], set(), [fn for fn in fns if fn is not None]
     while stack:
         node = stack.pop()
@@ -260,6 +261,8 @@ def walk(fns):
         seen.add(node)
         order.append(node)
         stack.extend(fn for fn, _ in node.next_functions if fn is not None)
+        if also is not None:
+            stack.extend(also(node))
     return order
 
 

@@ -120,39 +120,33 @@ class GradvizAdapter(EngineAdapter):
     # walking
     def _reachable(self, roots, cuts):
         """Every grad_fn behind ``roots`` in forward order; with ``cuts``, also across detach()."""
-        self.cuts = []
-        seen, stack, fns = set(), [], []
+        self.cuts, seen = [], set()
 
         def visit(t):
-            # depth first, with a stack of our own: a leaf cut from a leaf cut from ... can be
-            # thousands deep.  A task is (tensor, the cut that led to it or None).
-            todo = [(t, None)]
+            """The grad_fns to walk on from tensor ``t``: its own, or with ``cuts`` those of what it was
+            cut from (depth first with a stack of our own: a leaf cut from a leaf cut from ... can be
+            thousands deep).  A task is (tensor, the cut that led to it or None)."""
+            found, todo = [], [(t, None)]
             while todo:
                 t, cut = todo.pop()
                 if cut is not None:
                     self.cuts.append(cut)
                 if t._grad_fn is not None:
-                    stack.append(t._grad_fn)
+                    found.append(t._grad_fn)
                 elif cuts and id(t) not in seen:
                     seen.add(id(t))
                     todo.extend((origin, (t, origin, how)) for origin, how in reversed(_cut_origins(t)))
+            return found
+
+        def across_cuts(fn):          # the inputs a node was given without grad, and their history
+            return [g for t in (getattr(fn, "_nograd_inputs", None) or {}).values() if t is not None
+                    for g in visit(t)]
 
         # first the gradient graph alone (what backward() can reach), then the cut history
         grad_fns = {id(fn) for fn in engine.walk(r._grad_fn for r in roots)
                     if not isinstance(fn, autograd.AccumulateGrad)}
-        for r in roots:
-            visit(r)
-        while stack:
-            fn = stack.pop()
-            if id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            if not isinstance(fn, autograd.AccumulateGrad):
-                fns.append(fn)
-            stack.extend(f for f, _ in fn.next_functions if f is not None)
-            for t in (getattr(fn, "_nograd_inputs", None) or {}).values():
-                if t is not None:
-                    visit(t)
+        starts = [fn for r in roots for fn in visit(r)]
+        fns = [fn for fn in engine.walk(starts, also=across_cuts) if not isinstance(fn, autograd.AccumulateGrad)]
         fns.sort(key=lambda f: f._seq)
         return fns, grad_fns
 
