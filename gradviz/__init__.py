@@ -42,7 +42,7 @@ from .tensor import Tensor
 # _lazy's finder makes ``import torch.optim.lr_scheduler``, with gradviz imported as torch, give
 # the very module gradviz.optim.lr_scheduler (not a second copy of its file).
 from . import _lazy  # noqa: E402,I001
-from . import nn, optim, utils  # noqa: E402,I001
+from . import linalg, nn, optim, utils  # noqa: E402,I001
 _lazy.install()
 from ._devices import accelerator, backends, cuda  # noqa: E402
 

@@ -442,30 +442,42 @@ _extreme_dim("max_dim", "MaxBackward0", "max", np.max, np.argmax)
 _extreme_dim("min_dim", "MinBackward0", "min", np.min, np.argmin)
 
 
-def _norm(a, p=2, dim=None, keepdim=False):
-    """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|"""
-    return kernels.norm(a, p, dim, keepdim)
+def _vector_norm(a, ord=2, dim=None, keepdim=False, dtype=None):
+    """‖x‖_p = (Σ |x_i|^p)^{1/p}; p = ∞ is max |x_i|, p = 0 counts the nonzeros"""
+    return kernels.norm(a if dtype is None else a.astype(dtype), ord, dim, keepdim)
 
 
-def _norm_vjp(g, y, a, p=2, dim=None, keepdim=False):
-    """∂‖x‖_p/∂x_i = sign(x_i) |x_i|^{p-1} / ‖x‖_p^{p-1} (0 where the norm is 0, as PyTorch masks it)"""
-    g = _expand_reduced(g, a.shape, dim, keepdim)
-    y = _expand_reduced(y, a.shape, dim, keepdim)
-    safe = np.where(y == 0, np.inf, y)
-    if p == 2:
-        return a / safe * g
+def _vector_norm_vjp(g, y, a, ord=2, dim=None, keepdim=False, dtype=None):
+    """PyTorch's norm_backward, case by case (0 where the norm is 0; none at all for p = 0):
+    p = 2: g·x/‖x‖; p = 1: g·sgn x; p = ±∞: g shared among the |x_i| equal to the norm;
+    other p: g·sgn(x)|x|^{p-1} / ‖x‖^{p-1}."""
+    if a.ndim == 0:
+        dim = None
+    g, y = _expand_reduced(g, a.shape, dim, keepdim), _expand_reduced(y, a.shape, dim, keepdim)
+    p = float(ord)
+    if p == 0:
+        return None
     if p == 1:
-        return np.sign(a) * g
-    if p == np.inf:  # the gradient goes to the largest |x_i|, split evenly among ties
-        mask = np.abs(a) == y
-        return mask * np.sign(a) * g / mask.sum(axis=dim, keepdims=True)
-    return np.sign(a) * np.abs(a) ** (p - 1) / safe ** (p - 1) * g
+        return _sign(a) * g
+    if p == 2:
+        return g * np.where(y == 0, 0, a / y)
+    if math.isinf(p):
+        size = np.abs(a)
+        mask = (size == y) | np.isnan(size)
+        count = np.asarray(mask.sum(axis=dim, keepdims=True), g.dtype)    # (a float count: g stays float32)
+        return _sign(a) * ((g / count) * mask)
+    if p < 1:
+        scaled = _sign(a) * np.where(a == 0, 0, call("pow", np.abs(a), n=p - 1))
+        return scaled * g * call("pow", y, n=1 - p)
+    scaled = _sign(a) * call("pow", np.abs(a), n=p - 1) if p < 2 else a * call("pow", np.abs(a), n=p - 2)
+    return scaled * np.where(y == 0, 0, g / call("pow", y, n=p - 1))
 
 
-op("norm", grad_fn="LinalgVectorNormBackward0", symbol="‖·‖", forward=_norm,
-   vjps=[_norm_vjp], uses=["0o"],
+op("norm", grad_fn="LinalgVectorNormBackward0", symbol="‖·‖", forward=_vector_norm,
+   vjps=[_vector_norm_vjp], uses=["0o"],
    latex=r"\lVert @0 \rVert", dlatex=[r"\frac{@0}{\lVert @0 \rVert}"],
-   domain=(0.5, 3.0), method="norm", function=True, inputs="norm", along_dim=True)
+   domain=(0.5, 3.0), method="norm", function=True, inputs="norm",
+   saved={"dim": "@dim", "keepdim": "@keepdim", "ord": "@ord=2", "result": "o", "self": 0})
 
 
 

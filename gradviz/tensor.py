@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from . import _hooks, _matmul_and_joins, _reduction_methods, _sampling
+from . import _hooks, _linalg_norms, _matmul_and_joins, _reduction_methods, _sampling
 from . import _inplace as _inplace_module
 from ._arrays import as_array
 from .autograd import _backward_grad, engine, views
@@ -530,13 +530,9 @@ class Tensor(TensorBase):
     def clamp_max(self, max):
         return self.clamp(max=max)
 
-    def norm(self, p="fro", dim=None, keepdim=False):
-        """The vector p-norm (2 unless told): one LinalgVectorNormBackward0 node, as in PyTorch."""
-        p = 2 if p == "fro" else float(p)
-        params = {} if p == 2 else {"p": p}
-        if dim is not None:
-            params.update(dim=_dims(dim, self.ndim), keepdim=keepdim)
-        return _unary("norm", self, **params)
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """The vector p-norm (2 unless told): one LinalgVectorNormBackward0 node, as ``torch.norm``."""
+        return _linalg_norms.torch_norm(self, p, dim, keepdim, dtype)
 
     # -- comparisons: boolean tensors, never differentiable --------------------------------------
 

@@ -96,7 +96,7 @@ def op_case(draw, op):
         shape = draw(shapes(min_dims=1))
         a = draw(arrays(shape, lo, hi, distinct=True))          # no ties for p = inf
         a = a * np.where(draw(arrays(shape, -1, 1)) < 0, -1, 1)  # both signs, none near 0
-        params = {"p": draw(st.sampled_from([2, 1, 3, np.inf]))}
+        params = {"ord": draw(st.sampled_from([2, 1, 3, 1.5, 0.5, np.inf, -np.inf])), "dim": None, "keepdim": False}
         if draw(st.booleans()):
             params.update(dim=(draw(st.integers(0, len(shape) - 1)),), keepdim=draw(st.booleans()))
         return [a], params

@@ -159,7 +159,7 @@ def test_the_core_packages_import_no_picture():
 
 def test_the_torch_import_paths_are_modules():
     import importlib
-    for path in ("gradviz.autograd.functional", "gradviz.autograd.graph", "gradviz.optim.lr_scheduler",
+    for path in ("gradviz.autograd.functional", "gradviz.autograd.graph", "gradviz.linalg", "gradviz.optim.lr_scheduler",
                  "gradviz.optim.optimizer", "gradviz.utils.data", "gradviz.utils.hooks", "gradviz.serialization"):
         assert (PACKAGE.parent / (path.replace(".", "/") + ".py")).exists() or \
             (PACKAGE.parent / path.replace(".", "/") / "__init__.py").exists(), path
@@ -180,10 +180,10 @@ LAYERS = [
                     "gradviz.autograd.received", "gradviz.autograd.engine", "gradviz.autograd.double_backward",
                     "gradviz.autograd._backward_grad", "gradviz._hooks")),
     ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing",
-                "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._sampling",
+                "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._linalg_norms", "gradviz._sampling",
                 "gradviz._table_methods", "gradviz._creation", "gradviz._legacy", "gradviz._table_functions",
                 "gradviz.random", "gradviz.naming", "gradviz._check")),
-    ("PyTorch's packages", ("gradviz.autograd", "gradviz.gradcheck", "gradviz.nn", "gradviz.optim", "gradviz.utils",
+    ("PyTorch's packages", ("gradviz.autograd", "gradviz.gradcheck", "gradviz.linalg", "gradviz.nn", "gradviz.optim", "gradviz.utils",
                             "gradviz.serialization", "gradviz.quiz")),
     ("the package face", ("gradviz",)),
     ("the trace", ("gradviz.trace",)),

@@ -132,9 +132,9 @@ REFERENCE = {
     _extreme_along(a, dim[0], keepdim, max) if len(dim) == 1 else a.max(axis=dim, keepdims=keepdim),
     "amin_dims": lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim) if not dim else
     _extreme_along(a, dim[0], keepdim, min) if len(dim) == 1 else a.min(axis=dim, keepdims=keepdim),
-    "norm": lambda a, p=2, dim=None, keepdim=False: (
-        np.abs(a).max(axis=dim, keepdims=keepdim) if p == np.inf
-        else (np.abs(a) ** p).sum(axis=dim, keepdims=keepdim) ** (1 / p)),
+    "norm": lambda a, ord=2, dim=None, keepdim=False: (
+        np.abs(a).max(axis=dim, keepdims=keepdim) if ord == np.inf else np.abs(a).min(axis=dim, keepdims=keepdim)
+        if ord == -np.inf else (np.abs(a) ** ord).sum(axis=dim, keepdims=keepdim) ** (1 / ord)),
     "sum_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim),
     "mean_dim": lambda a, dim, keepdim=False: a.sum(axis=dim, keepdims=keepdim) / math.prod(a.shape[d] for d in dim),
     "max_dim": lambda a, dim, keepdim=False, index=None: _extreme_along(a, dim, keepdim, max),

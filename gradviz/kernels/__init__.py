@@ -7,7 +7,7 @@ The op table reads ``forward=kernels.exp``; what is behind the name is this pack
   library through ctypes (:mod:`._mkl`), so the last digit is PyTorch's;
 * SLEEF and the C library, re-derived in numpy where PyTorch's kernels call them (:mod:`._sleef`,
   :mod:`._powf`, :mod:`._libm`): sigmoid, softmax and log_softmax, ``x ** y``;
-* the order PyTorch's kernels add in (:mod:`._reduce`), their fused multiply-adds (:mod:`._numerics`),
+* the order PyTorch's kernels add in (:mod:`._reduce`; norms: :mod:`._norms`), their fused multiply-adds (:mod:`._numerics`),
   the vector width and thread count that cut their loops (:mod:`._threads`).
 
 Without MKL, each function is computed in double and rounded once, and products are numpy's
@@ -25,7 +25,8 @@ from ._exact import get_exact_limit, set_exact_limit
 from ._numerics import add, fma
 from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.pow, as torch.pow
 from ._products import addmm, bmm, column_major, dot, mm, mv
-from ._reduce import batch_norm_backward_sums, batch_norm_sums, nll_sums, norm, torch_sum as sum  # noqa: A001
+from ._norms import vector_norm as norm
+from ._reduce import batch_norm_backward_sums, batch_norm_sums, nll_sums, torch_sum as sum  # noqa: A001
 from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softmax_backward
 from ._threads import LANES, get_num_threads, set_num_threads
 from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, sin, sqrt, tan, tanh, tanh_backward

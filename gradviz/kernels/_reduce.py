@@ -26,7 +26,7 @@ import numpy as np
 from ._numerics import fma
 from ._threads import get_num_threads
 
-__all__ = ["torch_sum", "norm", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums"]
+__all__ = ["torch_sum", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums"]
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}   # AVX2 vectors
 _ILP = 4       # independent accumulators
@@ -248,71 +248,3 @@ def batch_norm_backward_sums(g, x, mean):
     centred = x.astype(np.float64) - np.reshape(mean.astype(np.float64), (1, -1) + (1,) * (x.ndim - 2))
     return (np.sum(g, axis=axes, dtype=np.float64).astype(x.dtype),
             np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype))
-
-
-# --- vector norms -------------------------------------------------------------------------------
-
-def norm(a, p=2, dim=None, keepdim=False):
-    r"""‖x‖_p as PyTorch's CPU ``linalg_vector_norm`` kernel computes it, float32 and float64.
-
-    p = 2 over the trailing dimensions: squares summed a vector at a time into 8 float (4 double)
-    lanes, each square rounded before it is added; the lanes added one after the other; the
-    elements after the last whole vector fused in (``acc + x·x`` rounded once); then the square
-    root.  p = 2 over other dimensions and p = 1: one running sum per output, in memory order.
-    p = ∞: the largest |x|.  Other p (and dtypes): numpy in double, rounded once."""
-    a = np.asarray(a)
-    axes = tuple(range(a.ndim)) if dim is None else \
-        tuple(sorted(d % a.ndim for d in ((dim,) if isinstance(dim, int) else dim)))
-    if a.dtype not in _LANES or a.ndim == 0 or a.size == 0 or p not in (1, 2, np.inf):
-        return _norm_in_double(a, p, axes, keepdim)
-    if p == np.inf:
-        return np.max(np.abs(a), axis=axes, keepdims=keepdim)
-    kept = [d for d in range(a.ndim) if d not in axes]
-    moved = np.ascontiguousarray(np.transpose(a, kept + list(axes)))
-    rows = moved.reshape(math.prod(a.shape[d] for d in kept), -1)
-    if p == 1:
-        out = _in_order(np.abs(rows), axis=1) + a.dtype.type(0)
-    elif _trailing(a.shape, axes):
-        out = np.sqrt(_lanes_of_squares(rows))
-    else:
-        out = np.sqrt(_in_order(rows * rows, axis=1) + a.dtype.type(0))
-    shape = [1 if d in axes else n for d, n in enumerate(a.shape)] if keepdim else [a.shape[d] for d in kept]
-    return out.reshape(shape)
-
-
-def _trailing(shape, axes):
-    """Are the reduced dimensions the innermost ones, once dimensions of size 1 are left out (as
-    PyTorch's iterator coalesces them)?"""
-    sizes = [(d in axes) for d, n in enumerate(shape) if n > 1]
-    return sizes == sorted(sizes)
-
-
-def _lanes_of_squares(rows):
-    """Σ x² per row as ``norm_two_reduce_step`` and its tail add it up (see :func:`norm`)."""
-    n = rows.shape[1]
-    lanes = _LANES[rows.dtype]
-    full = n - n % lanes
-    zero = rows.dtype.type(0)
-    if full:
-        blocks = rows[:, :full].reshape(len(rows), -1, lanes)
-        acc = _in_order(blocks * blocks, axis=1) + zero                   # (rows, lanes), each from 0
-        total = _in_order(acc, axis=1)                                    # buffer[0] + buffer[1] + ...
-    else:
-        total = np.zeros(len(rows), rows.dtype)
-    for j in range(full, n):                                              # fewer than one vector
-        total = fma(rows[:, j], rows[:, j], total, rows.dtype)
-    return total
-
-
-def _norm_in_double(a, p, axes, keepdim):
-    with np.errstate(all="ignore"):
-        x = np.abs(a.astype(np.float64) if a.dtype == np.float32 else a)
-        if p == np.inf:
-            out = np.max(x, axis=axes, keepdims=keepdim)
-        elif p == 0:
-            out = np.sum(x != 0, axis=axes, keepdims=keepdim)
-        elif p == 2:
-            out = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
-        else:
-            out = np.sum(x ** p, axis=axes, keepdims=keepdim) ** (1 / p)
-    return np.asarray(out, a.dtype if a.dtype.kind == "f" else np.float64)
