@@ -637,3 +637,24 @@ def test_no_hook_of_any_kind_runs_in_gradviz_widget_pass():
     same(before, snapshot(x, *model.parameters()))
     o.backward()
     assert {"module", "post-accumulate", "tensor", "node", "prehook", "unpack"} <= set(calls)
+
+
+@pytorch
+@pytest.mark.torch
+def test_a_reentrant_checkpoint_writes_no_grad_that_stays():
+    """A reentrant checkpoint's backward calls backward() on its own part of the graph, through
+    PyTorch's engine: the widget puts back every .grad it wrote, and says so."""
+    import torch.utils.checkpoint as checkpoint
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(2, 2)
+    x = torch.ones(1, 2, requires_grad=True)
+    loss = checkpoint.checkpoint(lambda a: lin(a).tanh(), x, use_reentrant=True).sum()
+    lin.bias.grad = torch.ones(2)
+    g, before = lin.bias.grad, snapshot(x, lin.weight)
+    w = animate(loss)
+    same(before, snapshot(x, lin.weight))
+    assert lin.bias.grad is g and g.tolist() == [1.0, 1.0]        # (its numbers written back: a new version)
+    assert "CheckpointFunctionBackward" in last_words(w) and "put every .grad back" in last_words(w)
+    loss.backward()
+    shown = {e.variable.tensor(): e.grad_after for e in w._animation.adapter.trace.runs[0].events if e.variable is not None}
+    assert np.array_equal(shown[x], x.grad.numpy())

@@ -23,13 +23,20 @@ A custom ``autograd.Function`` node is called through its Python ``apply``, with
 and matched to the inputs that need a gradient. What runs anyway is code PyTorch calls inside a
 node: a custom Function's own ``backward()``, and the unpack hook of a saved tensor
 (``saved_tensors_hooks``, ``torch.utils.checkpoint``, ``save_on_cpu``): :func:`unpack_hooks` finds
-them, so the widget can say so. Two checks of PyTorch's are not repeated for a custom Function:
+them, so the widget can say so. A custom ``backward`` may even call ``backward()`` itself (a
+reentrant ``torch.utils.checkpoint`` does, on its part of the graph): PyTorch's engine then runs
+that part, with its hooks, and writes ``.grad``; :func:`every_grad_kept` puts every ``.grad`` back.
+Two checks of PyTorch's are not repeated for a custom Function:
 ``set_materialize_grads(False)`` cannot be read (zeros are passed, which its ``backward`` must take
 as no gradient anyway), and a gradient returned for an argument that was not a tensor is refused
 only where its position can be told.
 """
 
-__all__ = ["ACCUMULATE", "seed", "backward_steps", "unpack_hooks"]
+import contextlib
+import gc
+import warnings
+
+__all__ = ["ACCUMULATE", "seed", "backward_steps", "unpack_hooks", "custom_nodes", "every_grad_kept"]
 
 ACCUMULATE = "torch::autograd::AccumulateGrad"
 
@@ -108,6 +115,46 @@ def unpack_hooks(fn):
             if hook is not None:
                 hooks.append(hook)
     return hooks
+
+
+def custom_nodes(torch, fns):
+    """The nodes of custom ``autograd.Function``s among ``fns`` (the user's ``backward`` runs in
+    them), leaving out the module backward hooks' own ``BackwardHookFunction`` (an identity)."""
+    return [fn for fn in fns if isinstance(fn, torch.autograd.function.BackwardCFunction)
+            and fn.name() != "BackwardHookFunctionBackward"]
+
+
+@contextlib.contextmanager
+def every_grad_kept(torch):
+    """Put back, after the block, the ``.grad`` of every live tensor that can hold one (the object,
+    and its numbers where they changed in place); yields the list of tensors whose ``.grad`` the
+    block changed, filled when it ends.
+
+    For a pass that runs a custom ``backward``: it may call ``backward()`` on tensors the widget
+    cannot see (a reentrant checkpoint's inner graph), so every tensor is looked at."""
+    kept = []
+    with warnings.catch_warnings():     # (isinstance() reads __class__, which some modules' objects warn on)
+        warnings.simplefilter("ignore")
+        for o in gc.get_objects():
+            try:
+                if isinstance(o, torch.Tensor) and o.requires_grad and (o.is_leaf or o.retains_grad):
+                    g = o.grad
+                    kept.append((o, g, None if g is None or g.layout != torch.strided else g.detach().clone()))
+            except Exception:  # a tensor being torn down, a subclass that refuses: nothing to keep
+                continue
+    changed = []
+    try:
+        yield changed
+    finally:
+        with torch.no_grad():
+            for t, g, data in kept:
+                now = t.grad
+                if now is not g:
+                    t.grad = g
+                    changed.append(t)
+                elif data is not None and not torch.equal(g, data):
+                    g.copy_(data)
+                    changed.append(t)
 
 
 # -- the engine's bookkeeping ----------------------------------------------------------------------

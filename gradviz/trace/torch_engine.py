@@ -22,6 +22,7 @@ worked out from the saved output when it can be, else drawn as ``?``); the histo
 ``detach()`` (PyTorch keeps no link back).
 """
 
+import contextlib
 import re
 import sys
 
@@ -136,6 +137,7 @@ class TorchAdapter(EngineAdapter):
         self.ranks = {k: i for i, k in enumerate(found)}
         self._consumers = None
         self._ran = []                     # the nodes animate()'s last pass called (for its notes)
+        self._wrote = []                   # tensors whose .grad a custom backward wrote in it (put back)
         self.fns = self._walk(roots)                       # strong references: the nodes stay alive
         self.outputs = self._live_outputs(roots)
         self._made_when = sorted((seen["n"], fn._sequence_nr()) for fn in self.fns
@@ -459,26 +461,33 @@ class TorchAdapter(EngineAdapter):
         return [run], error
 
     def _observed(self, run, gradient):
-        """animate()'s pass: events from :func:`torch_backward.backward_steps`, in the engine's order."""
-        torch, root, events, started = self.torch, self.roots[0], run.events, []
-        self._ran = []
+        """animate()'s pass: events from :func:`torch_backward.backward_steps`, in the engine's order.
+        With a custom Function in the graph, every ``.grad`` is kept (its ``backward`` may call
+        ``backward()`` itself) and the tensors it wrote to are noted in ``self._wrote``."""
+        torch, root, events, started, wrote = self.torch, self.roots[0], run.events, [], []
+        self._ran, self._wrote = [], []
+        keep = (torch_backward.every_grad_kept(torch) if torch_backward.custom_nodes(torch, self.fns)
+                else contextlib.nullcontext([]))
         try:
-            g = torch_backward.seed(torch, root, gradient)
-            if root.grad_fn is None:      # a leaf itself: the seed is its gradient
-                self._leaf_event(events, root, g)
-                return True
-            for fn, grads_in, grads_out in torch_backward.backward_steps(torch, root.grad_fn, root.output_nr, g):
-                started.append(True)
-                if fn.name() == torch_backward.ACCUMULATE:
-                    self._leaf_event(events, fn.variable, grads_in[0])
-                    continue
-                self._ran.append(fn)
-                step = self.by_fn[id(fn)]
-                events.append(Event(0, len(events), step.name, step.seq, node=step,
-                                    grad_in=self._arriving(step, grads_in),
-                                    grads_out=tuple(None if g is None else _array(g) for g in grads_out)))
+            with keep as wrote:
+                g = torch_backward.seed(torch, root, gradient)
+                if root.grad_fn is None:      # a leaf itself: the seed is its gradient
+                    self._leaf_event(events, root, g)
+                    return True
+                for fn, grads_in, grads_out in torch_backward.backward_steps(torch, root.grad_fn, root.output_nr, g):
+                    started.append(True)
+                    if fn.name() == torch_backward.ACCUMULATE:
+                        self._leaf_event(events, fn.variable, grads_in[0])
+                        continue
+                    self._ran.append(fn)
+                    step = self.by_fn[id(fn)]
+                    events.append(Event(0, len(events), step.name, step.seq, node=step,
+                                        grad_in=self._arriving(step, grads_in),
+                                        grads_out=tuple(None if g is None else _array(g) for g in grads_out)))
         except Exception as exc:  # PyTorch's own message is the lesson: keep it, show it
             raise _Failed(exc, bool(started)) from exc
+        finally:
+            self._wrote = list(wrote)
         return True
 
     def _leaf_event(self, events, t, g):
@@ -551,11 +560,10 @@ class TorchAdapter(EngineAdapter):
                 ran.append(f"{_hook_name(hook)} (the unpack hook of a tensor {fn.name()} saved)")
         if ran:
             notes["hooks"] = ["note_hooks_ran", {"hooks": ", ".join(dict.fromkeys(ran))}]
-        users = [fn.name() for fn in self._ran
-                 if isinstance(fn, self.torch.autograd.function.BackwardCFunction)
-                 and fn.name() != "BackwardHookFunctionBackward"]
+        users = [fn.name() for fn in torch_backward.custom_nodes(self.torch, self._ran)]
         if users:
-            notes["rerun"] = ["note_function_rerun", {"fns": ", ".join(dict.fromkeys(users))}]
+            key = "note_function_rerun_wrote" if self._wrote else "note_function_rerun"
+            notes["rerun"] = [key, {"fns": ", ".join(dict.fromkeys(users))}]
         return notes
 
     def stale(self):
