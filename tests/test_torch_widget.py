@@ -502,3 +502,53 @@ def test_an_unnamed_further_output_gets_a_letter_of_its_own(lib):
     fwd = next(w.caption(i) for i in range(len(w.frames)) if "(exp): computes" in w.caption(i))
     first, piece = w._animation.lesson.nodes[0].out.name, w._animation.lesson.nodes[0].pieces[1].name
     assert piece not in (first, "a", "o") and f"from {piece} = " in fwd, fwd
+
+
+def _check_marks(w):
+    """The check marks each frame sets: (frame index, leaf, ok)."""
+    return [(k, slot[6:], v.get("ok")) for k, f in enumerate(w.frames) for slot, v in (f.get("set") or {}).items()
+            if slot.startswith("check:") and isinstance(v, dict)]
+
+
+@pytest.mark.parametrize("case", ["collapse", "unkept"])
+def test_buttons_on_a_graph_that_cannot_run_again_end_in_words(case):
+    """Lesson 7's collapse=model and its 'Shifted' module (a constant PyTorch did not keep):
+    backward(), zero_(), backward() ends on a note saying backward() was not run and why, never
+    PyTorch's refusal, a ✗ or a traceback; the first press is ✓."""
+    from gradviz.widget.i18n import render
+    torch.manual_seed(0)
+    if case == "collapse":
+        model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
+        X, Y = torch.randn(4, 2), torch.tensor([0, 1, 1, 0])
+        loss = torch.nn.functional.cross_entropy(model(X), Y)
+        loss.backward()                        # a .grad from the notebook's own training step...
+        with torch.no_grad():
+            for p in model.parameters():       # ...then the step: that .grad is for other values
+                p -= 0.1 * p.grad
+        out = torch.nn.functional.cross_entropy(model(X), Y)
+        w = animate(out, collapse=model)
+        reason = "collapse= shows each layer as one node"
+    else:
+        wt = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
+        out = (torch.tensor([1.0, 2.0]) * wt + 2.0).mean()
+        w = animate(out)
+        reason = "PyTorch did not keep a value this pass read"
+    assert not [m for m in _check_marks(w) if m[2] is False and m[0] == 0]      # no ✗ at the start either
+    w.backward()
+    first_done = len(w.frames)
+    assert [m for m in _check_marks(w) if m[0] >= first_done - 10 and m[2] is True]
+    w.zero_grad()
+    grads = [p.grad.clone() for p in ([wt] if case == "unkept" else model.parameters())]
+    w.backward()
+    last = w.frames[-1]
+    words = render("en", last["msg"])
+    assert last["phase"] == "note" and last.get("unchecked") is True and "error" not in last
+    assert words.startswith("backward() is not run this time") and reason in words
+    assert "no new call to check" in words and "Traceback" not in words and "Error" not in words
+    assert not any(f["phase"] == "error" for f in w.frames)
+    crosses = [(k, slot) for k, f in enumerate(w.frames) for slot, v in (f.get("set") or {}).items()
+               if slot.startswith("check:") and isinstance(v, dict) and v.get("ok") is False and "times" not in v]
+    assert crosses == []                     # (ok False with "times": zeroed or k calls' worth, said as such)
+    after = [p.grad for p in ([wt] if case == "unkept" else model.parameters())]
+    assert all(torch.equal(a, b) for a, b in zip(after, grads))          # nothing ran: .grad unchanged
+    assert "이번에는 backward() 호출을 실행하지 않습니다" in render("ko", last["msg"])

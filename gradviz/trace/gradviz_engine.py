@@ -279,8 +279,8 @@ class GradvizAdapter(EngineAdapter):
         for s in self.trace.steps:
             if s.cut_only:
                 continue
-            if s.op is None:
-                return "user"
+            if s.op is None:             # a layer folded by collapse=, or a custom Function: the user's code
+                return "folded" if getattr(s, "members", None) else "user"
             args = []
             for i, inp in enumerate(s.inputs):
                 if inp.kind == "leaf":

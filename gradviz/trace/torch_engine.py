@@ -586,28 +586,38 @@ class TorchAdapter(EngineAdapter):
         Only ops of the op table that :data:`_REPLAY` knows how to call, each first checked on the
         numbers it read the first time (it must give the output it gave, and a node of the same
         name); never the user's own code (a custom Function, a module's forward), never a graph
-        folded into layers. The trace then holds the new pass: nodes and every value.
+        folded into layers. The trace then holds the new pass: nodes and every value.  Why not:
+        ``"folded"`` (``collapse=``), ``"user"`` (a custom Function), ``"unkept"`` (a value PyTorch
+        did not keep), ``"op"`` (an op it cannot call), ``"differs"`` (an op gives other numbers when
+        run again: a random one), ``"no graph"``.
         """
         torch, made, done = self.torch, {}, []
-        if len(self.trace.steps) != len(self.all_steps) or any(s.user or s.op is None for s in self.all_steps):
+        if self.trace.folds or len(self.trace.steps) != len(self.all_steps):
+            return "folded"
+        if any(s.user for s in self.all_steps):
             return "user"
+        if any(s.op is None for s in self.all_steps):
+            return "op"
         for s in self.trace.steps:
             call = _REPLAY.get(s.op.key)
-            if call is None or any(i.output_nr or i.kind == "const" and i.data is None for i in s.inputs):
-                return "user"
+            if call is None or any(i.output_nr for i in s.inputs):
+                return "op"
+            if any(i.kind == "const" and i.data is None for i in s.inputs):
+                return "unkept"
             try:
                 with torch.no_grad():                    # the same op on the numbers it read then
                     old = call(torch, [_tensor(torch, i.data, i.src) for i in s.inputs], s.params)
-                if s.out.data is None or not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6,
-                                                         equal_nan=True):
-                    return "user"
+                if s.out.data is None:
+                    return "unkept"
+                if not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6, equal_nan=True):
+                    return "differs"
                 args = [inp.src.tensor() if inp.kind == "leaf" else made[id(inp.src)] if inp.kind == "op"
                         else _tensor(torch, inp.data, inp.src) for inp in s.inputs]
                 out = call(torch, args, s.params)
             except Exception:  # an op we cannot call so: say the forward pass cannot run again
-                return "user"
+                return "op"
             if out.grad_fn is None or out.grad_fn.name() != s.name:
-                return "user"
+                return "op"
             made[id(s)] = out
             done.append((s, out, args))
         root = self.trace.root_step

@@ -15,6 +15,8 @@ A frame is a dict::
      "focus": [node id], "lit": [node id], "edges": [edge id],    (highlighted in this frame only)
      "set":   {slot: text},                         (kept until a later frame changes it)
      "event": the recorded Event's numbers, or None}
+    (a failed call adds "error": the engine's message; a live press the widget did not run, since the
+    graph can neither run backward again nor be built again, adds "unchecked": True)
 
 Slots are ``val:<node id>``, ``grad:<node id>``, ``edge:<edge id>``, ``cls:<node id>``
 (``pending``/``fwd``/``bwd``) and ``check:<leaf name>`` (the derivation's check mark).
@@ -220,8 +222,8 @@ def start_frame(lesson, ids, grads, targets):
             s[f"val:{ids.leaf(t)}"] = _val_slot(t.data)
             s[f"cls:{ids.leaf(t)}"] = ""
             s[f"grad:{ids.leaf(t)}"] = _grad_slot(g, True)
-        if _written(lesson, t):
-            s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t.seq), t, lesson)
+        if _written(lesson, t):         # (a .grad from before: the notebook's code, maybe at other values)
+            s[f"check:{lesson.name(t)}"] = _check_slot(g, targets.get(t.seq), t, lesson, known=False)
     for node in lesson.nodes:           # names the widget made up, so captions can point at them
         if node.out.auto and ids.group(node) is None and ids.value(node) != ids.op(node):
             s[f"name:{ids.value(node)}"] = lesson.name(node)
@@ -560,8 +562,9 @@ def error_frame(lesson, run, run_number, message):
     return f
 
 
-def note_frame(lesson, key):
-    return _frame("note", "note", [key, {"root": lesson.root_name}])
+def note_frame(lesson, key, **args):
+    """A frame that only says something: caption ``key`` (its fields ``root`` and ``args``)."""
+    return _frame("note", "note", [key, {"root": lesson.root_name, **args}])
 
 
 def values_frame(lesson, ids, key):

@@ -225,8 +225,10 @@ class Animation:
         ``forward_again`` and ``error`` are the widget's traits of those names.
         """
         new = self.sync_frame()
-        again, redone = self._forward_again_frames(forward_again, error)
+        again, redone, blocked = self._forward_again_frames(forward_again, error)
         new += again
+        if blocked:   # the graph cannot run backward() again, nor be built again: said in words, not run
+            return new, redone
         runs, failed = self.adapter.backward(self.gradient, retain_graph)   # (the gradient animate() was given)
         folding.fold_runs(self.adapter.trace, runs)
         new += self.run_frames(runs, failed, self.gradient is not None)
@@ -238,17 +240,29 @@ class Animation:
         theirs any more: freed, a saved value changed in place (a training step), or a leaf's numbers
         changed without a version bump (``p.data -= ...``).  Only if ``forward_again`` is on (off,
         the engine's error is the lesson).  Every value is then redrawn (one frame sets them all)
-        and the derivation and its check targets are computed again at the new values."""
+        and the derivation and its check targets are computed again at the new values.
+
+        Returns ``(frames, redone, blocked)``: ``blocked`` when the forward pass cannot run again
+        (``collapse=``, a value PyTorch did not keep, the user's own code...) and the graph cannot run
+        backward either (freed, or a saved value changed in place): the engine would only refuse, so
+        the press ends on a note that says what cannot be checked and why, with nothing run."""
         stale = getattr(self.adapter, "stale", None)
-        why = stale() if stale is not None else None
+        unusable = stale() if stale is not None else None
+        why = unusable
         if why is None and any(not _same(a, self.leaf_numbers.get(k)) for k, a in self._numbers_now().items()):
             why = "modified"
         if why is None or not forward_again:    # (off on purpose: the engine's error is the lesson)
-            return [], None
-        if self.adapter.forward_again() is not None:
-            return [note_frame(self.lesson, "cap_forward_again_no_" + why)], None
+            return [], None, False
+        cannot = self.adapter.forward_again()
+        if cannot is not None:
+            reason = ["why_" + cannot.replace(" ", "_"), {}]
+            if unusable is None:    # (the old graph still runs: on the values it was built with)
+                return [note_frame(self.lesson, "cap_forward_again_no_" + why, reason=reason)], None, False
+            note = note_frame(self.lesson, "cap_not_run_" + unusable, reason=reason)
+            note["unchecked"] = True        # (the widget's caption says so: no new call, nothing to check)
+            return [note], None, True
         redone = self.derive(self.adapter.seed(self.gradient), error)
-        return [values_frame(self.lesson, self.ids, "cap_forward_again_" + why)], redone
+        return [values_frame(self.lesson, self.ids, "cap_forward_again_" + why)], redone, False
 
     def zero_grad(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad``: the frames saying so."""

@@ -36,6 +36,7 @@
  * @property {Object<string, *>} set  slots set by this frame
  * @property {?Object} event  the recorded engine event's numbers
  * @property {string} [error] the engine's error message
+ * @property {boolean} [unchecked] a live press the widget did not run (nothing new to check; the caption says why)
  *
  * @typedef {Object} Derivation
  * @property {Math[]} custom  @property {Math[]} defs  @property {Math[]} where (δ = …, named once)
@@ -913,6 +914,8 @@ function createTalk(ctx) {
     if (!f) return "";
     if (stepwise) fadeIn(caption);
     caption.classList.toggle("gv-caption-error", !!f.error);
+    // a press the widget could not run (the graph cannot be run again, nor built again): said in words
+    caption.toggleAttribute("data-gv-unchecked", !!f.unchecked);
     caption.setAttribute("aria-live", f.error ? "assertive" : "polite");
     caption.dataset.phase = f.phase;
     return caption.textContent;
