@@ -642,13 +642,62 @@ op("logsumexp", grad_fn="LogsumexpBackward0", symbol="logΣexp", forward=_logsum
    latex=r"\log \sum e^{@0}", dlatex=[r"\operatorname{softmax}(@0)"],
    params={"dim": 0}, method="logsumexp", function=True, inputs="reduce_dim", along_dim=True,
    saved={"dim": "@dim", "keepdim": "@keepdim", "self": 0, "result": "o"})
-# cumsum adds from 0, as PyTorch's loop does: a leading -0.0 becomes 0.0
-op("cumsum", grad_fn="CumsumBackward0", forward=lambda a, dim: np.cumsum(a, axis=dim, dtype=a.dtype) + a.dtype.type(0),
-   vjps=[lambda g, y, a, dim: np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)], uses=[""],
+def _reversed_cumsum(w, dim):
+    """Σ_{j ≥ i} w_j along ``dim``: PyTorch's ``w.flip(dim).cumsum(dim).flip(dim)``."""
+    return np.flip(call("cumsum", np.flip(w, dim), dim=dim), dim)
+
+
+def _cumsum_vjp(g, y, a, dim):
+    """∂(Σ_{j≤k} x_j)/∂x_i = 1 for k ≥ i: the gradient summed from the end"""
+    return g if a.size <= 1 or a.shape[dim] == 1 else _reversed_cumsum(g, dim)
+
+
+def _cumprod_vjp(g, y, a, dim):
+    """∂(Π_{j≤k} x_j)/∂x_i = y_k / x_i for k ≥ i: Σ_{k≥i} y_k g_k / x_i, as PyTorch's cumprod_backward
+    computes it where no x is 0; with zeros, its mask gymnastics (the products of the others)."""
+    if a.size <= 1 or a.shape[dim] == 1:
+        return g
+    w = y * g
+    zero = a == 0
+    if not zero.any():
+        return _reversed_cumsum(w, dim) / a
+    return _cumprod_vjp_zeros(g, y, a, dim, w, zero)
+
+
+def _cumprod_vjp_zeros(g, y, a, dim, w, zero):
+    """cumprod_backward's O(n) path for inputs holding zeros: before the first zero as without
+    zeros; at the first zero, Σ_k (Π of the inputs after it up to k) g_k times the product before
+    it; after it, 0."""
+    count = kernels.cumsum(zero.astype(np.int64), dim)
+    before = count == 0
+    out = np.zeros(a.shape, g.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[before] = (_reversed_cumsum(np.where(before, w, 0).astype(g.dtype), dim) / a)[before]
+    between = count == 1
+    first = np.argmax(between, axis=dim)                       # the first zero's index (0 if none)
+    first_mask = np.zeros(a.shape, bool)
+    np.put_along_axis(first_mask, np.expand_dims(first, dim), True, axis=dim)
+    first_mask &= between
+    between &= ~first_mask
+    after = kernels.cumprod(np.where(between, a, 1).astype(a.dtype), dim) * np.where(count != 1, 0, g).astype(g.dtype)
+    total = kernels.sum(after, axis=dim, keepdims=True)
+    prior = np.take_along_axis(y, np.expand_dims(np.maximum(first - 1, 0), dim), axis=dim)
+    prior = np.where(np.expand_dims(first, dim) == 0, 1, prior).astype(y.dtype)
+    out[first_mask] = np.broadcast_to(total * prior, a.shape)[first_mask]
+    return out
+
+
+op("cumsum", grad_fn="CumsumBackward0", forward=kernels.cumsum,
+   vjps=[_cumsum_vjp], uses=[""],
    latex=r"\sum_{j \le i} @0_j", dlatex=[r"\mathbb{1}[j \le i]"],
    params={"dim": 0}, method="cumsum", inplace=True, function=True, inputs="softmax", along_dim=True,
    contiguous=True,     # (PyTorch allocates a cumsum row-major)
    saved={"dim": "@dim"})
+op("cumprod", grad_fn="CumprodBackward0", forward=kernels.cumprod,
+   vjps=[_cumprod_vjp], uses=["0o"],
+   latex=r"\prod_{j \le i} @0_j", dlatex=[r"\prod_{j \le k,\, j \ne i} @0_j"],
+   params={"dim": 0}, method="cumprod", inplace=True, function=True, inputs="softmax", along_dim=True,
+   contiguous=True, saved={"dim": "@dim", "result": "o", "self": 0})
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 

@@ -620,6 +620,10 @@ class Tensor(TensorBase):
         t = _reduction_methods._accumulated(self, dtype)
         return apply(OPS["cumsum"], (t,), dim=_dims(dim, t.ndim)[0])
 
+    def cumprod(self, dim, dtype=None):
+        t = _reduction_methods._accumulated(self, dtype)
+        return apply(OPS["cumprod"], (t,), dim=_dims(dim, t.ndim)[0])
+
     def masked_fill(self, mask, value):
         """A copy with ``value`` wherever ``mask`` is True."""
         return apply(OPS["masked_fill"], (self,), mask=np.asarray(as_array(mask), bool), value=_number(value))

@@ -219,6 +219,8 @@ REFERENCE = {
     "logsumexp": lambda a, dim, keepdim=False: np.log(np.exp(a).sum(axis=dim, keepdims=keepdim)),
     "cumsum": lambda a, dim: np.apply_along_axis(lambda v: np.array([math.fsum(v[:i + 1]) for i in range(len(v))]),
                                                  dim, a),
+    "cumprod": lambda a, dim: np.apply_along_axis(lambda v: np.array([math.prod(v[:i + 1]) for i in range(len(v))]),
+                                                  dim, a),
     "masked_fill": lambda a, mask, value: np.where(np.broadcast_to(mask, a.shape), value, a),
     "flip": lambda a, dims: a[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(a.ndim))],
     "tril": lambda a, diagonal=0: np.array([[v if j - i <= diagonal else 0.0 for j, v in enumerate(row)]

@@ -26,7 +26,7 @@ import numpy as np
 from ._numerics import fma
 from ._threads import get_num_threads
 
-__all__ = ["torch_sum", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums"]
+__all__ = ["torch_sum", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums"]
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}   # AVX2 vectors
 _ILP = 4       # independent accumulators
@@ -248,3 +248,26 @@ def batch_norm_backward_sums(g, x, mean):
     centred = x.astype(np.float64) - np.reshape(mean.astype(np.float64), (1, -1) + (1,) * (x.ndim - 2))
     return (np.sum(g, axis=axes, dtype=np.float64).astype(x.dtype),
             np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype))
+
+
+# --- running sums and products ----------------------------------------------------------------------
+
+def _accumulator(dtype):
+    """The type PyTorch's CPU cumsum/cumprod loop carries its running value in (``acc_type``):
+    double for float32 and float64, float for float16, int64 for integers."""
+    return np.float64 if dtype in (np.float32, np.float64) else np.float32 if dtype == np.float16 else np.int64
+
+
+def cumsum(a, dim):
+    """``x.cumsum(dim)`` as PyTorch's ``cumsum_cpu_kernel``: a running sum from 0 in the accumulator's
+    type (double for float32), each prefix rounded to the dtype as it is written."""
+    a = np.asarray(a)
+    acc = _accumulator(a.dtype)
+    return (np.cumsum(a, axis=dim, dtype=acc) + acc(0)).astype(a.dtype)
+
+
+def cumprod(a, dim):
+    """``x.cumprod(dim)`` as PyTorch's ``cumprod_cpu_kernel``: a running product from 1 in the
+    accumulator's type, each prefix rounded to the dtype."""
+    a = np.asarray(a)
+    return np.cumprod(a, axis=dim, dtype=_accumulator(a.dtype)).astype(a.dtype)

@@ -9,7 +9,7 @@
 'MseLossBackward0'
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .layers import (BatchNorm1d, Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid,
                      Softmax, Tanh)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
@@ -18,4 +18,4 @@ from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
            "LogSoftmax", "Dropout", "Embedding", "BatchNorm1d", "Sequential", "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "functional", "init"]
+           "BCEWithLogitsLoss", "functional", "init", "utils"]
