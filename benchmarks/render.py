@@ -18,10 +18,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gradviz as torch  # noqa: E402
-from gradviz import render as R  # noqa: E402
-from gradviz.draw import Drawing  # noqa: E402
-from gradviz.dot_text import to_dot  # noqa: E402
-from gradviz.draw import build_graph  # noqa: E402
+from gradviz.drawing import render  # noqa: E402
+from gradviz.drawing.picture import Drawing  # noqa: E402
+from gradviz.drawing.dot_text import to_dot  # noqa: E402
+from gradviz.drawing.picture import build_graph  # noqa: E402
 
 FULL_TIMEOUT = 60.0
 
@@ -45,7 +45,7 @@ def best(fn, repeat):
     return min(times)
 
 
-def layout_alone(renderer, source, timeout=R.TIMEOUT):
+def layout_alone(renderer, source, timeout=render.TIMEOUT):
     subprocess.run([renderer.path, "-Tsvg"], input=source.encode(), capture_output=True, check=True,
                    timeout=timeout)
 
@@ -78,8 +78,8 @@ def main():
     renderers = [("graphviz-pure", "pure"), ("system dot", "system")]
     for title, choice in renderers:
         try:
-            renderer = R.find_renderer(choice)
-        except R.RendererNotFound:
+            renderer = render.find_renderer(choice)
+        except render.RendererNotFound:
             print(f"\n{title}: not installed")
             continue
         print(f"\n{title}: {renderer.version()}  ({renderer.path})")

@@ -61,7 +61,7 @@ def __getattr__(name):
     # The drawing and widget layers import graphviz/anywidget: load them only when asked for.
     # (importlib, not ``from . import x``: that form asks this very __getattr__ first, forever)
     if name in ("draw", "Graph", "build_graph"):
-        return getattr(_importlib.import_module(__name__ + ".draw"), name)
+        return getattr(_importlib.import_module(__name__ + ".drawing"), name)
     if name in ("animate", "AutogradWidget", "practice"):
         return getattr(_importlib.import_module(__name__ + ".widget"), name)
     if name == "trace":

@@ -1,4 +1,4 @@
-"""gradviz.dot_text: golden DOT text for the seed lessons' graphs, determinism and escaping.
+"""gradviz.drawing.dot_text: golden DOT text for the seed lessons' graphs, determinism and escaping.
 
 Regenerate the golden files after an intended change with ``GRADVIZ_UPDATE_GOLDEN=1 pytest tests/test_dot_text.py``
 (then look at the diff: it is the review).
@@ -16,8 +16,8 @@ import pytest
 import gradviz as torch
 import gradviz.trace as trace
 from gradviz.autograd import Variable
-from gradviz.dot_text import html_text, quote, to_dot
-from gradviz.draw import build_graph
+from gradviz.drawing.dot_text import html_text, quote, to_dot
+from gradviz.drawing.picture import build_graph
 
 GOLDEN = Path(__file__).parent / "golden" / "dot"
 PURE = shutil.which("graphviz-pure") or str(Path(sys.executable).with_name("graphviz-pure"))
@@ -128,7 +128,7 @@ def test_escaped_dot_still_parses():
 
 
 def test_building_dot_needs_no_graphviz():
-    code = ("import sys, gradviz as torch; from gradviz.dot_text import to_dot; from gradviz.draw import build_graph;"
+    code = ("import sys, gradviz as torch; from gradviz.drawing.dot_text import to_dot; from gradviz.drawing.picture import build_graph;"
             "x = torch.ones(2, requires_grad=True); to_dot(build_graph((x * 2).sum()));"
             "print('graphviz' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,4 +1,4 @@
-"""gradviz.graph: the neutral graph -- nodes, edges, ids, names, values, lookups, to_dict()."""
+"""gradviz.drawing.graph: the neutral graph -- nodes, edges, ids, names, values, lookups, to_dict()."""
 
 import json
 
@@ -8,8 +8,8 @@ import pytest
 import gradviz as torch
 import gradviz.trace as trace
 from gradviz.autograd import Variable
-from gradviz.draw import build_graph
-from gradviz.graph import Graph, latex_name
+from gradviz.drawing.picture import build_graph
+from gradviz.drawing.graph import Graph, latex_name
 from gradviz.value_text import format_number, format_value
 
 

@@ -144,8 +144,8 @@ def test_kernels_import_nothing_above_them():
 
 # The core's PyTorch packages (autograd, optim, utils, save/load) sit below the picture: a training
 # loop never loads the trace, the drawing or the widget.
-PICTURE = ("gradviz.trace", "gradviz.value_text", "gradviz.graph", "gradviz.draw", "gradviz.render", "gradviz.dot_text",
-           "gradviz.legend", "gradviz.formula", "gradviz.chain_rule", "gradviz.widget", "gradviz.slides")
+PICTURE = ("gradviz.trace", "gradviz.value_text", "gradviz.formula", "gradviz.chain_rule", "gradviz.drawing",
+           "gradviz.widget", "gradviz.slides")
 
 
 def test_the_core_packages_import_no_picture():
@@ -187,8 +187,7 @@ LAYERS = [
                             "gradviz.serialization", "gradviz.quiz")),
     ("the package face", ("gradviz",)),
     ("the trace", ("gradviz.trace",)),
-    ("the drawing", ("gradviz.value_text", "gradviz.formula", "gradviz.chain_rule", "gradviz.graph",
-                     "gradviz.dot_text", "gradviz.render", "gradviz.legend", "gradviz.draw")),
+    ("the drawing", ("gradviz.value_text", "gradviz.formula", "gradviz.chain_rule", "gradviz.drawing")),
     ("the widget", ("gradviz.widget", "gradviz.slides", "gradviz.__main__")),
 ]
 
@@ -214,7 +213,22 @@ def test_no_module_imports_from_a_layer_above_its_own():
 def test_the_layer_rule_finds_an_upward_import():
     assert layer_of("gradviz.kernels._sleef") == 0 and layer_of("gradviz.widget.frames") == len(LAYERS) - 1
     assert layer_of("gradviz") == 7 and layer_of("gradviz.trace.model") == 8
-    assert layer_of("gradviz.tensor") < layer_of("gradviz.trace") < layer_of("gradviz.graph")
+    assert layer_of("gradviz.tensor") < layer_of("gradviz.trace") < layer_of("gradviz.drawing.graph")
+
+
+# The drawing package in the order a picture is made: the graph model, its DOT text, Graphviz's
+# layout and rendering, the SVG decorated, the SVG's ids; the key beside them; draw() runs them all.
+# A stage imports only the stages before it (and nothing of the drawing package imports the widget).
+DRAWING_STAGES = ("graph", "dot_text", "render", "svg", "svg_ids", "legend", "picture")
+
+
+def test_the_drawing_runs_in_stages():
+    graph = import_graph()
+    modules = {m for m in graph if m.startswith("gradviz.drawing.")}
+    assert modules == {f"gradviz.drawing.{s}" for s in DRAWING_STAGES}, sorted(modules)
+    for k, stage in enumerate(DRAWING_STAGES):
+        later = {f"gradviz.drawing.{s}" for s in DRAWING_STAGES[k:]} | {"gradviz.drawing"}
+        assert not graph[f"gradviz.drawing.{stage}"] & later, (stage, sorted(graph[f"gradviz.drawing.{stage}"] & later))
 
 
 def test_only_the_drawing_and_the_widget_read_the_trace():
@@ -244,7 +258,7 @@ def _outside_imports():
 # install runs the core, and ``import gradviz`` loads none of them.
 OUTSIDE = {"anywidget": "gradviz.widget", "traitlets": "gradviz.widget", "latex2mathml": ("gradviz.widget",
            "gradviz.slides"), "nh3": "gradviz.widget", "nbformat": "gradviz.slides", "nbconvert": "gradviz.slides",
-           "nbclient": "gradviz.slides", "jupyter_client": "gradviz.slides", "graphviz": "gradviz.draw",
+           "nbclient": "gradviz.slides", "jupyter_client": "gradviz.slides", "graphviz": "gradviz.drawing.picture",
            "torch": "gradviz.trace"}
 
 

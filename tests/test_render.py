@@ -1,4 +1,4 @@
-"""gradviz.render and gradviz.draw: running Graphviz, the SVG contract the widget reads, clear errors.
+"""gradviz.drawing.render and gradviz.draw: running Graphviz, the SVG contract the widget reads, clear errors.
 
 Tests that run a Graphviz command are marked ``needs_graphviz_pure`` (skipped, saying why, without it).
 """
@@ -16,14 +16,15 @@ import pytest
 import gradviz
 import gradviz as torch
 import gradviz.trace as trace
-from gradviz import render as R
-from gradviz.draw import CSS, Drawing, decorate_svg, draw
+from gradviz.drawing import render
+from gradviz.drawing.picture import Drawing, draw
+from gradviz.drawing.svg import CSS, decorate_svg
 
 S = "{http://www.w3.org/2000/svg}"
 try:
-    R.find_renderer("pure")
+    render.find_renderer("pure")
     HAVE_PURE = True
-except R.RendererNotFound:
+except render.RendererNotFound:
     HAVE_PURE = False
 needs_graphviz_pure = pytest.mark.skipif(not HAVE_PURE, reason="graphviz-pure is not installed")
 
@@ -49,7 +50,7 @@ def cs535(view="dataflow"):
 def no_dot_on_path(monkeypatch, tmp_path):
     """PATH with nothing on it: no system `dot` (and no graphviz-pure except beside python)."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.delenv(R.ENV_VAR, raising=False)
+    monkeypatch.delenv(render.ENV_VAR, raising=False)
 
 
 # --- finding and running the command --------------------------------------------------------------
@@ -57,48 +58,48 @@ def no_dot_on_path(monkeypatch, tmp_path):
 @needs_graphviz_pure
 def test_renders_without_system_dot(monkeypatch, tmp_path):
     no_dot_on_path(monkeypatch, tmp_path)
-    r = R.find_renderer()
+    r = render.find_renderer()
     assert r.kind == "pure" and Path(r.path).name.startswith("graphviz-pure")
-    svg = R.render("digraph { a -> b }", "svg")
+    svg = render.render("digraph { a -> b }", "svg")
     assert svg.startswith(b"<?xml") and b"<svg" in svg
     assert seed().svg().startswith("<svg")
 
 
 @needs_graphviz_pure
 def test_what_graphviz_pure_writes():
-    r = R.find_renderer("pure")
+    r = render.find_renderer("pure")
     formats = r.formats()
     assert {"svg", "png", "jpeg", "dot", "json", "plain"} <= set(formats)
     assert "pdf" not in formats
     assert "graphviz-pure" in r.version()
-    assert R.render("digraph { a }", "png").startswith(b"\x89PNG")
+    assert render.render("digraph { a }", "png").startswith(b"\x89PNG")
 
 
 @needs_graphviz_pure
 def test_pdf_is_refused_with_a_clear_message(tmp_path):
-    with pytest.raises(R.FormatNotSupported, match=r"does not write PDF.*\.svg or \.png.*GRADVIZ_RENDERER=system"):
+    with pytest.raises(render.FormatNotSupported, match=r"does not write PDF.*\.svg or \.png.*GRADVIZ_RENDERER=system"):
         seed().save(tmp_path / "g.pdf")
 
 
 def test_missing_renderer_names_both_fixes(monkeypatch, tmp_path):
     no_dot_on_path(monkeypatch, tmp_path)
-    monkeypatch.setattr(R, "PURE", "graphviz-pure-missing")   # as if the wheel were not installed
-    for call in (lambda: R.find_renderer(), lambda: R.find_renderer("system"),
-                 lambda: R.find_renderer(str(tmp_path / "no-such-dot"))):
-        with pytest.raises(R.RendererNotFound) as err:
+    monkeypatch.setattr(render, "PURE", "graphviz-pure-missing")   # as if the wheel were not installed
+    for call in (lambda: render.find_renderer(), lambda: render.find_renderer("system"),
+                 lambda: render.find_renderer(str(tmp_path / "no-such-dot"))):
+        with pytest.raises(render.RendererNotFound) as err:
             call()
         assert "pip install graphviz-pure" in str(err.value) and "install Graphviz" in str(err.value)
-    with pytest.raises(R.RendererNotFound, match="GRADVIZ_RENDERER=system"):
-        R.find_renderer()
-    with pytest.raises(R.RendererNotFound, match="renderer='system' asks for Graphviz's `dot`"):
-        R.find_renderer("system")               # the message names what the user wrote
-    monkeypatch.setenv(R.ENV_VAR, "system")
-    with pytest.raises(R.RendererNotFound, match="GRADVIZ_RENDERER=system asks .* unset GRADVIZ_RENDERER"):
+    with pytest.raises(render.RendererNotFound, match="GRADVIZ_RENDERER=system"):
+        render.find_renderer()
+    with pytest.raises(render.RendererNotFound, match="renderer='system' asks for Graphviz's `dot`"):
+        render.find_renderer("system")               # the message names what the user wrote
+    monkeypatch.setenv(render.ENV_VAR, "system")
+    with pytest.raises(render.RendererNotFound, match="GRADVIZ_RENDERER=system asks .* unset GRADVIZ_RENDERER"):
         seed().svg()
 
 
 def test_missing_renderer_in_a_notebook_is_a_message_not_a_traceback(monkeypatch):
-    monkeypatch.setenv(R.ENV_VAR, "/nonexistent/graphviz-pure")
+    monkeypatch.setenv(render.ENV_VAR, "/nonexistent/graphviz-pure")
     bundle = seed()._repr_mimebundle_()
     assert list(bundle) == ["text/plain"] and "pip install graphviz-pure" in bundle["text/plain"]
 
@@ -114,17 +115,17 @@ def fake_renderer(tmp_path, body):
 @pytest.mark.skipif(os.name == "nt", reason="a shell script stands in for Graphviz")
 def test_layout_time_is_bounded(tmp_path):
     slow = fake_renderer(tmp_path, "sleep 10")
-    with pytest.raises(R.RenderTimeout, match="longer than 0.3 s"):
-        R.render("digraph { a }", "svg", renderer=slow, timeout=0.3)
+    with pytest.raises(render.RenderTimeout, match="longer than 0.3 s"):
+        render.render("digraph { a }", "svg", renderer=slow, timeout=0.3)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="a shell script stands in for Graphviz")
 def test_renderer_errors_and_unknown_formats(tmp_path):
     failing = fake_renderer(tmp_path, "echo 'Error: syntax error in line 1' >&2; exit 1")
-    with pytest.raises(R.RenderError, match="syntax error"):
-        R.render("digraph {", "svg", renderer=failing)
-    with pytest.raises(R.FormatNotSupported, match="writes: svg"):
-        R.render("digraph {}", "png", renderer=failing)
+    with pytest.raises(render.RenderError, match="syntax error"):
+        render.render("digraph {", "svg", renderer=failing)
+    with pytest.raises(render.FormatNotSupported, match="writes: svg"):
+        render.render("digraph {}", "png", renderer=failing)
 
 
 # --- the SVG contract ---------------------------------------------------------------------------
@@ -261,10 +262,10 @@ def test_big_graphs_draw_a_summary_quickly(tanh_chain):
 
 
 def test_gradviz_draw_names_and_lazy_imports():
-    code = ("import sys, gradviz; assert 'gradviz.draw' not in sys.modules and 'graphviz' not in sys.modules;"
+    code = ("import sys, gradviz; assert 'gradviz.drawing' not in sys.modules and 'graphviz' not in sys.modules;"
             "import gradviz as torch; x = torch.ones(2, requires_grad=True);"
             "d = gradviz.draw((x * 2).sum()); d2 = gradviz.draw((x * 3).sum());"
-            "from gradviz.draw import Drawing; assert isinstance(d, Drawing) and isinstance(d2, Drawing);"
+            "from gradviz.drawing.picture import Drawing; assert isinstance(d, Drawing) and isinstance(d2, Drawing);"
             "assert gradviz.build_graph and gradviz.Graph;"
             "print('graphviz' in sys.modules, [n.name for n in d2.graph.nodes if n.name])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -269,9 +269,9 @@ def test_submodules_do_not_hide_functions():
     """Loading the drawing layer (which writes DOT text) and gradviz.gradcheck leave the functions in place."""
     import importlib
     import types
-    importlib.import_module("gradviz.dot_text")
+    importlib.import_module("gradviz.drawing.dot_text")
     importlib.import_module("gradviz.gradcheck")
-    importlib.import_module("gradviz.draw")
+    importlib.import_module("gradviz.drawing")
     assert torch.dot(torch.tensor([1., 2.]), torch.tensor([3., 4.])).item() == 11.0
     assert callable(torch.gradcheck) and not isinstance(torch.gradcheck, types.ModuleType)
     assert torch.gradcheck(lambda x: (x * x).sum(), (torch.ones(2, dtype=torch.float64, requires_grad=True),))

@@ -249,14 +249,14 @@ def test_animate_rejects_what_is_not_a_tensor():
 
 
 def test_no_renderer_is_said_inside_the_widget(comms, monkeypatch):
-    from gradviz import draw as drawing
-    from gradviz.render import RendererNotFound
+    from gradviz.drawing import picture
+    from gradviz.drawing.render import RendererNotFound
 
     def missing(self, *a, **k):
         raise RendererNotFound("cannot draw the graph: the Graphviz command 'nope' was not found. "
                                "Either `pip install graphviz-pure` ...")
 
-    monkeypatch.setattr(drawing.Drawing, "svg", missing)
+    monkeypatch.setattr(picture.Drawing, "svg", missing)
     root, names, _ = LESSONS["seed"]()
     w = AutogradWidget(root, names=names)
     assert w.svg == ""

@@ -154,7 +154,7 @@ def test_a_leaf_grad_changes_only_when_accumulategrad_runs():
 def _edges_of(w, frame):
     """The edge ids a node frame sent gradients along, in input order (None where nothing)."""
     seq = frame["event"]["seq"]
-    from gradviz.widget.drawing import ids_from_graph
+    from gradviz.drawing.svg_ids import ids_from_graph
     ids = ids_from_graph(w.graph)
     return [ids._edge_in.get((seq, i)) for i in range(len(frame["event"]["grads_out"]))]
 

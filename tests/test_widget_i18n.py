@@ -95,7 +95,7 @@ def _titles(svg):
 @pytest.mark.parametrize("lesson", ["seed", "tiny_mlp", "neuron"])
 def test_the_graphs_tooltips_speak_korean_too(lesson):
     """Hovering a node or an edge of a Korean widget reads Korean (issue 8): the tooltips are worded
-    through the same table as the captions (gradviz.dot_text.WORDS is its English part), say
+    through the same table as the captions (gradviz.drawing.dot_text.WORDS is its English part), say
     그라디언트, and put no particle after a value or a code name.  Switching lang re-words them."""
     root, names, gradient = LESSONS[lesson]()
     w = AutogradWidget(root, gradient, names=names, lang="ko")
@@ -113,7 +113,7 @@ def test_the_graphs_tooltips_speak_korean_too(lesson):
 
 
 def test_every_picture_word_has_a_korean_one():
-    from gradviz.dot_text import WORDS
+    from gradviz.drawing.dot_text import WORDS
     for key, text in WORDS.items():
         assert i18n.STRINGS["en"][key] == text
         assert i18n.STRINGS["ko"][key] != text or not re.search(r"[a-z]{3} [a-z]{3}", text), key

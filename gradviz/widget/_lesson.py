@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..graph import latex_name
+from ..drawing.graph import latex_name
 from ..value_text import format_line, format_number
 from ..trace import steps_reached, trace_of
 

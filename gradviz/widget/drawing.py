@@ -7,13 +7,13 @@ derivation still play.
 
 import re
 
-from ..draw import Drawing
-from ..graph import MAX_NODES, graph_of
-from ..render import RenderError, RenderTimeout
-from .frames import Ids
+from ..drawing.picture import Drawing
+from ..drawing.graph import MAX_NODES, graph_of
+from ..drawing.render import RenderError, RenderTimeout
+from ..drawing.svg_ids import ids_from_graph
 from .i18n import strings
 
-__all__ = ["draw_trace", "ids_from_graph", "clean_svg", "slim"]
+__all__ = ["draw_trace", "clean_svg", "slim"]
 
 NODE_KEYS = ("id", "kind", "label", "name", "seq", "fn_seq", "value", "grad_fn")
 EDGE_KEYS = ("id", "src", "dst", "kind", "input")
@@ -92,25 +92,3 @@ def slim(g):
     out["nodes"] = [{k: n.get(k) for k in NODE_KEYS} for n in g.get("nodes", [])]
     out["edges"] = [{k: e.get(k) for k in EDGE_KEYS} for e in g.get("edges", [])]
     return out
-
-
-def ids_from_graph(g, folded=None):
-    """Where the widget finds each op, value, leaf, constant and edge of a graph dict.
-
-    ``folded``: a summarized graph's ``Graph.folded`` (which group stands for which op and tensor).
-    """
-    kinds = {n["id"]: n["kind"] for n in g.get("nodes", [])}
-    op_ids = {int(k): v for k, v in g.get("op_ids", {}).items()}
-    seq_of_op = {v: k for k, v in op_ids.items()}
-    edge_in, edge_out, const = {}, {}, {}
-    for e in g.get("edges", []):
-        if e["dst"] in seq_of_op and e.get("input") is not None and e["kind"] in ("input", "next"):
-            key = (seq_of_op[e["dst"]], e["input"])
-            edge_in[key] = e["id"]
-            if kinds.get(e["src"]) == "const":
-                const[key] = e["src"]
-        if e["src"] in seq_of_op and e["kind"] in ("output", "root"):
-            edge_out[seq_of_op[e["src"]]] = e["id"]
-    leaf = {int(k): v for k, v in g.get("tensor_ids", {}).items() if kinds.get(v) == "leaf"}
-    value = {int(k): v for k, v in g.get("value_ids", {}).items()}
-    return Ids(op=op_ids, value=value, leaf=leaf, const=const, edge_in=edge_in, edge_out=edge_out, folded=folded)

@@ -21,7 +21,7 @@ A frame is a dict::
 Slots are ``val:<node id>``, ``grad:<node id>``, ``edge:<edge id>``, ``cls:<node id>``
 (``pending``/``fwd``/``bwd``) and ``check:<leaf name>`` (the derivation's check mark).
 
-A big graph's picture folds regions into ``group`` nodes (``gradviz.graph``); the ops a group
+A big graph's picture folds regions into ``group`` nodes (``gradviz.drawing.graph``); the ops a group
 folds run as one step forward (``fwd_group``) and one backward (``bwd_group``), so a 20,000-op
 chain has a few dozen frames, not 60,000.  ``"folded": {"group", "count"}`` says which group
 such a frame stands for (``AutogradWidget.expand(i)`` writes its ops out one by one).
@@ -33,83 +33,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..drawing.svg_ids import Ids
 from ..formula import Rule, fill, plain
 from ..trace.model import array_of
 from ..value_text import format_line, node_text, short, summary      # the one writer of numbers
 from .i18n import STRINGS
 from .derivation import MAX_LEAVES, check, forward_latex, local_derivative, objective, operand_mark, seed_name
 
-__all__ = ["Ids", "start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
+__all__ = ["start_frame", "forward_frames", "backward_frames", "zero_frame", "sync_frame",
            "error_frame", "note_frame", "values_frame", "event_data", "expr_text"]
 
 MAX_EXACT = 256        # arrays up to this size carry their exact numbers in the frame
 MAX_LISTED = 8         # leaves listed by name in a caption (the rest are counted)
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-class Ids:
-    """Where things are drawn: node and edge ids of the rendered graph, looked up by tensor/node.
-
-    Built from the drawing layer's graph dict (see :meth:`from_graph`) or, when there is no
-    drawing, made up (captions and the derivation still play; nothing is highlighted).
-    """
-
-    def __init__(self, op=None, value=None, leaf=None, const=None, edge_in=None, edge_out=None, folded=None):
-        self._folded = folded or {}    # "op" | "value" | "tensor" -> {seq: id of the group folding it}
-        self._folded_op, self._folded_value, self._folded_tensor = (
-            self._folded.get(k) or {} for k in ("op", "value", "tensor"))
-        self._op = op or {}            # node seq -> op node id
-        self._value = value or {}      # node seq -> id of the node showing its output value
-        self._leaf = leaf or {}        # leaf tensor seq -> node id
-        self._const = const or {}      # (node seq, i) -> node id
-        self._edge_in = edge_in or {}  # (node seq, i) -> id of the edge carrying input i (and its gradient)
-        self._edge_out = edge_out or {}  # node seq -> id of the edge op -> output value
-
-    def op(self, node):
-        return self._op.get(node.seq) or self.group(node) or f"op{node.seq}"
-
-    def value(self, node):
-        return self._value.get(node.seq) or self._folded_value.get(node.seq) or self.op(node)
-
-    def leaf(self, t):
-        return self._leaf.get(t.seq) or self.group_of_leaf(t) or f"leaf{t.seq}"
-
-    def group(self, node):
-        """The group node folding this op in a summarized picture (None: drawn on its own)."""
-        return self._folded_op.get(node.seq)
-
-    def band(self, group):
-        """Where a group runs forward among the groups (by depth, inputs first)."""
-        if not hasattr(self, "_bands"):
-            self._bands = {g: k for k, g in enumerate(self._folded.get("groups", []))}
-        return self._bands.get(group, 0)
-
-    def group_of_leaf(self, t):
-        return self._folded_tensor.get(t.seq)
-
-    def own_value(self, node):
-        """Whether the op's output has a node of its own (not folded into a group)."""
-        return self.group(node) is None or node.seq in self._value
-
-    def const(self, node, i):
-        return self._const.get((node.seq, i))
-
-    def edge_in(self, node, i):
-        return self._edge_in.get((node.seq, i))
-
-    def edge_out(self, node):
-        return self._edge_out.get(node.seq)
-
-    def input(self, lesson, node, i):
-        kind, thing = lesson.kinds(node)[i]
-        if kind == "leaf":
-            return self.leaf(thing)
-        if kind == "op":
-            return self.value(thing)
-        return self.const(node, i)
-
-    def all_edges(self):
-        return sorted(set(self._edge_in.values()) | set(self._edge_out.values()))
 
 
 # --- small helpers -----------------------------------------------------------------------------

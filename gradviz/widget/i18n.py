@@ -15,7 +15,7 @@ with the language's ``list_sep``).  :func:`render` does exactly what ``widget.js
 
 import re
 
-from ..dot_text import WORDS
+from ..drawing.dot_text import WORDS
 
 __all__ = ["LANGS", "STRINGS", "PRACTICE_KEYS", "strings", "fmt", "render"]
 
@@ -103,7 +103,7 @@ STRINGS = {
         "cap_sync": "Since the last step shown, the notebook changed .grad: {items}",
         "cap_sync_item": "{leaf}.grad is now {value}",
         "cap_restored": "animate() only showed the pass above: it wrote no .grad ({items}), so the notebook's own {root}.backward() works as usual. The buttons act on the real tensors from here on.",
-        # -- the graph's tooltips and labels: gradviz.dot_text.WORDS --
+        # -- the graph's tooltips and labels: gradviz.drawing.dot_text.WORDS --
         **WORDS,
         "cap_list": "{items}",
         "list_sep": "; ",
@@ -259,7 +259,7 @@ STRINGS = {
         "cap_sync": "마지막으로 보여 준 단계 이후 노트북에서 .grad 값이 바뀌었습니다: {items}",
         "cap_sync_item": "{leaf}.grad = {value}",
         "cap_restored": "animate() 함수는 위의 과정을 보여 주기만 했고 .grad 값은 하나도 쓰지 않았습니다({items}). 그래서 노트북에서 직접 {root}.backward() 호출을 해도 평소처럼 동작합니다. 이제부터 버튼은 실제 텐서에 작동합니다.",
-        # -- the graph's tooltips and labels (English: gradviz.dot_text.WORDS) --
+        # -- the graph's tooltips and labels (English: gradviz.drawing.dot_text.WORDS) --
         "tip_leaf": "잎(leaf) 텐서, requires_grad=True",
         "tip_data": "잎(leaf) 텐서 (데이터, 그라디언트 없음)",
         "tip_result": "{grad_fn} 연산의 결과",

@@ -16,7 +16,7 @@ class WidgetModel(t.HasTraits):
     """The traits :class:`~gradviz.widget.AutogradWidget` syncs to the front end."""
 
     svg = t.Unicode("", help="The graph as SVG, laid out once at its final size (nothing moves while it plays).").tag(sync=True)
-    graph = t.Dict(help="The drawn graph's nodes and edges (gradviz.graph.Graph.to_dict()).").tag(sync=True)
+    graph = t.Dict(help="The drawn graph's nodes and edges (gradviz.drawing.graph.Graph.to_dict()).").tag(sync=True)
     frames = t.List(help="The animation: one dict per step (see gradviz.widget.frames).").tag(sync=True)
     frame = t.Int(0, help="The step shown now, an index into frames.").tag(sync=True)
     playing = t.Bool(False, help="Whether the front end is stepping through the frames by itself.").tag(sync=True)

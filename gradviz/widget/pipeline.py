@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _check
-from ..draw import RANKDIRS
-from ..graph import VIEWS
+from ..drawing.picture import RANKDIRS
+from ..drawing.graph import VIEWS
+from ..drawing.svg_ids import Ids
 from ..trace import folding
 from ..trace.torch_watch import module_calls
 from ..value_text import summary
@@ -26,7 +27,7 @@ from . import practice_mode
 from ._lesson import Lesson
 from .derivation import StepMath, UserCodeError, build_derivation, targets
 from .drawing import draw_trace
-from .frames import (BackwardCall, Ids, Scene, backward_frames, error_frame, forward_frames, note_frame, start_frame,
+from .frames import (BackwardCall, Scene, backward_frames, error_frame, forward_frames, note_frame, start_frame,
                      sync_frame, values_frame, zero_frame)
 from .i18n import LANGS, strings
 

@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 
 import nh3
 
-from ..draw import CSS
+from ..drawing.svg import CSS
 
 __all__ = ["sanitize_mathml", "sanitize_html", "sanitize_svg", "TAGS", "ATTRS", "HTML_TAGS", "HTML_ATTRS",
            "STYLE_PROPERTIES", "SVG_TAGS", "SVG_ATTRS"]
@@ -226,7 +226,7 @@ def sanitize_html(markup):
 
 # --- the graph's SVG ----------------------------------------------------------------------------
 
-# what Graphviz's SVG output and gradviz's decoration of it (gradviz.draw.decorate_svg) use
+# what Graphviz's SVG output and gradviz's decoration of it (gradviz.drawing.svg.decorate_svg) use
 SVG_TAGS = {"svg", "g", "title", "desc", "text", "tspan", "path", "polygon", "polyline", "ellipse", "circle",
             "rect", "line", "defs", "linearGradient", "radialGradient", "stop"}
 SVG_ATTRS = {"xmlns", "id", "class", "width", "height", "viewBox", "transform", "d", "points", "x", "y",
@@ -246,7 +246,7 @@ def sanitize_svg(markup):
     """The graph's SVG with nothing that runs or loads: its drawing elements only, and gradviz's own CSS.
 
     A saved widget state (a notebook from someone else) may carry any SVG; what is left is what
-    gradviz draws.  The ``<style>`` kept is the one :mod:`gradviz.draw` puts in, if it is that one.
+    gradviz draws.  The ``<style>`` kept is the one :mod:`gradviz.drawing.svg` puts in, if it is that one.
 
     >>> sanitize_svg('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><g class="n">'
     ...              '<text>a&#160;b</text><a href="javascript:x"><path d="M0 0"/></a></g></svg>')

@@ -9,7 +9,7 @@
  * The model: mirrors the synced traits of gradviz.widget.AutogradWidget, one for one.
  * @typedef {Object} Model
  * @property {string} svg            the graph as SVG, laid out once at its final size
- * @property {Object} graph          the drawn graph (gradviz.graph.Graph.to_dict())
+ * @property {Object} graph          the drawn graph (gradviz.drawing.graph.Graph.to_dict())
  * @property {Frame[]} frames        the animation, one entry per step
  * @property {number} frame          the step shown now
  * @property {boolean} playing       whether the front end steps by itself

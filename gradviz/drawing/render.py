@@ -9,7 +9,7 @@ install or on Binder.  The system Graphviz ``dot`` is used only when asked for:
 >>> find_renderer("no-such-graphviz-command")
 Traceback (most recent call last):
 ...
-gradviz.render.RendererNotFound: cannot draw the graph: the Graphviz command 'no-such-graphviz-command' was not found. Either `pip install graphviz-pure` (no system packages needed), or install Graphviz (https://graphviz.org/download/) and set GRADVIZ_RENDERER=system.
+gradviz.drawing.render.RendererNotFound: cannot draw the graph: the Graphviz command 'no-such-graphviz-command' was not found. Either `pip install graphviz-pure` (no system packages needed), or install Graphviz (https://graphviz.org/download/) and set GRADVIZ_RENDERER=system.
 """
 
 import functools

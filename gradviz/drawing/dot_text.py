@@ -1,7 +1,7 @@
 r"""Graph -> DOT text (pure: builds a string, never runs Graphviz).
 
 >>> import gradviz as torch
->>> from gradviz.draw import build_graph
+>>> from gradviz.drawing.picture import build_graph
 >>> x = torch.ones(2, requires_grad=True)
 >>> print(to_dot(build_graph(x * 3)).splitlines()[0])
 digraph gradviz {
@@ -10,18 +10,18 @@ Every node and edge carries ``id="gv-<id>"`` and ``class="gv-node gv-<kind> ..."
 ``class="gv-edge ..."``; inside a node, each text slot is an HTML-like table cell with
 ``ID="gv-<id>-<slot>"`` (slots: ``name``, ``meta``, ``val``, ``grad`` in tensor nodes, ``sym`` and
 ``fn`` in op nodes, ``title`` elsewhere) and an edge's gradient label is ``gv-<id>-grad``.
-:mod:`gradviz.draw` turns those into the SVG contract the widget reads.
+:mod:`gradviz.drawing.svg` turns those into the SVG contract the widget reads.
 
 The colours written here are the light theme, for PNG files; the SVG takes its colours from CSS
-classes instead (:data:`gradviz.draw.CSS`), so one SVG follows light and dark themes.
+classes instead (:data:`gradviz.drawing.svg.CSS`), so one SVG follows light and dark themes.
 """
 
 import collections
 import html
 import re
 
-from .value_text import drawn_in_full
-from .ops import OPS
+from ..value_text import drawn_in_full
+from ..ops import OPS
 
 __all__ = ["to_dot", "quote", "html_text", "node_classes", "edge_classes", "op_beside_output", "slot_tips", "say",
            "WORDS",
@@ -177,7 +177,7 @@ def _table(rows):
 def slot_tips(node, words=None):
     """The tooltip of each text slot of a node, in ``words``' language: ``{slot: text}``.
 
-    Also read by :func:`gradviz.draw.decorate_svg`, which can word a drawing's tooltips anew
+    Also read by :func:`gradviz.drawing.svg.decorate_svg`, which can word a drawing's tooltips anew
     without laying it out again (a tooltip takes no room)."""
     if node.kind == "op":
         tip = say(words, "tip_op", grad_fn=node.grad_fn)
@@ -355,7 +355,7 @@ def op_beside_output(graph):
 
 
 def to_dot(graph, rankdir="TB", title=None, words=None):
-    """The DOT text for a :class:`gradviz.graph.Graph` (deterministic: same graph, same text).
+    """The DOT text for a :class:`gradviz.drawing.graph.Graph` (deterministic: same graph, same text).
 
     ``words``: the tooltips' and labels' words in another language (keys of :data:`WORDS`)."""
     nodes = {n.id: n for n in graph.nodes}

@@ -4,7 +4,7 @@ r"""Tensors -> a neutral computation graph: plain nodes and edges, deterministic
 >>> x = torch.ones(2, requires_grad=True)
 >>> y = 5 * (x + 1) ** 2
 >>> o = (1/2) * torch.sum(y)
->>> from gradviz.draw import build_graph      # traces the tensors, then graph_of(trace)
+>>> from gradviz.drawing.picture import build_graph      # traces the tensors, then graph_of(trace)
 >>> g = build_graph(o)
 >>> [(n.id, n.kind, n.label) for n in g.nodes][:6]
 [('n0', 'leaf', 'x'), ('n1', 'const', '1'), ('n2', 'op', '+'), ('n3', 'value', 'a'), ('n4', 'const', '2'), ('n5', 'op', '^')]
@@ -99,13 +99,13 @@ import weakref
 
 import numpy as np
 
-from . import autograd
-from ._dtype import _BY_NP
-from ._format import tensor_repr
-from . import formula                              # formulas are written in one place
-from .formula import latex_name
-from .ops import OPS
-from .value_text import SMALL, format_number, node_text
+from .. import autograd
+from .._dtype import _BY_NP
+from .._format import tensor_repr
+from .. import formula                              # formulas are written in one place
+from ..formula import latex_name
+from ..ops import OPS
+from ..value_text import SMALL, format_number, node_text
 
 __all__ = ["Graph", "GraphNode", "GraphEdge", "graph_of", "latex_name", "VIEWS", "KINDS", "MAX_NODES"]
 
@@ -303,7 +303,7 @@ def graph_of(trace, view="dataflow", max_nodes=None):
     (``"dataflow"`` or ``"pytorch"``); the trace's last run fills each node's ``flow`` and each
     edge's ``grad``.  ``max_nodes``: fold a bigger graph into groups (``Graph.summarized_graph``)
     before any value is written out, so a 20,000-op graph costs what its summary shows.
-    (:func:`gradviz.draw.build_graph` traces tensors first.)
+    (:func:`gradviz.drawing.picture.build_graph` traces tensors first.)
     """
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")

@@ -1,7 +1,7 @@
 """The key to a drawn graph (what dashed, blue, green, ``[2]`` mean), shown under ``draw()``'s picture.
 
 A ``<details>`` element: closed, it is one line ("Key"); a click opens it, with no script.  The
-colours are the drawing's palette (:data:`gradviz.dot_text.PALETTE`).  The widget draws the same
+colours are the drawing's palette (:data:`gradviz.drawing.dot_text.PALETTE`).  The widget draws the same
 key in its own front end, from the words in ``gradviz/widget/i18n.py`` (keys ``key_*``).
 
 >>> "leaf tensor" in legend_html()
