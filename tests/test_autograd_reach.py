@@ -417,7 +417,47 @@ print(y.grad_fn._saved_self)
 y.sum().backward()
 """
 
+LEGACY_MODULE_HOOK = r"""torch.manual_seed(0)
+lin = torch.nn.Linear(3, 2)
+def hook(m, gi, go):
+    print(type(m).__name__, [None if g is None else tuple(g.shape) for g in gi], [tuple(g.shape) for g in go])
+    print(gi, go)
+h = lin.register_backward_hook(hook)
+x = torch.randn(4, 3, requires_grad=True)
+lin(x).sum().backward()
+h.remove()
+lin(x).sum().backward()
+seq = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+t = seq[1]
+t.register_backward_hook(lambda m, gi, go: (gi[0] * 0,))
+seq(x).sum().backward(); print(seq[0].weight.grad)
+try:
+    t.register_full_backward_hook(hook)
+except RuntimeError as e:
+    print(e)
+f = torch.nn.Linear(2, 2); f.register_full_backward_hook(hook)
+try:
+    f.register_backward_hook(hook)
+except RuntimeError as e:
+    print(e)
+class Two(torch.nn.Module):
+    def forward(self, a):
+        return a * 2, a + 1
+class Many(torch.nn.Module):
+    def forward(self, a):
+        return (a * 2).exp()
+class Listy(torch.nn.Module):
+    def forward(self, a):
+        return [a * 2]
+for M in (Two, Many, Listy):
+    m = M(); m.register_backward_hook(lambda m, gi, go: print(type(m).__name__, len(gi), len(go)))
+    out = m(x)
+    (out[0] if isinstance(out, (tuple, list)) else out).sum().backward()
+m = Many(); m.register_backward_hook(hook); m(torch.ones(2)).sum()
+"""
+
 PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
+            "the old Module.register_backward_hook: one node's gradients, PyTorch's FutureWarnings": LEGACY_MODULE_HOOK,
             "the saved-tensor hooks docs: print, save to disk, raw saved register_hooks": SAVED_TENSOR_DOCS,
             "Functions with setup_context, once_differentiable (the extending-autograd docs)": SETUP_CONTEXT,
             "module hooks: forward, pre, full backward, with kwargs, prepend": MODULE_HOOKS,
@@ -495,3 +535,19 @@ def test_a_node_hook_returns_a_tuple_of_the_right_length(returned, error, messag
     with pytest.raises(error) as e:
         y.backward()
     assert message in str(e.value)
+
+
+def test_global_backward_hooks_are_all_old_or_all_full():
+    from gradviz.nn import module
+    seen = []
+    handle = module.register_module_backward_hook(lambda m, gi, go: seen.append(type(m).__name__))
+    try:
+        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks as a global"):
+            module.register_module_full_backward_hook(lambda m, gi, go: None)
+        with pytest.warns(FutureWarning, match="the forward contains multiple autograd Nodes"):
+            out = gradviz.nn.Tanh()(gradviz.ones(2, requires_grad=True))     # (its input's node is a leaf's)
+        out.sum().backward()
+        assert seen == ["Tanh"]
+    finally:
+        handle.remove()
+        module._GLOBAL_IS_FULL[0] = None      # (PyTorch never forgets the kind; the other tests need it unset)

@@ -11,11 +11,13 @@ from ..utils.hooks import BackwardHook
 from .parameter import Parameter
 
 __all__ = ["Module", "forget_grads", "register_module_forward_pre_hook", "register_module_forward_hook",
-           "register_module_full_backward_pre_hook", "register_module_full_backward_hook"]
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_backward_hook"]
 
 # Hooks for every module (torch.nn.modules.module.register_module_forward_hook...)
 _GLOBAL = {"forward_pre": OrderedDict(), "forward": OrderedDict(), "forward_with_kwargs": OrderedDict(),
            "backward": OrderedDict(), "backward_pre": OrderedDict()}
+_GLOBAL_IS_FULL = [None]    # the global backward hooks are full ones (True) or old ones (False)
 
 
 def _has_global_hooks():
@@ -50,7 +52,28 @@ def register_module_full_backward_pre_hook(hook):
 
 
 def register_module_full_backward_hook(hook):
+    _global_kind(True)
     return _add_hook(_GLOBAL["backward"], hook, False, [])
+
+
+def register_module_backward_hook(hook):
+    """The old backward hook for every module (see :meth:`Module.register_backward_hook`)."""
+    _global_kind(False)
+    return _add_hook(_GLOBAL["backward"], hook, False, [])
+
+
+def _global_kind(full):
+    if _GLOBAL_IS_FULL[0] is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a global Module hook. "
+                           "Please use only one of them.")
+    _GLOBAL_IS_FULL[0] = full
+
+
+def _bound(hook, module):
+    """``hook`` with the module as its first argument (PyTorch's _WrappedHook)."""
+    def wrapped(*args):
+        return hook(module, *args)
+    return wrapped
 
 
 def forget_grads(params, set_to_none=True):
@@ -154,7 +177,11 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        backward_hooks = [*_GLOBAL["backward"].values(), *self._backward_hooks.values()]
+        full, global_full = self._is_full_backward_hook is not False, _GLOBAL_IS_FULL[0] is not False
+        backward_hooks = [*(_GLOBAL["backward"].values() if global_full else ()),
+                          *(self._backward_hooks.values() if full else ())]
+        legacy_hooks = [*(() if global_full else _GLOBAL["backward"].values()),
+                        *(() if full else self._backward_hooks.values())]
         backward_pre_hooks = [*_GLOBAL["backward_pre"].values(), *self._backward_pre_hooks.values()]
         bw_hook = None
         if backward_hooks or backward_pre_hooks:
@@ -171,7 +198,56 @@ class Module:
                 warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
                               f"Tensors but received {type(result)}", stacklevel=2)
             result = bw_hook.setup_output_hook(result)
+        if legacy_hooks:
+            self._hook_output_node(args, result, legacy_hooks)
         return result
+
+    def _hook_output_node(self, args, result, hooks):
+        """The old ``register_backward_hook``: each hook becomes a post-hook of the node that made
+        the (first) output, called as ``hook(module, grad_input, grad_output)`` of that one node --
+        which is all of the module only when its forward is one op; PyTorch warns otherwise."""
+        var = result
+        while not isinstance(var, Tensor):
+            var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is None:
+            return
+        for hook in hooks:
+            grad_fn.register_hook(_bound(hook, self))
+        self._warn_legacy_hook(args, result, grad_fn)
+
+    def _warn_legacy_hook(self, inputs, result, grad_fn):
+        """PyTorch's FutureWarnings for an old backward hook that will miss some gradients."""
+        def warn(message):
+            warnings.warn(message, FutureWarning, stacklevel=6)   # (the line that called the module)
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                return warn("Using non-full backward hooks on a Module that does not return a single Tensor or a "
+                            "tuple of Tensors is deprecated and will be removed in future versions. This hook will "
+                            "be missing some of the grad_output. Please use register_full_backward_hook to get the "
+                            "documented behavior.")
+        else:
+            result = (result,)
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                return warn("Using non-full backward hooks on a Module that does not take as input a single Tensor "
+                            "or a tuple of Tensors is deprecated and will be removed in future versions. This hook "
+                            "will be missing some of the grad_input. Please use register_full_backward_hook to get "
+                            "the documented behavior.")
+        else:
+            inputs = (inputs,)
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if not out_grad_fn or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warn("Using a non-full backward hook when outputs are nested in python data structure is deprecated "
+                 "and will be removed in future versions. This hook will be missing some grad_output.")
+        elif len(out_grad_fn) > 1:
+            warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                 "deprecated and will be removed in future versions. This hook will be missing some grad_output. "
+                 "Please use register_full_backward_hook to get the documented behavior.")
+        elif {i.grad_fn for i in inputs if i.grad_fn is not None} != {fn for fn, _ in grad_fn.next_functions}:
+            warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is deprecated "
+                 "and will be removed in future versions. This hook will be missing some grad_input. Please use "
+                 "register_full_backward_hook to get the documented behavior.")
 
     # -- hooks -----------------------------------------------------------------------------------
 
@@ -184,6 +260,18 @@ class Module:
         """``hook(module, args, output)`` after each forward; what it returns replaces the output."""
         return _add_hook(self._forward_hooks, hook, prepend, [(self._forward_hooks_with_kwargs, with_kwargs),
                                                               (self._forward_hooks_always_called, always_call)])
+
+    def register_backward_hook(self, hook):
+        """The old backward hook (deprecated in PyTorch for ``register_full_backward_hook``):
+        ``hook(module, grad_input, grad_output)`` on the node that made the module's output, its
+        grad_input being that node's (a Linear's: bias, input and weightᵀ gradients)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """``hook(module, grad_output)`` when the gradients of the module's outputs are known."""
