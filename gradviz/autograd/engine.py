@@ -22,6 +22,7 @@ a gradient for ``.grad`` or a hook) through the class of the tensors it is hande
 
 import heapq
 import itertools
+import types
 import weakref
 
 import numpy as np
@@ -30,7 +31,7 @@ from .._broadcast import unbroadcast
 from .. import _hooks, _layout, _strided
 from .._types import TensorBase
 from ..ops import OPS, Meta
-from .grad_mode import _GradMode, _Observing, enable_grad, no_grad
+from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
 from .views import made_view, requires_grad, view_error, view_meta
 from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
@@ -50,15 +51,15 @@ def apply(op, inputs, arrays=None, **params):
     ``arrays`` are the inputs' values when they differ from ``t._data`` (promoted to one dtype);
     the result is a tensor of the inputs' own class.
     """
-    arrays_given = arrays
-    if arrays is None:
+    given = arrays is not None
+    if not given:
         arrays = [t._data for t in inputs]
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if not op.is_view:
+    if not op.is_view and (out.ndim > 1 or not out.flags.c_contiguous):
         # (the layout is the inputs' own, before any promotion copied them)
-        own = arrays if arrays_given is None or op.inputs not in _layout.POINTWISE else [t._data for t in inputs]
+        own = [t._data for t in inputs] if given and op.inputs in _layout.POINTWISE else arrays
         if op.contiguous or all([a.flags.c_contiguous for a in own]):
             if not out.flags.c_contiguous:   # PyTorch's results are row-major for row-major inputs (or always)
                 out = np.ascontiguousarray(out)
@@ -67,11 +68,12 @@ def apply(op, inputs, arrays=None, **params):
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         made_view(result, inputs[0], view_meta(inputs[0]))
-    if _GradMode.enabled and result._data.dtype.kind == "f":  # integer results have no gradient
-        needs = [requires_grad(t) for t in inputs]
-        if any(needs):
+    # (requires_grad(t), written out: this runs for every op)
+    needs = any([t._requires_grad or (t._view is not None and t._base._requires_grad) for t in inputs])
+    if _GradMode.enabled:
+        if needs and out.dtype.kind == "f":  # integer results have no gradient
             record(op, inputs, arrays, result, params)
-    elif not _GradMode.enabled and any(requires_grad(t) for t in inputs):
+    elif needs:
         # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
         result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
     return result
@@ -110,16 +112,22 @@ def _save_plan(op, needs):
 
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
-    node = _NODE_CLASSES.get(op.name) or node_class(op.name)
-    node = node()
+    node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
     node.op, node._params, node._freed, node._hooks, node._packed = op, params, False, None, None
-    node.next_functions = tuple([edge(t) for t in inputs])   # (may first describe a view anew: a node)
+    edges, nograd = [], _NO_INPUTS
+    for i, t in enumerate(inputs):
+        e = edge(t)                  # (may first describe a view anew: a node)
+        edges.append(e)
+        if e[0] is None:
+            nograd = dict(nograd)
+            nograd[i] = t
+    node.next_functions = edges = tuple(edges)
     node._seq = next(_seq)
     node.metadata = {}
     saved = [None] * (len(inputs) + 1)
     # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
     # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
-    for k in _save_plan(op, [fn is not None for fn, _ in node.next_functions]):
+    for k in _save_plan(op, [fn is not None for fn, _ in edges]):
         if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
         elif k < len(inputs):    # (a variadic op's rule may read inputs it was not given this time)
@@ -128,13 +136,17 @@ def record(op, inputs, arrays, result, params):
     node._saved = saved
     node._metas = tuple([(a.shape, a.dtype) for a in arrays])
     node._strides = tuple([a.strides for a in arrays])   # PyTorch keeps an input's layout even when not its values
-    node._out_meta = (result._data.shape, result._data.dtype)
-    node._nograd_inputs = {i: t for i, (t, (fn, _)) in enumerate(zip(inputs, node.next_functions)) if fn is None}
+    out = result._data
+    node._out_meta = (out.shape, out.dtype)
+    node._nograd_inputs = nograd
     node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
     if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
         _hooks.pack_saved(node, [k for k in grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
     return node
+
+
+_NO_INPUTS = types.MappingProxyType({})   # a node whose every input has an edge: no inputs without one
 
 
 def record_outputs(op, inputs, arrays, results, params):
@@ -162,9 +174,13 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
     node and fill a ``.grad`` by recorded ops instead of :func:`apply_node` and :func:`_accumulate`.
     Otherwise, as in PyTorch, hooks and custom backward()s record no graph.
     """
-    with enable_grad() if create_graph else no_grad():
+    # (enable_grad() if create_graph else no_grad(), written out: a pass is short on small graphs)
+    previous, _GradMode.enabled = _GradMode.enabled, bool(create_graph)
+    try:
         return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph,
                              steps or (apply_node, _accumulate))
+    finally:
+        _GradMode.enabled = previous
 
 
 def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph, steps):
@@ -233,14 +249,14 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                     continue
                 if gi is not None:
                     push(fn, gi, k)
-                deps[fn] -= 1
-                if deps[fn] == 0:
+                waiting = deps[fn] = deps[fn] - 1
+                if not waiting:
                     heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
     finally:
         _hooks.tasks.pop()
     if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
         for node in executed:
-            if any(s is not None for s in node._saved):
+            if node._saved.count(None) != len(node._saved):
                 node._freed = True
                 node._saved = [None] * len(node._saved)
     if rec is not None:
@@ -267,13 +283,19 @@ def walk(fns, also=None):
 
 
 def _graph_nodes(roots):
-    """Every node reachable from ``roots`` and, for each, how many edges lead into it."""
-    nodes, deps = walk(roots), {}
-    for node in nodes:
+    """Every node reachable from ``roots`` and, for each, how many edges lead into it (the walk of
+    :func:`walk`, counting the edges on the way)."""
+    nodes, deps, stack = set(), {}, [fn for fn in roots if fn is not None]
+    while stack:
+        node = stack.pop()
+        if node in nodes:
+            continue
+        nodes.add(node)
         for fn, _ in node.next_functions:
             if fn is not None:
                 deps[fn] = deps.get(fn, 0) + 1
-    return set(nodes), deps
+                stack.append(fn)
+    return nodes, deps
 
 
 def _reaching(nodes, targets):
@@ -294,7 +316,10 @@ def _reaching(nodes, targets):
 
 def _priority(node):
     # PyTorch runs the most recently created ready node first; AccumulateGrad as soon as ready.
-    return float("inf") if isinstance(node, AccumulateGrad) else node._seq
+    return _FIRST if isinstance(node, AccumulateGrad) else node._seq
+
+
+_FIRST = float("inf")
 
 
 def arrays_of(g):
@@ -326,7 +351,8 @@ def _accumulate_leaf(node, g, rec, accumulate_into, wrap):
     accumulate_into(var, g, rec)
     if _Observing.on:
         return
-    for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
+    after = var.__dict__.get("_post_accumulate_hooks")
+    for hook in list(after.values()) if after else ():
         hook(var)
     if hooks is not None and hooks.post:
         _hooks.call_post_hooks(hooks.post, [], [g], wrap)
@@ -339,25 +365,25 @@ def check_saved(node):
     saved = node._saved
     if node._freed:
         raise RuntimeError(SECOND_BACKWARD)
-    last = len(saved) - 1
-    for i, entry in enumerate(saved):
+    for entry in saved:
         if entry is not None and entry[1][0] != entry[2]:
-            raise _modified_error(node, entry, i == last)
+            raise _modified_error(node, entry, entry is saved[-1])
     return saved if node._packed is None or _Observing.on else _hooks.unpacked(node, saved)
 
 
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
     saved = check_saved(node)
-    args = [s[0] if s is not None else Meta(*m, st) for s, m, st in zip(saved, node._metas, node._strides)]
+    args = [s[0] if s is not None else Meta(m[0], m[1], st) for s, m, st in zip(saved, node._metas, node._strides)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
+    rules, variadic = op.vjps, op.variadic
     for i, (fn, _) in enumerate(node.next_functions):
         if fn is None:
             grads.append(None)
             continue
-        rule = op.vjp(i)
-        gi = rule(g, out, *args, i=i, **params) if op.variadic else rule(g, out, *args, **params)
+        rule = rules[i] if i < len(rules) else rules[-1]      # (op.vjp(i))
+        gi = rule(g, out, *args, i=i, **params) if variadic else rule(g, out, *args, **params)
         if gi is None:           # (a custom Function's backward may give an input no gradient)
             grads.append(None)
             continue

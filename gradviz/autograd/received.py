@@ -37,7 +37,10 @@ def received(node, g, wrap):
         var = node.variable
         return _hooks.call_tensor_hooks(var._hooks, g, wrap) if var._hooks else g
     if node._outs is None:
-        return _output_received(node, 0, node._out(), g, wrap)
+        out = node._out()
+        if node._hooks is None and (out is None or not out._retains_grad):   # (the usual case: nothing to do)
+            return g
+        return _output_received(node, 0, out, g, wrap)
     return [_output_received(node, k, out(), gk, wrap) for k, ((out, _), gk) in enumerate(zip(node._outs, g))]
 
 
