@@ -60,13 +60,15 @@ def _check_sub(a, b):
 
 def _binary(key, a, b, float_result=False, **params):
     """``a <op> b`` with PyTorch's type promotion; Python numbers become constant inputs."""
-    if not _is_operand(b):
+    if isinstance(b, TensorBase):
+        dtype = a._data.dtype
+        if dtype == b._data.dtype and (dtype.kind == "f" or not float_result):
+            try:  # the common case, two tensors of one dtype: nothing to promote
+                return apply(OPS[key], (a, b), **params)
+            except ValueError:
+                raise _broadcast_error(a.shape, b.shape) from None
+    elif not _is_operand(b):
         return NotImplemented
-    if isinstance(b, TensorBase) and a._data.dtype == b._data.dtype and (a._data.dtype.kind == "f" or not float_result):
-        try:  # the common case, two tensors of one dtype: nothing to promote
-            return apply(OPS[key], (a, b), [a._data, b._data], **params)
-        except ValueError:
-            raise _broadcast_error(a.shape, b.shape) from None
     if not isinstance(b, TensorBase):
         if isinstance(b, np.ndarray):
             b = a._wrap(as_array(b))

@@ -367,10 +367,11 @@ def _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc):
 
 def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``cpublas::gemm``: the leading dimensions normalised for vectors, then MKL's gemm (True), or
-    False where PyTorch would not call BLAS (leading dimensions too small)."""
+    False where PyTorch would not call BLAS (leading dimensions too small).  (``m``, ``n``, ``k`` are
+    at least 1: empty products never get here, so PyTorch's ``max(1, ...)`` are left out.)"""
     lda, ldb, ldc = _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc)
-    if not (max(m, n, k, lda, ldb, ldc) <= _INT_MAX and lda >= max(1, k if transa else m)
-            and ldb >= max(1, n if transb else k) and ldc >= max(1, m)):   # use_blas_gemm
+    if lda < (k if transa else m) or ldb < (n if transb else k) or ldc < m \
+            or max(m, n, k, lda, ldb, ldc) > _INT_MAX:                      # use_blas_gemm
         return False
     _mkl.gemm(c.dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
     return True
@@ -381,10 +382,11 @@ _INT_MAX = 2 ** 31 - 1
 
 def _lay(s0, s1, rows, cols):
     """How gemm reads a ``rows`` x ``cols`` operand with element strides ``(s0, s1)``: (transposed?,
-    leading dimension), or None when it cannot as it lies (``addmm_impl_cpu_``'s checks)."""
-    if s0 == 1 and s1 >= max(1, rows):
+    leading dimension), or None when it cannot as it lies (``addmm_impl_cpu_``'s checks; the
+    sizes are at least 1)."""
+    if s0 == 1 and s1 >= rows:
         return False, s1
-    if s1 == 1 and s0 >= max(1, cols):
+    if s1 == 1 and s0 >= cols:
         return True, s0
     return None
 

@@ -38,11 +38,24 @@ def _in_order(x, axis=0):
 
     numpy adds along an axis that is not the innermost one row after row (vectorised across the
     others, as fast as memory), but along the innermost one pairwise: so the summed axis is put
-    first and, when nothing else is left, the sum is a running one (``accumulate``)."""
-    x = np.moveaxis(np.asarray(x), axis, 0)
-    if x.ndim == 1 or x[0].size <= 1 or x.shape[0] <= 1:
-        return np.add.accumulate(x, axis=0)[-1] if x.shape[0] else np.zeros(x.shape[1:], x.dtype)
+    first and, when nothing else is left, the sum is a running one (``accumulate``).  A short axis
+    over large slices (a cascade level: 16 steps over a million floats) is added slice after slice,
+    each one whole-array addition, which spares numpy's reduction the copy it needs to run fast."""
+    x = np.asarray(x)
+    if axis:
+        x = np.moveaxis(x, axis, 0)
+    steps = x.shape[0]
+    if x.ndim == 1 or x[0].size <= 1 or steps <= 1:
+        return np.add.accumulate(x, axis=0)[-1] if steps else np.zeros(x.shape[1:], x.dtype)
+    if steps <= _SLICE_STEPS and x[0].size >= _SLICE_SIZE:
+        total = x[0] + x[1]
+        for k in range(2, steps):
+            np.add(total, x[k], out=total)
+        return total
     return np.add.reduce(np.ascontiguousarray(x), axis=0)
+
+
+_SLICE_STEPS, _SLICE_SIZE = 64, 4096    # at most 64 additions, each of at least 4,096 elements
 
 
 def _groups(items, width):
