@@ -22,7 +22,9 @@ Fixtures (use them from any test under ``tests/browser/``):
                      The server is shared by the whole session: give each test's notebook its own name.
 ``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
 
-Helpers: :func:`wait_ready` (the widget's ``data-gv-ready="1"`` marker), :func:`visible_nodes`
+Helpers: :func:`wait_ready` (the widget's ``data-gv-ready="1"`` marker), :func:`settle` (wait until
+nothing on the page moves: no transition, fade or smooth scroll under way, no box changing size; use
+it after an action whose result is drawn over several frames, never a fixed sleep), :func:`visible_nodes`
 (how many graph nodes have a non-empty box: a blank page is a failure, not a pass), :func:`caption`,
 :func:`open_saved` and :func:`step_through` (a saved page's captions are Python's, step by step).
 """
@@ -127,7 +129,42 @@ def wait_ready(page_or_frame, scope="", timeout=20000):
     """Wait for a visible widget's ready marker (inside ``scope``, a CSS selector); return the first."""
     sel = f'{scope} .gv-widget[data-gv-ready="1"]'.strip()
     page_or_frame.wait_for_selector(sel, timeout=timeout)
+    settle(page_or_frame.page if hasattr(page_or_frame, "page") else page_or_frame)
     return page_or_frame.locator(sel).filter(visible=True).first
+
+
+# Everything that can still move after an action: running transitions and short animations (a
+# fade, a slide transition; not the backward edges' flowing dashes nor reveal.js's bouncing arrow,
+# which run for good), scroll positions and widget boxes, in the page and in slide decks' shadow roots.
+_MOTION_JS = """() => {
+    const moving = document.getAnimations().filter(a => a.playState === 'running'
+        && a.effect && a.effect.getComputedTiming().endTime <= 5000).length;
+    const roots = [document, ...[...document.querySelectorAll('.gv-fit')].map(b => b.shadowRoot).filter(Boolean)];
+    const boxes = roots.flatMap(r => [...r.querySelectorAll('.gv-widget, .gv-widget [data-gv="derivation"], '
+        + '.gv-widget .gv-caption, .gv-widget .gv-graph, .jp-WindowedPanel-outer, .jp-Notebook, .reveal .slides')])
+        .map(e => { const r = e.getBoundingClientRect();
+                    return [r.x, r.y, r.width, r.height, e.scrollTop, e.scrollLeft].map(Math.round).join(','); });
+    return JSON.stringify([moving, scrollX, scrollY, boxes]);
+}"""
+
+
+def settle(page, quiet=4, timeout=15000):
+    """Wait until the page has stopped moving: ``quiet`` looks in a row, one animation frame apart,
+    find no animation or transition running and every widget box and scroll position unchanged.
+
+    Under load (2 cores, JupyterLab and Chromium and pytest at once) a fade, a smooth scroll or a
+    late re-layout takes longer than any fixed sleep; this waits for the thing itself."""
+    page.wait_for_function("""quiet => new Promise(resolve => {
+        const look = %s;
+        let last = null, same = 0;
+        const tick = () => {
+            const now = look();
+            same = now === last && JSON.parse(now)[0] === 0 ? same + 1 : 0;
+            last = now;
+            if (same >= quiet) resolve(true); else requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+    })""" % _MOTION_JS, arg=quiet, timeout=timeout)
 
 
 def visible_nodes(widget):
@@ -210,6 +247,7 @@ class Lab:
                        const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
                        return !!k && k.status === 'idle' && k.connectionStatus === 'connected'; }""",
             timeout=timeout)
+        settle(page, timeout=timeout)
 
     def wait_executed(self, page, timeout=120000):
         """Wait until every code cell of the current notebook has run (has an execution count)."""
@@ -219,6 +257,7 @@ class Lab:
                                       .filter(c => c.cell_type === 'code');
                        return cells.length > 0 && cells.every(c => c.execution_count); }""",
             timeout=timeout)
+        settle(page, timeout=timeout)     # (the outputs' widgets render, and the notebook lays out, after that)
 
     def run_all(self, page):
         """Run > Run All Cells, through the menu bar as a student would."""

@@ -11,6 +11,7 @@ Screenshots: tests/artifacts/deck-<lesson>-<widget>-{first,last}.png (look at th
 
 import pytest
 
+from browser.conftest import settle
 from browser.test_slides import SMALLEST_TEXT
 from test_notebooks import NOTEBOOKS
 from test_slides import deck
@@ -80,7 +81,7 @@ def open_deck(offline_page, deck_path):
 def show_widget(page, nth):
     page.evaluate("""(nth) => { const d = window.gradvizDeck;
         const i = d.getIndices(document.querySelectorAll('.gv-fit')[nth].closest('section')); d.slide(i.h, i.v); }""", nth)
-    page.wait_for_timeout(1000)                      # the slide transition
+    settle(page)
     return page.locator(".gv-fit").nth(nth)
 
 
@@ -96,7 +97,7 @@ def test_every_widget_shows_its_whole_graph_readable(open_deck, lesson, artifact
             if at == "last":
                 widget.locator('[data-gv="scrub"]').evaluate(
                     "s => { s.value = s.max; s.dispatchEvent(new Event('input')); }")
-                page.wait_for_timeout(600)
+                settle(page)
             m = box.evaluate(MEASURE)
             page.screenshot(path=str(artifacts / f"deck-{lesson[:2]}-{nth}-{at}.png"))
             where = f"{lesson} widget {nth + 1} at its {at} frame ({m['frame']})"

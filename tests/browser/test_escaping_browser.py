@@ -7,7 +7,7 @@ both passes (captions and the derivation are written while it plays), then we as
 """
 
 import gradviz as torch
-from browser.conftest import visible_nodes, wait_ready
+from browser.conftest import settle, visible_nodes, wait_ready
 from gradviz.widget import AutogradWidget
 
 PAYLOADS = [
@@ -42,7 +42,7 @@ def test_hostile_text_stays_text(offline_page, tmp_path, artifacts):
     assert visible_nodes(widget) == len(widget_obj.graph["nodes"])    # the picture is there...
     for _ in range(len(widget_obj.frames)):                           # ...and every frame is shown
         widget.locator('[data-gv="step"]').click()
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(artifacts / "hostile-names.png"), full_page=True)
     assert page.evaluate("window.gvRan") == [] and dialogs == []
     assert page.gv_errors == []

@@ -11,9 +11,12 @@ words that backward() was not run and why: nothing new to check, no error, no âœ
 Screenshots: tests/artifacts/lab-buttons-<lesson>-<widget>.png.
 """
 
+import time
+
 import nbformat
 import pytest
 
+from browser.conftest import settle
 from test_notebooks import NOTEBOOKS
 
 LESSONS = [pytest.param(p.stem, marks=[pytest.mark.torch] if p.stem.startswith("07") else [], id=p.stem[:2])
@@ -26,14 +29,21 @@ def frame_count(widget):
 
 def press_and_wait(widget, button):
     """Press a live button, wait for the kernel's new frames, show the last one."""
+    page = widget.page
+    settle(page)              # (a notebook still laying out would move the button away under the click)
     before = frame_count(widget)
     widget.locator(f'[data-gv="{button}"]').click()
-    widget.page.wait_for_function(
-        """([el, n]) => +el.querySelector('[data-gv="scrub"]').max + 1 > n""",
-        arg=[widget.element_handle(), before], timeout=60000)
+    deadline = time.monotonic() + 90
+    while frame_count(widget) <= before:
+        if time.monotonic() > deadline:
+            state = widget.evaluate("""w => ({busy: w.querySelector('[data-gv="backward"]').disabled,
+                caption: w.querySelector('[data-gv="caption"]').textContent, steps: +w.querySelector('[data-gv="scrub"]').max + 1,
+                kernel: (document.querySelector('.jp-Notebook-ExecutionIndicator') || {}).title || ''})""")
+            raise AssertionError(f"{button}(): no new frames from the kernel in 90 s ({before} steps before): {state}")
+        page.wait_for_timeout(100)
     widget.focus()
-    widget.page.keyboard.press("End")
-    widget.page.wait_for_timeout(300)
+    page.keyboard.press("End")
+    settle(page)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -62,6 +72,7 @@ def test_after_run_all_the_buttons_never_show_a_cross(jupyterlab, lab_page, less
             continue
         widget = widgets.nth(k)
         widget.scroll_into_view_if_needed()
+        settle(page)
         box = widget.bounding_box()
         assert box["width"] <= 1366 and box["height"] <= 768, f"{lesson} widget {k + 1} does not fit 1366x768"
         for button in ("backward", "zero", "backward"):
@@ -69,6 +80,7 @@ def test_after_run_all_the_buttons_never_show_a_cross(jupyterlab, lab_page, less
             bad = widget.locator(".gv-check.gv-bad")
             assert bad.count() == 0, f"{lesson} widget {k + 1} after {button}: {bad.first.inner_text()}"
         widget.scroll_into_view_if_needed()
+        settle(page)
         page.screenshot(path=str(artifacts / f"lab-buttons-{lesson[:2]}-{k}.png"))
         leaves = widget.locator(".gv-dleaf").count()
         ok = widget.locator(".gv-check.gv-ok").count()

@@ -8,7 +8,7 @@ import re
 
 import nbformat
 
-from browser.conftest import visible_nodes
+from browser.conftest import settle, visible_nodes
 from test_notebooks import NOTEBOOKS
 
 LESSON = NOTEBOOKS / "01_variables_and_gradients.ipynb"
@@ -44,9 +44,11 @@ def test_run_all_in_jupyterlab_reaches_the_end(jupyterlab, lab_page, artifacts):
 
     widget = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]:not(.gv-practicing)').first
     widget.scroll_into_view_if_needed()
+    settle(page)              # (a notebook still laying out would move the button away under the click)
     assert visible_nodes(widget) >= 6
     widget.locator('[data-gv="to-backward"]').click()
-    assert "Backward" in widget.locator('[data-gv="phase"]').inner_text()
+    from playwright.sync_api import expect
+    expect(widget.locator('[data-gv="phase"]')).to_contain_text("Backward")
     page.screenshot(path=str(artifacts / "lab-lesson-01.png"))
     # the practice cell before it asks x.grad before its backward pass (tests/browser/test_practice_browser.py)
     asks = page.locator('.jp-OutputArea-output .gv-widget.gv-practicing[data-gv-ready="1"]').first

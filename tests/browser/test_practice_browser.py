@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from browser.conftest import visible_nodes, wait_ready
+from browser.conftest import settle, visible_nodes, wait_ready
 from widget_lessons import LESSONS
 
 def expect(locator):
@@ -275,6 +275,7 @@ def test_jupyterlab_answers_reach_the_kernel(jupyterlab, lab_page, artifacts):
     jupyterlab.wait_executed(page)
     widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     widget.scroll_into_view_if_needed()
+    settle(page)
     widget.focus()
     for _ in range(20):
         page.keyboard.press("ArrowRight")

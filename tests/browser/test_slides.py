@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from browser.conftest import visible_nodes
+from browser.conftest import settle, visible_nodes
 from browser.test_widget_fit import WIDE_MATH
 from test_notebooks import NOTEBOOKS
 from test_slides import deck
@@ -59,7 +59,7 @@ def go_to(page, selector, nth=0):
     page.evaluate("""([sel, nth]) => { const d = window.gradvizDeck;
                          const i = d.getIndices(document.querySelectorAll(sel)[nth].closest('section'));
                          d.slide(i.h, i.v); }""", [selector, nth])
-    page.wait_for_timeout(900)      # the slide transition
+    settle(page)
 
 
 def shown_widget(page):
@@ -85,7 +85,7 @@ def test_slides_turn_and_show_their_content(slides, artifacts):
     seen = [indices(page)]
     for _ in range(6):                              # Space: next fragment, subslide or slide
         page.keyboard.press("Space")
-        page.wait_for_timeout(700)
+        settle(page)
         seen.append(indices(page))
     assert len({(i["h"], i["v"], i.get("f")) for i in seen}) == len(seen)    # moved every time
     assert seen[-1]["h"] >= 2
@@ -93,7 +93,7 @@ def test_slides_turn_and_show_their_content(slides, artifacts):
     assert heading.is_visible() and heading.inner_text().strip()
     page.screenshot(path=str(artifacts / "slides-after-six-steps.png"))
     page.keyboard.press("ArrowLeft")
-    page.wait_for_timeout(700)
+    settle(page)
     assert indices(page)["h"] < seen[-1]["h"] or indices(page)["v"] != seen[-1]["v"]
 
 
@@ -156,7 +156,7 @@ def test_widget_on_a_slide_steps_and_plays(slides, artifacts):
         "(s, n) => { s.value = n; s.dispatchEvent(new Event('input')); }", frames - 1)
     was = indices(page)
     page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(900)
+    settle(page)
     now = indices(page)
     assert (now["h"], now["v"]) > (was["h"], was["v"])          # at its end: the deck moved on
 
@@ -195,7 +195,7 @@ def test_a_tall_widget_gets_a_slide_of_its_own_and_shows_its_whole_graph(open_de
     assert "Backward" in widget.locator('[data-gv="phase"]').inner_text()
     for _ in range(3):
         widget.locator('[data-gv="step"]').click()
-    page.wait_for_timeout(800)                     # the box scrolls smoothly to the step
+    settle(page)
     in_view = widget.evaluate("""w => { const g = w.querySelector('.gv-graph').getBoundingClientRect();
         const f = [...w.querySelectorAll('.gv-focus')].map(e => e.getBoundingClientRect());
         return f.length > 0 && f.every(r => r.top >= g.top - 1 && r.bottom <= g.bottom + 1); }""")
@@ -225,11 +225,11 @@ def walk_to_widget(page, nth=0, presses=60):
                                       return !!(s && s.querySelector('.gv-fit:not([data-gv-practice])')); }""")
         if on:
             if met == nth:
-                page.wait_for_timeout(900)
+                settle(page)
                 return page.locator(".reveal .slides section.present:not(.stack) " + ANIMATION).first.locator(".gv-widget")
             met += 1
         page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(250)
+        settle(page)
     raise AssertionError(f"→ pressed {presses} times never showed widget #{nth + 1}")
 
 
@@ -237,12 +237,12 @@ def walk_to_widget(page, nth=0, presses=60):
 def test_arrow_right_reaches_the_widget_which_fits_with_the_check_in_view(open_deck, artifacts, size):
     page = open_deck()
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    page.wait_for_timeout(500)
+    settle(page)
     widget = walk_to_widget(page)
     assert widget.get_attribute("data-gv-ready") == "1"
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("End")                                   # the end of the animation
-    page.wait_for_timeout(500)
+    settle(page)
     box = widget.bounding_box()
     assert box["y"] >= 0 and box["y"] + box["height"] <= size[1]       # on screen, no scrolling
     assert page.evaluate("() => document.scrollingElement.scrollTop") == 0

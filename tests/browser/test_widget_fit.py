@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from browser.conftest import visible_nodes, wait_ready
+from browser.conftest import settle, visible_nodes, wait_ready
 from gradviz.widget import AutogradWidget
 from test_notebooks import NOTEBOOKS
 from widget_lessons import LESSONS
@@ -128,7 +128,7 @@ def test_saved_page_fits_reads_and_checks(offline_page, pages, artifacts, lesson
     assert widget.evaluate(SMALLEST_TEXT) >= 11
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("End")
-    page.wait_for_timeout(300)
+    settle(page)
     assert widget.evaluate(SMALLEST_TEXT) >= 11
     assert check_in_view(widget)
     labels = widget.evaluate(EDGE_LABELS)
@@ -185,7 +185,7 @@ def test_zoom_pan_fit_and_key(offline_page, pages):
     assert legend.is_hidden()
     widget.locator('[data-gv="fullscreen"]').click()        # the widget alone, the whole screen
     page.wait_for_function("() => document.fullscreenElement && document.fullscreenElement.matches('.gv-widget')")
-    page.wait_for_timeout(300)
+    settle(page)
     assert widget.bounding_box()["height"] == VIEW["height"]
     widget.locator('[data-gv="fullscreen"]').click()
     page.wait_for_function("() => !document.fullscreenElement")
@@ -217,7 +217,7 @@ def lab_widget_checks(page, widget, artifacts, name):
     assert widget.evaluate(GRAPH_IN_BOX)["fits"], widget.evaluate(GRAPH_IN_BOX)   # no panning needed
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("End")
-    page.wait_for_timeout(400)
+    settle(page)
     assert check_in_view(widget)
     assert widget.evaluate(SMALLEST_TEXT) >= 11
     assert overlaps(widget.evaluate(EDGE_LABELS)) == []
@@ -272,7 +272,7 @@ def test_factor_lights_in_step_and_a_click_jumps_to_its_step(offline_page, pages
     so_far = widget.locator('[data-gv="so-far"]')
     assert so_far.is_visible() and "∂" in so_far.inner_text()
     widget.locator('[data-gv="step"]').click()               # the next step lights its own factor
-    page.wait_for_timeout(200)
+    settle(page)
     lit = widget.evaluate("w => [...w.querySelectorAll('.gv-factor-now')].map(e => e.dataset.gvFactor)")
     assert key not in lit or len(lit) > 1
     page.screenshot(path=str(artifacts / "fit-seed-factor.png"))
@@ -317,7 +317,7 @@ def test_whole_graph_fits_its_box_at_the_default_zoom(offline_page, pages, artif
         if moment == "end":
             widget.locator('[data-gv="graph"]').click()
             page.keyboard.press("End")
-            page.wait_for_timeout(300)
+            settle(page)
         fit = widget.evaluate(GRAPH_IN_BOX)
         assert fit["fits"], (moment, fit)
         assert widget.evaluate(SMALLEST_TEXT) >= 11
@@ -333,11 +333,11 @@ def test_long_matrix_formulas_fit_the_panel(offline_page, pages, artifacts, size
     page = offline_page
     w, widget = open_saved(page, pages, "tiny_mlp")
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    page.wait_for_timeout(300)
+    settle(page)
     assert re.search("[δ𝛿]", widget.locator(".gv-where").inner_text())        # (MathML writes an italic δ)
     assert widget.evaluate(WIDE_MATH) == []
     widget.locator('[data-gv="graph"]').click()
     page.keyboard.press("End")
-    page.wait_for_timeout(300)
+    settle(page)
     assert widget.evaluate(WIDE_MATH) == []
     page.screenshot(path=str(artifacts / f"fit-mlp-derivation-{size[0]}x{size[1]}.png"))

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from browser.conftest import visible_nodes, wait_ready
+from browser.conftest import settle, visible_nodes, wait_ready
 
 CELLS = [
     "import gradviz\nimport gradviz as torch",
@@ -136,7 +136,7 @@ def test_dark_theme_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
         widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
         for _ in range(16):
             widget.locator('[data-gv="step"]').click()
-        page.wait_for_timeout(500)
+        settle(page)
         bg = widget.evaluate("w => getComputedStyle(w).backgroundColor")
         assert bg != "rgb(255, 255, 255)"
         rgb = [int(v) for v in re.findall(r"\d+", bg)[:3]]
@@ -169,6 +169,7 @@ def test_after_run_all_two_presses_show_accumulation(jupyterlab, lab_page, artif
     jupyterlab.wait_executed(page)
     widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     widget.scroll_into_view_if_needed()
+    settle(page)
     n = frame_count(widget)
     check = widget.locator('[data-gv="check-x"]')
     seen = []
