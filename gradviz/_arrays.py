@@ -8,7 +8,7 @@ import builtins
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from ._types import TensorBase
 
 __all__ = ["as_array"]
@@ -21,11 +21,11 @@ def as_array(value, dtype=None):
     elif isinstance(value, np.ndarray):
         a = value
     else:
-        a = _from_data(value, D.as_dtype(dtype))
+        a = _from_data(value, _dtype.as_dtype(dtype))
     if dtype is not None:
-        a = a.astype(D.as_dtype(dtype).np, copy=False)
-    elif a.dtype not in D._BY_NP:
-        D.from_numpy_dtype(a.dtype)
+        a = a.astype(_dtype.as_dtype(dtype).np, copy=False)
+    elif a.dtype not in _dtype._BY_NP:
+        _dtype.from_numpy_dtype(a.dtype)
     return a
 
 
@@ -45,14 +45,14 @@ def _from_data(value, dtype=None):
         return np.zeros(sizes, (dtype or _empty_data_dtype(value)).np)
     dtypes, misplaced = [], []
     _check_nested(value, 0, sizes, dtypes, misplaced)
-    dt = dtypes[0] if dtypes else D.get_default_dtype()
+    dt = dtypes[0] if dtypes else _dtype.get_default_dtype()
     for other in dtypes[1:]:
-        dt = D._promote(dt, other)
+        dt = _dtype._promote(dt, other)
     if misplaced:  # a list where a number belongs: [[1, 2], [3, [4]]]
         name = type(misplaced[0]).__name__
         raise TypeError(f"must be real number, not {name}" if dt.is_floating_point
                         else f"'{name}' object cannot be interpreted as an integer")
-    if dt is D.int64 and any(type(v) is builtins.int and not -2 ** 63 <= v < 2 ** 63 for v in _flat([value])):
+    if dt is _dtype.int64 and any(type(v) is builtins.int and not -2 ** 63 <= v < 2 ** 63 for v in _flat([value])):
         raise ValueError("Overflow when unpacking long long")
     return np.array(_untensor(value), dtype=(dtype or dt).np)  # Python floats straight to dtype
 
@@ -64,14 +64,14 @@ def _empty_data_dtype(v):
     """The dtype PyTorch infers for data holding no element: promoted over every number found, an
     empty sequence counting as the default dtype."""
     if isinstance(v, np.ndarray):
-        return D.from_numpy_dtype(v.dtype)
+        return _dtype.from_numpy_dtype(v.dtype)
     if not isinstance(v, _SEQUENCES):
         return _scalar_dtype(v)
     if len(v) == 0:
-        return D.get_default_dtype()
+        return _dtype.get_default_dtype()
     dt = _empty_data_dtype(v[0])
     for x in v[1:]:
-        dt = D._promote(dt, _empty_data_dtype(x))
+        dt = _dtype._promote(dt, _empty_data_dtype(x))
     return dt
 
 
@@ -85,7 +85,7 @@ def _check_nested(v, dim, sizes, dtypes, misplaced):
     if isinstance(v, np.ndarray):
         if v.shape != tuple(sizes[dim:]):
             raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(v)})")
-        dtypes.append(D.from_numpy_dtype(v.dtype))
+        dtypes.append(_dtype.from_numpy_dtype(v.dtype))
         return
     if not isinstance(v, _SEQUENCES):
         raise TypeError("not a sequence")
@@ -100,7 +100,7 @@ def _check_nested(v, dim, sizes, dtypes, misplaced):
         _check_nested(x, dim + 1, sizes, dtypes, misplaced)
 
 
-_PY_NUMBERS = {builtins.bool: lambda: D.bool, builtins.int: lambda: D.int64, builtins.float: D.get_default_dtype}
+_PY_NUMBERS = {builtins.bool: lambda: _dtype.bool, builtins.int: lambda: _dtype.int64, builtins.float: _dtype.get_default_dtype}
 
 
 def _scalar_dtype(v):
@@ -109,13 +109,13 @@ def _scalar_dtype(v):
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return v.dtype
     if isinstance(v, (builtins.bool, np.bool_)):
-        return D.bool
+        return _dtype.bool
     if isinstance(v, np.generic):
-        return D.from_numpy_dtype(v.dtype)
+        return _dtype.from_numpy_dtype(v.dtype)
     if isinstance(v, builtins.int):
-        return D.int64
+        return _dtype.int64
     if isinstance(v, builtins.float):
-        return D.get_default_dtype()
+        return _dtype.get_default_dtype()
     if isinstance(v, (str, bytes, complex)):
         raise TypeError(f"new(): invalid data type '{type(v).__name__}'")
     raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import _cpu_generator
 from ._arrays import as_array
 from .kernels import fma
@@ -38,14 +38,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 def _filled(shape, value, dtype, requires_grad):
     if dtype is None:
-        dtype = D.bool if isinstance(value, (builtins.bool, np.bool_)) else \
-            D.int64 if isinstance(value, (builtins.int, np.integer)) else D.get_default_dtype()
-    dtype = D.as_dtype(dtype)
+        dtype = _dtype.bool if isinstance(value, (builtins.bool, np.bool_)) else \
+            _dtype.int64 if isinstance(value, (builtins.int, np.integer)) else _dtype.get_default_dtype()
+    dtype = _dtype.as_dtype(dtype)
     return _finish(Tensor._wrap(np.full(shape, value, dtype=dtype.np)), requires_grad)
 
 
 def _new(array, dtype, requires_grad):
-    dt = D.as_dtype(dtype)
+    dt = _dtype.as_dtype(dtype)
     if dt is not None:
         array = array.astype(dt.np, copy=False)
     return _finish(Tensor._wrap(array), requires_grad)
@@ -60,20 +60,20 @@ def _size(args, size, fn):
 
 def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
-    return _filled(_size(args, size, "ones"), 1.0, dtype or D.get_default_dtype(), requires_grad)
+    return _filled(_size(args, size, "ones"), 1.0, dtype or _dtype.get_default_dtype(), requires_grad)
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
-    return _filled(_size(args, size, "zeros"), 0.0, dtype or D.get_default_dtype(), requires_grad)
+    return _filled(_size(args, size, "zeros"), 0.0, dtype or _dtype.get_default_dtype(), requires_grad)
 
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of the given shape, its values unset (gradviz fills it with zeros)."""
-    return _filled(_size(args, size, "empty"), 0.0, dtype or D.get_default_dtype(), requires_grad)
+    return _filled(_size(args, size, "empty"), 0.0, dtype or _dtype.get_default_dtype(), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    """``full((2, 3), 3)`` is D.int64 and ``full((2, 3), 3.)`` D.float32, as in PyTorch 2."""
+    """``full((2, 3), 3)`` is _dtype.int64 and ``full((2, 3), 3.)`` _dtype.float32, as in PyTorch 2."""
     return _filled(_new_shape((size,), "full"), fill_value, dtype, requires_grad)
 
 
@@ -93,7 +93,7 @@ def full_like(t, fill_value, dtype=None, requires_grad=False):
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
-    """``arange(5)`` is D.int64 ``[0, 1, 2, 3, 4]``; any float argument makes it D.float32."""
+    """``arange(5)`` is _dtype.int64 ``[0, 1, 2, 3, 4]``; any float argument makes it _dtype.float32."""
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -101,16 +101,16 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     ints = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
-    default = D.int64 if ints else D.get_default_dtype()
+    default = _dtype.int64 if ints else _dtype.get_default_dtype()
     n = builtins.max(0, math.ceil((end - start) / step))
-    dt = D.as_dtype(dtype) or default
+    dt = _dtype.as_dtype(dtype) or default
     idx = np.arange(n, dtype=np.float64)
     if ints or not dt.is_floating_point:
         return _new((start + step * idx).astype(dt.np), None, requires_grad)
     # PyTorch's kernel: whole AVX2 vectors (8 floats, 4 doubles; two at a time) start from
     # start + step * first and count up within the vector; the rest is start + step * i.
     # Each product-plus-sum is one fused multiply-add in double.
-    lanes = 8 if dt is D.float32 else 4
+    lanes = 8 if dt is _dtype.float32 else 4
     vec = n // (2 * lanes) * 2 * lanes
     first = idx[:vec] - idx[:vec] % lanes
     base = fma(first, step, start, np.float64).astype(dt.np).astype(np.float64)
@@ -125,8 +125,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     PyTorch counts the first half up from ``start`` and the second half down from ``end``,
     each value one fused multiply-add in the tensor's precision.
     """
-    dt = D.as_dtype(dtype) or D.get_default_dtype()
-    acc = dt.np if dt.is_floating_point and dt is not D.float16 else np.dtype(np.float64)
+    dt = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
+    acc = dt.np if dt.is_floating_point and dt is not _dtype.float16 else np.dtype(np.float64)
     lo, hi = (acc.type(start), acc.type(end)) if dt.is_floating_point else \
         (acc.type(builtins.int(start)), acc.type(builtins.int(end)))
     idx = np.arange(steps)
@@ -142,13 +142,13 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``: the exponents as linspace counts them, the power in double."""
-    dt = D.as_dtype(dtype) or D.get_default_dtype()
-    exponents = linspace(start, end, steps, dtype=dt if dt.is_floating_point else D.float64)._data
+    dt = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
+    exponents = linspace(start, end, steps, dtype=dt if dt.is_floating_point else _dtype.float64)._data
     return _new(np.power(builtins.float(base), exponents.astype(np.float64)).astype(dt.np), None, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
-    return _new(np.eye(n, m, dtype=(D.as_dtype(dtype) or D.get_default_dtype()).np), None, requires_grad)
+    return _new(np.eye(n, m, dtype=(_dtype.as_dtype(dtype) or _dtype.get_default_dtype()).np), None, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -159,16 +159,16 @@ def as_tensor(data, dtype=None, device=None):
 
 def from_numpy(a):
     """A tensor sharing memory with the numpy array ``a``."""
-    D.from_numpy_dtype(a.dtype)
+    _dtype.from_numpy_dtype(a.dtype)
     return Tensor._wrap(a)
 
 
 # --- random -------------------------------------------------------------------------------------
 
 def _random_dtype(dtype, kernel):
-    dt = D.as_dtype(dtype) or D.get_default_dtype()
+    dt = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
     if not dt.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.TYPE_NAMES[dt.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.TYPE_NAMES[dt.name]}\'')
     return dt
 
 
@@ -193,7 +193,7 @@ def randn_like(t, dtype=None, requires_grad=False, generator=None):
 
 
 def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    """Integers in [low, high): ``randint(10, (3,))`` or ``randint(3, 10, (2, 2))``; D.int64."""
+    """Integers in [low, high): ``randint(10, (3,))`` or ``randint(3, 10, (2, 2))``; _dtype.int64."""
     if size is None:
         low, high, size = 0, low, high
     return _new(_cpu_generator.randint(low, high, _shape_args((size,)), generator), dtype, requires_grad)
@@ -207,7 +207,7 @@ def randint_like(t, low, high=None, dtype=None, requires_grad=False, generator=N
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0 .. n-1`` (D.int64)."""
+    """A random permutation of ``0 .. n-1`` (_dtype.int64)."""
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _new(_cpu_generator.randperm(n, generator), dtype, requires_grad)

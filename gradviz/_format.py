@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from ._dtype import bool as bool_, get_default_dtype, int64
+from . import _dtype
+from ._dtype import get_default_dtype, int64
 
 __all__ = ["set_printoptions", "get_printoptions", "printoptions", "tensor_repr", "format_array"]
 
@@ -171,7 +172,7 @@ def _add_suffixes(text, suffixes, indent):
 def tensor_repr(t, prefix="tensor("):
     """``tensor([1., 2.], requires_grad=True)`` -- what ``repr(t)`` shows in PyTorch 2.x."""
     a, indent, suffixes = t._data, len(prefix), []
-    default = t.dtype in (get_default_dtype(), int64, bool_)
+    default = t.dtype in (get_default_dtype(), int64, _dtype.bool)
     if a.size == 0:
         if a.ndim != 1:
             suffixes.append("size=" + str(tuple(a.shape)))

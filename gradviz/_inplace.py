@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import _strided
 from .autograd.engine import apply, current_grad_fn, record_copy_slices
 from .autograd.views import requires_grad, view_error
@@ -103,8 +103,8 @@ def _inplace(self, fn, *args, overlap=True, internal=True):
         src._seq = self._seq
     result = fn(src, *args)
     if result.dtype.kind > self.dtype.kind:
-        raise RuntimeError(f"result type {D.TYPE_NAMES[result.dtype.name]} can't be cast to the "
-                           f"desired output type {D.TYPE_NAMES[self.dtype.name]}")
+        raise RuntimeError(f"result type {_dtype.TYPE_NAMES[result.dtype.name]} can't be cast to the "
+                           f"desired output type {_dtype.TYPE_NAMES[self.dtype.name]}")
     if result.shape != self.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")

@@ -2,7 +2,7 @@
 ``isinstance(x, LongTensor)`` and ``x.type(DoubleTensor)``, as old tutorials use them.
 """
 
-from . import _dtype as D
+from . import _dtype
 from ._operands import _legacy_new
 from .tensor import Tensor
 
@@ -25,11 +25,11 @@ def _legacy_class(name, dtype):
     return _LegacyMeta(name, (), {"dtype": dtype})
 
 
-FloatTensor = _legacy_class("FloatTensor", D.float32)
-DoubleTensor = _legacy_class("DoubleTensor", D.float64)
-LongTensor = _legacy_class("LongTensor", D.int64)
-IntTensor = _legacy_class("IntTensor", D.int32)
-ShortTensor = _legacy_class("ShortTensor", D.int16)
-CharTensor = _legacy_class("CharTensor", D.int8)
-ByteTensor = _legacy_class("ByteTensor", D.uint8)
-BoolTensor = _legacy_class("BoolTensor", D.bool)
+FloatTensor = _legacy_class("FloatTensor", _dtype.float32)
+DoubleTensor = _legacy_class("DoubleTensor", _dtype.float64)
+LongTensor = _legacy_class("LongTensor", _dtype.int64)
+IntTensor = _legacy_class("IntTensor", _dtype.int32)
+ShortTensor = _legacy_class("ShortTensor", _dtype.int16)
+CharTensor = _legacy_class("CharTensor", _dtype.int8)
+ByteTensor = _legacy_class("ByteTensor", _dtype.uint8)
+BoolTensor = _legacy_class("BoolTensor", _dtype.bool)

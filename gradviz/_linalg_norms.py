@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from .autograd.engine import apply
 from ._operands import _dims
 from ._types import TensorBase
@@ -42,19 +42,19 @@ def _check_input(x, fn):
 def _check_floating(x, name):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {D.TYPE_NAMES[x.dtype.name]}")
+                           f"Got {_dtype.TYPE_NAMES[x.dtype.name]}")
 
 
 def _check_dtype(dtype, x, name):
     """PyTorch's check_linalg_norm_dtype: a floating dtype the input widens to."""
     if dtype is None:
         return None
-    dtype = D.as_dtype(dtype)
+    dtype = _dtype.as_dtype(dtype)
     if not dtype.is_floating_point:
-        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {D.TYPE_NAMES[dtype.name]}")
-    if D._promote(x.dtype, dtype) is not dtype:
-        raise RuntimeError(f"{name}: the dtype of the input ({D.TYPE_NAMES[x.dtype.name]}) should be convertible "
-                           f"without narrowing to the specified dtype ({D.TYPE_NAMES[dtype.name]})")
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {_dtype.TYPE_NAMES[dtype.name]}")
+    if _dtype._promote(x.dtype, dtype) is not dtype:
+        raise RuntimeError(f"{name}: the dtype of the input ({_dtype.TYPE_NAMES[x.dtype.name]}) should be convertible "
+                           f"without narrowing to the specified dtype ({_dtype.TYPE_NAMES[dtype.name]})")
     return dtype
 
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import _strided
 from ._arrays import as_array
 from .autograd.engine import apply, apply_outputs
@@ -34,12 +34,12 @@ def matmul(a, b):
     if a.dtype is not b.dtype:
         if a.ndim == 1 and b.ndim == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                               f"{D.TYPE_NAMES[a.dtype.name]} and {D.TYPE_NAMES[b.dtype.name]}")
+                               f"{_dtype.TYPE_NAMES[a.dtype.name]} and {_dtype.TYPE_NAMES[b.dtype.name]}")
         if a.ndim > 2 or b.ndim > 2:
-            raise RuntimeError(f"expected scalar type {D.TYPE_NAMES[a.dtype.name]} but found "
-                               f"{D.TYPE_NAMES[b.dtype.name]}")
+            raise RuntimeError(f"expected scalar type {_dtype.TYPE_NAMES[a.dtype.name]} but found "
+                               f"{_dtype.TYPE_NAMES[b.dtype.name]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{D.CPP_NAMES[a.dtype.name]} != {D.CPP_NAMES[b.dtype.name]}")
+                           f"{_dtype.CPP_NAMES[a.dtype.name]} != {_dtype.CPP_NAMES[b.dtype.name]}")
     if a.ndim == 1 and b.ndim == 1:
         if a.shape != b.shape:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
@@ -159,10 +159,10 @@ def where(condition, input=None, other=None):
     ref = a if a is not None else b
     like = ref if ref is not None else condition     # the class new constants are made of
     if a is None:
-        a = _literal(input, D.result_type(ref, input), like)
+        a = _literal(input, _dtype.result_type(ref, input), like)
     if b is None:
-        b = _literal(other, D.result_type(ref, other), like)
-    dt = D.result_type(a, b)
+        b = _literal(other, _dtype.result_type(ref, other), like)
+    dt = _dtype.result_type(a, b)
     cond = np.asarray(condition._data if isinstance(condition, TensorBase) else condition, np.bool_)
     shape = cond.shape
     for s in (a.shape, b.shape):      # PyTorch broadcasts condition, input, other in that order
@@ -282,5 +282,5 @@ def stack(tensors, dim=0):
 
 def _promoted(tensors):
     """The tensors' values in their common dtype, by PyTorch's promotion (float32 with int64 is float32)."""
-    dt = D.result_type(*tensors).np
+    dt = _dtype.result_type(*tensors).np
     return [t._data if t._data.dtype == dt else t._data.astype(dt) for t in tensors]

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from ._arrays import as_array
 from .autograd.engine import apply
 from ._types import Size, TensorBase, check_device
@@ -49,7 +49,7 @@ _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported
 
 def _check_sub(a, b):
     """PyTorch refuses ``-`` on booleans (a mask is inverted with ``~``)."""
-    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, TensorBase) and v.dtype is D.bool
+    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, TensorBase) and v.dtype is _dtype.bool
                for v in (a, b)]
     if all(is_bool) and isinstance(a, TensorBase) and isinstance(b, TensorBase):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -73,15 +73,15 @@ def _binary(key, a, b, float_result=False, **params):
         if isinstance(b, np.ndarray):
             b = a._wrap(as_array(b))
         else:
-            dt = D.with_scalar(a.dtype, b) if isinstance(a, TensorBase) else D.result_type(a, b)
+            dt = _dtype.with_scalar(a.dtype, b) if isinstance(a, TensorBase) else _dtype.result_type(a, b)
             if float_result and not dt.is_floating_point:
-                dt = D.get_default_dtype()
+                dt = _dtype.get_default_dtype()
             b = _literal(b, dt, a)
     if not isinstance(a, TensorBase):
-        a = _literal(a, D.result_type(a, b), b)
-    dt = a.dtype if a._data.dtype == b._data.dtype else D.result_type(a, b)
+        a = _literal(a, _dtype.result_type(a, b), b)
+    dt = a.dtype if a._data.dtype == b._data.dtype else _dtype.result_type(a, b)
     if float_result and not dt.is_floating_point:
-        dt = D.get_default_dtype()
+        dt = _dtype.get_default_dtype()
     arrays = [a._data if a._data.dtype == dt.np else a._data.astype(dt.np),
               b._data if b._data.dtype == dt.np else b._data.astype(dt.np)]
     try:
@@ -94,7 +94,7 @@ def _floating(t):
     """Unary maths on an integer tensor happens in the default float dtype, as in PyTorch."""
     if t.dtype.is_floating_point:
         return None
-    return [t._data.astype(D.get_default_dtype().np)]
+    return [t._data.astype(_dtype.get_default_dtype().np)]
 
 
 def _check_alpha(t, alpha):
@@ -109,8 +109,8 @@ def _rounded_division(t, other, kind, reverse=False):
         return NotImplemented
     number = not isinstance(other, (TensorBase, np.ndarray))
     o = other if isinstance(other, TensorBase) else t._wrap(as_array(other)) if isinstance(other, np.ndarray) \
-        else _literal(other, D.result_type(t, other), t)
-    dt = D.result_type(t, o)
+        else _literal(other, _dtype.result_type(t, other), t)
+    dt = _dtype.result_type(t, o)
     a, b = t._data.astype(dt.np, copy=False), o._data.astype(dt.np, copy=False)
     if not dt.is_floating_point and (b == 0).any():
         raise RuntimeError("ZeroDivisionError")   # integers have no inf to give
@@ -272,7 +272,7 @@ def _permutation(t, dims):
 def _check_bernoulli(t):
     """``t.bernoulli()``'s probabilities, refused in PyTorch's words."""
     if not t.dtype.is_floating_point:
-        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{D.TYPE_NAMES[t.dtype.name]}\'')
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_dtype.TYPE_NAMES[t.dtype.name]}\'')
     if t._data.size and not ((t._data >= 0) & (t._data <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                            "message be improved?  If so, please report an enhancement request to PyTorch.)")
@@ -336,5 +336,5 @@ def _legacy_new(cls, dtype, *args, **kwargs):
 
 def _options(dtype):
     """How PyTorch's C++ prints a legacy constructor's expected type (c10::TensorOptions)."""
-    return (f"TensorOptions(dtype={D.CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
+    return (f"TensorOptions(dtype={_dtype.CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")

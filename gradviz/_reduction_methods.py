@@ -7,7 +7,7 @@ import builtins
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from .autograd.engine import apply
 from ._operands import _EVERY_DIM, _binary, _dims, _reduced_dims
 from ._types import TensorBase, return_types
@@ -20,7 +20,7 @@ __all__ = ["sum_", "mean", "prod", "moment", "extreme", "position", "amax", "med
 def _accumulated(t, dtype):
     """``t`` in the dtype a sum or product is computed in: the one asked for, int64 for integers and bools."""
     t = t.to(dtype) if dtype is not None else t
-    return t if t.dtype.is_floating_point or t.dtype is D.int64 else t.to(D.int64)
+    return t if t.dtype.is_floating_point or t.dtype is _dtype.int64 else t.to(_dtype.int64)
 
 
 def sum_(t, dim, keepdim, dtype):
@@ -35,7 +35,7 @@ def mean(t, dim, keepdim, dtype):
     t = t.to(dtype) if dtype is not None else t
     if not t.dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {D.TYPE_NAMES[t.dtype.name]}")
+                           f"floating point or complex dtype. Got: {_dtype.TYPE_NAMES[t.dtype.name]}")
     if dim is _EVERY_DIM:
         return apply(OPS["mean"], (t,))
     return apply(OPS["mean_dim"], (t,), dim=_reduced_dims(dim, t.ndim), keepdim=keepdim)

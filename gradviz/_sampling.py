@@ -6,7 +6,7 @@
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import _cpu_generator
 from .autograd.engine import apply
 from ._inplace import _check_leaf
@@ -45,7 +45,7 @@ def _fill_floats(t, kernel, draw):
     """Fill a floating-point ``t`` with ``draw(shape, dtype)``; other dtypes fail as PyTorch's kernel does."""
     _check_leaf(t)
     if not t.dtype.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.TYPE_NAMES[t.dtype.name]}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.TYPE_NAMES[t.dtype.name]}\'')
     return t.fill_(draw(t.shape, t._data.dtype))
 
 

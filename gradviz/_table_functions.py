@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import _inplace
 from ._creation import tensor
 from .autograd.grad_mode import is_grad_enabled
@@ -49,8 +49,8 @@ def _with_out(name, fn):
                                "differentiation, but one of the arguments requires grad.")
         result = fn(*args, **kwargs)
         if result.dtype.kind > out.dtype.kind:
-            raise RuntimeError(f"result type {D.TYPE_NAMES[result._data.dtype.name]} can't be cast to the "
-                               f"desired output type {D.TYPE_NAMES[out._data.dtype.name]}")
+            raise RuntimeError(f"result type {_dtype.TYPE_NAMES[result._data.dtype.name]} can't be cast to the "
+                               f"desired output type {_dtype.TYPE_NAMES[out._data.dtype.name]}")
         if out.shape != result.shape:
             if out.numel():
                 warnings.warn(f"An output with one or more elements was resized since it had shape "

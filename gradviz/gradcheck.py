@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from ._creation import empty
 from .autograd._backward_grad import grad
 from .autograd.grad_mode import enable_grad, no_grad
@@ -50,7 +50,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
                          "but none of the them have requires_grad=True.")
     for i in diff:
-        if inputs[i].dtype is not D.float64:
+        if inputs[i].dtype is not _dtype.float64:
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
                           "This check will likely fail if all the inputs are not of double precision "
                           "floating point. ", UserWarning, stacklevel=2)
@@ -97,7 +97,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outputs = func(*inputs)
     outputs = [o for o in ((outputs,) if isinstance(outputs, Tensor) else outputs) if o.requires_grad]
     if grad_outputs is None:      # torch.testing.make_tensor(low=-1, high=1): uniform_(-1, 1), as torch draws it
-        grad_outputs = tuple(empty(o.shape, dtype=o.dtype if o.dtype.is_floating_point else D.float64)
+        grad_outputs = tuple(empty(o.shape, dtype=o.dtype if o.dtype.is_floating_point else _dtype.float64)
                              .uniform_(-1, 1).requires_grad_() for o in outputs)
     else:
         grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)

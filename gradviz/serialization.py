@@ -28,7 +28,7 @@ import zipfile
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import nn, optim
 from ._types import Size, check_device, device
 from .nn.parameter import Parameter
@@ -38,8 +38,8 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
            "DEFAULT_PROTOCOL"]
 
 DEFAULT_PROTOCOL = 2
-_STORAGES = {d.name: D.TYPE_NAMES[d.name] + "Storage" for d in D._ALL}      # float32: FloatStorage
-_DTYPE_OF_STORAGE = {name: getattr(D, dt) for dt, name in _STORAGES.items()}
+_STORAGES = {d.name: _dtype.TYPE_NAMES[d.name] + "Storage" for d in _dtype._ALL}      # float32: FloatStorage
+_DTYPE_OF_STORAGE = {name: getattr(_dtype, dt) for dt, name in _STORAGES.items()}
 
 
 # --- writing ----------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ class _Pickler(pickle._Pickler):
         if key is None:
             key = self.keys[id(obj.root)] = str(len(self.records))
             self.records.append((key, obj.root))
-        dt = D.from_numpy_dtype(obj.root.dtype)
+        dt = _dtype.from_numpy_dtype(obj.root.dtype)
         return ("storage", _TORCH[_STORAGES[dt.name]], key, "cpu", obj.root.size)
 
     def reducer_override(self, obj):
@@ -137,7 +137,7 @@ class _Pickler(pickle._Pickler):
         self.save_reduce(obj.func, obj.args)
 
     dispatch[_Global] = _save_global_name
-    dispatch[D.dtype] = _save_dtype
+    dispatch[_dtype.dtype] = _save_dtype
 
 
 class _Call:
@@ -260,7 +260,7 @@ _READERS = {
     "builtins.set": set,
     "builtins.complex": complex,
     **{f"torch.{name}": _StorageType(dt) for name, dt in _DTYPE_OF_STORAGE.items()},
-    **{f"torch.{d.name}": d for d in D._ALL},
+    **{f"torch.{d.name}": d for d in _dtype._ALL},
 }
 _safe_globals = {}
 

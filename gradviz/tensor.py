@@ -14,16 +14,15 @@ import weakref
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype
 from . import _hooks, _linalg_norms, _matmul_and_joins, _reduction_methods, _sampling
-from . import _inplace as _inplace_module
 from ._arrays import as_array
 from .autograd import _backward_grad, engine, views
 from .autograd.engine import apply
 from ._format import tensor_repr
 from ._matmul_and_joins import bmm, matmul, where
 from ._indexing import getitem, setitem
-from ._inplace import _inplace, _restride
+from ._inplace import _inplace, _restride, copy, fill, zero
 from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
                         _floating, _inferred, _is_operand, _legacy_new, _number, _permutation, _rounded_division,
@@ -53,7 +52,7 @@ class Tensor(TensorBase):
     __array_priority__ = 1000   # numpy defers to Tensor's reflected operators
 
     def __new__(cls, *args, **kwargs):
-        return _legacy_new(Tensor, D.get_default_dtype(), *args, **kwargs)
+        return _legacy_new(Tensor, _dtype.get_default_dtype(), *args, **kwargs)
 
     @classmethod
     def _wrap(cls, array):
@@ -107,8 +106,8 @@ class Tensor(TensorBase):
                                 f"of type {type(value).__name__}")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{D.CPP_NAMES[value.dtype.name]}' to a tensor "
-                    f"with grad_dtype '{D.TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
+                    f"attempting to assign a gradient with dtype '{_dtype.CPP_NAMES[value.dtype.name]}' to a tensor "
+                    f"with grad_dtype '{_dtype.TYPE_NAMES[self.dtype.name]}'. The gradient must match the tensor's "
                     "grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
                     "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with "
                     "caution. Diverging the dtypes of a tensor and its gradient may break downstream "
@@ -205,7 +204,7 @@ class Tensor(TensorBase):
 
     @property
     def dtype(self):
-        return D._BY_NP[self._data.dtype]
+        return _dtype._BY_NP[self._data.dtype]
 
     @property
     def ndim(self):
@@ -252,7 +251,7 @@ class Tensor(TensorBase):
         if dtype is None:
             return "gradviz." + self.dtype.legacy
         if isinstance(dtype, str):  # 'torch.DoubleTensor' as well as 'gradviz.DoubleTensor'
-            legacy = {d.legacy: d for d in D._ALL}
+            legacy = {d.legacy: d for d in _dtype._ALL}
             name = dtype.rsplit(".", 1)[-1]
             if name not in legacy:
                 raise ValueError(f"invalid type: '{dtype}'")
@@ -354,7 +353,7 @@ class Tensor(TensorBase):
         dtype = kwargs.get("dtype")
         check_device(kwargs.get("device"))
         for a in args:
-            if isinstance(a, D.dtype):
+            if isinstance(a, _dtype.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype = a.dtype
@@ -365,22 +364,22 @@ class Tensor(TensorBase):
         return apply(OPS["to"], (self,), dtype=dtype.np)
 
     def float(self):
-        return self.to(D.float32)
+        return self.to(_dtype.float32)
 
     def double(self):
-        return self.to(D.float64)
+        return self.to(_dtype.float64)
 
     def half(self):
-        return self.to(D.float16)
+        return self.to(_dtype.float16)
 
     def long(self):
-        return self.to(D.int64)
+        return self.to(_dtype.int64)
 
     def int(self):
-        return self.to(D.int32)
+        return self.to(_dtype.int32)
 
     def bool(self):
-        return self.to(D.bool)
+        return self.to(_dtype.bool)
 
     def cpu(self):
         return self
@@ -419,7 +418,7 @@ class Tensor(TensorBase):
         if not _is_operand(other) or type(other) is np.ndarray:
             return NotImplemented
         _check_sub(other, self)
-        dt = D.result_type(self, other)
+        dt = _dtype.result_type(self, other)
         arrays = None if self.dtype is dt else [self._data.astype(dt.np)]
         return apply(OPS["rsub"], (self,), arrays, c=other)
 
@@ -460,7 +459,7 @@ class Tensor(TensorBase):
             return _binary("pow_tt", self, exponent)
         if not _is_operand(exponent):
             return NotImplemented
-        dt = D.with_scalar(self.dtype, exponent)   # int ** 0.5 is float32, bool ** 2 is int64
+        dt = _dtype.with_scalar(self.dtype, exponent)   # int ** 0.5 is float32, bool ** 2 is int64
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return apply(OPS["pow"], (self,), None if dt is self.dtype else [self._data.astype(dt.np)], n=exponent)
@@ -472,7 +471,7 @@ class Tensor(TensorBase):
         return apply(OPS["rpow"], (self,), _floating(self), c=base)
 
     def __neg__(self):
-        if self.dtype is D.bool:
+        if self.dtype is _dtype.bool:
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
                                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
         return apply(OPS["neg"], (self,))
@@ -566,13 +565,13 @@ class Tensor(TensorBase):
     eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     def __and__(self, other):
-        return self._compare(other, np.logical_and if self.dtype is D.bool else np.bitwise_and)
+        return self._compare(other, np.logical_and if self.dtype is _dtype.bool else np.bitwise_and)
 
     def __or__(self, other):
-        return self._compare(other, np.logical_or if self.dtype is D.bool else np.bitwise_or)
+        return self._compare(other, np.logical_or if self.dtype is _dtype.bool else np.bitwise_or)
 
     def __xor__(self, other):
-        return self._compare(other, np.logical_xor if self.dtype is D.bool else np.bitwise_xor)
+        return self._compare(other, np.logical_xor if self.dtype is _dtype.bool else np.bitwise_xor)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
@@ -936,16 +935,16 @@ class Tensor(TensorBase):
         return _inplace(self, Tensor.clamp, min, max)
 
     def copy_(self, src):
-        return _inplace_module.copy(self, src if isinstance(src, Tensor) else Tensor._wrap(np.array(as_array(src))))
+        return copy(self, src if isinstance(src, Tensor) else Tensor._wrap(np.array(as_array(src))))
 
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
 
     def zero_(self):
         """Set every element to 0 in place (``x.grad.zero_()`` between training steps)."""
-        return _inplace_module.zero(self)
+        return zero(self)
 
     def fill_(self, value):
-        return _inplace_module.fill(self, value)
+        return fill(self, value)
 
     # random fills and draws, PyTorch's numbers after manual_seed (gradviz/_sampling.py)
     multinomial, bernoulli, bernoulli_ = _sampling.multinomial, _sampling.bernoulli, _sampling.bernoulli_
@@ -956,7 +955,7 @@ class Tensor(TensorBase):
 
     def new_full(self, size, fill_value, dtype=None, requires_grad=False):
         """A new tensor of ``size`` filled with ``fill_value``, of self's dtype unless told."""
-        a = np.full(_shape_args(size), fill_value, D.as_dtype(dtype or self.dtype).np)
+        a = np.full(_shape_args(size), fill_value, _dtype.as_dtype(dtype or self.dtype).np)
         return _finish(Tensor._wrap(a), requires_grad)
 
     def new_ones(self, *size, dtype=None, requires_grad=False):

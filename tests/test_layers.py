@@ -289,3 +289,42 @@ def test_every_lazy_import_is_one_of_the_known():
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     found.update((module, d) for d in _resolve(module, node, path.name == "__init__.py", files))
     assert found == set(LAZY), sorted(found ^ set(LAZY))
+
+
+# --- honest names ---------------------------------------------------------------------------------
+# A module is imported under its own name, so grep finds every use (``from . import _dtype``, then
+# ``_dtype.promote``), and no short alias stands for two modules.  The exceptions, each for a reason:
+RENAMED = {
+    ("numpy", "np"): "the convention every numpy reader knows",
+    ("builtins", "_builtins"): "the package face and _dtype define float, int, bool...: Python's own, kept private",
+    ("importlib", "_importlib"): "the package face keeps its helpers out of dir(gradviz)",
+    ("types.ModuleType", "_ModuleType"): "the package face keeps its helpers out of dir(gradviz)",
+    ("kernels._powf.power", "pow"): "the kernels' face names each kernel as torch does (kernels.pow)",
+    ("kernels._powf.powers", "pow_tensor"): "the kernels' face: torch.pow with a tensor exponent",
+    ("kernels._norms.vector_norm", "norm"): "the kernels' face names each kernel as torch does (kernels.norm)",
+    ("kernels._reduce.torch_sum", "sum"): "the kernels' face names each kernel as torch does (kernels.sum)",
+    ("kernels._libm.log", "c_log"): "the kernels' face says whose log it is: the C library's",
+    ("kernels._libm.log1p", "c_log1p"): "the kernels' face says whose log1p it is: the C library's",
+    ("kernels._sleef.exp", "sleef_exp"): "the kernels' face says whose exp it is: SLEEF's",
+    ("kernels._sleef.log", "sleef_log"): "the kernels' face says whose log it is: SLEEF's",
+    ("kernels._sleef.log1p", "sleef_log1p"): "the kernels' face says whose log1p it is: SLEEF's",
+}
+
+
+def test_nothing_is_imported_under_another_name():
+    renamed = set()
+    for path in PACKAGE.rglob("*.py"):
+        package = _module_name(path).split(".")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for a in node.names:
+                if a.asname is None or a.asname == a.name.split(".")[-1]:
+                    continue
+                if isinstance(node, ast.ImportFrom):
+                    base = package[1:len(package) - node.level + (path.name == "__init__.py")] if node.level else []
+                    source = ".".join(base + ([node.module] if node.module else []) + [a.name])
+                else:
+                    source = a.name
+                renamed.add((source, a.asname))
+    assert renamed <= set(RENAMED), sorted(renamed - set(RENAMED))

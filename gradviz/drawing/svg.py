@@ -34,7 +34,7 @@ may also toggle ``gv-active`` and ``gv-dim`` on nodes and edges.  No colour is w
 SVG's elements: they come from :data:`CSS` through the classes above.
 """
 
-import xml.etree.ElementTree as ET
+from xml.etree import ElementTree
 from pathlib import Path
 
 from .dot_text import say, slot_tips
@@ -44,8 +44,8 @@ __all__ = ["decorate_svg", "CSS", "SLOTS"]
 CSS = (Path(__file__).parent / "static" / "graph.css").read_text(encoding="utf-8")
 
 SVG_NS, XLINK_NS = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
-ET.register_namespace("", SVG_NS)
-ET.register_namespace("xlink", XLINK_NS)
+ElementTree.register_namespace("", SVG_NS)
+ElementTree.register_namespace("xlink", XLINK_NS)
 _S, _XL = f"{{{SVG_NS}}}", f"{{{XLINK_NS}}}"
 _SHAPES = {_S + t for t in ("path", "polygon", "ellipse", "polyline", "rect", "circle")}
 
@@ -79,7 +79,7 @@ def _unwrap_slot(group, parent_index, parent, is_node, tips):
     slot_id = group.get("id")[2:]
     slot = slot_id.rsplit("-", 1)[1]
     cls = _SLOT_CLASS.get(slot, "gv-" + slot) if is_node else "gv-edge-" + slot
-    new = ET.Element(_S + "g", {"id": slot_id, "class": f"gv-slot {cls}", "data-gv-slot": slot})
+    new = ElementTree.Element(_S + "g", {"id": slot_id, "class": f"gv-slot {cls}", "data-gv-slot": slot})
     tip = None
     texts = []
     for a in group:
@@ -87,7 +87,7 @@ def _unwrap_slot(group, parent_index, parent, is_node, tips):
         texts.extend(a.iter(_S + "text"))
     tip = tips.get(slot, tip)
     if tip:
-        ET.SubElement(new, _S + "title").text = tip
+        ElementTree.SubElement(new, _S + "title").text = tip
     for k, t in enumerate(texts):
         _decorate_text(t)
         t.set("id", f"{slot_id}-{k}")
@@ -118,10 +118,10 @@ def decorate_svg(svg, graph, state="full", hidden=(), words=None):
     """
     if isinstance(svg, bytes):
         svg = svg.decode("utf-8")
-    root = ET.fromstring(svg)
+    root = ElementTree.fromstring(svg)
     _classes(root, "gv-graph", "gv-" + graph.view)
     root.set("data-gv-view", graph.view)
-    style = ET.Element(_S + "style")
+    style = ElementTree.Element(_S + "style")
     style.text = CSS
     root.insert(0, style)
     hide = set(hidden)
@@ -145,7 +145,7 @@ def decorate_svg(svg, graph, state="full", hidden=(), words=None):
     for el in root.iter():
         if el.get("id") in hide:
             _classes(el, "gv-hidden")
-    text = ET.tostring(root, encoding="unicode")
+    text = ElementTree.tostring(root, encoding="unicode")
     return text + "\n"
 
 

@@ -27,7 +27,7 @@ float64 powers are pow in double (PyTorch: SLEEF's double ``pow``, within 1 ulp 
 import numpy as np
 
 from . import _exact, _libm, _vml
-from ._numerics import fma32 as _fma
+from ._numerics import fma32
 from ._sleef import _L2L, _L2U, _LN2_HI, _LN2_LO, _R_LN2, _ilogb32, _two_sum, df_div
 from ._threads import LANES
 
@@ -55,18 +55,18 @@ def _add(xh, xl, yh, yl):
 def _mul(xh, xl, yh, yl):
     """(x)·(y), the high product's error recovered by a fused multiply-add (``dfmul``)."""
     s = xh * yh
-    return s, _fma(xh, yl, _fma(xl, yh, _fma(xh, yh, -s)))
+    return s, fma32(xh, yl, fma32(xl, yh, fma32(xh, yh, -s)))
 
 
 def _mul1(xh, xl, y):
     """(x)·y for a float y."""
     s = xh * y
-    return s, _fma(xl, y, _fma(xh, y, -s))
+    return s, fma32(xl, y, fma32(xh, y, -s))
 
 
 def _square(xh, xl):
     s = xh * xh
-    return s, _fma(xh + xh, xl, _fma(xh, xh, -s))
+    return s, fma32(xh + xh, xl, fma32(xh, xh, -s))
 
 
 # --- the two halves of SLEEF's powf ------------------------------------------------------------
@@ -81,7 +81,7 @@ def _log_pair(d):
     e = np.where(tiny, e - 64, e).astype(_f)
     xh, xl = df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m))
     x2h, x2l = _square(xh, xl)
-    t = _fma(_fma(_f(0.240320354700088500976562), x2h, _f(0.285112679004669189453125)),
+    t = fma32(fma32(_f(0.240320354700088500976562), x2h, _f(0.285112679004669189453125)),
              x2h, _f(0.400007992982864379882812))
     sh, sl = _mul1(_LN2_HI, _LN2_LO, e)
     sh, sl = _add(sh, sl, xh * _f(2), xl * _f(2))
@@ -102,7 +102,7 @@ def _exp_pair(dh, dl):
     u = _f(0.00136324646882712841033936)
     for c in (0.00836596917361021041870117, 0.0416710823774337768554688, 0.166665524244308471679688,
               0.499999850988388061523438):
-        u = _fma(u, sh, _f(c))
+        u = fma32(u, sh, _f(c))
     th, tl = _add(sh, sl, *_mul1(*_square(sh, sl), u))
     s = _f(1) + th
     th, tl = s, ((_f(1) - s) + th) + tl

@@ -24,7 +24,7 @@ boundaries); larger products are numpy's matmul (within rounding, at numpy's spe
 import numpy as np
 
 from . import _mkl
-from ._numerics import _LOW29, _MID_LOW, fma32 as fma
+from ._numerics import _LOW29, _MID_LOW, fma32
 
 __all__ = ["mm", "addmm", "mv", "dot", "bmm", "column_major"]
 
@@ -40,7 +40,7 @@ def _fma_chain(a, b):
     in float64 and written out rounded to float32.  Rounding twice (float64, then float32) could
     differ from one rounding only where the float64 sum lands on a float32 tie; all the float64
     sums are recomputed at the end and checked for that, and the rare product with such a tie is
-    redone with :func:`fma`.
+    redone with :func:`fma32`.
     """
     k = a.shape[1]
     products = np.multiply(a.T[:, :, None], b[:, None, :], dtype=_d)    # (k, m, n), exact
@@ -53,7 +53,7 @@ def _fma_chain(a, b):
         return accs[-1]
     acc = accs[0]
     for p in range(k):
-        acc = fma(a[:, p:p + 1], b[p:p + 1, :], acc)
+        acc = fma32(a[:, p:p + 1], b[p:p + 1, :], acc)
     return acc
 
 

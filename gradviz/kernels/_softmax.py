@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from . import _libm, _sleef
-from ._numerics import fma32 as fma, fma64
+from ._numerics import fma32, fma64
 from ._threads import _GRAIN, LANES, _shares, _vector, get_num_threads
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "softmax_backward", "log_softmax_backward"]
@@ -37,7 +37,7 @@ _SLICE_STEPS, _SLICE_SIZE = 64, 4096    # in-order sums: at most 64 additions, e
 
 def _fma(a, b, c):
     """``a·b + c`` rounded once in the dtype of ``a`` (float32 or float64)."""
-    return fma(a, b, c) if a.dtype == _f else fma64(a, b, c)
+    return fma32(a, b, c) if a.dtype == _f else fma64(a, b, c)
 
 
 def sigmoid(a):
@@ -234,7 +234,7 @@ def _lanes_dot(g, y):
     acc = _in_order((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), 1)
     if full < n:
         if g.dtype == _f and (rows == 1 or get_num_threads() == 1):
-            acc[:, :n - full] = fma(g[:, full:], y[:, full:], acc[:, :n - full])
+            acc[:, :n - full] = fma32(g[:, full:], y[:, full:], acc[:, :n - full])
         else:
             acc[:, :n - full] += g[:, full:] * y[:, full:]
     return _fold(acc)

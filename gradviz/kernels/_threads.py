@@ -21,11 +21,11 @@ def _vector_floats():
     of softmax and the cut of sigmoid's vector loop depend on it; ``ATEN_CPU_CAPABILITY`` overrides
     the choice, in PyTorch and here."""
     try:
-        from numpy._core._multiarray_umath import __cpu_features__ as has
+        from numpy._core._multiarray_umath import __cpu_features__
     except ImportError:   # numpy 1.x
-        from numpy.core._multiarray_umath import __cpu_features__ as has
+        from numpy.core._multiarray_umath import __cpu_features__
     wanted = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
-    avx512 = all(has.get(f, False) for f in ("AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ"))
+    avx512 = all(__cpu_features__.get(f, False) for f in ("AVX512F", "AVX512VL", "AVX512BW", "AVX512DQ"))
     return 16 if avx512 and wanted in ("", "avx512") else 8
 
 

@@ -9,7 +9,7 @@ from itertools import islice
 from .. import _dtype
 from ..autograd import no_grad
 from .._creation import _filled
-from . import functional as F
+from . import functional
 from . import init
 from .module import Module, _addindent
 from .parameter import Parameter
@@ -50,7 +50,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        return functional.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -96,7 +96,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
+        return functional.relu(input, inplace=self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -130,7 +130,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input):
-        return F.softmax(input, self.dim, _stacklevel=5)
+        return functional.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -140,7 +140,7 @@ class LogSoftmax(Softmax):
     """log softmax along ``dim`` (LogSoftmaxBackward0)."""
 
     def forward(self, input):
-        return F.log_softmax(input, self.dim, _stacklevel=5)
+        return functional.log_softmax(input, self.dim, _stacklevel=5)
 
 
 # --- dropout ------------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
-        return F.dropout(input, self.p, self.training, self.inplace)
+        return functional.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -210,7 +210,7 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+        return functional.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
@@ -273,7 +273,7 @@ class BatchNorm1d(Module):
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
+        return functional.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
                             self.weight, self.bias, use_batch, factor, self.eps)
 
     def extra_repr(self):

@@ -1,6 +1,6 @@
 """The losses: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss and BCEWithLogitsLoss, printing and computing as PyTorch's do."""
 
-from . import functional as F
+from . import functional
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
@@ -23,7 +23,7 @@ class MSELoss(_Loss):
     __module__ = "gradviz.nn.modules.loss"
 
     def forward(self, input, target):
-        return F.mse_loss(input, target, reduction=self.reduction)
+        return functional.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
@@ -32,7 +32,7 @@ class L1Loss(_Loss):
     __module__ = "gradviz.nn.modules.loss"
 
     def forward(self, input, target):
-        return F.l1_loss(input, target, reduction=self.reduction)
+        return functional.l1_loss(input, target, reduction=self.reduction)
 
 
 class _WeightedLoss(_Loss):
@@ -60,7 +60,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return functional.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
@@ -74,7 +74,7 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+        return functional.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
 
@@ -84,7 +84,7 @@ class BCELoss(_WeightedLoss):
     __module__ = "gradviz.nn.modules.loss"
 
     def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+        return functional.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -99,5 +99,5 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
+        return functional.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
                                                   reduction=self.reduction)

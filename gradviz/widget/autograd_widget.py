@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import anywidget
-import traitlets as t
+import traitlets
 
 from .. import _check
 from .._gc import paused_gc
@@ -130,22 +130,22 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
 
     # -- reading it ------------------------------------------------------------------------------
 
-    @t.validate("frame")
+    @traitlets.validate("frame")
     def _valid_frame(self, proposal):
         try:
             return _check.whole_number(None, "AutogradWidget.frame", proposal["value"], 0,
                                        max(0, len(self.frames) - 1), f"the widget has {len(self.frames)} steps")
         except (TypeError, ValueError) as exc:
-            raise t.TraitError(str(exc)) from None
+            raise traitlets.TraitError(str(exc)) from None
 
-    @t.validate("speed")
+    @traitlets.validate("speed")
     def _valid_speed(self, proposal):
         try:
             return _check.positive_number(None, "AutogradWidget.speed", proposal["value"])
         except (TypeError, ValueError) as exc:
-            raise t.TraitError(str(exc)) from None
+            raise traitlets.TraitError(str(exc)) from None
 
-    @t.observe("lang")
+    @traitlets.observe("lang")
     def _lang_tooltips(self, change):
         """The graph's tooltips in the new language too (worded anew, no new layout)."""
         animation = getattr(self, "_animation", None)

@@ -5,42 +5,42 @@ together), in Jupyter through anywidget and in a saved page through a stand-in m
 standalone pages and decks read this class, never the anywidget one.
 """
 
-import traitlets as t
+import traitlets
 
 from .i18n import LANGS, strings
 
 __all__ = ["WidgetModel", "SYNCED"]
 
 
-class WidgetModel(t.HasTraits):
+class WidgetModel(traitlets.HasTraits):
     """The traits :class:`~gradviz.widget.AutogradWidget` syncs to the front end."""
 
-    svg = t.Unicode("", help="The graph as SVG, laid out once at its final size (nothing moves while it plays).").tag(sync=True)
-    graph = t.Dict(help="The drawn graph's nodes and edges (gradviz.drawing.graph.Graph.to_dict()).").tag(sync=True)
-    frames = t.List(help="The animation: one dict per step (see gradviz.widget.frames).").tag(sync=True)
-    frame = t.Int(0, help="The step shown now, an index into frames.").tag(sync=True)
-    playing = t.Bool(False, help="Whether the front end is stepping through the frames by itself.").tag(sync=True)
-    speed = t.Float(1.0, help="Playback speed in steps per second.").tag(sync=True)
-    derivation = t.Dict(help="The hand derivation: instructor's steps, forward definitions and, per leaf, "
+    svg = traitlets.Unicode("", help="The graph as SVG, laid out once at its final size (nothing moves while it plays).").tag(sync=True)
+    graph = traitlets.Dict(help="The drawn graph's nodes and edges (gradviz.drawing.graph.Graph.to_dict()).").tag(sync=True)
+    frames = traitlets.List(help="The animation: one dict per step (see gradviz.widget.frames).").tag(sync=True)
+    frame = traitlets.Int(0, help="The step shown now, an index into frames.").tag(sync=True)
+    playing = traitlets.Bool(False, help="Whether the front end is stepping through the frames by itself.").tag(sync=True)
+    speed = traitlets.Float(1.0, help="Playback speed in steps per second.").tag(sync=True)
+    derivation = traitlets.Dict(help="The hand derivation: instructor's steps, forward definitions and, per leaf, "
                              "the chain rule along every path (LaTeX and MathML).").tag(sync=True)
-    lang = t.Enum(LANGS, default_value="en", help="The language of every word shown: 'en' or 'ko'.").tag(sync=True)
-    strings = t.Dict(help="Every word of the widget in lang: labels and caption templates (gradviz.widget.i18n).").tag(sync=True)
-    presenter = t.Bool(False, help="Larger type, for slides and projectors.").tag(sync=True)
-    retain_graph = t.Bool(False, help="The retain_graph= that the backward() button passes.").tag(sync=True)
-    forward_again = t.Bool(True, help="Whether the backward() button first runs the forward pass again from the "
+    lang = traitlets.Enum(LANGS, default_value="en", help="The language of every word shown: 'en' or 'ko'.").tag(sync=True)
+    strings = traitlets.Dict(help="Every word of the widget in lang: labels and caption templates (gradviz.widget.i18n).").tag(sync=True)
+    presenter = traitlets.Bool(False, help="Larger type, for slides and projectors.").tag(sync=True)
+    retain_graph = traitlets.Bool(False, help="The retain_graph= that the backward() button passes.").tag(sync=True)
+    forward_again = traitlets.Bool(True, help="Whether the backward() button first runs the forward pass again from the "
                                       "leaves when the graph was freed (as re-running the cell would); False "
                                       "shows PyTorch's freed-graph error instead.").tag(sync=True)
-    live = t.Bool(True, help="Whether the backward() and zero_() buttons can reach Python (False in saved pages).").tag(sync=True)
-    error = t.Unicode("", help="Why the graph could not be drawn ('' when it was); shown inside the widget.").tag(sync=True)
-    root_name = t.Unicode("", help="The name of the tensor whose graph is shown.").tag(sync=True)
-    practice = t.Dict(help="Practice mode: the questions asked before the steps that answer them, with their "
+    live = traitlets.Bool(True, help="Whether the backward() and zero_() buttons can reach Python (False in saved pages).").tag(sync=True)
+    error = traitlets.Unicode("", help="Why the graph could not be drawn ('' when it was); shown inside the widget.").tag(sync=True)
+    root_name = traitlets.Unicode("", help="The name of the tensor whose graph is shown.").tag(sync=True)
+    practice = traitlets.Dict(help="Practice mode: the questions asked before the steps that answer them, with their "
                            "expected numbers, hints and options, and the instructor's settings "
                            "(gradviz.widget.practice); {} when the widget only plays.").tag(sync=True)
-    answers = t.List(help="One record per question answered: id, node, name, kind, question, typed (the last "
+    answers = traitlets.List(help="One record per question answered: id, node, name, kind, question, typed (the last "
                           "try), attempts (every try), correct, tries, time (seconds), revealed.").tag(sync=True)
-    score = t.Dict(help="The answers summed up: asked, answered, correct, first_try, tries, revealed.").tag(sync=True)
+    score = traitlets.Dict(help="The answers summed up: asked, answered, correct, first_try, tries, revealed.").tag(sync=True)
 
-    @t.observe("lang")
+    @traitlets.observe("lang")
     def _lang_changed(self, change):
         self.strings = strings(change["new"])
 

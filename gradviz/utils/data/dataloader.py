@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype as D
+from ... import _dtype
 from ..._creation import as_tensor, empty, tensor
 from ..._matmul_and_joins import stack
 from ...tensor import Tensor
@@ -90,7 +90,7 @@ def default_collate(batch):
         if elem.shape == ():
             return as_tensor(np.array(batch))
     if isinstance(elem, float):
-        return tensor(batch, dtype=D.float64)
+        return tensor(batch, dtype=_dtype.float64)
     if isinstance(elem, int):
         return tensor(batch)
     if isinstance(elem, (str, bytes)):
@@ -187,7 +187,7 @@ class DataLoader:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
         batches = iter(self._index_sampler)     # (a generator: the sampler draws at the first batch)
-        empty((), dtype=D.int64).random_(generator=self.generator)   # the iterator's base seed, as torch draws it
+        empty((), dtype=_dtype.int64).random_(generator=self.generator)   # the iterator's base seed, as torch draws it
         return self._batches(batches)
 
     def _batches(self, indices):

@@ -2,7 +2,7 @@
 
 import itertools
 
-from ... import _dtype as D
+from ... import _dtype
 from ..._creation import as_tensor, empty, multinomial, randint, randperm
 from ...random import Generator
 
@@ -35,7 +35,7 @@ class SequentialSampler(Sampler):
 
 def _seed_draw(generator):
     """One 64-bit draw, as ``torch.empty((), dtype=torch.int64).random_(generator=...)`` makes it."""
-    return int(empty((), dtype=D.int64).random_(generator=generator).item())
+    return int(empty((), dtype=_dtype.int64).random_(generator=generator).item())
 
 
 class RandomSampler(Sampler):
@@ -62,8 +62,8 @@ class RandomSampler(Sampler):
             generator.manual_seed(_seed_draw(None))
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(high=n, size=(32,), dtype=D.int64, generator=generator).tolist()
-            yield from randint(high=n, size=(self.num_samples % 32,), dtype=D.int64, generator=generator).tolist()
+                yield from randint(high=n, size=(32,), dtype=_dtype.int64, generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=_dtype.int64, generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from randperm(n, generator=generator).tolist()
@@ -95,7 +95,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        weights = as_tensor(weights, dtype=D.float64)
+        weights = as_tensor(weights, dtype=_dtype.float64)
         if len(weights.shape) != 1:
             raise ValueError("weights should be a 1d sequence but given "
                              f"weights have shape {tuple(weights.shape)}")
