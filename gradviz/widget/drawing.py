@@ -11,6 +11,7 @@ from ..drawing.picture import Drawing
 from ..drawing.graph import MAX_NODES, graph_of
 from ..drawing.render import RenderError, RenderTimeout
 from ..drawing.svg_ids import ids_from_graph
+from ..value_text import node_text
 from .i18n import strings
 
 __all__ = ["draw_trace", "clean_svg", "slim"]
@@ -35,6 +36,7 @@ def draw_trace(trace, view="dataflow", rankdir="TB", lang="en"):
         out["error"] = f"the graph could not be built ({type(exc).__name__}: {exc})"
         return out
     try:
+        _reserve_leaf_grads(graph, trace)
         if len(graph.nodes) > EDGE_LABELS_MAX:
             _drop_edge_labels(graph)
         words = strings(lang)
@@ -56,6 +58,32 @@ def draw_trace(trace, view="dataflow", rankdir="TB", lang="en"):
             out["graph"] = slim(graph.to_dict())
             out["ids"] = ids_from_graph(out["graph"], graph.folded)
     return out
+
+
+def _reserve_leaf_grads(graph, trace):
+    """Lay out each leaf's gradient slot for the widest text the frames write there: ``.grad [..]``
+    (the widget always shows a leaf's own ``.grad``, never the flowing ``grad``), before and after
+    every accumulation of the passes shown (``.grad`` 60 then 120 is a wider text than the 60 that
+    flowed).  Graphviz sizes the node box by this text; the frames then fit in it."""
+    seen = {}
+    for run in trace.runs:
+        for e in run.events:
+            if e.node is None and e.variable is not None:
+                seen.setdefault(e.variable.seq, []).extend(a for a in (e.grad_before, e.grad_after) if a is not None)
+    for node in graph.nodes:
+        if node.kind != "leaf" or not node.requires_grad or (node.grad is None and node.flow is None):
+            continue
+        texts = [t for t in [node.grad, node.flow] + [node_text(a) for a in seen.get(node.seq, ())] if t]
+        node.grad, node.flow = _widest(texts), None
+
+
+def _widest(texts):
+    """One text as wide and as tall as the widest and the tallest of ``texts`` (monospace: the
+    number of characters is the width): the tallest, its first line padded with no-break spaces."""
+    rows = [t.split("\n") for t in texts]
+    width = max(len(line) for lines in rows for line in lines)
+    tallest = max(rows, key=len)
+    return "\n".join([tallest[0] + "\u00a0" * (width - len(tallest[0]))] + tallest[1:])
 
 
 def _drop_edge_labels(graph):

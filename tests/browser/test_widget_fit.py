@@ -341,3 +341,51 @@ def test_long_matrix_formulas_fit_the_panel(offline_page, pages, artifacts, size
     settle(page)
     assert widget.evaluate(WIDE_MATH) == []
     page.screenshot(path=str(artifacts / f"fit-mlp-derivation-{size[0]}x{size[1]}.png"))
+
+
+# every text of a node that crosses its box, by how many screen px: (node id, text, px)
+TEXT_OUTSIDE_NODES = """w => { const out = [];
+  for (const g of w.querySelectorAll('svg.gv-svg g.gv-node')) {
+    const shape = g.querySelector('.gv-shape');
+    if (!shape) continue;
+    const b = shape.getBoundingClientRect();
+    for (const t of g.querySelectorAll('text')) {
+      if (!t.textContent.trim() || t.closest('.gv-hidden')) continue;
+      const r = t.getBoundingClientRect();
+      if (r.width === 0) continue;
+      const o = Math.max(b.left - r.left, r.right - b.right, b.top - r.top, r.bottom - b.bottom);
+      if (o > 0.5) out.push([g.dataset.gvId, t.textContent.slice(0, 40), Math.round(o * 10) / 10]);
+    }
+  }
+  return out; }"""
+
+
+@pytest.mark.parametrize("lesson", ["seed", "vector_jacobian", "tiny_mlp"])
+def test_node_text_stays_in_its_box(offline_page, tmp_path, artifacts, lesson):
+    """Issue 21: lesson 5's x.grad matrix (it accumulates to [[0, 120], [120, 0]] after the
+    notebook's own call) and lesson 6's leaves' '.grad norm ...' crossed their boxes: a leaf's box
+    is laid out for the widest .grad its frames write.  A value longer than the layout (a live press
+    after training) is narrowed into the box; its tooltip keeps it whole."""
+    root, names, gradient = LESSONS[lesson]()
+    if lesson == "vector_jacobian":
+        root.backward(gradient, retain_graph=True)          # the notebook's own call: .grad accumulates
+    w = AutogradWidget(root, gradient, names=names)
+    leaf = next(n["id"] for n in w.graph["nodes"] if n["kind"] == "leaf" and n["name"] in ("x", "W1"))
+    last = dict(w.frames[-1], set=dict(w.frames[-1]["set"], **{f"val:{leaf}": "[123456.7890, -98765.4321, 0.1234]"}))
+    from gradviz.widget import standalone_html
+    path = tmp_path / f"{lesson}-text.html"
+    path.write_text(standalone_html(dict(w.state(), frames=w.frames[:-1] + [last])), encoding="utf-8")
+    page = offline_page
+    page.set_viewport_size(VIEW)
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    assert widget.evaluate(TEXT_OUTSIDE_NODES) == []
+    widget.locator('[data-gv="graph"]').click()
+    page.keyboard.press("End")
+    widget.locator('[data-gv="count"]').filter(has_text=f"{len(w.frames)} / {len(w.frames)}").wait_for(timeout=20000)
+    page.wait_for_function(f"() => document.querySelector('[id$=\"-gv-{leaf}-val\"] text').textContent.startsWith('[123456')",
+                           timeout=20000)
+    page.screenshot(path=str(artifacts / f"fit-text-{lesson}-end.png"))
+    assert widget.evaluate(TEXT_OUTSIDE_NODES) == []
+    assert widget.evaluate(SMALLEST_TEXT) >= 11
+    assert page.gv_errors == [] and page.gv_blocked == []

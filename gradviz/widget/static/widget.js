@@ -268,7 +268,39 @@ function setSlotText(index, key, text) {
     else t.textContent = i < lines.length ? lines[i] : "";
   });
   holder.classList.remove("gv-hidden");
+  fitSlot(holder);
   return holder;
+}
+
+/** Keep a node's text inside its box: Graphviz sized the box for the text laid out first, and a
+ *  later value (a live press after training, a .grad that accumulated) may be longer.  A line that
+ *  would cross the box's right edge is narrowed to it (its glyphs and spacing, never its height),
+ *  or, when far too long for that, cut with … as PyTorch's repr cuts; the full value is the slot's tooltip.  Not measured while the widget is not rendered (0 wide). */
+function fitSlot(holder) {
+  const g = holder.closest && holder.closest("g.gv-node");
+  const shape = g && g.querySelector(".gv-shape");
+  if (!shape || typeof shape.getBBox !== "function") return;
+  let box;
+  try { box = shape.getBBox(); } catch (e) { return; }
+  if (!box || !box.width) return;
+  const right = box.x + box.width - 3;               // (inside the rounded corner and the stroke)
+  for (const t of holder.querySelectorAll("text")) {
+    t.removeAttribute("textLength");
+    t.removeAttribute("lengthAdjust");
+    if ((t.getAttribute("text-anchor") || "start") !== "start" || typeof t.getComputedTextLength !== "function") continue;
+    const room = right - (+t.getAttribute("x") || 0);
+    let width = t.getComputedTextLength();
+    if (!(width > room + 0.5 && room > 0)) continue;
+    if (room / width < 0.75) {        // much too long to narrow legibly: cut it, as PyTorch's repr does, with …
+      const text = t.textContent, keep = Math.max(1, Math.floor(text.length * room / width / 0.85) - 1);
+      t.textContent = text.slice(0, keep).trimEnd() + "…";
+      width = t.getComputedTextLength();
+    }
+    if (width > room + 0.5) {
+      t.setAttribute("textLength", room.toFixed(2));
+      t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
+  }
 }
 
 /** Dark fallback colours for a page outside JupyterLab whose reader prefers a dark scheme. */
@@ -482,6 +514,8 @@ function createPicture(ctx) {
   function relayout() {
     if (!userZoom) setZoom(defaultZoom());
     else sizeView();
+    // (a text set while the widget was not rendered could not be measured: fit it now)
+    if (index && index.svg) for (const holder of index.slots.values()) if (!holder.classList.contains("gv-hidden")) fitSlot(holder);
   }
 
   function load(svgText) {
