@@ -7,6 +7,12 @@ the package face; the trace; the drawing; the widget.  A module imports only fro
 those below; the lazy imports are listed with their reasons (LAZY), and the package face's
 ``__getattr__`` (draw, animate, trace, watch) keeps ``import gradviz`` free of the drawing libraries.
 Which layers may import the kernels, the trace and the libraries outside numpy is stated too.
+
+Also stated: every module is under 1,000 lines; the engine opens with the lecture's five steps
+(apply, record, run_backward, apply_node, accumulate) and stays under 500 lines, views, the hooks
+and double backward being modules of their own; the drawing package's stages (graph, DOT text,
+render, SVG, SVG ids, key, draw()) import only the stages before them; AutogradWidget's
+``__init__`` hands the work to the widget's pipeline; and nothing is imported under another name.
 """
 
 import ast
@@ -328,3 +334,27 @@ def test_nothing_is_imported_under_another_name():
                     source = a.name
                 renamed.add((source, a.asname))
     assert renamed <= set(RENAMED), sorted(renamed - set(RENAMED))
+
+
+# --- the engine reads like the lecture; the widget class stays thin -------------------------------
+
+def _top_level_functions(path):
+    return [n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)]
+
+
+def test_the_engine_opens_with_the_five_steps_in_teaching_order():
+    engine = PACKAGE / "autograd" / "engine.py"
+    names = _top_level_functions(engine)
+    steps = ["apply", "record", "run_backward", "apply_node", "_accumulate"]
+    assert [names.index(s) for s in steps] == sorted(names.index(s) for s in steps), names
+    # (views, the hooks a node's gradient goes through and double backward are modules of their own)
+    assert len(engine.read_text(encoding="utf-8").splitlines()) < 500
+
+
+def test_the_widget_class_hands_its_pipeline_the_work():
+    """AutogradWidget.__init__ checks, traces and hands over: build_animation makes every trait."""
+    tree = ast.parse((PACKAGE / "widget" / "autograd_widget.py").read_text(encoding="utf-8"))
+    widget = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "AutogradWidget")
+    init = next(n for n in widget.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    assert init.end_lineno - init.lineno < 15
+    assert "build_animation" in {n.id for n in ast.walk(init) if isinstance(n, ast.Name)}
