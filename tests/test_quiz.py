@@ -275,6 +275,8 @@ def test_select():
     assert len(select(QS, "all")) == 4
     assert [q.kind for q in select(QS, ["h"])] == ["received", "forward"]
     assert [q.name for q in select(QS, lambda q: q.kind == "forward")] == ["h"]
+    # a later pass (a live backward() press) may reach fewer tensors: not strict, the names it has
+    assert [q.kind for q in select(QS, ["y", "h"], strict=False)] == ["received", "forward"]
 
 
 def test_select_refuses():

@@ -369,3 +369,22 @@ def test_a_press_asks_only_the_names_it_was_asked_to():
     w = practice(root, gradient, names=names, ask=["W2"], choices=4)
     w.backward()
     assert [(q["name"], q["kind"], len(q["choices"])) for q in w.practice["questions"]] == [("W2", "grad", 4)] * 2
+
+
+def test_expanding_a_folded_step_moves_the_questions_after_it():
+    """A big graph's picture folds its ops into groups; expand() writes a group out op by op, and
+    a question asked after that step still guards the frame that shows its answer."""
+    x = gradviz.ones(2, requires_grad=True)
+    y = x
+    for _ in range(300):
+        y = y * 1.001
+    o = y.sum()
+    w = practice(o, names={"x": x, "o": o})
+    (q,) = w.practice["questions"]
+    shows = {k: v for k, v in w.frames[q["at"]]["set"].items() if v}
+    i = next(k for k, f in enumerate(w.frames) if "folded" in f and k < q["at"])
+    new = w.expand(i)
+    assert len(new) > 1
+    (moved,) = w.practice["questions"]
+    assert moved["at"] == q["at"] + len(new) - 1
+    assert {k: v for k, v in w.frames[moved["at"]]["set"].items() if v} == shows

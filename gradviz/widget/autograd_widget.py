@@ -123,8 +123,14 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
             raise ValueError(f"expand(): step {i} is not a folded step (only a group of a big graph's "
                              "picture runs as one step)")
         new = self._animation.expanded(f)
+        practice = self.practice
+        if (practice or {}).get("questions") and len(new) != 1:   # the steps after it move: so do their questions
+            practice = dict(practice, questions=[dict(q, at=q["at"] + len(new) - 1) if q["at"] > i else q
+                                                 for q in practice["questions"]])
         with self.hold_sync():
             self.frames = self.frames[:i] + new + self.frames[i + 1:]
+            if practice is not self.practice:
+                self.practice = practice
             self.frame = i
         return new
 
