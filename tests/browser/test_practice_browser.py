@@ -255,6 +255,12 @@ def test_deck_practice_offline(offline_page, tmp_path, artifacts):
     answer.press("Enter")
     assert verdict.inner_text() == "✓ Right: [10, 10]"
     page.screenshot(path=str(artifacts / "practice-deck-right-1280x720.png"))
+    # a deck's answers come out as a file too (the widget lives in a shadow root there)
+    with page.expect_download() as got:
+        widget.locator('[data-gv="download"]').click()
+    data = json.loads(pathlib.Path(got.value.path()).read_text(encoding="utf-8"))
+    assert data["page"] == "01.html" and data["score"]["correct"] == 1
+    assert [a["typed"] for a in data["answers"][0]["attempts"]] == ["5*(1+1)", "[10, 10]"]
     assert page.gv_errors == [] and page.gv_blocked == []
 
 
