@@ -120,3 +120,27 @@ def test_the_fixed_cases_mean_something(verdicts):
     assert {"v_ok", "v_mistake", "v_shape_batch", "v_shape_broadcast", "v_shape_transpose", "v_partly",
             "p_syntax", "p_name", "p_list_arith", "p_ragged", "p_too_big", "p_too_long", "p_empty"} <= keys
     assert sum(v["ok"] is True for v in js) >= 15
+
+
+NAMES = """
+import { pqSafe, pqHash } from %s;
+const names = ["practice", "../../etc/passwd", "<img src=x onerror=alert(1)>", "a b\\u0000c", "", "___", "렌즈",
+               "x".repeat(300), "gv-3f2a9c01"].map((t) => pqSafe(t, "page"));
+process.stdout.write(JSON.stringify({ names, hashes: [pqHash("[]"), pqHash("[]"), pqHash("[[\\"q0\\"]]"), pqHash("")] }));
+"""
+
+
+def test_download_names_and_storage_keys(tmp_path):
+    """A saved page's answers file is named by safe characters only (whatever the page or widget id
+    says), and its storage key tells different sets of questions apart."""
+    module = tmp_path / "practice.mjs"
+    module.write_text(PRACTICE_JS.read_text(encoding="utf-8"), encoding="utf-8")
+    runner = tmp_path / "names.mjs"
+    runner.write_text(NAMES % json.dumps(module.as_uri()), encoding="utf-8")
+    out = json.loads(subprocess.run([NODE, str(runner)], capture_output=True, text=True, timeout=60, check=True).stdout)
+    names = out["names"]
+    assert names[:3] == ["practice", "etc_passwd", "img_src_x_onerror_alert_1"]
+    assert all(n and len(n) <= 40 and all(c.isascii() and (c.isalnum() or c in "-_") for c in n) for n in names)
+    assert names[4] == names[5] == names[6] == "page" and names[8] == "gv-3f2a9c01"
+    same, again, other, empty = out["hashes"]
+    assert same == again and same != other and len(same) == 8 and all(c in "0123456789abcdef" for c in same + empty)

@@ -279,7 +279,7 @@ function pqScore(practice, answers) {
 }
 
 /** A short fingerprint of a text (FNV-1a, 32 bits, hex): which questions a page asks. */
-function pqHash(text) {
+export function pqHash(text) {
   let h = 0x811c9dc5;
   for (let k = 0; k < text.length; k++) { h ^= text.charCodeAt(k); h = Math.imul(h, 0x01000193) >>> 0; }
   return h.toString(16).padStart(8, "0");
@@ -308,7 +308,7 @@ function pqStore(root, questions) {
 }
 
 /** A file name made of safe characters only (letters, digits, - and _). */
-const pqSafe = (text, fallback) => (String(text || "").replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40) || fallback);
+export const pqSafe = (text, fallback) => (String(text || "").replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 40) || fallback);
 
 /** The practice part: the question, its input or options, the verdict, hints and the score.
  *  The player asks gate(from, k) before it shows step k, and tells shown(k) after. */
