@@ -41,11 +41,12 @@ def _check_leaf(t, recording=None):
 
 def _check_overlap(t, inputs=()):
     """An expanded tensor has elements that share memory: writing into it is refused, as in PyTorch."""
-    if t._data.size and any(st == 0 and n > 1 for st, n in zip(t._data.strides, t._data.shape)):
+    a = t._data
+    if 0 in a.strides and a.size and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     for x in inputs:            # an input laid over part of the output: its values would change mid-write
-        if isinstance(x, TensorBase) and _partial_overlap(t._data, x._data):
+        if isinstance(x, TensorBase) and _partial_overlap(a, x._data):
             raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
                                "refer to a single memory location. Please clone() the tensor before performing the "
                                "operation.")
@@ -54,8 +55,8 @@ def _check_overlap(t, inputs=()):
 def _partial_overlap(a, b):
     """PyTorch's test: both dense without overlap (any order of dims), their bytes overlap, and
     they are not the very same tensor layout (x.mul_(x.t()) overlaps; x.mul_(x) does not)."""
-    if not (_dense(a) and _dense(b)) or a.size == 0 or b.size == 0:
-        return False
+    if not np.may_share_memory(a, b) or not (_dense(a) and _dense(b)) or a.size == 0 or b.size == 0:
+        return False    # (may_share_memory: whether their bytes' bounds meet, the quick answer first)
     pa, pb = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     if pa == pb and a.nbytes == b.nbytes:
         return a.strides != b.strides
@@ -102,10 +103,10 @@ def _inplace(self, fn, *args, overlap=True, internal=True):
         src._grad_fn, src._requires_grad, src._acc = current_grad_fn(self), requires_grad(self), self._acc
         src._seq = self._seq
     result = fn(src, *args)
-    if result.dtype.kind > self.dtype.kind:
+    if result._data.dtype != self._data.dtype and result.dtype.kind > self.dtype.kind:
         raise RuntimeError(f"result type {_dtype.TYPE_NAMES[result.dtype.name]} can't be cast to the "
                            f"desired output type {_dtype.TYPE_NAMES[self.dtype.name]}")
-    if result.shape != self.shape:
+    if result._data.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                            f"{list(result.shape)}")
     node = result._grad_fn

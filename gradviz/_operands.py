@@ -49,7 +49,7 @@ _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported
 
 def _check_sub(a, b):
     """PyTorch refuses ``-`` on booleans (a mask is inverted with ``~``)."""
-    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, TensorBase) and v.dtype is _dtype.bool
+    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, TensorBase) and v._data.dtype == np.bool_
                for v in (a, b)]
     if all(is_bool) and isinstance(a, TensorBase) and isinstance(b, TensorBase):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "

@@ -482,8 +482,7 @@ class Tensor(TensorBase):
     def __abs__(self):
         return self.abs()
 
-    def __matmul__(self, other):
-        return matmul(self, other)
+    __matmul__ = matmul      # (a @ b is matmul(a, b): PyTorch's dispatch to dot, mv, mm or bmm)
 
     def __rmatmul__(self, other):
         return NotImplemented   # defined so that numpy defers: [1, 2] @ t and array @ t are TypeErrors

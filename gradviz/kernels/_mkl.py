@@ -69,14 +69,16 @@ def _function(prefix, name):
     return fn
 
 
-def vml(name, a):
+def vml(name, a, out=None):
     """MKL's ``name`` (one of :data:`FUNCTIONS`) of a float32 or float64 array, as PyTorch computes
-    it; None when MKL is missing or the array is of another dtype (the caller falls back)."""
+    it; None when MKL is missing or the array is of another dtype (the caller falls back).
+    ``out``: a contiguous array of ``a``'s shape and dtype to write into (``a`` itself: in place)."""
     prefix = _PREFIX.get(a.dtype)
     if prefix is None or library() is None or a.size > _MAX_N:
         return None
     x = np.ascontiguousarray(a)
-    out = np.empty_like(x)
+    if out is None or not out.flags.c_contiguous or out.shape != x.shape or out.dtype != x.dtype:
+        out = np.empty_like(x)
     if x.size:
         _function(prefix, name)(x.size, pointer(x), pointer(out), _MODE)
     return out.reshape(np.shape(a))
@@ -137,8 +139,12 @@ _ROUTINES = {}
 def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS): ``a``, ``b``, ``c``
     are arrays whose first element is the matrix's, ``transa``/``transb`` say whether op transposes."""
-    _routine("gemm", dtype)(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS,
-                            m, n, k, alpha, pointer(a), lda, pointer(b), ldb, beta, pointer(c), ldc)
+    fn = _GEMM.get(dtype) or _GEMM.setdefault(dtype, _routine("gemm", dtype))
+    fn(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS, m, n, k, alpha, pointer(a), lda,
+       pointer(b), ldb, beta, pointer(c), ldc)
+
+
+_GEMM = {}    # dtype -> cblas_sgemm/dgemm: the one routine every product reaches, looked up once
 
 
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):

@@ -432,7 +432,9 @@ def addmm(c, a, b, beta=1, alpha=1):
 
     Without MKL (or another dtype): float32 products with inner dimension up to 192 in the order
     PyTorch's BLAS adds them (measured on AVX2), else numpy's matmul (within rounding)."""
-    a, b = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(b))
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+        a, b = np.asarray(a), np.asarray(b)
+    a, b = _as_torch_lays(a), _as_torch_lays(b)
     c = None if c is None else np.asarray(c)
     rows, k = a.shape
     cols = b.shape[1]

@@ -29,11 +29,12 @@ _f = np.float32
 _d = np.float64
 
 
-def exp(x):
-    """e^x as SLEEF's ``expf``/``exp`` (u10) computes it, for a float32 or float64 array."""
+def exp(x, out=None):
+    """e^x as SLEEF's ``expf``/``exp`` (u10) computes it, for a float32 or float64 array (``out``:
+    an array the result may be written into, ``x`` itself for in place; the result is returned)."""
     x = np.asarray(x)
     if not _exact.exact(x.size):   # above the limit: MKL's (or in double), within 1 ulp (:mod:`._exact`)
-        return _vml.exp(x)
+        return _vml.exp(x, out)
     return _exp64(x.reshape(-1)).reshape(x.shape) if x.dtype == _d else _exp32(x)
 
 

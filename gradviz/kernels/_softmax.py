@@ -195,7 +195,8 @@ def softmax(a, dim):
             return e / _down(e, dim)
 
     def rows(x):
-        e = _sleef.exp(x - x.max(axis=1, keepdims=True))
+        shifted = x - x.max(axis=1, keepdims=True)
+        e = _sleef.exp(shifted, out=shifted)     # (in place where it can: shifted is ours)
         return np.multiply(e, (x.dtype.type(1) / _lanes_sum(e))[:, None], out=e)   # e is ours
     return _by_rows(rows, dim, a)
 

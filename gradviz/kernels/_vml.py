@@ -37,12 +37,12 @@ def _torch_vml(name, f):
     float32 and float64 when MKL is installed, else in double and rounded once."""
     fallback = in_double(f)
 
-    def vml(a):
+    def vml(a, out=None):     # (out: an array MKL may write into, a itself for in place; see _mkl.vml)
         with np.errstate(all="ignore"):
             if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): its op
                 return f(a)
-            out = _mkl.vml(name, a)
-            return fallback(a) if out is None else out
+            result = _mkl.vml(name, a, out)
+            return fallback(a) if result is None else result
     vml.__name__ = fallback.__name__
     vml.__doc__ = f"{fallback.__name__}, as PyTorch's CPU kernels compute it (MKL's vms{name}/vmd{name})"
     return vml
