@@ -122,37 +122,52 @@ def _inner(x):
 
 
 def _outer(x):
-    """Sum each column of ``x`` (shape (n, columns), contiguous along columns) -> (columns,)."""
-    n, columns = x.shape
+    """Sum each column of ``x`` down axis 0: shape (n, columns) -> (columns,), contiguous along the
+    columns; a batch of such sums (n, batch, columns) -> (batch, columns) at once, each as alone."""
+    columns = x.shape[-1]
     lanes = _LANES[x.dtype]
     width = _ILP * lanes if columns >= lanes else _ILP   # columns summed by the plain cascade
     cascaded = columns // width * width
-    out = np.empty(columns, x.dtype)
-    if cascaded:
-        out[:cascaded] = _cascade(x[:, :cascaded])
-    if cascaded < columns:
-        out[cascaded:] = _row_sum(x[:, cascaded:])
+    if cascaded == columns:
+        return _cascade(x)
+    if not cascaded:
+        return _row_sum(x)
+    out = np.empty(x.shape[1:], x.dtype)
+    out[..., :cascaded] = _cascade(x[..., :cascaded])
+    out[..., cascaded:] = _row_sum(x[..., cascaded:])
     return out
 
 
 def torch_sum(a, axis=None, keepdims=False):
     """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses."""
     a = np.asarray(a)
-    if a.dtype not in _LANES or a.size == 0 or a.ndim == 0:
+    ndim, shape = a.ndim, a.shape
+    if a.dtype not in _LANES or a.size == 0 or ndim == 0:
         return np.sum(a, axis=axis, keepdims=keepdims)
-    axes = tuple(range(a.ndim)) if axis is None else \
-        tuple(sorted(d % a.ndim for d in ((axis,) if isinstance(axis, int) else axis)))
-    kept = [n for d, n in enumerate(a.shape) if d not in axes]
-    out_shape = tuple(1 if d in axes else n for d, n in enumerate(a.shape)) if keepdims else tuple(kept)
-    reduced = math.prod(a.shape[d] for d in axes)
-    rest = math.prod(kept)
+    if axis is None:
+        axes = tuple(range(ndim))
+    elif isinstance(axis, int):
+        axes = (axis % ndim,)
+    else:
+        axes = tuple(sorted([d % ndim for d in axis]))
+    first, last = axes[0], axes[-1]
+    run = last - first + 1 == len(axes)                    # adjacent dimensions
+    if run:
+        reduced = math.prod(shape[first:last + 1])
+        rest = a.size // reduced
+    else:
+        reduced = math.prod([shape[d] for d in axes])
+        rest = math.prod([n for d, n in enumerate(shape) if d not in axes])
+    if keepdims:
+        out_shape = tuple([1 if d in axes else n for d, n in enumerate(shape)])
+    else:
+        out_shape = shape[:first] + shape[last + 1:] if run else tuple([n for d, n in enumerate(shape) if d not in axes])
     c = np.ascontiguousarray(a)
-    if rest == 1 or reduced == 1 or axes == tuple(range(a.ndim - len(axes), a.ndim)):
+    if rest == 1 or reduced == 1 or (run and last == ndim - 1):
         result = _inner(c.reshape(rest, reduced))          # all, or the trailing dimensions
-    elif axes == tuple(range(axes[0], axes[-1] + 1)):   # leading or middle dimensions, per slice
-        before = math.prod(a.shape[:axes[0]])
-        slices = c.reshape(before, reduced, rest // before)
-        result = _outer(slices[0]) if before == 1 else np.stack([_outer(s) for s in slices])
+    elif run:                                              # leading or middle dimensions, per slice
+        before = math.prod(shape[:first])
+        result = _outer(c.reshape(before, reduced, rest // before).transpose(1, 0, 2))   # every slice at once
     else:
         return np.add.reduce(a, axis=axes, keepdims=keepdims)
     return result.reshape(out_shape)
