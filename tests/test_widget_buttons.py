@@ -230,3 +230,25 @@ def test_any_button_sequence_ends_with_a_tick(name):
         w.backward() if act == "backward" else w.zero_grad()
         if act == "backward":
             assert all(c["ok"] is True for c in last_checks(w).values()), (act, last_checks(w))
+
+
+def test_a_collapsed_model_that_cannot_run_again_ends_in_words():
+    """collapse=model folds each layer into one node: after backward() (retain_graph=False) and
+    zero_(), another backward() is not run into the freed graph's error; a note says why (issue 21)."""
+    import gradviz
+    from gradviz.widget.i18n import render
+    gradviz.manual_seed(0)
+    model = gradviz.nn.Sequential(gradviz.nn.Linear(2, 3), gradviz.nn.Tanh(), gradviz.nn.Linear(3, 1))
+    X, Y = gradviz.randn(4, 2), gradviz.randn(4, 1)
+    loss = gradviz.nn.MSELoss()(model(X), Y)
+    w = gradviz.animate(loss, collapse=model)
+    w.backward()
+    assert w.frames[-1]["kind"] == "done"
+    w.zero_grad()
+    zeroed = [p.grad.clone() for p in model.parameters()]
+    w.backward()
+    last = w.frames[-1]
+    assert last["phase"] == "note" and last["unchecked"] is True and not any(f["phase"] == "error" for f in w.frames)
+    words = render("en", last["msg"])
+    assert words.startswith("backward() is not run this time") and "collapse= shows each layer as one node" in words
+    assert all(gradviz.equal(p.grad, z) for p, z in zip(model.parameters(), zeroed))
