@@ -6,7 +6,10 @@ notebook. tests/test_binder.py runs the same checks on notebooks executed in a B
 environment.
 """
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -289,6 +292,21 @@ def test_uses_gradviz_as_torch_and_animates(path):
         return
     assert "import gradviz as torch" in code
     assert "import torch" not in code.replace("import gradviz as torch", "")
+
+
+def test_lesson_7_without_torch_stops_at_once_saying_how():
+    """Without PyTorch (the stand-in of tests/without_torch, on any machine), lesson 7's first cell
+    stops with one clear message: how to install the CPU build (Binder has it already)."""
+    nb = nbformat.read(NOTEBOOKS / "07_your_own_pytorch_code.ipynb", as_version=4)
+    first = next(c for c in nb.cells if c.cell_type == "code")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "without_torch"), str(ROOT)])
+    r = subprocess.run([sys.executable, "-c", first.source], cwd=NOTEBOOKS, env=env, capture_output=True,
+                       text=True, timeout=120)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 1 and last.startswith(f"ModuleNotFoundError: {TORCH_MISSING} (on Binder it is)")
+    assert "%pip install torch --index-url https://download.pytorch.org/whl/cpu" in last
+    assert "restart the kernel" in last and "lessons 1-6" in last
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lesson_ids())

@@ -8,9 +8,11 @@ Nothing here re-implements PyTorch; it reads what the engine keeps:
 * values from, in turn: a ``with gradviz.watch():`` block, the caller's variables, the nodes'
   saved tensors (``_saved_result``, a consumer's ``_saved_self``/``_saved_other``...), and the op
   table's forward rule replayed on what is known (:func:`gradviz.trace.replay`);
-* the backward pass from hooks on every node (``register_hook``; ``register_prehook`` on each
-  ``AccumulateGrad`` for ``.grad`` before the add), fired by ``backward()`` itself, in the order
-  the engine ran them.
+* animate()'s backward pass from PyTorch's own nodes, called one by one in the engine's order
+  without any hook and without writing ``.grad`` (:mod:`gradviz.trace.torch_backward`); the
+  widget's ``backward()`` button's from hooks on every node (``register_hook``; ``register_prehook``
+  on each ``AccumulateGrad`` for ``.grad`` before the add), fired by ``backward()`` itself, in the
+  order the engine ran them.
 
 The op's mathematics comes from gradviz's op table, found by PyTorch's node name; a node the table
 does not know (or a custom ``autograd.Function``) is drawn and animated with the gradients the
