@@ -61,6 +61,7 @@ class Op:
     numpy: Callable = None       # the numpy function that computes it in float64: a formula's value, and
     #                              what a rule's np.exp(...) records under create_graph=True
     contiguous: bool = False     # its result is row-major whatever the inputs' layout (PyTorch allocates it so)
+    column_major: bool = False   # its result is column-major, as LAPACK writes it and PyTorch returns it (inv, solve)
     # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
     #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
     #    "%i" for its element count. A tensor the rule did not need is not saved (None), as in PyTorch,

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from . import _dtype
-from . import _hooks, _linalg_norms, _matmul_and_joins, _reduction_methods, _sampling
+from . import _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
 from ._arrays import as_array
 from .autograd import _backward_grad, engine, views
 from .autograd.engine import apply
@@ -794,6 +794,14 @@ class Tensor(TensorBase):
 
     def mv(self, vec):
         return matmul(self, vec)
+
+    def det(self):
+        """The determinant (``torch.linalg.det``)."""
+        return _linalg_systems.det(self)
+
+    def inverse(self):
+        """The inverse matrix (``torch.linalg.inv``)."""
+        return _linalg_systems.inv(self)
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``self + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""

@@ -163,6 +163,12 @@ def op_case(draw, op):
         shape_a, shape_b = {"mm": ((m, k), (k, n)), "mv": ((m, k), (k,)), "dot": ((k,), (k,)),
                             "bmm": ((b, m, k), (b, k, n))}[op.key]
         return [draw(arrays(shape_a, lo, hi)), draw(arrays(shape_b, lo, hi))], params
+    if kind in ("linalg_square", "linalg_solve"):   # a well-conditioned matrix: the identity times 3, plus noise
+        n = draw(st.integers(1, 4))
+        a = draw(arrays((n, n), -1.0, 1.0)) + 3 * np.eye(n)
+        if kind == "linalg_square":
+            return [a], params
+        return [a, draw(arrays(draw(st.sampled_from([(n,), (n, draw(st.integers(1, 3)))])), lo, hi))], params
     if kind == "loss":  # same shapes: nn.functional broadcasts the two before the op sees them
         shape = draw(shapes())
         reduction = draw(st.sampled_from(["mean", "sum", "none"]))

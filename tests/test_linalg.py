@@ -1,6 +1,8 @@
 """gradviz.linalg and torch.norm against PyTorch 2.13: values to the last bit (hypothesis over shapes,
 dims, ords and dtypes), reprs, grad_fn names and saved values, gradients, and the errors PyTorch
-gives for a bad ord, dim or dtype.  The kernel's own order is in gradviz/kernels/_norms.py."""
+gives for a bad ord, dim or dtype.  The kernel's own order is in gradviz/kernels/_norms.py.
+solve, inv and det: values and gradients to the last bit (MKL's LAPACK, as PyTorch calls it),
+singular matrices as PyTorch's LinAlgError."""
 
 import math
 
@@ -102,8 +104,34 @@ for e in ['L.vector_norm(x, ord="fro")', 'L.vector_norm(x, dim=2)', 'L.vector_no
 """
 
 
+SYSTEMS = r"""
+L = torch.linalg
+A = torch.tensor([[4.0, 3.0, 1.0], [6.0, 3.0, -2.0], [1.0, 5.0, 7.0]], requires_grad=True)
+B = torch.tensor([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0]], requires_grad=True)
+v = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+for e in ["L.det(A)", "torch.det(A)", "A.det()", "L.inv(A)", "torch.inverse(A)", "A.inverse()", "L.solve(A, B)", "L.solve(A, v)"]:
+    y = eval(e)
+    print(e, y, y.grad_fn.name(), [n.name() if n else None for n, _ in y.grad_fn.next_functions])
+    w = torch.arange(float(y.numel())).reshape(y.shape) - 1
+    (y * w).sum().backward()
+    print(A.grad, B.grad, v.grad)
+    A.grad = B.grad = v.grad = None
+print(L.inv(A.double()), L.det(A.double()), L.solve(A.double(), B.double()))
+print(L.det(torch.zeros(0, 0)), L.inv(torch.zeros(0, 0)), L.det(torch.ones(2, 2)))
+for e in ['L.det(torch.ones(2,3))','L.det(torch.ones(3))','L.det(torch.ones(2,2,dtype=torch.long))','L.inv(torch.ones(2,3))','L.inv(torch.ones(3))','L.inv(torch.ones(2,2))','L.inv(torch.zeros(3,3))','L.solve(torch.ones(2,2), torch.ones(3))','L.solve(torch.eye(2), torch.ones(3,1))','L.solve(torch.ones(2,2), torch.ones(2))','L.solve(torch.eye(2), torch.ones(2).long())','L.solve(torch.eye(2), torch.ones(2,dtype=torch.float64))','L.solve(torch.ones(2,3), torch.ones(2))', 'L.solve(torch.eye(3), torch.ones(2,3))', 'torch.det(torch.tensor([[1,2],[3,4.]]))', 'L.inv(torch.tensor([[1,2],[2,4.]]))']:
+    try:
+        print(e, '->', eval(e))
+    except RuntimeError as x:
+        print(e, '!!', type(x).__name__, isinstance(x, L.LinAlgError), x)
+x = torch.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+g, = torch.autograd.grad(L.inv(x).sum(), x, create_graph=True); print(g, g.grad_fn.name())
+print(torch.autograd.grad(g.sum(), x))
+"""
+
+
 @pytest.mark.torch
-@pytest.mark.parametrize("code", [CALLS, ERRORS], ids=["values, grad_fns, gradients", "errors"])
+@pytest.mark.parametrize("code", [CALLS, ERRORS, SYSTEMS],
+                         ids=["values, grad_fns, gradients", "errors", "solve, inv, det"])
 def test_prints_what_torch_prints(code):
     torch = pytest.importorskip("torch")
     assert printed(gradviz, code) == printed(torch, code)
@@ -190,3 +218,59 @@ def test_matrix_norm_gradients_match_finite_differences(a, ord):
     x = gradviz.tensor(a * np.where(np.arange(a.size).reshape(a.shape) % 3 == 0, -1, 1), requires_grad=True)
     assert gradviz.autograd.gradcheck(lambda t: gradviz.linalg.matrix_norm(t, ord), (x,))
     assert gradviz.autograd.gradgradcheck(lambda t: gradviz.linalg.vector_norm(t, 2), (x,))
+
+
+def _has_mkl():
+    from gradviz.kernels import _mkl
+    return _mkl.library() is not None
+
+
+@pytest.mark.torch
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 16), k=st.integers(0, 3), seed=st.integers(0, 2 ** 32 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_solve_inv_det_are_torch_to_the_last_bit(n, k, seed, dtype):
+    """Forward and backward, through the MKL PyTorch ships (the ``exact`` extra); k = 0: a vector."""
+    torch = pytest.importorskip("torch")
+    if not _has_mkl():
+        pytest.skip("MKL (the exact extra) is not installed: numpy's LAPACK is within rounding only")
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, k) if k else (n,)).astype(dtype)
+    results = []
+    for lib in (torch, gradviz):
+        A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = []
+        for y in (lib.linalg.det(A), lib.linalg.inv(A), lib.linalg.solve(A, B)):
+            w = lib.tensor(rng.standard_normal(y.shape).astype(dtype)) if y.ndim else lib.tensor(1.5, dtype=y.dtype)
+            A.grad = B.grad = None
+            (y * w).sum().backward()
+            out.append((y.detach().numpy().tobytes(), A.grad.numpy().tobytes(),
+                        None if B.grad is None else B.grad.numpy().tobytes()))
+        results.append(out)
+        rng = np.random.default_rng(seed)      # the same weights for both libraries
+        rng.standard_normal((n, n)), rng.standard_normal((n, k) if k else (n,))
+    assert results[0] == results[1]
+
+
+def test_singular_matrices():
+    with pytest.raises(gradviz.linalg.LinAlgError, match="The diagonal element 2 is zero"):
+        gradviz.linalg.inv(gradviz.ones(2, 2))
+    with pytest.raises(RuntimeError, match="The solver failed because the input matrix is singular"):
+        gradviz.linalg.solve(gradviz.ones(2, 2), gradviz.ones(2))
+    x = gradviz.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=gradviz.float64, requires_grad=True)
+    y = gradviz.linalg.det(x)
+    y.backward()
+    assert y.item() == 0 and x.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]    # PyTorch's, without create_graph
+    assert [str(v) for v in x.grad.numpy().ravel()] == ["0.0", "-0.0", "-0.0", "0.0"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 4), seed=st.integers(0, 2 ** 32 - 1))
+def test_system_gradients_match_finite_differences(n, seed):
+    rng = np.random.default_rng(seed)
+    a = gradviz.tensor(rng.standard_normal((n, n)) + 3 * np.eye(n), requires_grad=True)
+    b = gradviz.tensor(rng.standard_normal((n, 2)), requires_grad=True)
+    assert gradviz.autograd.gradcheck(gradviz.linalg.solve, (a, b))
+    assert gradviz.autograd.gradcheck(gradviz.linalg.det, (a,))
+    assert gradviz.autograd.gradgradcheck(gradviz.linalg.inv, (a,))

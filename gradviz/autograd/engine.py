@@ -57,7 +57,7 @@ def apply(op, inputs, arrays=None, **params):
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if not op.is_view and (out.ndim > 1 or not out.flags.c_contiguous):
+    if not op.is_view and not op.column_major and (out.ndim > 1 or not out.flags.c_contiguous):
         # (the layout is the inputs' own, before any promotion copied them)
         own = [t._data for t in inputs] if given and op.inputs in _layout.POINTWISE else arrays
         if op.contiguous or all([a.flags.c_contiguous for a in own]):

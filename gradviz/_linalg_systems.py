@@ -1,0 +1,82 @@
+"""``torch.linalg.solve``, ``inv`` and ``det`` with PyTorch's checks and errors (a singular matrix is a
+``LinAlgError`` naming the zero pivot, as PyTorch words it); one node each (LinalgSolveExBackward0,
+LinalgInvExBackward0, LinalgDetBackward0).  The arithmetic is MKL's LAPACK (:mod:`gradviz.kernels._lapack`).
+"""
+
+from . import _dtype as D
+from . import _rules
+from .autograd.engine import apply
+from ._types import TensorBase
+from .ops import OPS
+
+__all__ = ["LinAlgError", "solve", "inv", "det"]
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra function met a matrix it cannot handle (``torch.linalg.LinAlgError``)."""
+
+    __module__ = "torch._C"
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+
+
+def _check_matrix(A, name):
+    if not isinstance(A, TensorBase):
+        raise TypeError(f"{name.replace('.', '_')}(): argument 'A' (position 1) must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {D.TYPE_NAMES[A.dtype.name]}")
+    if A.ndim > 2:
+        raise NotImplementedError(f"{name}: gradviz takes one matrix at a time (here a batch of shape "
+                                  f"{list(A.shape)}); real PyTorch takes batches")
+
+
+def det(A):
+    """``torch.linalg.det``: the determinant of a square matrix."""
+    _check_matrix(A, "linalg.det")
+    return apply(OPS["linalg_det"], (A,))
+
+
+def inv(A):
+    """``torch.linalg.inv``: A⁻¹; a singular matrix is an error naming its first zero pivot."""
+    _check_matrix(A, "linalg.inv")
+    out = apply(OPS["linalg_inv"], (A,))
+    zero = _first_zero_pivot(A)
+    if zero:
+        raise LinAlgError(f"linalg.inv: The diagonal element {zero} is zero, the inversion could not be completed "
+                          "because the input matrix is singular.")
+    return out
+
+
+def _first_zero_pivot(A):
+    return _rules._first_zero_pivot(A.detach().numpy())
+
+
+def solve(A, B, *, left=True):
+    """``torch.linalg.solve``: X with A X = B, for B a matrix or a vector."""
+    _check_matrix(A, "linalg.solve")
+    if not isinstance(B, TensorBase):
+        raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{D.TYPE_NAMES[A.dtype.name]} and B of type {D.TYPE_NAMES[B.dtype.name]} instead")
+    n = A.shape[-1]
+    rows, columns = (B.shape[-1], 1) if B.ndim == 1 else B.shape[-2:]
+    if not left:
+        raise NotImplementedError("linalg.solve: gradviz solves A X = B (left=True); for X A = B solve Aᵀ Xᵀ = Bᵀ")
+    if rows != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({n}x{n} and {rows}x{columns})")
+    if B.ndim > 2:
+        raise NotImplementedError(f"linalg.solve: gradviz takes one right-hand side matrix at a time (here a batch "
+                                  f"of shape {list(B.shape)}); real PyTorch takes batches")
+    out = apply(OPS["linalg_solve"], (A, B))
+    if _first_zero_pivot(A):
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    return out

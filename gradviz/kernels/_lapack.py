@@ -1,0 +1,123 @@
+"""LU factorisation and solves by MKL's LAPACK, as PyTorch's ``linalg.solve``, ``inv`` and ``det`` call it.
+
+PyTorch 2.13 factors A with ``getrf`` and solves with ``getrs`` (``aten/src/ATen/native/
+BatchLinearAlgebra.cpp``): ``linalg.solve(A, B)`` and ``linalg.inv(A)`` (the solve of A X = I)
+factor A itself; ``linalg.det(A)`` factors Aᵀ -- the row-major A read as a column-major matrix,
+no copy -- and multiplies the pivots' sign by U's diagonal, one element after the other.  The
+gradient of det solves Aᵀ X = det·g·I with that same factorisation.  Through the MKL that
+:mod:`._mkl` loads, the results are PyTorch's bits (matrices up to 64×64 checked; PyTorch's
+threaded MKL may round larger ones differently); without it, numpy's LAPACK in double, rounded
+once (within rounding).
+
+>>> a = np.array([[4.0, 3.0], [6.0, 3.0]])
+>>> float(det(a)), inv(a).tolist()
+(-6.0, [[-0.5, 0.5], [1.0, -0.6666666666666666]])
+"""
+
+import ctypes
+import functools
+
+import numpy as np
+
+from . import _mkl
+
+__all__ = ["lu_factor", "lu_solve", "solve", "inv", "det", "det_backward"]
+
+_LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
+
+
+@functools.cache
+def _routine(name):
+    fn = getattr(_mkl.library(), name)
+    fn.restype = None
+    return fn
+
+
+def _int(v):
+    return ctypes.byref(ctypes.c_int(v))
+
+
+def _has_mkl(dtype):
+    return _mkl.library() is not None and np.dtype(dtype) in _LETTER
+
+
+def lu_factor(a):
+    """(LU, pivots, info) of the square matrix ``a`` (``getrf``; LU column-major, pivots from 1)."""
+    n = a.shape[0]
+    lu = np.array(a, order="F", copy=True)
+    pivots = np.zeros(n, np.int32)
+    info = ctypes.c_int(0)
+    if n:
+        _routine(_LETTER[lu.dtype] + "getrf")(_int(n), _int(n), ctypes.c_void_p(lu.ctypes.data), _int(n),
+                                              ctypes.c_void_p(pivots.ctypes.data), ctypes.byref(info))
+    return lu, pivots, info.value
+
+
+def lu_solve(lu, pivots, b, transpose=False):
+    """X with A X = B (Aᵀ X = B if ``transpose``), A given by :func:`lu_factor` (``getrs``)."""
+    n, k = b.shape
+    x = np.array(b, dtype=lu.dtype, order="F", copy=True)
+    info = ctypes.c_int(0)
+    if n and k:
+        _routine(_LETTER[lu.dtype] + "getrs")(ctypes.c_char_p(b"T" if transpose else b"N"), _int(n), _int(k),
+                                              ctypes.c_void_p(lu.ctypes.data), _int(n),
+                                              ctypes.c_void_p(pivots.ctypes.data), ctypes.c_void_p(x.ctypes.data),
+                                              _int(n), ctypes.byref(info))
+    return x                   # column-major, as PyTorch's result (its strides are (1, n))
+
+
+def solve(a, b, transpose=False):
+    """(X with A X = B -- or Aᵀ X = B --, the first zero pivot's position or 0)."""
+    if not _has_mkl(a.dtype):
+        x = np.linalg.solve(np.swapaxes(a, -1, -2) if transpose else a, b) if _regular(a) else np.full(b.shape, np.nan)
+        return np.asarray(x, a.dtype), 0 if _regular(a) else 1
+    lu, pivots, info = lu_factor(a)
+    return lu_solve(lu, pivots, b, transpose), info
+
+
+def _regular(a):
+    with np.errstate(all="ignore"):
+        return a.shape[0] == 0 or np.linalg.matrix_rank(a.astype(np.float64)) == a.shape[0]
+
+
+def inv(a):
+    """A⁻¹: the solve of A X = I."""
+    return solve(a, np.eye(a.shape[0], dtype=a.dtype))[0]
+
+
+def _lu_of_transpose(a):
+    return lu_factor(np.ascontiguousarray(a).T)
+
+
+def det(a):
+    """det A: the sign of the pivots times U's diagonal, multiplied in order (LU of Aᵀ)."""
+    if not _has_mkl(a.dtype):
+        return np.asarray(np.linalg.det(a.astype(np.float64)), a.dtype)
+    lu, pivots, _ = _lu_of_transpose(a)
+    swaps = int(np.count_nonzero(pivots != np.arange(1, len(pivots) + 1)))
+    with np.errstate(all="ignore"):
+        product = np.multiply.accumulate(np.diagonal(lu))[-1] if len(pivots) else a.dtype.type(1)
+        return np.asarray(a.dtype.type(1 - 2 * (swaps % 2)) * product, a.dtype)
+
+
+def det_backward(g, y, a):
+    """g · ∂det/∂A = g·det·A⁻ᵀ, as PyTorch's linalg_det_backward solves it without create_graph: Aᵀ X =
+    (g·det) I with the forward's LU, a zero on U's diagonal replaced by the dtype's epsilon (so a
+    singular matrix, det = 0, gets a zero gradient, as in PyTorch)."""
+    if a.shape[0] == 1:          # (a 1×1 determinant's cofactor is 1: PyTorch passes g on unchanged)
+        return np.full(a.shape, g, a.dtype)
+    d = np.zeros(a.shape, a.dtype)
+    d[np.diag_indices_from(d)] = g * y                     # (diag_embed: +0 off the diagonal)
+    if not _has_mkl(a.dtype):
+        return np.asarray(_cofactors(a.astype(np.float64)) * g, a.dtype) if y != 0 else d
+    lu, pivots, _ = _lu_of_transpose(a)
+    diagonal = np.diagonal(lu).copy()
+    lu[np.diag_indices_from(lu)] = np.where(diagonal == 0, np.finfo(a.dtype).eps, diagonal)
+    return lu_solve(lu, pivots, d)
+
+
+def _cofactors(a):
+    """The matrix of cofactors (∂det/∂A) of a singular matrix, from its singular value decomposition."""
+    u, s, vh = np.linalg.svd(a)
+    others = np.array([np.prod(np.delete(s, i)) for i in range(len(s))])
+    return np.linalg.det(u) * np.linalg.det(vh) * (u * others) @ vh
