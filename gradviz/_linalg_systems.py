@@ -3,8 +3,8 @@
 LinalgInvExBackward0, LinalgDetBackward0).  The arithmetic is MKL's LAPACK (:mod:`gradviz.kernels._lapack`).
 """
 
-from . import _dtype as D
-from . import _rules
+from . import _dtype
+from . import ops
 from .autograd.engine import apply
 from ._types import TensorBase
 from .ops import OPS
@@ -31,7 +31,7 @@ def _check_matrix(A, name):
                            f"{A.shape[-1]} matrices")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {D.TYPE_NAMES[A.dtype.name]}")
+                           f"Got {_dtype.TYPE_NAMES[A.dtype.name]}")
     if A.ndim > 2:
         raise NotImplementedError(f"{name}: gradviz takes one matrix at a time (here a batch of shape "
                                   f"{list(A.shape)}); real PyTorch takes batches")
@@ -55,7 +55,7 @@ def inv(A):
 
 
 def _first_zero_pivot(A):
-    return _rules._first_zero_pivot(A.detach().numpy())
+    return ops.zero_pivot(A.detach().numpy())
 
 
 def solve(A, B, *, left=True):
@@ -65,7 +65,7 @@ def solve(A, B, *, left=True):
         raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
-                           f"{D.TYPE_NAMES[A.dtype.name]} and B of type {D.TYPE_NAMES[B.dtype.name]} instead")
+                           f"{_dtype.TYPE_NAMES[A.dtype.name]} and B of type {_dtype.TYPE_NAMES[B.dtype.name]} instead")
     n = A.shape[-1]
     rows, columns = (B.shape[-1], 1) if B.ndim == 1 else B.shape[-2:]
     if not left:

@@ -8,10 +8,8 @@ import inspect
 
 import numpy as np
 
-from . import kernels
 
-
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat", "_first_zero_pivot"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -170,10 +168,3 @@ def _nonempty(f):
     guarded.__name__, guarded.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
     return guarded
 
-
-def _first_zero_pivot(a):
-    """Where LU factorisation of the square matrix ``a`` first meets a zero pivot (from 1), or 0:
-    how PyTorch words a singular matrix's error (``getrf``'s info)."""
-    if kernels.lapack._has_mkl(a.dtype):
-        return kernels.lapack.lu_factor(a)[2]
-    return 0 if kernels.lapack._regular(a) else a.shape[-1]

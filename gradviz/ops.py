@@ -42,7 +42,7 @@ from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _e
                      _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _to_index,
                      _unrepeat, _winner, _zero_at)
 
-__all__ = ["Op", "Meta", "OPS", "op", "call"]
+__all__ = ["Op", "Meta", "OPS", "op", "call", "zero_pivot"]
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -703,7 +703,7 @@ op("cumprod", grad_fn="CumprodBackward0", forward=kernels.cumprod,
 
 def _solve(a, b):
     """X = A⁻¹B, the solution of A X = B (B a matrix, or a vector)"""
-    x, _ = kernels.lapack.solve(a, b if b.ndim == 2 else b[:, None])
+    x, _ = kernels.solve(a, b if b.ndim == 2 else b[:, None])
     return x if b.ndim == 2 else x[:, 0]
 
 
@@ -711,7 +711,7 @@ def _solve_vjp_b(g, y, a, b):
     """g_B = A⁻ᵀ g (from the forward's LU; solved again, and recorded, under create_graph=True)"""
     column = g if g.ndim == 2 else np.reshape(g, (-1, 1))
     if type(column) is np.ndarray:
-        out = kernels.lapack.solve(a, column, transpose=True)[0]
+        out = kernels.solve(a, column, transpose=True)[0]
     else:
         out = call("linalg_solve", np.swapaxes(a, 0, 1), column)
     return out if g.ndim == 2 else np.reshape(out, g.shape)
@@ -729,7 +729,7 @@ op("linalg_solve", grad_fn="LinalgSolveExBackward0", symbol="solve", forward=_so
    vjps=[_solve_vjp_a, _solve_vjp_b], uses=["0o", "0"],
    latex=r"@0^{-1} @1", dlatex=[r"-@0^{-T} \bar{g} X^{T}", r"@0^{-T}"],
    function="linalg.solve", inputs="linalg_solve", elementwise=False, column_major=True, saved={"A": 0, "result": "o"})
-op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=kernels.lapack.inv,
+op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=kernels.inv,
    vjps=[lambda g, y, a: -call("mm", np.swapaxes(y, 0, 1), call("mm", g, np.swapaxes(y, 0, 1)))], uses=["o"],
    latex=r"@0^{-1}", dlatex=[r"-@0^{-T} \bar{g}\, @0^{-T}"],
    method="inverse", function=True, inputs="linalg_square", elementwise=False, column_major=True,
@@ -739,11 +739,13 @@ op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=kernels.l
 def _det_vjp(g, y, a):
     """∂det A/∂A = det A · A⁻ᵀ (the cofactors), solved as PyTorch's linalg_det_backward"""
     if type(g) is np.ndarray:
-        return kernels.lapack.det_backward(g, y, a)
+        return kernels.det_backward(g, y, a)
     return call("linalg_solve", np.swapaxes(a, 0, 1), np.eye(a.shape[0], dtype=a.dtype) * (g * y))
 
 
-op("linalg_det", grad_fn="LinalgDetBackward0", symbol="det", forward=kernels.lapack.det,
+zero_pivot = kernels.zero_pivot      # (PyTorch's error for a singular matrix names the first zero pivot)
+
+op("linalg_det", grad_fn="LinalgDetBackward0", symbol="det", forward=kernels.det,
    vjps=[_det_vjp], uses=["0o"],
    latex=r"\det @0", dlatex=[r"\det(@0)\, @0^{-T}"],
    method="det", function=True, inputs="linalg_square", elementwise=False, saved={"A": 0, "result": "o"})

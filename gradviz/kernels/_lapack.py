@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _mkl
 
-__all__ = ["lu_factor", "lu_solve", "solve", "inv", "det", "det_backward"]
+__all__ = ["lu_factor", "lu_solve", "solve", "inv", "det", "det_backward", "zero_pivot"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 
@@ -121,3 +121,11 @@ def _cofactors(a):
     u, s, vh = np.linalg.svd(a)
     others = np.array([np.prod(np.delete(s, i)) for i in range(len(s))])
     return np.linalg.det(u) * np.linalg.det(vh) * (u * others) @ vh
+
+
+def zero_pivot(a):
+    """Where the LU factorisation of the square matrix ``a`` first meets a zero pivot (from 1), or 0:
+    how PyTorch words a singular matrix's error (``getrf``'s info)."""
+    if _has_mkl(a.dtype):
+        return lu_factor(a)[2]
+    return 0 if _regular(a) else a.shape[-1]
