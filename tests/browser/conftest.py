@@ -18,7 +18,7 @@ Fixtures (use them from any test under ``tests/browser/``):
                      manager, ``window.jupyterapp`` exposed), serving a temporary root dir; see :class:`Lab` for its helpers
                      (``lab.copy_notebook(path)``, ``lab.new_notebook(name, cells)``, ``lab.url(path)``,
                      ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.wait_executed(page)``,
-                     ``lab.wait_idle(page)``, ``lab.command(page, id)``, ``lab.set_theme(page, name)``).
+                     ``lab.wait_idle(page)``, ``lab.wait_widgets(page, n)``, ``lab.command(page, id)``, ``lab.set_theme(page, name)``).
                      The server is shared by the whole session: give each test's notebook its own name.
 ``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
 
@@ -258,6 +258,14 @@ class Lab:
                        return cells.length > 0 && cells.every(c => c.execution_count); }""",
             timeout=timeout)
         settle(page, timeout=timeout)     # (the outputs' widgets render, and the notebook lays out, after that)
+
+    def wait_widgets(self, page, count, timeout=120000):
+        """Wait until ``count`` widgets in the notebook's outputs are drawn (each renders on its own,
+        after its cell has run); return their locator, in the notebook's order."""
+        sel = '.jp-OutputArea-output .gv-widget[data-gv-ready="1"]'
+        page.wait_for_function(f"n => document.querySelectorAll('{sel}').length >= n", arg=count, timeout=timeout)
+        settle(page)
+        return page.locator(sel)
 
     def run_all(self, page):
         """Run > Run All Cells, through the menu bar as a student would."""

@@ -63,9 +63,7 @@ def test_after_run_all_the_buttons_never_show_a_cross(jupyterlab, lab_page, less
     jupyterlab.run_all(page)
     jupyterlab.wait_executed(page, timeout=240000)
     jupyterlab.wait_idle(page)
-    widgets = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]')
-    page.wait_for_function(f"() => document.querySelectorAll('.jp-OutputArea-output .gv-widget[data-gv-ready=\"1\"]')"
-                           f".length >= {animates}", timeout=60000)
+    widgets = jupyterlab.wait_widgets(page, animates)
     assert widgets.count() == animates
     for k in range(animates):
         if kinds[k] != "animate":

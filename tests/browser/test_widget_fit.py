@@ -244,7 +244,7 @@ def test_lesson_6_network_fits_jupyterlab(jupyterlab, lab_page, artifacts):
     jupyterlab.open(page, name)
     jupyterlab.run_all(page)
     jupyterlab.wait_executed(page, timeout=240000)
-    wait_ready(page, ".jp-OutputArea-output", timeout=90000)
+    jupyterlab.wait_widgets(page, 3)           # the neuron's, the practice cell's, the training step's
     widgets = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]:not(.gv-practicing)')
     # the training step's graph: the widget with the most nodes (the practice one before it asks first)
     sizes = [widgets.nth(i).evaluate("w => w.querySelectorAll('svg .gv-node').length") for i in range(widgets.count())]
