@@ -129,6 +129,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if not keepdim and dims[0] < dims[1]:
         dims[1] -= 1
     sums = vector_norm(A, 1, (dims[0],), keepdim, dtype=dtype)
+    if ord > 0 and sums.shape[dims[1]] == 0:    # the max of no sums of |a_ij| ≥ 0: 0, as PyTorch gives it
+        shape = [1 if d == dims[1] else n for d, n in enumerate(sums.shape) if keepdim or d != dims[1]]
+        return sums.new_zeros(shape)
     return sums.amax(dims[1], keepdim) if ord > 0 else sums.amin(dims[1], keepdim)
 
 

@@ -104,6 +104,29 @@ for e in ['L.vector_norm(x, ord="fro")', 'L.vector_norm(x, dim=2)', 'L.vector_no
 """
 
 
+EDGES = r"""
+x = torch.tensor([[1.5, -2.0, 0.25], [0.0, 4.0, -1.0]])
+h = x.half()
+for e in ["torch.norm(x, keepdim=True)", "x.norm(1, keepdim=True)", "torch.linalg.vector_norm(h)", "torch.linalg.vector_norm(h, 1, 0)",
+          "torch.linalg.vector_norm(h, dtype=torch.float32)", "torch.linalg.vector_norm(x, float('inf'), keepdim=True)",
+          "torch.linalg.vector_norm(torch.tensor([float('nan'), 1.0]), float('inf'))", "torch.linalg.vector_norm(torch.tensor([float('inf'), 1.0]))",
+          "torch.linalg.vector_norm(torch.tensor([1e30, 1e30]))", "torch.linalg.vector_norm(torch.tensor([1e-30, 1e-30]))",
+          "torch.linalg.vector_norm(torch.tensor([-0.0]))", "torch.linalg.vector_norm(torch.tensor([3.0, 4.0]), -2)",
+          "torch.linalg.vector_norm(torch.tensor([0.0, 4.0]), -1)", "x.cumsum(1).cumprod(0)", "torch.cumsum(x.half(), 0)",
+          "torch.linalg.matrix_norm(torch.ones(2, 0), 1)", "torch.linalg.vector_norm(x, 2, (0, 1), True)"]:
+    try:
+        y = eval(e); print(e, y, y.dtype)
+    except Exception as err:
+        print(e, type(err).__name__, err)
+
+for s in [(2,0),(0,2),(0,0),(3,2,0)]:
+  for o in [1,-1,float('inf'),float('-inf'),'fro']:
+    try:
+      A=torch.ones(*s, requires_grad=True); y=torch.linalg.matrix_norm(A,o); print(s,o,y, y.grad_fn.name() if y.grad_fn else None)
+      y2=torch.linalg.matrix_norm(A,o,keepdim=True); print(y2.shape)
+    except Exception as e: print(s,o,'!!',type(e).__name__, e)
+"""
+
 SYSTEMS = r"""
 L = torch.linalg
 A = torch.tensor([[4.0, 3.0, 1.0], [6.0, 3.0, -2.0], [1.0, 5.0, 7.0]], requires_grad=True)
@@ -130,8 +153,8 @@ print(torch.autograd.grad(g.sum(), x))
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("code", [CALLS, ERRORS, SYSTEMS],
-                         ids=["values, grad_fns, gradients", "errors", "solve, inv, det"])
+@pytest.mark.parametrize("code", [CALLS, ERRORS, EDGES, SYSTEMS],
+                         ids=["values, grad_fns, gradients", "errors", "half, nan, inf, empty matrices", "solve, inv, det"])
 def test_prints_what_torch_prints(code):
     torch = pytest.importorskip("torch")
     assert printed(gradviz, code) == printed(torch, code)
