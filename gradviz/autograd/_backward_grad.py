@@ -26,7 +26,7 @@ def _make_grads(outputs, grads):
             continue
         if not isinstance(g, TensorBase):
             raise TypeError("gradients can be either Tensors or None, but got " + type(g).__name__)
-        if g.shape != out.shape:
+        if g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} "
                                f"and output[{i}] has a shape of {Size(out.shape)!r}.")
         result.append(g._data.astype(out._data.dtype, copy=True))
@@ -85,15 +85,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if create_graph and not _warned.get("cycle"):   # once per process, as PyTorch's TORCH_WARN_ONCE
         _warned["cycle"] = True
         warnings.warn(REFERENCE_CYCLE, UserWarning, stacklevel=3)
-    roots = [edge(t)[0] for t in tensors]
+    edges = [edge(t) for t in tensors]
     targets = None
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = {edge(t)[0] for t in inputs}
-    run_backward(roots, seeds, create_graph if retain_graph is None else bool(retain_graph), targets=targets,
-                 root_outputs=[edge(t)[1] for t in tensors], create_graph=bool(create_graph),
+    run_backward([fn for fn, _ in edges], seeds, create_graph if retain_graph is None else bool(retain_graph),
+                 targets=targets, root_outputs=[k for _, k in edges], create_graph=bool(create_graph),
                  steps=STEPS if create_graph else None)
 
 
