@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from . import _libm, _sleef
+from . import _exact, _libm, _sleef, _vml
 from ._numerics import fma32, fma64
-from ._threads import _GRAIN, LANES, _shares, _vector, get_num_threads
+from ._threads import _GRAIN, LANES, _chunk, _shares, _vector, get_num_threads
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "softmax_backward", "log_softmax_backward"]
 
@@ -55,16 +55,21 @@ def sigmoid(a):
     flat = a.reshape(-1)
     step = 2 * _vector(a.dtype)
     zero, one = a.dtype.type(0), a.dtype.type(1)
-    if flat.size <= _GRAIN or get_num_threads() == 1:
-        cut = flat.size - flat.size % step
-        e = np.concatenate((_sleef.exp(zero - flat[:cut]), _libm.exp(-flat[cut:])))
-    else:   # each thread's range cut the same way
-        start, end = _shares(flat.size, _GRAIN)
-        vec = np.arange(flat.size) - start < (end - start) // step * step
-        e = np.empty_like(flat)
-        e[vec], e[~vec] = _sleef.exp(zero - flat[vec]), _libm.exp(-flat[~vec])
+    size = _chunk(flat.size, _GRAIN)       # each thread's range (one range when not shared), cut the same way
+    ranges = [(begin, min(flat.size, begin + size)) for begin in range(0, flat.size, size)]
+    cuts = [begin + (end - begin) // step * step for begin, end in ranges]
+    # SLEEF's exp up to the exact limit, counted over every vector of the call (:mod:`._exact`)
+    exp = _sleef.exp if _exact.exact(sum(c - b for (b, _), c in zip(ranges, cuts))) else _vml.exp
+    e = np.subtract(zero, flat)            # e^{-x} made in this one array, range by range
+    for (begin, end), cut in zip(ranges, cuts):
+        head = e[begin:cut]
+        exps = exp(head, out=head)         # (in place where it can)
+        if not np.may_share_memory(exps, head):
+            head[...] = exps
+        e[cut:end] = _libm.exp(-flat[cut:end])
     with np.errstate(all="ignore"):
-        return (one / (one + e)).reshape(a.shape)
+        np.add(one, e, out=e)
+        return np.divide(one, e, out=e).reshape(a.shape)
 
 
 # --- softmax and log_softmax -------------------------------------------------------------------

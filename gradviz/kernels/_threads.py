@@ -80,12 +80,17 @@ def _shares(total, grain=0):
     """The ranges ``parallel_for(0, total, grain, ...)`` gives the threads: as many chunks of equal
     length (the last shorter) as threads, fewer if ``grain`` asks for more items per thread, one
     range when there is nothing to share.  Returns each index's range start and end."""
+    size = _chunk(total, grain)
+    start = np.arange(total) // size * size
+    return start, np.minimum(total, start + size)
+
+
+def _chunk(total, grain=0):
+    """The length of each thread's range in :func:`_shares` (the last may be shorter)."""
     threads = get_num_threads()
     if grain:
         threads = min(threads, -(-total // grain))
-    size = -(-total // threads) if total > max(grain, 1) and threads > 1 else max(total, 1)
-    start = np.arange(total) // size * size
-    return start, np.minimum(total, start + size)
+    return -(-total // threads) if total > max(grain, 1) and threads > 1 else max(total, 1)
 
 
 def _vector(dtype):
