@@ -3,8 +3,11 @@
 LinalgInvExBackward0, LinalgDetBackward0).  The arithmetic is MKL's LAPACK (:mod:`gradviz.kernels._lapack`).
 """
 
+import numpy as np
+
 from . import _dtype
 from . import ops
+from ._operands import _broadcast_error
 from .autograd.engine import apply
 from ._types import TensorBase
 from .ops import OPS
@@ -32,9 +35,6 @@ def _check_matrix(A, name):
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype.TYPE_NAMES[A.dtype.name]}")
-    if A.ndim > 2:
-        raise NotImplementedError(f"{name}: gradviz takes one matrix at a time (here a batch of shape "
-                                  f"{list(A.shape)}); real PyTorch takes batches")
 
 
 def det(A):
@@ -47,15 +47,19 @@ def inv(A):
     """``torch.linalg.inv``: A⁻¹; a singular matrix is an error naming its first zero pivot."""
     _check_matrix(A, "linalg.inv")
     out = apply(OPS["linalg_inv"], (A,))
-    zero = _first_zero_pivot(A)
+    where, zero = _first_zero_pivot(A)
     if zero:
-        raise LinAlgError(f"linalg.inv: The diagonal element {zero} is zero, the inversion could not be completed "
-                          "because the input matrix is singular.")
+        raise LinAlgError(f"linalg.inv: {where}The diagonal element {zero} is zero, the inversion could not be "
+                          "completed because the input matrix is singular.")
     return out
 
 
 def _first_zero_pivot(A):
-    return ops.zero_pivot(A.detach().numpy())
+    """('(Batch element i): ' or '', the first zero pivot from 1) -- PyTorch's words for a singular matrix."""
+    found = ops.zero_pivot(A.detach().numpy())
+    if A.ndim == 2:
+        return "", found
+    return f"(Batch element {found[0]}): ", found[1]
 
 
 def solve(A, B, *, left=True):
@@ -67,16 +71,20 @@ def solve(A, B, *, left=True):
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                            f"{_dtype.TYPE_NAMES[A.dtype.name]} and B of type {_dtype.TYPE_NAMES[B.dtype.name]} instead")
     n = A.shape[-1]
-    rows, columns = (B.shape[-1], 1) if B.ndim == 1 else B.shape[-2:]
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    rows, columns = (B.shape[-1], 1) if vector else B.shape[-2:]
     if not left:
         raise NotImplementedError("linalg.solve: gradviz solves A X = B (left=True); for X A = B solve Aᵀ Xᵀ = Bᵀ")
     if rows != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
                            f"({n}x{n} and {rows}x{columns})")
-    if B.ndim > 2:
-        raise NotImplementedError(f"linalg.solve: gradviz takes one right-hand side matrix at a time (here a batch "
-                                  f"of shape {list(B.shape)}); real PyTorch takes batches")
+    columns = B.shape + (1,) if vector else B.shape
+    try:
+        np.broadcast_shapes(A.shape[:-2], columns[:-2])
+    except ValueError:
+        raise _broadcast_error(columns[:-2], A.shape[:-2]) from None
     out = apply(OPS["linalg_solve"], (A, B))
-    if _first_zero_pivot(A):
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    where, zero = _first_zero_pivot(A)
+    if zero:
+        raise LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is singular.")
     return out

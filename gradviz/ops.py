@@ -701,28 +701,52 @@ op("cumprod", grad_fn="CumprodBackward0", forward=kernels.cumprod,
 
 # --- linear systems (torch.linalg: MKL's LAPACK, as PyTorch calls it) ----------------------------
 
+def _is_vector(a, b):
+    """Is B a vector (or a batch of vectors) rather than matrices? (PyTorch's linalg_solve_is_vector_rhs)"""
+    return len(b.shape) == 1 or (len(b.shape) == len(a.shape) - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
+
+
+def _matmul(x, y):
+    """x @ y for matrices or batches of them (mm, or bmm on the batch flattened: PyTorch's matmul)."""
+    if x.ndim == 2:
+        return call("mm", x, y)
+    batch = x.shape[:-2]
+    flat = call("bmm", np.reshape(x, (-1,) + tuple(x.shape[-2:])), np.reshape(y, (-1,) + tuple(y.shape[-2:])))
+    return np.reshape(flat, tuple(batch) + tuple(flat.shape[-2:]))
+
+
 def _solve(a, b):
-    """X = A⁻¹B, the solution of A X = B (B a matrix, or a vector)"""
-    x, _ = kernels.solve(a, b if b.ndim == 2 else b[:, None])
-    return x if b.ndim == 2 else x[:, 0]
+    """X = A⁻¹B, the solution of A X = B (B a matrix, a vector, or batches of them)"""
+    vector = _is_vector(a, b)
+    columns = b[..., None] if vector else b
+    batch = np.broadcast_shapes(a.shape[:-2], columns.shape[:-2])
+    x = kernels.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(columns, batch + columns.shape[-2:]))
+    if not vector:
+        return x
+    if x.ndim == 2:
+        return x[:, 0]
+    # a batch of vectors: PyTorch's result is column-major in its last two dims, as a batch of matrices
+    return np.swapaxes(np.array(np.swapaxes(x[..., 0], -1, -2), order="C", copy=True), -1, -2)
 
 
 def _solve_vjp_b(g, y, a, b):
     """g_B = A⁻ᵀ g (from the forward's LU; solved again, and recorded, under create_graph=True)"""
-    column = g if g.ndim == 2 else np.reshape(g, (-1, 1))
-    if type(column) is np.ndarray:
-        out = kernels.solve(a, column, transpose=True)[0]
+    vector = _is_vector(a, b)
+    columns = g[..., None] if vector else g
+    if type(g) is np.ndarray:
+        batch = columns.shape[:-2]
+        out = kernels.solve(np.broadcast_to(a, batch + a.shape[-2:]), columns, transpose=True)
     else:
-        out = call("linalg_solve", np.swapaxes(a, 0, 1), column)
-    return out if g.ndim == 2 else np.reshape(out, g.shape)
+        out = call("linalg_solve", np.swapaxes(a, -1, -2), columns)
+    return out[..., 0] if vector else out
 
 
 def _solve_vjp_a(g, y, a, b):
     """g_A = −g_B Xᵀ"""
     g_b = _solve_vjp_b(g, y, a, b)
-    if g.ndim == 1:
-        g_b, y = np.reshape(g_b, (-1, 1)), np.reshape(y, (-1, 1))
-    return -call("mm", g_b, np.swapaxes(y, 0, 1))
+    if _is_vector(a, b):
+        g_b, y = np.expand_dims(g_b, -1), np.expand_dims(y, -1)
+    return -_matmul(g_b, np.swapaxes(y, -1, -2))
 
 
 op("linalg_solve", grad_fn="LinalgSolveExBackward0", symbol="solve", forward=_solve,
@@ -730,7 +754,7 @@ op("linalg_solve", grad_fn="LinalgSolveExBackward0", symbol="solve", forward=_so
    latex=r"@0^{-1} @1", dlatex=[r"-@0^{-T} \bar{g} X^{T}", r"@0^{-T}"],
    function="linalg.solve", inputs="linalg_solve", elementwise=False, column_major=True, saved={"A": 0, "result": "o"})
 op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=kernels.inv,
-   vjps=[lambda g, y, a: -call("mm", np.swapaxes(y, 0, 1), call("mm", g, np.swapaxes(y, 0, 1)))], uses=["o"],
+   vjps=[lambda g, y, a: -_matmul(np.swapaxes(y, -1, -2), _matmul(g, np.swapaxes(y, -1, -2)))], uses=["o"],
    latex=r"@0^{-1}", dlatex=[r"-@0^{-T} \bar{g}\, @0^{-T}"],
    method="inverse", function=True, inputs="linalg_square", elementwise=False, column_major=True,
    saved={"inverse": "o"})
@@ -740,7 +764,8 @@ def _det_vjp(g, y, a):
     """∂det A/∂A = det A · A⁻ᵀ (the cofactors), solved as PyTorch's linalg_det_backward"""
     if type(g) is np.ndarray:
         return kernels.det_backward(g, y, a)
-    return call("linalg_solve", np.swapaxes(a, 0, 1), np.eye(a.shape[0], dtype=a.dtype) * (g * y))
+    return call("linalg_solve", np.swapaxes(a, -1, -2),
+                np.eye(a.shape[-1], dtype=a.dtype) * np.expand_dims(np.expand_dims(g * y, -1), -1))
 
 
 zero_pivot = kernels.zero_pivot      # (PyTorch's error for a singular matrix names the first zero pivot)

@@ -152,9 +152,39 @@ print(torch.autograd.grad(g.sum(), x))
 """
 
 
+BATCHES = r"""
+L = torch.linalg
+torch.manual_seed(0)
+A = (torch.randn(3, 4, 4) + 3 * torch.eye(4)).requires_grad_()
+B = torch.randn(3, 4, 2, requires_grad=True)
+V = torch.randn(3, 4, requires_grad=True)
+C = torch.randn(4, 5, requires_grad=True)
+for e in ["L.det(A)", "L.inv(A)", "L.solve(A, B)", "L.solve(A, V)", "L.solve(A, C)", "L.solve(A[0], torch.randn(2, 4, 3))",
+          "A.det()", "torch.inverse(A)"]:
+    y = eval(e)
+    print(e, y.shape, y.stride(), y.grad_fn.name())
+    (y * torch.arange(float(y.numel())).reshape(y.shape).sin()).sum().backward()
+    print(y.detach().numpy().tobytes() == y.detach().numpy().tobytes(), A.grad.sum().item(), None if B.grad is None else B.grad.sum().item(),
+          None if V.grad is None else V.grad.sum().item(), None if C.grad is None else C.grad.sum().item())
+    print(y)
+    A.grad = B.grad = V.grad = C.grad = None
+S = torch.stack([torch.eye(2), torch.ones(2, 2)])
+for e in ['L.inv(S)', 'L.solve(S, torch.ones(2, 2))', 'L.solve(S, torch.ones(2))', 'L.solve(torch.eye(2).expand(3, 2, 2), torch.ones(2, 2, 1))',
+          'L.solve(torch.eye(2).expand(3, 2, 2), torch.ones(4, 2))', 'L.det(S)']:
+    try:
+        print(e, eval(e))
+    except RuntimeError as err:
+        print(e, type(err).__name__, err)
+x = (torch.randn(2, 3, 3, dtype=torch.float64) + 3 * torch.eye(3, dtype=torch.float64)).requires_grad_()
+g, = torch.autograd.grad(L.inv(x).sum(), x, create_graph=True); print(g.grad_fn.name())
+print(torch.autograd.grad(g.sum(), x)[0])
+"""
+
+
 @pytest.mark.torch
-@pytest.mark.parametrize("code", [CALLS, ERRORS, EDGES, SYSTEMS],
-                         ids=["values, grad_fns, gradients", "errors", "half, nan, inf, empty matrices", "solve, inv, det"])
+@pytest.mark.parametrize("code", [CALLS, ERRORS, EDGES, SYSTEMS, BATCHES],
+                         ids=["values, grad_fns, gradients", "errors", "half, nan, inf, empty matrices", "solve, inv, det",
+                              "batches of matrices, broadcast right-hand sides"])
 def test_prints_what_torch_prints(code):
     torch = pytest.importorskip("torch")
     assert printed(gradviz, code) == printed(torch, code)
@@ -251,28 +281,28 @@ def _has_mkl():
 @pytest.mark.torch
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 16), k=st.integers(0, 3), seed=st.integers(0, 2 ** 32 - 1),
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_solve_inv_det_are_torch_to_the_last_bit(n, k, seed, dtype):
+       dtype=st.sampled_from([np.float32, np.float64]), batch=st.sampled_from([(), (2,), (2, 3)]))
+def test_solve_inv_det_are_torch_to_the_last_bit(n, k, seed, dtype, batch):
     """Forward and backward, through the MKL PyTorch ships (the ``exact`` extra); k = 0: a vector."""
     torch = pytest.importorskip("torch")
     if not _has_mkl():
         pytest.skip("MKL (the exact extra) is not installed: numpy's LAPACK is within rounding only")
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((n, n)).astype(dtype)
-    b = rng.standard_normal((n, k) if k else (n,)).astype(dtype)
+    a = rng.standard_normal(batch + (n, n)).astype(dtype)
+    b = rng.standard_normal(batch + ((n, k) if k else (n,))).astype(dtype)
     results = []
     for lib in (torch, gradviz):
         A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
         out = []
         for y in (lib.linalg.det(A), lib.linalg.inv(A), lib.linalg.solve(A, B)):
-            w = lib.tensor(rng.standard_normal(y.shape).astype(dtype)) if y.ndim else lib.tensor(1.5, dtype=y.dtype)
+            w = lib.tensor(rng.standard_normal(tuple(y.shape)).astype(dtype)) if y.ndim else lib.tensor(1.5, dtype=y.dtype)
             A.grad = B.grad = None
             (y * w).sum().backward()
-            out.append((y.detach().numpy().tobytes(), A.grad.numpy().tobytes(),
+            out.append((y.detach().numpy().tobytes(), tuple(y.stride()), A.grad.numpy().tobytes(),
                         None if B.grad is None else B.grad.numpy().tobytes()))
         results.append(out)
         rng = np.random.default_rng(seed)      # the same weights for both libraries
-        rng.standard_normal((n, n)), rng.standard_normal((n, k) if k else (n,))
+        rng.standard_normal(batch + (n, n)), rng.standard_normal(batch + ((n, k) if k else (n,)))
     assert results[0] == results[1]
 
 

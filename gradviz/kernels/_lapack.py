@@ -4,7 +4,8 @@ PyTorch 2.13 factors A with ``getrf`` and solves with ``getrs`` (``aten/src/ATen
 BatchLinearAlgebra.cpp``): ``linalg.solve(A, B)`` and ``linalg.inv(A)`` (the solve of A X = I)
 factor A itself; ``linalg.det(A)`` factors Aᵀ -- the row-major A read as a column-major matrix,
 no copy -- and multiplies the pivots' sign by U's diagonal, one element after the other.  The
-gradient of det solves Aᵀ X = det·g·I with that same factorisation.  Through the MKL that
+gradient of det solves Aᵀ X = det·g·I with that same factorisation.  A batch is solved matrix by
+matrix (as PyTorch loops over it), each result column-major.  Through the MKL that
 :mod:`._mkl` loads, the results are PyTorch's bits (matrices up to 64×64 checked; PyTorch's
 threaded MKL may round larger ones differently); without it, numpy's LAPACK in double, rounded
 once (within rounding).
@@ -21,7 +22,7 @@ import numpy as np
 
 from . import _mkl
 
-__all__ = ["lu_factor", "lu_solve", "solve", "inv", "det", "det_backward", "zero_pivot"]
+__all__ = ["lu_factor", "lu_solve", "solve", "solve_matrix", "inv", "det", "det_backward", "zero_pivot"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 
@@ -66,8 +67,33 @@ def lu_solve(lu, pivots, b, transpose=False):
     return x                   # column-major, as PyTorch's result (its strides are (1, n))
 
 
+def _matrices(a):
+    """The matrices of a batch (*batch, n, m), one after the other."""
+    return a.reshape((-1,) + a.shape[-2:])
+
+
+def _column_major(results, batch):
+    """Matrices stacked into a batch whose matrices are each column-major (PyTorch's strides for a
+    batch of LAPACK results: (n·k, 1, n))."""
+    n, k = results[0].shape if results else (0, 0)
+    out = np.empty((len(results), k, n), results[0].dtype if results else np.float32)
+    for i, x in enumerate(results):
+        out[i] = x.T
+    return np.swapaxes(out, -1, -2).reshape(batch + (n, k)) if len(batch) == 1 else \
+        np.swapaxes(out.reshape(batch + (k, n)), -1, -2)
+
+
 def solve(a, b, transpose=False):
-    """(X with A X = B -- or Aᵀ X = B --, the first zero pivot's position or 0)."""
+    """X with A X = B (Aᵀ X = B if ``transpose``) for each matrix of a batch of A (*batch, n, n) and
+    B (*batch, n, k) (the same batch dims), column-major as PyTorch returns it."""
+    if a.ndim == 2:
+        return solve_matrix(a, b, transpose)[0]
+    batch = a.shape[:-2]
+    return _column_major([solve_matrix(m, r, transpose)[0] for m, r in zip(_matrices(a), _matrices(b))], batch)
+
+
+def solve_matrix(a, b, transpose=False):
+    """(X with A X = B -- or Aᵀ X = B --, the first zero pivot's position or 0) for one matrix."""
     if not _has_mkl(a.dtype):
         x = np.linalg.solve(np.swapaxes(a, -1, -2) if transpose else a, b) if _regular(a) else np.full(b.shape, np.nan)
         return np.asarray(x, a.dtype), 0 if _regular(a) else 1
@@ -81,8 +107,10 @@ def _regular(a):
 
 
 def inv(a):
-    """A⁻¹: the solve of A X = I."""
-    return solve(a, np.eye(a.shape[0], dtype=a.dtype))[0]
+    """A⁻¹: the solve of A X = I (each matrix of a batch)."""
+    if a.ndim > 2:
+        return _column_major([inv(m) for m in _matrices(a)], a.shape[:-2])
+    return solve_matrix(a, np.eye(a.shape[0], dtype=a.dtype))[0]
 
 
 def _lu_of_transpose(a):
@@ -91,6 +119,8 @@ def _lu_of_transpose(a):
 
 def det(a):
     """det A: the sign of the pivots times U's diagonal, multiplied in order (LU of Aᵀ)."""
+    if a.ndim > 2:
+        return np.array([det(m) for m in _matrices(a)], a.dtype).reshape(a.shape[:-2])
     if not _has_mkl(a.dtype):
         return np.asarray(np.linalg.det(a.astype(np.float64)), a.dtype)
     lu, pivots, _ = _lu_of_transpose(a)
@@ -104,6 +134,9 @@ def det_backward(g, y, a):
     """g · ∂det/∂A = g·det·A⁻ᵀ, as PyTorch's linalg_det_backward solves it without create_graph: Aᵀ X =
     (g·det) I with the forward's LU, a zero on U's diagonal replaced by the dtype's epsilon (so a
     singular matrix, det = 0, gets a zero gradient, as in PyTorch)."""
+    if a.ndim > 2:
+        g, y = np.broadcast_to(g, a.shape[:-2]).reshape(-1), np.reshape(y, -1)
+        return _column_major([det_backward(gi, yi, m) for gi, yi, m in zip(g, y, _matrices(a))], a.shape[:-2])
     if a.shape[0] == 1:          # (a 1×1 determinant's cofactor is 1: PyTorch passes g on unchanged)
         return np.full(a.shape, g, a.dtype)
     d = np.zeros(a.shape, a.dtype)
@@ -125,7 +158,14 @@ def _cofactors(a):
 
 def zero_pivot(a):
     """Where the LU factorisation of the square matrix ``a`` first meets a zero pivot (from 1), or 0:
-    how PyTorch words a singular matrix's error (``getrf``'s info)."""
+    how PyTorch words a singular matrix's error (``getrf``'s info).  For a batch: (the first
+    singular matrix's index, its pivot), or (None, 0)."""
+    if a.ndim > 2:
+        for i, m in enumerate(_matrices(a)):
+            found = zero_pivot(m)
+            if found:
+                return i, found
+        return None, 0
     if _has_mkl(a.dtype):
         return lu_factor(a)[2]
     return 0 if _regular(a) else a.shape[-1]
