@@ -309,7 +309,7 @@ def main():
 
 
 def print_exactness():
-    """The share of results bit-identical to torch, as tests/test_vecmath.py measures it."""
+    """The share of results bit-identical to torch, as tests/kernels/test_vecmath.py measures it."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
     from test_vecmath import exactness
     print(f"\nresults identical to torch {torch.__version__} on this machine (float32 unless named; one thread"

@@ -1,6 +1,6 @@
 """The formula trees and the chain rule as the op table writes them (no widget): every entry's
 category, function name and numpy function, and every element-wise local derivative, parsed from
-the table, equal to the rule it stands for.  ``tests/test_widget_formulas.py`` evaluates the
+the table, equal to the rule it stands for.  ``tests/widget/test_widget_formulas.py`` evaluates the
 derivations the widget shows against the engine's gradients.
 """
 

@@ -11,7 +11,7 @@ wheel ``mkl==2024.2.0``; this module finds its ``libmkl_rt`` through ctypes the 
 is asked for, sets it to one thread (the results do not depend on it), and checks its version.
 Without it (another platform, another MKL), :func:`vml` returns None and the op table computes the
 function in double and rounds once: within 1 ulp of MKL, equal on 93-99.9% of float32 inputs
-(``tests/test_vecmath.py`` measures both).
+(``tests/kernels/test_vecmath.py`` measures both).
 
 >>> import numpy as np
 >>> y = vml("Exp", np.array([0.0, 1.0], np.float32))

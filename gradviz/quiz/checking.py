@@ -8,7 +8,7 @@ A verdict is plain data, worded by the widget (``gradviz.widget.i18n``, keys ``p
      "mistake": kind or None,     # the known slip it matches (see gradviz.quiz.mistakes)
      "value": the numbers read, as a (nested) list, or None}
 
-``static/practice.js`` does exactly this in a saved page (``tests/test_quiz.py`` holds the two together).
+``static/practice.js`` does exactly this in a saved page (``tests/quiz/test_quiz.py`` holds the two together).
 
 >>> check_answer("0.5*5*4", 10.0, "float32")["ok"]
 True

@@ -12,7 +12,7 @@ The graph's SVG (:func:`sanitize_svg`) and the HTML of markdown cells in a slide
 what Graphviz and gradviz draw, for HTML JupyterLab's own (``@jupyterlab/apputils``'
 ``sanitizer.ts``, the one it applies to an untrusted notebook), less what would load something from
 the network when the page opens (remote ``src``, CSS that takes a ``url()``): a deck works offline.
-Their hostile-input tests are ``tests/test_sanitize.py``.
+Their hostile-input tests are ``tests/widget/test_sanitize.py``.
 """
 
 import html

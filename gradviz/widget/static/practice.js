@@ -2,7 +2,7 @@
 //
 // Concatenated after widget.js into one ES module (gradviz/widget/standalone.py: widget_module), so
 // a saved page asks and checks with no kernel.  The parser and the checker are those of
-// gradviz/quiz (answers.py, checking.py), line for line: tests/test_practice_js.py runs both on
+// gradviz/quiz (answers.py, checking.py), line for line: tests/widget/test_practice_js.py runs both on
 // the same answers.  Every word is a key of gradviz/widget/i18n.py; what a student types is only
 // ever put in the page as text (textContent), never as markup.
 

@@ -18,7 +18,7 @@ from gradviz.quiz import check_answer
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="needs Node.js to run practice.js's checker")
-PRACTICE_JS = Path(__file__).resolve().parents[1] / "gradviz" / "widget" / "static" / "practice.js"
+PRACTICE_JS = Path(__file__).resolve().parents[2] / "gradviz" / "widget" / "static" / "practice.js"
 
 FIXED = [
     "10", "-0.5", "1e-3", ".25", "1.", "1E+2", "2*3", "0.5*5*4", "2*(1+1)**2", "-2**2", "2**-1", "2**3**2",

@@ -15,7 +15,7 @@ import pytest
 from gradviz import kernels
 from gradviz.kernels import _exact
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @contextlib.contextmanager

@@ -126,7 +126,7 @@ def test_what_is_not_a_tensor(entry, root, words):
 def test_a_pytorch_tensor_is_drawn_from_the_real_engine(entry):
     real = pytest.importorskip("torch")
     x = real.ones(2, requires_grad=True)
-    shown = getattr(gradviz, entry)((x * 2).sum())        # tests/test_torch_widget.py has the rest
+    shown = getattr(gradviz, entry)((x * 2).sum())        # tests/widget/test_torch_widget.py has the rest
     assert shown is not None and x.grad is None
 
 

@@ -1,6 +1,6 @@
 """gradviz.drawing.dot_text: golden DOT text for the seed lessons' graphs, determinism and escaping.
 
-Regenerate the golden files after an intended change with ``GRADVIZ_UPDATE_GOLDEN=1 pytest tests/test_dot_text.py``
+Regenerate the golden files after an intended change with ``GRADVIZ_UPDATE_GOLDEN=1 pytest tests/drawing/test_dot_text.py``
 (then look at the diff: it is the review).
 """
 
@@ -19,7 +19,7 @@ from gradviz.autograd import Variable
 from gradviz.drawing.dot_text import html_text, quote, to_dot
 from gradviz.drawing.picture import build_graph
 
-GOLDEN = Path(__file__).parent / "golden" / "dot"
+GOLDEN = Path(__file__).parents[1] / "golden" / "dot"
 PURE = shutil.which("graphviz-pure") or str(Path(sys.executable).with_name("graphviz-pure"))
 needs_graphviz_pure = pytest.mark.skipif(not os.path.exists(PURE), reason="graphviz-pure is not installed")
 

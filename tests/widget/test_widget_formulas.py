@@ -23,7 +23,7 @@ from strategies import graphs
 from test_notebooks import lesson_params
 from widget_lessons import LESSONS
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
 
