@@ -145,6 +145,46 @@ def test_saved_page_keyboard_only_wrong_then_right(offline_page, saved, artifact
     assert page.gv_errors == [] and page.gv_blocked == []
 
 
+def test_saved_page_play_stops_at_a_question(offline_page, tmp_path, artifacts):
+    """Play runs up to a question and stops there (issue 22): while the question waits nothing plays,
+    so the button shows ▶ with aria-label Play, not pressed; pressing it again plays nothing (the
+    cursor goes to the answer); once answered, Play goes on to the end."""
+    import gradviz
+    root, names, _ = LESSONS["seed"]()
+    w = gradviz.practice(root, names=names, kinds=["grad"], speed=4)
+    path = tmp_path / "practice-play-waits.html"        # a page (and localStorage key) of this test's own
+    w.save_html(path)
+    page = offline_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    (q,), n = w.practice["questions"], len(w.frames)
+    play, answer = widget.locator('[data-gv="play"]'), widget.locator('[data-gv="answer"]')
+
+    play.click()
+    expect(widget.locator('[data-gv="question"]')).to_be_visible(timeout=60000)
+    expect(play).to_have_attribute("aria-pressed", "false", timeout=20000)
+    expect(play).to_have_attribute("aria-label", "Play")
+    expect(play).to_have_attribute("data-icon", "play")
+    settle(page)
+    assert count(widget) == f"Step {q['at']} / {n}"              # stopped just before the answer shows
+    page.screenshot(path=str(artifacts / "practice-play-waits-1366.png"))
+
+    play.click()                                                  # nothing plays past an open question
+    settle(page)
+    assert play.get_attribute("aria-pressed") == "false" and play.get_attribute("data-icon") == "play"
+    assert count(widget) == f"Step {q['at']} / {n}"
+    assert answer.evaluate("e => e === document.activeElement")
+
+    answer.fill("[10, 10]")
+    answer.press("Enter")
+    expect(widget.locator('[data-gv="verdict"]')).to_have_text("✓ Right: [10, 10]")
+    play.click()
+    expect(widget.locator('[data-gv="count"]')).to_have_text(f"Step {n} / {n}", timeout=60000)
+    expect(play).to_have_attribute("aria-pressed", "false", timeout=20000)
+    assert page.gv_errors == [] and page.gv_blocked == []
+
+
 def test_saved_pages_keep_their_answers_apart(offline_page, tmp_path):
     """Two widgets on one page, and a page saved again at the same path with other questions: each
     keeps its own answers (the key is the page, the widget and its questions)."""

@@ -114,6 +114,7 @@ const ICONS = {
 
 function setIcon(button, name) {
   button.innerHTML = `<svg viewBox="0 0 16 16" aria-hidden="true" focusable="false"><path d="${ICONS[name]}"/></svg>`;
+  button.dataset.icon = name;
 }
 
 // --- the frames, indexed ---------------------------------------------------------------------------
@@ -1076,7 +1077,11 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
 
   function go(k, opts = {}) {
     k = Math.max(0, Math.min(n() - 1, k | 0));
-    if (ctx.gate) k = ctx.gate(current, k);
+    if (ctx.gate) {
+      const asked = ctx.gate(current, k);
+      if (asked < k && model.get("playing")) setPlaying(false);   // a question waits: nothing plays (▶, not ⏸)
+      k = asked;
+    }
     if (k !== model.get("frame")) {
       model.set("frame", k);
       model.save_changes();
@@ -1108,6 +1113,9 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
 
   function togglePlay() {
     if (!model.get("playing") && current >= n() - 1) go(0);
+    // practice mode: a question waiting before the next step is answered first (gate puts the
+    // cursor in its answer; in lecture mode this press is the key that reveals, and play goes on)
+    if (!model.get("playing") && ctx.gate && current < n() - 1 && ctx.gate(current, current + 1) === current) return;
     setPlaying(!model.get("playing"));
   }
 
