@@ -10,7 +10,8 @@ import numpy as np
 from . import _dtype
 from . import _strided
 from ._arrays import as_array
-from .autograd.engine import apply, apply_outputs
+from .autograd.engine import apply
+from .autograd.multi_output import apply_outputs
 from ._keywords import accepting_numpy_names
 from ._operands import _broadcast_error, _dims, _literal
 from ._types import TensorBase

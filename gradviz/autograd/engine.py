@@ -11,9 +11,9 @@ The lecture version of backward, which :func:`run_backward` implements::
 The file reads in that order: :func:`apply` (every op), :func:`record` (its node),
 :func:`run_backward`, :func:`apply_node`, :func:`_accumulate`; then edges, and the history a view
 written in place gets anew.  Around it: the nodes (:mod:`.node`), grad modes (:mod:`.grad_mode`),
-views (:mod:`.views`), what a node receives through the user's hooks (:mod:`.received`), the
-steps of ``create_graph=True`` (:mod:`.double_backward`) and the ``backward()``/``grad()`` a
-user calls (:mod:`._backward_grad`).
+views (:mod:`.views`), ops with several outputs (:mod:`.multi_output`), what a node receives
+through the user's hooks (:mod:`.received`), the steps of ``create_graph=True``
+(:mod:`.double_backward`) and the ``backward()``/``grad()`` a user calls (:mod:`._backward_grad`).
 
 The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
 a gradient for ``.grad`` or a hook) through the class of the tensors it is handed
@@ -33,7 +33,7 @@ from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
-from .views import made_view, requires_grad, view_error, view_meta
+from .views import made_view, view_error, view_meta
 from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
                    node_class)
 
@@ -77,17 +77,6 @@ def apply(op, inputs, arrays=None, **params):
         # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
         result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
     return result
-
-
-def apply_outputs(op, t, **params):
-    """An op with several outputs (split, unbind): views of ``t`` that share one grad_fn node."""
-    pieces = [t._wrap(a) for a in op.forward(t._data, **params)]
-    how = "multi" if _GradMode.enabled and not _GradMode.inference else view_meta(t)
-    for p in pieces:
-        made_view(p, t, "inference" if t._view is not None and t._view[0] == "inference" else how)
-    if _GradMode.enabled and requires_grad(t) and t._data.dtype.kind == "f" and pieces:
-        record_outputs(op, (t,), [t._data], pieces, params)
-    return tuple(pieces)
 
 
 # --- 2. record: a grad_fn node, with edges to the inputs and the values backward will need -------
@@ -147,16 +136,6 @@ def record(op, inputs, arrays, result, params):
 
 
 _NO_INPUTS = types.MappingProxyType({})   # a node whose every input has an edge: no inputs without one
-
-
-def record_outputs(op, inputs, arrays, results, params):
-    """One node for several outputs (split, chunk, unbind), as PyTorch records them: output ``k``
-    leads to ``(node, k)``, and backward waits for every output's gradient (zeros where none came)."""
-    node = record(op, inputs, arrays, results[0], params)
-    node._outs = tuple((weakref.ref(r), (r._data.shape, r._data.dtype)) for r in results)
-    for k, r in enumerate(results):
-        r._grad_fn, r._requires_grad, r._output_nr = node, True, k
-    return node
 
 
 # --- 3. run_backward: each node once, when every gradient for it has arrived ---------------------

@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from .engine import record, record_outputs
+from .engine import record
+from .multi_output import record_outputs
 from .node import SECOND_BACKWARD, node_class
 from .grad_mode import _GradMode, is_observing, no_grad
 from ..ops import Op
