@@ -5,8 +5,9 @@ seed gradient (``None``: the implicit 1).
 """
 
 import gradviz as torch
+from gradviz.trace import trace_of
 
-__all__ = ["LESSONS", "seed", "tutorial", "vector_jacobian", "neuron", "tiny_mlp", "fan_out"]
+__all__ = ["LESSONS", "traced", "seed", "tutorial", "vector_jacobian", "neuron", "tiny_mlp", "fan_out"]
 
 
 def seed():
@@ -69,3 +70,8 @@ def fan_out():
 
 
 LESSONS = {f.__name__: f for f in (seed, tutorial, vector_jacobian, neuron, tiny_mlp, fan_out)}
+
+
+def traced(root, names=None):
+    """The trace of ``root`` with exactly ``names`` (no names looked up in the caller), for a Lesson."""
+    return trace_of(root, names=names or {}, namespace=False, cuts=False)

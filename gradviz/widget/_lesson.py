@@ -10,22 +10,19 @@ import numpy as np
 
 from ..drawing.graph import latex_name
 from ..value_text import format_line, format_number
-from ..trace import steps_reached, trace_of
+from ..trace import steps_reached
 
 __all__ = ["Lesson", "latex_name"]
 
 class Lesson:
     """The graph behind a trace's root: steps in forward order, inputs, values, leaves and names.
 
-    ``Lesson(trace)``, or ``Lesson(root, names)`` to trace a tensor with ``names`` (``{"x": x}``);
-    every tensor without a name has a made-up letter, so captions can talk about all of them.
+    ``Lesson(trace)`` (a :class:`gradviz.trace.Trace`, traced once by whoever draws it): every
+    tensor without a name has a made-up letter, so captions can talk about all of them.
     """
 
-    def __init__(self, root, names=None):
-        if hasattr(root, "steps") and hasattr(root, "runs"):
-            self.trace = root
-        else:
-            self.trace = trace_of(root, names=names or {}, namespace=False, cuts=False)
+    def __init__(self, trace):
+        self.trace = trace
         self.root = self.trace.root
         self.root_step = self.trace.root_step
         self.nodes = steps_reached(self.trace)

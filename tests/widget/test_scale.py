@@ -13,6 +13,7 @@ import gradviz
 import gradviz as torch
 from gradviz.widget import AutogradWidget
 from gradviz.widget._lesson import Lesson
+from widget_lessons import traced
 from gradviz.widget.derivation import _paths
 
 N = 20_000
@@ -98,7 +99,7 @@ def test_the_pytorch_view_of_a_20000_op_chain():
 
 def test_every_path_of_a_deep_chain_is_walked_without_recursion():
     x, h = chain(5000)
-    lesson = Lesson(h, {"x": x, "h": h})
+    lesson = Lesson(traced(h, {"x": x, "h": h}))
     paths, count = _paths(lesson, lesson.leaves[0], 4)
     assert count == 1 and len(paths) == 1 and len(paths[0]) == 5000
     assert paths[0][0][0] is lesson.root_step and paths[0][-1][0] is lesson.nodes[0]
@@ -109,7 +110,7 @@ def test_paths_are_listed_in_input_order():
     a = x * 3
     b = x + 1
     o = a * b + x
-    lesson = Lesson(o, {"x": x, "a": a, "b": b, "o": o})
+    lesson = Lesson(traced(o, {"x": x, "a": a, "b": b, "o": o}))
     paths, count = _paths(lesson, lesson.leaves[0], 10)
     assert count == 3
     assert [[n.out.name for n, _ in p] for p in paths] == [["o", "c", "a"], ["o", "c", "b"], ["o"]]

@@ -11,12 +11,12 @@ from gradviz.widget.derivation import (build_derivation, chain_gradients, check,
                                        mathml)
 from strategies import graphs
 from test_widget_frames import SETTINGS
-from widget_lessons import LESSONS
+from widget_lessons import LESSONS, traced
 
 
 def lesson_of(name):
     root, names, gradient = LESSONS[name]()
-    return root, names, gradient, Lesson(root, names)
+    return root, names, gradient, Lesson(traced(root, names))
 
 
 def test_seed_lesson_by_hand():
@@ -75,7 +75,7 @@ def test_more_than_six_paths_are_written_as_backprop_does():
     h = x
     for _ in range(3):
         h = h * h + h                                    # 2 ways through each step: 8 paths
-    d = build_derivation(Lesson(h, {"x": x, "out": h}), np.float32(1))
+    d = build_derivation(Lesson(traced(h, {"x": x, "out": h})), np.float32(1))
     (leaf,) = d["leaves"]
     assert leaf["count"] == 1 and not leaf["paths"][0]["factors"]
     assert d["where"][0]["latex"].startswith(r"\left(1\right)\quad")
@@ -87,7 +87,7 @@ def test_more_than_six_paths_are_written_as_backprop_does():
 def test_random_graphs_by_hand_equal_the_engine(case):
     root, leaves = case
     assume(root.requires_grad)
-    lesson = Lesson(root)
+    lesson = Lesson(traced(root))
     chain = chain_gradients(lesson, np.ones_like(root._data))
     root.backward()
     for leaf in lesson.leaves:
@@ -102,13 +102,13 @@ def test_random_graphs_by_hand_equal_the_engine(case):
 def test_fill_puts_names_then_numbers():
     x = torch.tensor([3.0], requires_grad=True)
     y = x ** 3
-    lesson = Lesson(y.sum(), {"x": x, "y": y})
+    lesson = Lesson(traced(y.sum(), {"x": x, "y": y}))
     node = lesson.trace.step_for(y.grad_fn)
     assert fill(node.op.dlatex[0], lesson, node, False) == "3 x^{3 - 1}"
     assert fill(node.op.dlatex[0], lesson, node, True) == r"3 \cdot 3^{3 - 1}"
     z = torch.tensor(-2.0, requires_grad=True)
     w = z.exp()
-    lz = Lesson(w, {"z": z, "w": w})
+    lz = Lesson(traced(w, {"z": z, "w": w}))
     assert fill("e^{@0}", lz, lz.trace.step_for(w.grad_fn), True) == r"e^{\left(-2\right)}"
 
 
@@ -126,7 +126,7 @@ def test_expected_with_several_leaves_by_name():
     a = torch.tensor([1.0, 2.0], requires_grad=True)
     b = torch.tensor([3.0, 4.0], requires_grad=True)
     o = (a * b).sum()
-    lesson = Lesson(o, {"a": a, "b": b, "o": o})
+    lesson = Lesson(traced(o, {"a": a, "b": b, "o": o}))
     got = expected_gradients(lesson, {"a": lambda a, b: b})
     np.testing.assert_array_equal(got[a._seq][1], [3.0, 4.0])
 
