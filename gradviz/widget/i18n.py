@@ -370,6 +370,9 @@ _PRACTICE = {
         "h_matmul_left": "{out} = {expr}: each row of {other} (one example) sends back its own share and PyTorch "
                          "adds them up, {name}.grad = {other}ᵀ · (the gradient arriving at {out})",
         "h_matmul_right": "{out} = {expr}: {name}.grad = (the gradient arriving at {out}) · {other}ᵀ",
+        "h_matmul_left_code": "{code}: each row of {other} (one example) sends back its own share and PyTorch "
+                              "adds them up, {name}.grad = {other}ᵀ · (the gradient arriving at {code})",
+        "h_matmul_right_code": "{code}: {name}.grad = (the gradient arriving at {code}) · {other}ᵀ",
         "h_uses": "{name} is used {k} times ({uses}): its gradient is the sum of what each use sends back",
         "h_list": "{items}",
         "h_inputs": "the inputs: {inputs}",
@@ -433,6 +436,9 @@ _PRACTICE = {
         "h_matmul_left": "{out} = {expr}: {other}의 행(예제 하나)마다 제 몫을 보내고 PyTorch 엔진이 모두 더합니다. "
                          "{name}.grad = {other}ᵀ · ({out} 노드에 도착하는 그라디언트)",
         "h_matmul_right": "{out} = {expr}: {name}.grad = ({out} 노드에 도착하는 그라디언트) · {other}ᵀ",
+        "h_matmul_left_code": "{code}: {other}의 행(예제 하나)마다 제 몫을 보내고 PyTorch 엔진이 모두 더합니다. "
+                              "{name}.grad = {other}ᵀ · ({code} 노드에 도착하는 그라디언트)",
+        "h_matmul_right_code": "{code}: {name}.grad = ({code} 노드에 도착하는 그라디언트) · {other}ᵀ",
         "h_uses": "{name} 텐서는 {k}번 쓰였습니다({uses}). 각 쓰임이 보내는 그라디언트를 모두 더합니다.",
         "h_list": "{items}",
         "h_inputs": "입력: {inputs}",

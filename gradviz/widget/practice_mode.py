@@ -197,6 +197,22 @@ def _product_slips(side, other, g, expected):
     return out, []
 
 
+def _as_code(lesson, node):
+    """``h @ W2``: a matrix product whose output has no name in the student's code (a letter made up
+    here, shown in the picture only) as the cell writes it, so a hint names what the student can find
+    in the cell; None for a named output or any other op (the hint then uses the name)."""
+    if not getattr(node.out, "auto", False) or node.op is None or getattr(node.op, "symbol", None) != "@" \
+            or len(node.inputs) != 2:
+        return None
+    for inp in node.inputs:             # (an operand named here too: the cell does not show it either)
+        src = inp.src
+        v = getattr(src, "pieces", {}).get(inp.output_nr) if inp.kind == "op" and inp.output_nr else getattr(src, "out", src)
+        if v is None or getattr(v, "auto", False):
+            return None
+    a, b = (lesson.input_name(node, k) for k in (0, 1))
+    return f"{a} @ {b}" if a and b else None
+
+
 def _seed_at(frames, run):
     return next((k for k, f in enumerate(frames) if f["kind"] == "seed" and f.get("run") == run), None)
 
@@ -223,7 +239,10 @@ def questions(lesson, ids, frames, events, root_name, kinds, run=0):
             c, i = got[0]
             local, product = local_derivative(lesson, c, i), _product(lesson, c, i)
             other = lesson.input_name(c, 3 - i if c.key == "addmm" else 1 - i) if product is not None else None
-            if product is not None and other:
+            code = _as_code(lesson, c)
+            if product is not None and other and code:
+                first = ["h_matmul_" + product[0] + "_code", {"code": code, "name": tname, "other": other}]
+            elif product is not None and other:
                 first = ["h_matmul_" + product[0], {"out": name(c), "name": tname, "other": other,
                                                     "expr": plain(forward_latex(lesson, c))}]
             elif local is not None:
@@ -231,7 +250,7 @@ def questions(lesson, ids, frames, events, root_name, kinds, run=0):
             else:
                 first = ["h_expr", {"out": name(c), "expr": plain(forward_latex(lesson, c))}]
             e = by_node.get(id(c))
-            return [first] + ([["h_incoming", {"out": name(c), "g": summary(e.grad_in)}]] if e is not None else [])
+            return [first] + ([["h_incoming", {"out": code or name(c), "g": summary(e.grad_in)}]] if e is not None else [])
         listed = ", ".join(name(c) for c, _ in got)
         incoming = [["h_incoming", {"out": name(c), "g": summary(by_node[id(c)].grad_in)}]
                     for c, _ in got if id(c) in by_node]
