@@ -6,7 +6,7 @@ LinalgInvExBackward0, LinalgDetBackward0).  The arithmetic is MKL's LAPACK (:mod
 import numpy as np
 
 from . import _dtype
-from . import ops
+from ._linalg_ops import zero_pivot
 from ._operands import _broadcast_error
 from .autograd.engine import apply
 from ._types import TensorBase
@@ -56,14 +56,14 @@ def inv(A):
 
 def _first_zero_pivot(A):
     """('(Batch element i): ' or '', the first zero pivot from 1) -- PyTorch's words for a singular matrix."""
-    found = ops.zero_pivot(A.detach().numpy())
+    found = zero_pivot(A.detach().numpy())
     if A.ndim == 2:
         return "", found
     return f"(Batch element {found[0]}): ", found[1]
 
 
 def solve(A, B, *, left=True):
-    """``torch.linalg.solve``: X with A X = B, for B a matrix or a vector."""
+    """``torch.linalg.solve``: X with A X = B, for B a matrix or a vector (X A = B with ``left=False``)."""
     _check_matrix(A, "linalg.solve")
     if not isinstance(B, TensorBase):
         raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
@@ -73,17 +73,18 @@ def solve(A, B, *, left=True):
     n = A.shape[-1]
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     rows, columns = (B.shape[-1], 1) if vector else B.shape[-2:]
-    if not left:
-        raise NotImplementedError("linalg.solve: gradviz solves A X = B (left=True); for X A = B solve Aᵀ Xᵀ = Bᵀ")
-    if rows != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+    if (rows if left else columns) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} = B "
                            f"({n}x{n} and {rows}x{columns})")
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
     columns = B.shape + (1,) if vector else B.shape
     try:
         np.broadcast_shapes(A.shape[:-2], columns[:-2])
     except ValueError:
         raise _broadcast_error(columns[:-2], A.shape[:-2]) from None
-    out = apply(OPS["linalg_solve"], (A, B))
+    out = apply(OPS["linalg_solve"], (A, B), left=bool(left))
     where, zero = _first_zero_pivot(A)
     if zero:
         raise LinAlgError(f"torch.linalg.solve: {where}The solver failed because the input matrix is singular.")

@@ -36,13 +36,13 @@ import math
 
 import numpy as np
 
-from . import _nn_ops, _strided, kernels  # noqa: F401 -- _nn_ops declares the losses' and layers' entries
+from . import _linalg_ops, _nn_ops, _strided, kernels  # noqa: F401 -- they declare the linalg, losses' and layers' entries
 from ._op import OPS, Meta, Op, call, op
 from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
                      _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _to_index,
                      _unrepeat, _winner, _zero_at)
 
-__all__ = ["Op", "Meta", "OPS", "op", "call", "zero_pivot"]
+__all__ = ["Op", "Meta", "OPS", "op", "call"]
 
 
 # --- arithmetic -------------------------------------------------------------------------------
@@ -698,83 +698,6 @@ op("cumprod", grad_fn="CumprodBackward0", forward=kernels.cumprod,
    latex=r"\prod_{j \le i} @0_j", dlatex=[r"\prod_{j \le k,\, j \ne i} @0_j"],
    params={"dim": 0}, method="cumprod", inplace=True, function=True, inputs="softmax", along_dim=True,
    contiguous=True, saved={"dim": "@dim", "result": "o", "self": 0})
-
-# --- linear systems (torch.linalg: MKL's LAPACK, as PyTorch calls it) ----------------------------
-
-def _is_vector(a, b):
-    """Is B a vector (or a batch of vectors) rather than matrices? (PyTorch's linalg_solve_is_vector_rhs)"""
-    return len(b.shape) == 1 or (len(b.shape) == len(a.shape) - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
-
-
-def _matmul(x, y):
-    """x @ y for matrices or batches of them (mm, or bmm on the batch flattened: PyTorch's matmul)."""
-    if x.ndim == 2:
-        return call("mm", x, y)
-    batch = x.shape[:-2]
-    flat = call("bmm", np.reshape(x, (-1,) + tuple(x.shape[-2:])), np.reshape(y, (-1,) + tuple(y.shape[-2:])))
-    return np.reshape(flat, tuple(batch) + tuple(flat.shape[-2:]))
-
-
-def _solve(a, b):
-    """X = A⁻¹B, the solution of A X = B (B a matrix, a vector, or batches of them)"""
-    vector = _is_vector(a, b)
-    columns = b[..., None] if vector else b
-    batch = np.broadcast_shapes(a.shape[:-2], columns.shape[:-2])
-    x = kernels.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(columns, batch + columns.shape[-2:]))
-    if not vector:
-        return x
-    if x.ndim == 2:
-        return x[:, 0]
-    # a batch of vectors: PyTorch's result is column-major in its last two dims, as a batch of matrices
-    return np.swapaxes(np.array(np.swapaxes(x[..., 0], -1, -2), order="C", copy=True), -1, -2)
-
-
-def _solve_vjp_b(g, y, a, b):
-    """g_B = A⁻ᵀ g (from the forward's LU; solved again, and recorded, under create_graph=True)"""
-    vector = _is_vector(a, b)
-    columns = g[..., None] if vector else g
-    if type(g) is np.ndarray:
-        batch = columns.shape[:-2]
-        out = kernels.solve(np.broadcast_to(a, batch + a.shape[-2:]), columns, transpose=True)
-    else:
-        out = call("linalg_solve", np.swapaxes(a, -1, -2), columns)
-    return out[..., 0] if vector else out
-
-
-def _solve_vjp_a(g, y, a, b):
-    """g_A = −g_B Xᵀ"""
-    g_b = _solve_vjp_b(g, y, a, b)
-    if _is_vector(a, b):
-        g_b, y = np.expand_dims(g_b, -1), np.expand_dims(y, -1)
-    return -_matmul(g_b, np.swapaxes(y, -1, -2))
-
-
-op("linalg_solve", grad_fn="LinalgSolveExBackward0", symbol="solve", forward=_solve,
-   vjps=[_solve_vjp_a, _solve_vjp_b], uses=["0o", "0"],
-   latex=r"@0^{-1} @1", dlatex=[r"-@0^{-T} \bar{g} X^{T}", r"@0^{-T}"],
-   function="linalg.solve", inputs="linalg_solve", elementwise=False, column_major=True, saved={"A": 0, "result": "o"})
-op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=kernels.inv,
-   vjps=[lambda g, y, a: -_matmul(np.swapaxes(y, -1, -2), _matmul(g, np.swapaxes(y, -1, -2)))], uses=["o"],
-   latex=r"@0^{-1}", dlatex=[r"-@0^{-T} \bar{g}\, @0^{-T}"],
-   method="inverse", function=True, inputs="linalg_square", elementwise=False, column_major=True,
-   saved={"inverse": "o"})
-
-
-def _det_vjp(g, y, a):
-    """∂det A/∂A = det A · A⁻ᵀ (the cofactors), solved as PyTorch's linalg_det_backward"""
-    if type(g) is np.ndarray:
-        return kernels.det_backward(g, y, a)
-    return call("linalg_solve", np.swapaxes(a, -1, -2),
-                np.eye(a.shape[-1], dtype=a.dtype) * np.expand_dims(np.expand_dims(g * y, -1), -1))
-
-
-zero_pivot = kernels.zero_pivot      # (PyTorch's error for a singular matrix names the first zero pivot)
-
-op("linalg_det", grad_fn="LinalgDetBackward0", symbol="det", forward=kernels.det,
-   vjps=[_det_vjp], uses=["0o"],
-   latex=r"\det @0", dlatex=[r"\det(@0)\, @0^{-T}"],
-   method="det", function=True, inputs="linalg_square", elementwise=False, saved={"A": 0, "result": "o"})
-
 
 # --- shapes (no arithmetic: the gradient is moved, never scaled) ------------------------------
 

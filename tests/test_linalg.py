@@ -152,6 +152,29 @@ print(torch.autograd.grad(g.sum(), x))
 """
 
 
+LEFT_FALSE = r"""
+L = torch.linalg
+torch.manual_seed(1)
+A = (torch.randn(3, 3) + 3 * torch.eye(3)).requires_grad_()
+B = torch.randn(2, 3, requires_grad=True)
+Ab = (torch.randn(2, 3, 3) + 3 * torch.eye(3)).requires_grad_()
+for e in ["L.solve(A, B, left=False)", "L.solve(Ab, B[:1], left=False)", "L.solve(A, B.mT)", "L.solve(Ab, torch.randn(2, 4, 3), left=False)"]:
+    y = eval(e)
+    print(e, y, y.stride(), y.grad_fn.name(), y.grad_fn._saved_left)
+    (y * torch.arange(float(y.numel())).reshape(y.shape).cos()).sum().backward()
+    print(A.grad, B.grad, Ab.grad)
+    A.grad = B.grad = Ab.grad = None
+for e in ['L.solve(torch.eye(2), torch.ones(2), left=False)', 'L.solve(torch.eye(3), torch.ones(3, 2), left=False)', 'L.solve(torch.ones(1, 1), torch.ones(1), left=False)']:
+    try:
+        print(e, eval(e))
+    except RuntimeError as err:
+        print(e, type(err).__name__, err)
+x = (torch.randn(3, 3, dtype=torch.float64) + 3 * torch.eye(3, dtype=torch.float64)).requires_grad_()
+b = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+g1, g2 = torch.autograd.grad((L.solve(x, b, left=False) ** 2).sum(), (x, b), create_graph=True)
+print(g1.grad_fn.name(), g2.grad_fn.name(), torch.autograd.grad((g1 + g2.sum()).sum(), (x, b)))
+"""
+
 BATCHES = r"""
 L = torch.linalg
 torch.manual_seed(0)
@@ -182,9 +205,9 @@ print(torch.autograd.grad(g.sum(), x)[0])
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("code", [CALLS, ERRORS, EDGES, SYSTEMS, BATCHES],
+@pytest.mark.parametrize("code", [CALLS, ERRORS, EDGES, SYSTEMS, BATCHES, LEFT_FALSE],
                          ids=["values, grad_fns, gradients", "errors", "half, nan, inf, empty matrices", "solve, inv, det",
-                              "batches of matrices, broadcast right-hand sides"])
+                              "batches of matrices, broadcast right-hand sides", "solve(left=False): X A = B"])
 def test_prints_what_torch_prints(code):
     torch = pytest.importorskip("torch")
     assert printed(gradviz, code) == printed(torch, code)
