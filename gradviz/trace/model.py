@@ -305,6 +305,15 @@ class EngineAdapter:
     def grad_arrays(self):
         return {seq: data for seq, (_, _, data, _) in self.grads().items()}
 
+    def leaf_numbers(self):
+        """A copy of each leaf's numbers as they are now (``{seq: array}``, None for a leaf gone): what
+        the widget compares to see a change made without a version bump (``p.data -= ...``)."""
+        out = {}
+        for v in self.trace.leaves:
+            t = v.tensor()
+            out[v.seq] = None if t is None else self._numbers(t)
+        return out
+
     def zero_grads(self):
         """``.grad.zero_()`` on every leaf that has a ``.grad`` (the widget's zero_() button)."""
         for v in self.trace.leaves:

@@ -174,7 +174,7 @@ class Animation:
             self.targets = targets(lesson, seed, expected, self.formulas.get("chain"))
         except UserCodeError as exc:  # the instructor's own closed form failed: say so, keep the chain rule
             self.targets, problem = targets(lesson, seed), problem or str(exc)
-        self.leaf_numbers = self._numbers_now()
+        self.leaf_numbers = self.adapter.leaf_numbers()
         return deriv, problem
 
     def first_frames(self, runs, error, shows_pass, problem):
@@ -190,14 +190,6 @@ class Animation:
             frames = [note_frame(lesson, "cap_start")]
             problem = problem or f"the animation could not be built ({type(exc).__name__}: {exc})"
         return frames, problem
-
-    def _numbers_now(self):
-        """A copy of every leaf's numbers as they are now (to see a change made without a version bump)."""
-        out = {}
-        for v in self.lesson.leaves:
-            t = v.tensor()
-            out[v.seq] = None if t is None else self.adapter._numbers(t)
-        return out
 
     def scene(self):
         """What the frames are made against: the lesson, the drawing's ids, the checked leaves."""
@@ -250,7 +242,7 @@ class Animation:
         stale = getattr(self.adapter, "stale", None)
         unusable = stale() if stale is not None else None
         why = unusable
-        if why is None and any(not _same(a, self.leaf_numbers.get(k)) for k, a in self._numbers_now().items()):
+        if why is None and any(not _same(a, self.leaf_numbers.get(k)) for k, a in self.adapter.leaf_numbers().items()):
             why = "modified"
         if why is None or not forward_again:    # (off on purpose: the engine's error is the lesson)
             return [], None, False
