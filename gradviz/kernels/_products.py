@@ -369,7 +369,8 @@ def _gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``cpublas::gemm``: the leading dimensions normalised for vectors, then MKL's gemm (True), or
     False where PyTorch would not call BLAS (leading dimensions too small).  (``m``, ``n``, ``k`` are
     at least 1: empty products never get here, so PyTorch's ``max(1, ...)`` are left out.)"""
-    lda, ldb, ldc = _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc)
+    if m == 1 or n == 1 or k == 1:        # (a vector: only then is there anything to normalise)
+        lda, ldb, ldc = _normalize_last_dims(transa, transb, m, n, k, lda, ldb, ldc)
     if lda < (k if transa else m) or ldb < (n if transb else k) or ldc < m \
             or max(m, n, k, lda, ldb, ldc) > _INT_MAX:                      # use_blas_gemm
         return False
