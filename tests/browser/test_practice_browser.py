@@ -185,6 +185,38 @@ def test_saved_page_play_stops_at_a_question(offline_page, tmp_path, artifacts):
     assert page.gv_errors == [] and page.gv_blocked == []
 
 
+def test_saved_page_mlp_hint_and_hidden_derivation(offline_page, tmp_path, artifacts):
+    """Lesson 6's question (W2.grad of the 2-4-1 network): a wrong try's hint names the product as the
+    cell writes it (h @ W2, not a made-up letter), and the derivation panel, scrolled to the step's
+    line behind its cover, still shows the note that it waits for the answers."""
+    import gradviz
+    root, names, _ = LESSONS["tiny_mlp"]()
+    w = gradviz.practice(root, names=names, ask=["W2"])
+    path = tmp_path / "practice-mlp-hint.html"          # a page (and localStorage key) of this test's own
+    w.save_html(path)
+    page = offline_page
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    widget.focus()
+    page.keyboard.press("End")                          # stops at the question
+    answer = widget.locator('[data-gv="answer"]')
+    expect(answer).to_be_visible(timeout=20000)
+    answer.fill("[1, 2, 3, 4]")
+    answer.press("Enter")
+    hint = widget.locator('[data-gv="hint"]')
+    expect(hint).to_have_text("Hint: h @ W2: each row of h (one example) sends back its own share and PyTorch adds "
+                              "them up, W2.grad = hᵀ · (the gradient arriving at h @ W2)", timeout=20000)
+    settle(page)
+    note = widget.evaluate("""w => { const d = w.querySelector('.gv-deriv'), b = getComputedStyle(d, '::before');
+        return { content: b.content, position: b.position, scrolled: d.scrollTop > 0 }; }""")
+    assert note["content"] == '"The derivation appears once the questions are answered."'
+    assert note["position"] == "sticky", note                     # in view however far the panel scrolled
+    page.screenshot(path=str(artifacts / "practice-mlp-hint-1366.png"))
+    assert not small_text(widget)
+    assert page.gv_errors == [] and page.gv_blocked == []
+
+
 def test_saved_pages_keep_their_answers_apart(offline_page, tmp_path):
     """Two widgets on one page, and a page saved again at the same path with other questions: each
     keeps its own answers (the key is the page, the widget and its questions)."""
