@@ -36,6 +36,8 @@ import contextlib
 import gc
 import warnings
 
+from ..autograd.engine import walk
+
 __all__ = ["ACCUMULATE", "seed", "backward_steps", "unpack_hooks", "custom_nodes", "every_grad_kept"]
 
 ACCUMULATE = "torch::autograd::AccumulateGrad"
@@ -167,17 +169,12 @@ def _inputs(fn):
 def _dependencies(root):
     """``compute_dependencies``: for each node, how many edges of the graph lead into it; and the
     nodes themselves by id (held, so no id is reused while the pass runs)."""
-    deps, nodes, todo = {}, {id(root): root}, [root]
-    while todo:
-        fn = todo.pop()
+    nodes, deps = walk([root]), {}
+    for fn in nodes:
         for nxt, _ in fn.next_functions:
-            if nxt is None:
-                continue
-            deps[id(nxt)] = deps.get(id(nxt), 0) + 1
-            if id(nxt) not in nodes:
-                nodes[id(nxt)] = nxt
-                todo.append(nxt)
-    return deps, nodes
+            if nxt is not None:
+                deps[id(nxt)] = deps.get(id(nxt), 0) + 1
+    return deps, {id(fn): fn for fn in nodes}
 
 
 class _ReadyQueue:
