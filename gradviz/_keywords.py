@@ -18,11 +18,26 @@ __all__ = ["ALIASES", "accepting_numpy_names", "install_numpy_names"]
 ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
 
+def _parameter_names(fn):
+    """The names in ``inspect.signature(fn)``, read from the code object where there is one: this
+    runs for every method and function at ``import gradviz``, where ``inspect.signature`` cost
+    most of the package's own import time."""
+    plain = fn
+    while hasattr(plain, "__wrapped__") and not hasattr(plain, "__signature__"):
+        plain = plain.__wrapped__          # what inspect.signature follows (functools.wraps)
+    code = getattr(plain, "__code__", None)
+    if code is None or hasattr(plain, "__signature__") or not inspect.isfunction(plain):
+        try:
+            return inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            return ()
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return code.co_varnames[:count]
+
+
 def _aliases_for(fn):
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return {}
+    params = _parameter_names(fn)
     return {alias: name for alias, name in ALIASES.items() if name in params and alias not in params}
 
 

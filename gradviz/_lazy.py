@@ -13,7 +13,6 @@ True
 """
 
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 
@@ -25,8 +24,11 @@ def submodule(package, name):
     return importlib.import_module(f"{package}.{name}")
 
 
-class _Alias(importlib.abc.Loader):
-    """Loads ``alias.x`` as the already importable ``gradviz...x``: the very module object."""
+class _Alias:
+    """Loads ``alias.x`` as the already importable ``gradviz...x``: the very module object.
+
+    (A loader and a finder are protocols: ``importlib.abc``'s base classes would add nothing used
+    here, and importing that module loads ``importlib.resources``, ``tempfile`` and ``shutil``.)"""
 
     def __init__(self, real):
         self.real = real
@@ -41,7 +43,7 @@ class _Alias(importlib.abc.Loader):
         module.__spec__ = self.spec      # the import system set the alias's spec: put gradviz's back
 
 
-class _SameModule(importlib.abc.MetaPathFinder):
+class _SameModule:
     """A finder for ``alias.x`` where ``sys.modules["alias"]`` is a gradviz package imported under
     another name: the submodule is gradviz's own, never a second copy of its file."""
 

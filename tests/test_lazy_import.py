@@ -25,6 +25,24 @@ def test_import_gradviz_leaves_the_rest_for_first_use():
     assert "gradviz.nn" in loaded and "gradviz.optim" in loaded   # torch.nn, torch.optim: with the package
 
 
+# Standard-library and third-party modules that ``import gradviz`` must not load beyond what numpy's
+# own import loads (they cost milliseconds each, or spawn processes: ctypes.util.find_library).
+HEAVY = ("pathlib", "tempfile", "shutil", "importlib.abc", "importlib.resources", "glob", "subprocess",
+         "ctypes.util", "zipfile", "urllib.parse", "ipaddress", "email", "http", "json", "random", "bz2", "lzma",
+         "hypothesis", "graphviz", "anywidget", "traitlets", "ipywidgets", "IPython", "torch", "html", "xml")
+
+
+def test_import_gradviz_loads_no_heavy_module_numpy_did_not():
+    added = set(run("""
+import sys
+import numpy
+before = set(sys.modules)
+import gradviz
+print(' '.join(sorted(set(sys.modules) - before)))
+""").split())
+    assert not [m for m in HEAVY if m in added or any(a.startswith(m + ".") for a in added)], sorted(added)
+
+
 def test_lazy_paths_are_one_module_each_way():
     assert run("""
 import gradviz

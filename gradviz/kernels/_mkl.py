@@ -21,9 +21,9 @@ True
 
 import ctypes
 import functools
+import os
 import site
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -39,17 +39,17 @@ _MAX_N = 2 ** 31 - 1        # MKL_INT is 32 bits in the LP64 interface
 def _candidates():
     names = ("libmkl_rt.so.2", "libmkl_rt.so") if sys.platform.startswith("linux") else ()
     roots = dict.fromkeys([sys.prefix, sys.base_prefix, site.getuserbase()])
-    return [Path(root) / "lib" / name for root in roots for name in names]
+    return [os.path.join(root, "lib", name) for root in roots for name in names]   # (no pathlib: it is slow to import)
 
 
 @functools.cache
 def library():
     """The loaded ``libmkl_rt`` of MKL :data:`VERSION`, or None when it is not installed."""
     for path in _candidates():
-        if not path.exists():
+        if not os.path.exists(path):
             continue
         try:
-            lib = ctypes.CDLL(str(path))
+            lib = ctypes.CDLL(path)
             lib.MKL_Set_Interface_Layer(0)      # LP64: 32-bit MKL_INT (before any other call)
             lib.MKL_Set_Threading_Layer(1)      # sequential: no OpenMP runtime needed
             text = ctypes.create_string_buffer(256)

@@ -5,7 +5,6 @@ time, and the kernels that split long tensors between threads (:func:`_shares`) 
 at each thread's range.  ``torch.get_num_threads()``/``torch.set_num_threads()`` are these functions.
 """
 
-import glob
 import os
 
 import numpy as np
@@ -42,7 +41,11 @@ def _default_threads():
             return int(value)
     cpus = os.cpu_count() or 1
     cores = set()
-    for topology in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology"):
+    try:
+        cpu_dirs = [d for d in os.listdir("/sys/devices/system/cpu") if d[3:].isdigit() and d.startswith("cpu")]
+    except OSError:
+        cpu_dirs = []
+    for topology in (f"/sys/devices/system/cpu/{d}/topology" for d in cpu_dirs):
         try:
             with open(f"{topology}/physical_package_id") as package, open(f"{topology}/core_id") as core:
                 cores.add((package.read().strip(), core.read().strip()))
