@@ -37,12 +37,12 @@ from .gradcheck import gradcheck
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                      set_rng_state)
 from .tensor import Tensor
-# nn, optim and utils load with the package, as PyTorch loads them; what a plain session does not
-# need (optim.lr_scheduler, utils.data, save/load) loads on first use (module __getattr__s), and
-# _lazy's finder makes ``import torch.optim.lr_scheduler``, with gradviz imported as torch, give
-# the very module gradviz.optim.lr_scheduler (not a second copy of its file).
+# nn, optim, linalg and utils (and optim.lr_scheduler, utils.data, save/load) load on first use,
+# through module __getattr__s, so that ``import gradviz`` stays light (issue 16); ``torch.nn.Linear``
+# after ``import gradviz as torch`` works as in PyTorch.  _lazy's finder makes ``import
+# torch.optim.lr_scheduler``, with gradviz imported as torch, give the very module
+# gradviz.optim.lr_scheduler (not a second copy of its file).
 from . import _lazy  # noqa: E402,I001
-from . import linalg, nn, optim, utils  # noqa: E402,I001
 _lazy.install()
 from ._devices import accelerator, backends, cuda  # noqa: E402
 
@@ -68,6 +68,8 @@ def __getattr__(name):
         return _importlib.import_module(__name__ + ".trace")
     if name in ("save", "load"):   # torch.save / torch.load (pickle, zipfile: on first use)
         return getattr(_lazy.submodule(__name__, "serialization"), name)
+    if name in ("linalg", "nn", "optim", "utils"):     # torch.nn, torch.optim...: loaded on first use
+        return _lazy.submodule(__name__, name)
     if name == "serialization":
         return _lazy.submodule(__name__, name)
     if name == "watch":      # with gradviz.watch(): ... -- a real PyTorch forward pass, its values kept

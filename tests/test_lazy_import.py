@@ -9,7 +9,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.data", "gradviz.drawing",
-        "gradviz.widget", "gradviz.trace", "zipfile")   # (pickle: numpy imports it)
+        "gradviz.widget", "gradviz.trace", "zipfile",   # (pickle: numpy imports it)
+        "gradviz.nn", "gradviz.optim", "gradviz.linalg", "gradviz.utils", "gradviz.autograd.functional",
+        "gradviz.autograd.graph")
 
 
 def run(code):
@@ -22,7 +24,23 @@ def run(code):
 def test_import_gradviz_leaves_the_rest_for_first_use():
     loaded = run("import sys, gradviz; print(' '.join(sorted(sys.modules)))").split()
     assert not [m for m in LAZY if m in loaded]
-    assert "gradviz.nn" in loaded and "gradviz.optim" in loaded   # torch.nn, torch.optim: with the package
+
+
+def test_torch_nn_and_the_rest_are_attributes_as_in_torch():
+    """``import torch`` loads torch.nn, optim, linalg, utils; gradviz loads them on first use, and
+    every way of reaching them gives the one module object."""
+    assert run("""
+import gradviz as torch
+a = torch.nn.Linear
+from gradviz import nn, optim, linalg, utils
+import gradviz.nn.functional as F
+from gradviz.nn import functional
+from gradviz.autograd.functional import jacobian
+import gradviz.autograd.graph
+print(a is nn.Linear, F is functional is torch.nn.functional, optim.SGD.__name__, linalg.norm.__name__,
+      utils.hooks.__name__, jacobian is torch.autograd.functional.jacobian,
+      torch.autograd.graph.__name__, 'nn' in dir(torch))
+""") == "True True SGD norm gradviz.utils.hooks True gradviz.autograd.graph True"
 
 
 # Standard-library and third-party modules that ``import gradviz`` must not load beyond what numpy's

@@ -14,8 +14,9 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_detect_anomaly, set_grad_enabled)
 from ..gradcheck import gradcheck, gradgradcheck
 from ..tensor import Tensor
-from . import function, functional, graph  # noqa: I001 -- torch.autograd.function, .functional, .graph: modules
+from . import function  # noqa: I001 -- torch.autograd.function: a module (.functional and .graph: on first use)
 from .function import Function, FunctionCtx
+from .. import _lazy
 
 __all__ = ["Variable", "Function", "FunctionCtx", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "is_inference_mode_enabled",
@@ -48,3 +49,11 @@ class Variable(metaclass=_VariableMeta):
                 raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
             out._requires_grad = True
         return out
+
+
+def __getattr__(name):
+    # torch.autograd.functional (jacobian, hessian...) and .graph (saved-tensor hooks): modules that
+    # load on first use, so that ``import gradviz`` stays light (issue 16)
+    if name in ("functional", "graph"):
+        return _lazy.submodule(__name__, name)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
