@@ -10,6 +10,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradviz import kernels
 from gradviz.kernels import _libm, _mkl, _sleef
@@ -619,6 +621,26 @@ def test_long_sums_identical_to_torch(dtype):
                                                          **{k: lib.tensor(v) for k, v in kw.items()})
                          for lib in (gradviz, torch))
             assert repr(got.item()) == repr(want.item())
+
+
+@pytest.mark.torch
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.sampled_from([1, 1, 2, 3, 7, 11, 33, 40]), min_size=1, max_size=4),
+       dtype=st.sampled_from([f32, np.float64]), data=st.data())
+def test_sums_with_size_one_dimensions_identical_to_torch(shape, dtype, data):
+    """A dimension of size 1 changes no order (PyTorch's TensorIterator drops it): a sum over the
+    middle of (6, 11, 1) is a sum over the rows of (6, 11). cumprod's gradient with zeros sums this
+    way, and was one ulp off before."""
+    torch = pytest.importorskip("torch")
+    from gradviz.kernels import _reduce
+    first = data.draw(st.integers(0, len(shape) - 1), label="first")
+    axes = list(range(first, data.draw(st.integers(first, len(shape) - 1), label="last") + 1))   # adjacent
+    keepdim = data.draw(st.booleans(), label="keepdim")
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
+    with threads(torch, 1):
+        want = torch.from_numpy(x).sum(tuple(axes), keepdim=keepdim).numpy()
+    got = _reduce.torch_sum(x, axis=tuple(axes), keepdims=keepdim)
+    assert got.shape == want.shape and np.array_equal(got, want), (shape, axes)
 
 
 @pytest.mark.torch
