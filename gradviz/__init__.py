@@ -77,6 +77,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'gradviz' has no attribute '{name}'")
 
 
+def __dir__():
+    # torch.<Tab> in Jupyter lists nn, optim... before their first use, as PyTorch's does
+    return sorted(set(globals()) | {"linalg", "nn", "optim", "utils"})
+
+
 # The public API: every name above that does not start with "_", but for modules other than
 # autograd and for names that would hide Python's own (float, int, max, sum...) after
 # ``from gradviz import *``.  The lazy names of __getattr__ (draw, animate, trace...)

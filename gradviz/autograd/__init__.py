@@ -57,3 +57,7 @@ def __getattr__(name):
     if name in ("functional", "graph"):
         return _lazy.submodule(__name__, name)
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"functional", "graph"})
