@@ -230,9 +230,22 @@ class Lab:
         nbformat.write(nb, self.root_dir / name)
         return name
 
+    def shutdown_kernels(self):
+        """Shut down every kernel an earlier test left running on this server (each test's notebook
+        has its own: seven lessons' kernels at once would leave the machine to the oldest)."""
+        def call(method, path):
+            req = urllib.request.Request(f"{self.base}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return json.loads(r.read() or b"null")
+        for session in call("GET", "sessions"):
+            call("DELETE", f"sessions/{session['id']}")
+
     def open(self, page, name, timeout=90000):
-        """Open notebook ``name`` and wait until it is the current tab and its kernel is idle."""
-        page.goto(self.url(name))
+        """Open notebook ``name`` alone (earlier tests' kernels shut down; in JupyterLab the workspace
+        reset, so no earlier tab comes back) and wait until it is the current tab and its kernel is idle."""
+        self.shutdown_kernels()
+        page.goto(self.url(name) + ("&reset" if self.pages == "lab/tree" else ""))
         page.locator(".jp-NotebookPanel .jp-Cell").filter(visible=True).first.wait_for(timeout=timeout)
         page.wait_for_function(
             """(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
