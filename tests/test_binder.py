@@ -24,7 +24,7 @@ from test_notebooks import LESSONS, NOTEBOOKS, ROOT, check_lesson
 
 BINDER = ROOT / "binder"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("binder")]   # (one worker builds the environment once)
 
 RUNNER = textwrap.dedent("""
     # run every lesson given, in a fresh kernel started in notebooks/, and save the executed copy

@@ -55,6 +55,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+            # one worker runs them all, in order, with the session's one Chromium and JupyterLab
+            # (pytest-xdist's loadgroup); the other workers share the rest of the suite
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def _why_no_browser():
