@@ -150,12 +150,12 @@ def torch_sum(a, axis=None, keepdims=False):
         axes = (axis % ndim,)
     else:
         axes = tuple(sorted([d % ndim for d in axis]))
-    ones = [d for d in range(ndim) if shape[d] == 1]
-    if ones and any(shape[d] != 1 for d in axes):          # size-1 dimensions change no order: PyTorch's
-        kept = [d for d in range(ndim) if shape[d] != 1]   # TensorIterator drops them, and so does this
-        out = torch_sum(a.reshape([shape[d] for d in kept]), tuple(kept.index(d) for d in axes if shape[d] != 1))
-        return out.reshape(tuple(1 if d in axes else n for d, n in enumerate(shape)) if keepdims
-                           else tuple(n for d, n in enumerate(shape) if d not in axes))
+    out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape)) if keepdims \
+        else tuple(n for d, n in enumerate(shape) if d not in axes)
+    kept = [d for d in range(ndim) if shape[d] != 1]
+    if len(kept) < ndim and any(shape[d] != 1 for d in axes):   # size-1 dimensions change no order:
+        squeezed = a.reshape([shape[d] for d in kept])          # PyTorch's TensorIterator drops them
+        return torch_sum(squeezed, tuple(kept.index(d) for d in axes if shape[d] != 1)).reshape(out_shape)
     first, last = axes[0], axes[-1]
     run = last - first + 1 == len(axes)                    # adjacent dimensions
     if run:
@@ -164,10 +164,6 @@ def torch_sum(a, axis=None, keepdims=False):
     else:
         reduced = math.prod([shape[d] for d in axes])
         rest = math.prod([n for d, n in enumerate(shape) if d not in axes])
-    if keepdims:
-        out_shape = tuple([1 if d in axes else n for d, n in enumerate(shape)])
-    else:
-        out_shape = shape[:first] + shape[last + 1:] if run else tuple([n for d, n in enumerate(shape) if d not in axes])
     c = np.ascontiguousarray(a)
     if rest == 1 or reduced == 1 or (run and last == ndim - 1):
         result = _inner(c.reshape(rest, reduced))          # all, or the trailing dimensions
