@@ -308,10 +308,16 @@ def main():
         print_exactness()
 
 
+def load_exactness():
+    """tests/kernels/test_vecmath.py's ``exactness(torch)``: the table its tests assert."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "kernels"))
+    from test_vecmath import exactness
+    return exactness
+
+
 def print_exactness():
     """The share of results bit-identical to torch, as tests/kernels/test_vecmath.py measures it."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-    from test_vecmath import exactness
+    exactness = load_exactness()
     print(f"\nresults identical to torch {torch.__version__} on this machine (float32 unless named; one thread"
           " unless named):")
     for label, (share, ulps) in exactness(torch).items():
