@@ -13,7 +13,6 @@ belongs to the module whose globals its own functions use: where it is written.
 """
 
 import doctest
-import importlib.util
 import inspect
 import os
 import sys
@@ -27,12 +26,6 @@ if os.environ.get("GRADVIZ_HIDE_TORCH") == "1":
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_NO_TORCH, os.environ.get("PYTHONPATH")]))
     for _name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
         del sys.modules[_name]
-
-# Real PyTorch, where the tests have it, is loaded before any test loads gradviz's MKL: MKL's
-# libraries loaded first take over the MKL inside torch (same version, but its sequential layer),
-# and torch.get_num_threads() would then say 1, so the oracle's digits would depend on test order.
-elif importlib.util.find_spec("torch") is not None:
-    import torch  # noqa: F401
 
 # The stand-in above is a module for the import system, not a test module: --doctest-modules would
 # import it as ``torch`` (failing beside a real torch, and by design without one).

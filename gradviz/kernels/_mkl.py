@@ -8,7 +8,7 @@ their size or layout, to the MKL 2024.2 it carries inside (``aten/src/ATen/cpu/v
 MKL's algorithms are not public, so the one way to print PyTorch's last digit is to call the same
 library.  The ``exact`` extra (part of ``course`` and ``test``; ``pip install -e ".[exact]"`` in the clone) installs the
 wheel ``mkl==2024.2.0``; this module finds its ``libmkl_rt`` through ctypes the first time a function
-is asked for, sets it to one thread (the results do not depend on it), and checks its version.
+is asked for, sets it to PyTorch's threading (GNU OpenMP) and thread count, and checks its version.
 Without it (another platform, another MKL), :func:`vml` returns None and the op table computes the
 function in double and rounds once: within 1 ulp of MKL, equal on 93-99.9% of float32 inputs
 (``tests/kernels/test_vecmath.py`` measures both).
@@ -27,6 +27,8 @@ import sys
 
 import numpy as np
 
+from ._threads import FOLLOWERS, get_num_threads
+
 __all__ = ["VERSION", "FUNCTIONS", "library", "vml", "pointer", "gemm", "gemv", "dot", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
@@ -42,6 +44,23 @@ def _candidates():
     return [os.path.join(root, "lib", name) for root in roots for name in names]   # (no pathlib: it is slow to import)
 
 
+_GNU, _SEQUENTIAL = 3, 1     # MKL_THREADING_GNU, MKL_THREADING_SEQUENTIAL
+
+
+def _threading_layer():
+    """GNU OpenMP, the threading PyTorch's own MKL is built with, when ``libgomp`` is found; else one thread.
+
+    With the same threading and thread count, MKL splits a product's work as PyTorch's does, so its
+    bits are PyTorch's at every ``set_num_threads``.  It also matters to a ``torch`` imported later:
+    PyTorch's MKL symbols then resolve to this MKL (they are exported), and with the sequential layer
+    torch would report, and take, one thread."""
+    try:
+        ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        return _SEQUENTIAL
+    return _GNU
+
+
 @functools.cache
 def library():
     """The loaded ``libmkl_rt`` of MKL :data:`VERSION`, or None when it is not installed."""
@@ -51,12 +70,14 @@ def library():
         try:
             lib = ctypes.CDLL(path)
             lib.MKL_Set_Interface_Layer(0)      # LP64: 32-bit MKL_INT (before any other call)
-            lib.MKL_Set_Threading_Layer(1)      # sequential: no OpenMP runtime needed
+            lib.MKL_Set_Threading_Layer(_threading_layer())
+            lib.MKL_Set_Num_Threads(get_num_threads())
             text = ctypes.create_string_buffer(256)
             lib.MKL_Get_Version_String(text, len(text))
         except (OSError, AttributeError):
             continue
         if f"Version {VERSION}" in text.value.decode(errors="replace"):
+            FOLLOWERS.append(lib.MKL_Set_Num_Threads)
             return lib
     return None
 

@@ -7,8 +7,9 @@ computed as its transpose, so ``x @ W.t()`` is ``gemm('T', 'N')``), ``mv`` calls
 calls MKL's batched gemm for larger ones.  The second half of this module repeats that dispatch step
 by step and calls the same MKL (:mod:`gradviz.kernels._mkl`), so every shape and layout, float32 and
 float64, gives PyTorch's bits -- MKL cuts long sums into blocks (an inner dimension of 200 is added
-as 100 + 100) that no emulation could guess.  MKL runs on one thread: PyTorch agrees on one thread
-(``torch.set_num_threads(1)``) and on small products; with more threads, its MKL may split some sums.
+as 100 + 100) that no emulation could guess.  MKL runs on PyTorch's threading (GNU OpenMP)
+with :func:`gradviz.get_num_threads` threads, so large products split their work as PyTorch's do; where
+``libgomp`` is missing, on one thread, which agrees with ``torch.set_num_threads(1)`` and with small products.
 
 Without MKL, the first half of this module takes over at lesson sizes: the order PyTorch's BLAS
 adds float32 products in (measured on AVX2): plain loops, the vectorised kernel (one fused

@@ -74,6 +74,11 @@ def set_num_threads(n):
     if n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
     _threads[:] = [n]
+    for follow in FOLLOWERS:
+        follow(n)
+
+
+FOLLOWERS = []   # libraries that take the count too once loaded (MKL: torch.set_num_threads sets its MKL's)
 
 
 _GRAIN = 32768   # at::internal::GRAIN_SIZE: elementwise kernels split only longer tensors between threads

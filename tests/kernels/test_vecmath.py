@@ -659,3 +659,48 @@ def test_norms_identical_to_torch(dtype):
                     want = torch.linalg.vector_norm(torch.tensor(x), p, dim=dim)
                     got = gradviz.linalg.vector_norm(gradviz.tensor(x), p, dim=dim)
                     assert np.array_equal(got.numpy(), want.numpy()), (shape, p, dim)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_large_products_on_several_threads(dtype):
+    """On 2 threads PyTorch's MKL splits a large product's work between them; gradviz's MKL runs on
+    the same threading (GNU OpenMP) and thread count, so the bits still agree (on one thread only,
+    they did not for 2 of these 6 shapes)."""
+    torch = pytest.importorskip("torch")
+    if _mkl.library() is None or _mkl._threading_layer() != _mkl._GNU:
+        pytest.skip("needs MKL 2024.2 and libgomp (PyTorch's threading)")
+    rng = np.random.default_rng(3)
+    with threads(torch, 2):
+        for m, k, n in [(256, 256, 256), (512, 2000, 300), (37, 4096, 129), (2048, 64, 2048), (100, 10000, 100)]:
+            a, b = (rng.standard_normal(s).astype(dtype) for s in ((m, k), (k, n)))
+            want = (torch.tensor(a) @ torch.tensor(b)).numpy()
+            assert np.array_equal(kernels.mm(a, b), want), (m, k, n)
+
+
+@pytest.mark.torch
+def test_torch_imported_after_gradvizs_mkl_keeps_its_threads():
+    """PyTorch's MKL symbols resolve to an MKL loaded before torch (they are exported): loaded on
+    one thread (MKL's sequential layer), it made a later ``import torch`` report and take 1 thread."""
+    pytest.importorskip("torch")
+    if _mkl.library() is None:
+        pytest.skip('MKL 2024.2 is not installed (from the clone: pip install -e ".[exact]")')
+    import subprocess
+    import sys
+    code = ("import sys, gradviz; gradviz.tensor([1.0]).exp(); assert 'torch' not in sys.modules; import torch; "
+            "print(torch.get_num_threads())")
+    alone = "import torch; print(torch.get_num_threads())"
+    after, want = (subprocess.run([sys.executable, "-c", c], capture_output=True, text=True, check=True).stdout.strip()
+                   for c in (code, alone))
+    assert after == want
+
+
+def test_mkl_runs_on_one_thread_without_libgomp(monkeypatch):
+    """Without GNU OpenMP (no libgomp on the machine) MKL is set to its sequential layer, never to a
+    threading layer whose runtime is missing."""
+    import ctypes
+
+    def cdll(name, *args, **kwargs):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    assert _mkl._threading_layer() == _mkl._SEQUENTIAL
