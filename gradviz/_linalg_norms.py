@@ -7,8 +7,6 @@ nodes PyTorch records (one LinalgVectorNormBackward0; Amax/AminBackward0 above i
 import math
 import numbers
 
-import numpy as np
-
 from . import _dtype
 from .autograd.engine import apply
 from ._operands import _dims

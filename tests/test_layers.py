@@ -18,7 +18,6 @@ render, SVG, SVG ids, key, draw()) import only the stages before them; AutogradW
 import ast
 from pathlib import Path
 
-import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gradviz"
 

@@ -4,8 +4,6 @@ The trace (either engine's) holds the ops in forward order, every value and ever
 module only answers the questions the captions and the derivation ask of it.
 """
 
-import math
-
 import numpy as np
 
 from ..drawing.graph import latex_name

@@ -28,7 +28,7 @@ import numpy as np
 from .. import _check
 from ..formula import plain
 from ..quiz import check_answer, distractors, select
-from ..value_text import short, summary
+from ..value_text import summary
 from .i18n import render
 from .derivation import forward_latex, local_derivative
 

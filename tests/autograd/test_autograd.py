@@ -6,7 +6,6 @@ import re
 import warnings
 import weakref
 
-import numpy as np
 import pytest
 
 import gradviz as torch

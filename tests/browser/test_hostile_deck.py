@@ -13,7 +13,6 @@ to its end. A control page holding the same payloads unsanitised proves each det
 Screenshots: tests/artifacts/hostile-deck-*.png.
 """
 
-import json
 
 import nbformat
 import pytest

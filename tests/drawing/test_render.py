@@ -17,7 +17,7 @@ import gradviz
 import gradviz as torch
 import gradviz.trace as trace
 from gradviz.drawing import render
-from gradviz.drawing.picture import Drawing, draw
+from gradviz.drawing.picture import draw
 from gradviz.drawing.svg import CSS, decorate_svg
 
 S = "{http://www.w3.org/2000/svg}"

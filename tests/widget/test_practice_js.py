@@ -11,7 +11,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from gradviz.quiz import check_answer
