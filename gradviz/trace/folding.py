@@ -16,7 +16,7 @@ import numpy as np
 
 from .model import Event, Input, Step, no_derivation_latex
 
-__all__ = ["collapse", "layers", "fold_runs"]
+__all__ = ["collapse", "layers", "fold_runs", "unfolded"]
 
 SHAPE_OPS = {"view", "reshape_copy", "reshape_alias", "unsqueeze", "squeeze", "squeeze_dim", "squeeze_mm",
              "t", "transpose", "expand", "permute"}
@@ -144,6 +144,15 @@ def _fold(trace, name, module, members):
                 i.src = step
     trace.steps[:] = keep
     trace._made_by = {id(s.out): s for s in trace.steps}
+
+
+def unfolded(steps):
+    """``steps`` with each layer folded by :func:`collapse` as its own ops again, in forward order:
+    what a forward pass runs (the layer's step stands for its last op's output)."""
+    out = []
+    for s in steps:
+        out.extend(getattr(s, "members", None) or [s])
+    return sorted(out, key=lambda s: s.seq)
 
 
 def fold_runs(trace, runs):

@@ -23,6 +23,7 @@ import numpy as np
 from .. import autograd
 from ..autograd import engine, grad_mode
 from ..tensor import Tensor, apply
+from . import folding
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, in_place_versions,
                     name_values, replay)
 
@@ -256,7 +257,7 @@ class GradvizAdapter(EngineAdapter):
         """Why ``backward()`` on the root would fail now, or None: ``"freed"`` (an earlier
         ``backward()`` without ``retain_graph`` freed what the nodes saved) or ``"modified"``
         (a value a node saved was changed in place since: a training step on a leaf)."""
-        for s in self.trace.steps:
+        for s in folding.unfolded(self.trace.steps):     # (a folded layer: each of its ops)
             fn = s.fn() if s.fn is not None and not s.cut_only else None
             if fn is None:
                 continue
@@ -271,16 +272,19 @@ class GradvizAdapter(EngineAdapter):
 
         The widget's ``backward()`` button uses it once the graph was freed, so a second press
         shows accumulation instead of an error.  The trace keeps its steps: the new nodes are
-        mapped onto them (and kept alive with the widget).  Returns None, or why it cannot: a
-        custom Function's forward is the user's code, and is never run again here.  On success
-        every value of the trace is the new pass's (the leaves' numbers as they are now).
+        mapped onto them (and kept alive with the widget).  A layer folded by ``collapse=`` runs
+        as its own ops (each is an op of the table: ``collapse=`` only changes the picture).
+        Returns None, or why it cannot: a custom Function's forward is the user's code, and is
+        never run again here.  On success every value of the trace is the new pass's (the
+        leaves' numbers as they are now).
         """
         made, fns = {}, []
-        for s in self.trace.steps:
+        layer_of = {id(m): fold for fold, _, _ in self.trace.folds for m in fold.members if m.out is fold.out}
+        for s in folding.unfolded(self.trace.steps):
             if s.cut_only:
                 continue
-            if s.op is None:             # a layer folded by collapse=, or a custom Function: the user's code
-                return "folded" if getattr(s, "members", None) else "user"
+            if s.op is None:             # a custom Function (the user's code), or a node of several outputs
+                return "user"
             args = []
             for i, inp in enumerate(s.inputs):
                 if inp.kind == "leaf":
@@ -294,6 +298,8 @@ class GradvizAdapter(EngineAdapter):
             made[id(s)] = out = apply(s.op, args, **s.params)
             if out._grad_fn is None:
                 return "no graph"
+            if id(s) in layer_of:        # a folded layer's last op: what later steps read as the layer's
+                made[id(layer_of[id(s)])] = out
             fns.append((s, out, args))
         root = self.trace.root_step
         if root is None or id(root) not in made:
@@ -305,6 +311,13 @@ class GradvizAdapter(EngineAdapter):
             for inp, a in zip(s.inputs, args):
                 if inp.kind != "const":
                     inp.data = a._data
+        for fold, _, _ in self.trace.folds:      # and each layer's step: its inputs and last op
+            fold.fn = next(m.fn for m in fold.members if m.out is fold.out)
+            for inp in fold.inputs:
+                if inp.kind == "leaf":
+                    inp.data = inp.src.tensor()._data
+                elif inp.kind == "op" and id(inp.src) in made:
+                    inp.data = made[id(inp.src)]._data
         for v in self.trace.leaves:
             v.data = v.tensor()._data
         self.roots[0] = made[id(root)]

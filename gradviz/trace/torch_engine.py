@@ -587,20 +587,20 @@ class TorchAdapter(EngineAdapter):
 
         Only ops of the op table that :data:`_REPLAY` knows how to call, each first checked on the
         numbers it read the first time (it must give the output it gave, and a node of the same
-        name); never the user's own code (a custom Function, a module's forward), never a graph
-        folded into layers. The trace then holds the new pass: nodes and every value.  Why not:
-        ``"folded"`` (``collapse=``), ``"user"`` (a custom Function), ``"unkept"`` (a value PyTorch
-        did not keep), ``"op"`` (an op it cannot call), ``"differs"`` (an op gives other numbers when
-        run again: a random one), ``"no graph"``.
+        name); never the user's own code (a custom Function, a module's forward).  A layer folded
+        by ``collapse=`` runs as the ops PyTorch recorded for it (``collapse=`` only changes the
+        picture).  The trace then holds the new pass: nodes and every value.  Why not: ``"user"``
+        (a custom Function), ``"unkept"`` (a value PyTorch did not keep), ``"op"`` (an op it
+        cannot call), ``"differs"`` (an op gives other numbers when run again: a random one),
+        ``"no graph"``.
         """
         torch, made, done = self.torch, {}, []
-        if self.trace.folds or len(self.trace.steps) != len(self.all_steps):
-            return "folded"
         if any(s.user for s in self.all_steps):
             return "user"
         if any(s.op is None for s in self.all_steps):
             return "op"
-        for s in self.trace.steps:
+        layer_of = {id(m): fold for fold, _, _ in self.trace.folds for m in fold.members if m.out is fold.out}
+        for s in self.all_steps:
             call = _REPLAY.get(s.op.key)
             if call is None or any(i.output_nr for i in s.inputs):
                 return "op"
@@ -621,6 +621,8 @@ class TorchAdapter(EngineAdapter):
             if out.grad_fn is None or out.grad_fn.name() != s.name:
                 return "op"
             made[id(s)] = out
+            if id(s) in layer_of:        # a folded layer's last op: what later steps read as the layer's
+                made[id(layer_of[id(s)])] = out
             done.append((s, out, args))
         root = self.trace.root_step
         if root is None or id(root) not in made:
@@ -636,6 +638,13 @@ class TorchAdapter(EngineAdapter):
             for nxt, _ in fn.next_functions:
                 if nxt is not None and nxt.name() == ACCUMULATE:
                     self.accs[id(nxt.variable)] = nxt
+        for fold, _, _ in self.trace.folds:      # each layer's step: its last op, and its inputs' numbers
+            fold.fn = next(m.fn for m in fold.members if m.out is fold.out)
+            for inp in fold.inputs:
+                if inp.kind == "leaf":
+                    inp.data = _array(inp.src.tensor())
+                elif inp.kind == "op" and id(inp.src) in made:
+                    inp.data = _array(made[id(inp.src)])
         for v in self.trace.leaves:
             v.data = _array(v.tensor())
         self.fns = [out.grad_fn for _, out, _ in done]       # strong references: the nodes stay alive
@@ -743,5 +752,21 @@ _REPLAY = {
     "sum_dim": lambda t, a, p: t.sum(a[0], _dims(p), keepdim=bool(p.get("keepdim"))),
     "mean_dim": lambda t, a, p: t.mean(a[0], _dims(p), keepdim=bool(p.get("keepdim"))),
     "mm": lambda t, a, p: t.mm(a[0], a[1]), "mv": lambda t, a, p: t.mv(a[0], a[1]),
-    "addmm": lambda t, a, p: t.addmm(a[0], a[1], a[2]),
+    "addmm": lambda t, a, p: t.addmm(a[0], a[1], a[2]), "dot": lambda t, a, p: t.dot(a[0], a[1]),
+    "bmm": lambda t, a, p: t.bmm(a[0], a[1]),
+    **{k: (lambda k: lambda t, a, p: getattr(t, k)(a[0]))(k)
+       for k in ("reciprocal", "rsqrt", "log1p", "expm1", "clone")},
+    # reshapes and transposes (a Linear on a batch is t -> addmm; on a vector unsqueeze -> mm -> squeeze)
+    "t": lambda t, a, p: a[0].t(), "transpose": lambda t, a, p: a[0].transpose(p["d0"], p["d1"]),
+    "view": lambda t, a, p: a[0].view(p["shape"]), "reshape_alias": lambda t, a, p: a[0].reshape(p["shape"]),
+    "unsqueeze": lambda t, a, p: a[0].unsqueeze(p["dim"]), "squeeze": lambda t, a, p: a[0].squeeze(),
+    "squeeze_dim": lambda t, a, p: a[0].squeeze(p["dim"]), "expand": lambda t, a, p: a[0].expand(p["shape"]),
+    "permute": lambda t, a, p: a[0].permute(p["dims"]),
+    # the losses and what cross_entropy is made of (log_softmax -> nll_loss)
+    "softmax": lambda t, a, p: t.softmax(a[0], p["dim"]), "log_softmax": lambda t, a, p: t.log_softmax(a[0], p["dim"]),
+    "nll_loss": lambda t, a, p: t.nn.functional.nll_loss(a[0], t.as_tensor(p["target"]), reduction=p["reduction"]),
+    "mse_loss": lambda t, a, p: t.nn.functional.mse_loss(a[0], a[1], reduction=p["reduction"]),
+    "binary_cross_entropy": lambda t, a, p: t.nn.functional.binary_cross_entropy(a[0], a[1], reduction=p["reduction"]),
+    "binary_cross_entropy_with_logits": lambda t, a, p: t.nn.functional.binary_cross_entropy_with_logits(
+        a[0], a[1], reduction=p["reduction"]),
 }

@@ -510,7 +510,46 @@ def _check_marks(w):
             if slot.startswith("check:") and isinstance(v, dict)]
 
 
-@pytest.mark.parametrize("case", ["collapse", "unkept"])
+def _last_checks(w):
+    shown = {}
+    for f in w.frames:
+        shown.update(f["set"])
+    return {k: v for k, v in shown.items() if k.startswith("check:")}
+
+
+def _crosses(w):
+    """Check marks that say ✗ (ok False that is not a zeroed or k calls' worth Σ)."""
+    return [(k, slot) for k, f in enumerate(w.frames) for slot, v in (f.get("set") or {}).items()
+            if slot.startswith("check:") and isinstance(v, dict) and v.get("ok") is False and "times" not in v]
+
+
+def test_buttons_on_a_collapsed_torch_model_run_its_ops_again_and_end_with_a_tick():
+    """Lesson 7's collapse=model after a training step: backward(), zero_(), backward() runs the
+    ops PyTorch recorded for each layer (t, addmm, tanh, log_softmax, nll_loss) again from the
+    parameters as they are now, and ends with ✓ on every parameter, at the engine's .grad."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
+    X, Y = torch.randn(4, 2), torch.tensor([0, 1, 1, 0])
+    loss = torch.nn.functional.cross_entropy(model(X), Y)
+    loss.backward()                        # a .grad from the notebook's own training step...
+    with torch.no_grad():
+        for p in model.parameters():       # ...then the step: that .grad is for other values
+            p -= 0.1 * p.grad
+    out = torch.nn.functional.cross_entropy(model(X), Y)
+    w = animate(out, collapse=model)
+    for act in ("backward", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+    assert w.frames[-1]["kind"] == "done" and not any(f.get("unchecked") or f["phase"] == "error" for f in w.frames)
+    assert [f["msg"][0] for f in w.frames if f["kind"] == "forward_again"] == ["cap_forward_again_freed"]
+    checks = _last_checks(w)
+    assert len(checks) == 4 and all(c["ok"] is True for c in checks.values()) and not _crosses(w), checks
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(X), Y).backward()
+    assert all(torch.allclose(a, p.grad) for a, p in zip(got, model.parameters()))
+
+
+@pytest.mark.parametrize("case", ["unkept"])
 def test_buttons_on_a_graph_that_cannot_run_again_end_in_words(case):
     """Lesson 7's collapse=model and its 'Shifted' module (a constant PyTorch did not keep):
     backward(), zero_(), backward() ends on a note saying backward() was not run and why, never

@@ -232,11 +232,11 @@ def test_any_button_sequence_ends_with_a_tick(name):
             assert all(c["ok"] is True for c in last_checks(w).values()), (act, last_checks(w))
 
 
-def test_a_collapsed_model_that_cannot_run_again_ends_in_words():
-    """collapse=model folds each layer into one node: after backward() (retain_graph=False) and
-    zero_(), another backward() is not run into the freed graph's error; a note says why (issue 21)."""
+def test_a_collapsed_model_runs_its_layers_ops_again_and_ends_with_a_tick():
+    """collapse=model folds each layer into one node, but its ops are the op table's: after
+    backward() (retain_graph=False), a training step and zero_(), another backward() runs the
+    forward pass again op by op from the parameters as they are now, and checks ✓ (issue 21)."""
     import gradviz
-    from gradviz.widget.i18n import render
     gradviz.manual_seed(0)
     model = gradviz.nn.Sequential(gradviz.nn.Linear(2, 3), gradviz.nn.Tanh(), gradviz.nn.Linear(3, 1))
     X, Y = gradviz.randn(4, 2), gradviz.randn(4, 1)
@@ -244,11 +244,25 @@ def test_a_collapsed_model_that_cannot_run_again_ends_in_words():
     w = gradviz.animate(loss, collapse=model)
     w.backward()
     assert w.frames[-1]["kind"] == "done"
+    with gradviz.no_grad():
+        for p in model.parameters():
+            p -= 0.1 * p.grad
     w.zero_grad()
-    zeroed = [p.grad.clone() for p in model.parameters()]
     w.backward()
-    last = w.frames[-1]
-    assert last["phase"] == "note" and last["unchecked"] is True and not any(f["phase"] == "error" for f in w.frames)
-    words = render("en", last["msg"])
-    assert words.startswith("backward() is not run this time") and "collapse= shows each layer as one node" in words
-    assert all(gradviz.equal(p.grad, z) for p, z in zip(model.parameters(), zeroed))
+    kinds = [f["kind"] for f in w.frames]
+    assert w.frames[-1]["kind"] == "done" and "error" not in kinds and not any(f.get("unchecked") for f in w.frames)
+    again = [f for f in w.frames if f["kind"] == "forward_again"]
+    assert len(again) == 1 and again[0]["msg"][0] == "cap_forward_again_freed"
+    now = gradviz.nn.MSELoss()(model(X), Y)
+    assert again[0]["msg"][1]["value"] == summary(now.detach().numpy())     # the value at the new parameters
+    checks = last_checks(w)
+    assert checks and all(c["ok"] is True for c in checks.values()), checks
+    for p in model.parameters():
+        p.grad = None
+    now.backward()
+    want = [p.grad.clone() for p in model.parameters()]
+    w.zero_grad()
+    for p, g in zip(model.parameters(), want):
+        p.grad = None
+    w.backward()
+    assert all(gradviz.allclose(p.grad, g) for p, g in zip(model.parameters(), want))
