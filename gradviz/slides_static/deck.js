@@ -41,11 +41,16 @@
     return Math.floor(HEIGHT - top - 12);
   }
 
-  /** Whether the widget's graph can be shown whole, its smallest text at 11 px, in `room` px. */
+  /** Whether the widget's graph can be shown whole, its smallest text at 11 px, in `room` px (in
+   *  one of its drawings: top to bottom, or left to right when the widget holds that one too). */
   function graphFits(host, room) {
     var state;
     try { state = JSON.parse((host.querySelector("script.gv-state") || {}).textContent || "{}"); } catch (e) { return true; }
     var svg = state.svg || (host.querySelector(".gv-static svg, svg.gv-svg") || { outerHTML: "" }).outerHTML;
+    return drawingFits(svg, room) || (!!state.svg_lr && drawingFits(state.svg_lr, room));
+  }
+
+  function drawingFits(svg, room) {
     var vb = /viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)/.exec(svg || "");
     if (!vb) return true;
     var fonts = (svg.match(/font-size="([\d.]+)"/g) || []).map(function (m) { return parseFloat(m.slice(11)); });

@@ -157,7 +157,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         animation = getattr(self, "_animation", None)
         if animation is not None and animation.drawing is not None and change["new"] != animation.drawn_lang:
             animation.drawn_lang = change["new"]
-            self.svg = self._unanswered(clean_svg(animation.drawing.svg(words=strings(change["new"]))))
+            with self.hold_sync():
+                self.svg, self.svg_lr = self._pictures(strings(change["new"]))
 
     def caption(self, i=None):
         """The words shown at step ``i`` (default: the current step), in the widget's language."""
@@ -165,6 +166,13 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         i = min(self.frame, len(self.frames) - 1) if i is None else _check.whole_number(
             "caption", "i", i, 0, len(self.frames) - 1, f"the widget has {len(self.frames)} steps")
         return render(self.lang, self.frames[i]["msg"])
+
+    def _pictures(self, words):
+        """``(svg, svg_lr)`` worded in ``words``' language (no new layout), without the answers' text."""
+        animation = self._animation
+        lr = animation.drawing_lr
+        return (self._unanswered(clean_svg(animation.drawing.svg(words=words))),
+                self._unanswered(clean_svg(lr.svg(words=words))) if lr is not None and self.svg_lr else self.svg_lr)
 
     def _unanswered(self, svg):
         """The drawing without the answers' text when the widget asks questions (practice mode)."""
@@ -200,7 +208,8 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         source, lang = self, options.get("lang")
         drawing = self._animation.drawing
         if lang and lang != self._animation.drawn_lang and drawing is not None:   # the tooltips in the page's language
-            source = dict(widget_state(self), svg=self._unanswered(clean_svg(drawing.svg(words=strings(lang)))))
+            svg, svg_lr = self._pictures(strings(lang))
+            source = dict(widget_state(self), svg=svg, svg_lr=svg_lr)
         Path(path).write_text(standalone_html(source, full_page=True, **options), encoding="utf-8")
         return path
 

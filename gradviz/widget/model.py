@@ -16,6 +16,11 @@ class WidgetModel(traitlets.HasTraits):
     """The traits :class:`~gradviz.widget.AutogradWidget` syncs to the front end."""
 
     svg = traitlets.Unicode("", help="The graph as SVG, laid out once at its final size (nothing moves while it plays).").tag(sync=True)
+    svg_lr = traitlets.Unicode("", help="The same graph laid out left to right, when rankdir is 'auto' and that picture "
+                               "could show it larger in a 16:9 box ('' otherwise, as for every lesson's graph): "
+                               "the page shows, for its box, the one whose whole graph is larger.").tag(sync=True)
+    rankdir = traitlets.Unicode("auto", help="The layout direction asked: 'auto' (svg top to bottom, and svg_lr when "
+                                "there is one), or the Graphviz direction svg is drawn in: 'TB', 'LR', 'BT', 'RL'.").tag(sync=True)
     graph = traitlets.Dict(help="The drawn graph's nodes and edges (gradviz.drawing.graph.Graph.to_dict()).").tag(sync=True)
     frames = traitlets.List(help="The animation: one dict per step (see gradviz.widget.frames).").tag(sync=True)
     frame = traitlets.Int(0, help="The step shown now, an index into frames.").tag(sync=True)

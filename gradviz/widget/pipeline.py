@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import _check
-from ..drawing.picture import RANKDIRS
 from ..drawing.graph import VIEWS
 from ..drawing.svg_ids import Ids
 from ..trace import folding
@@ -26,7 +25,7 @@ from ..value_text import summary
 from . import practice_mode
 from ._lesson import Lesson
 from .derivation import StepMath, UserCodeError, build_derivation, targets
-from .drawing import draw_trace
+from .drawing import WIDGET_RANKDIRS, draw_trace
 from .frames import (BackwardCall, Scene, backward_frames, error_frame, forward_frames, note_frame, start_frame,
                      sync_frame, values_frame, zero_frame)
 from .i18n import LANGS, strings
@@ -51,7 +50,7 @@ class Options:
     derivation: list = None
     expected: dict = None
     view: str = "dataflow"
-    rankdir: str = "TB"
+    rankdir: str = "auto"
     lang: str = "en"
     presenter: bool = False
     speed: float = 1.0
@@ -68,9 +67,9 @@ def check_options(func, root, gradient=None, given=None):
     _check.root(func, root)
     names, derivation = _check.names(func, given.pop("names", None)), _check.steps(func, given.pop("derivation", None))
     expected = _check.expected(func, given.pop("expected", None))
-    view, rankdir, lang = given.pop("view", "dataflow"), given.pop("rankdir", "TB"), given.pop("lang", "en")
+    view, rankdir, lang = given.pop("view", "dataflow"), given.pop("rankdir", "auto"), given.pop("lang", "en")
     _check.one_of(func, "view", view, VIEWS)
-    _check.one_of(func, "rankdir", rankdir, RANKDIRS)
+    _check.one_of(func, "rankdir", rankdir, WIDGET_RANKDIRS)
     _check.one_of(func, "lang", lang, LANGS)
     backward = _check.boolean(func, "backward", given.pop("backward", True))
     presenter = _check.boolean(func, "presenter", given.pop("presenter", False))
@@ -106,16 +105,18 @@ def build_animation(adapter, options):
         for e in run.events:
             if e.variable is not None:
                 animation.shown[e.variable.seq] = e.grad_after
-    svg, asked = drawing.get("svg", ""), {}
+    svg, svg_lr, asked = drawing.get("svg", ""), drawing.get("svg_lr", ""), {}
     if options.asking is not None:                 # the questions asked before the steps
         lesson = animation.lesson
         asked = practice_mode.build(lesson, animation.ids, frames, runs[0].events if runs else [], lesson.root_name,
                                     options.asking, options.func)
         if asked["questions"]:
-            svg = practice_mode.scrub_svg(svg, frames[0])        # no answer left in the picture's hidden text
+            # no answer left in the picture's hidden text
+            svg, svg_lr = practice_mode.scrub_svg(svg, frames[0]), svg_lr and practice_mode.scrub_svg(svg_lr, frames[0])
     # everything is known before the comm opens: the front end gets it in one message
     _check.whole_number(options.func, "frame", options.frame, 0, len(frames) - 1, f"the widget has {len(frames)} steps")
-    animation.traits = dict(svg=svg, graph=drawing.get("graph", {}), frames=frames, frame=options.frame,
+    animation.traits = dict(svg=svg, svg_lr=svg_lr, rankdir=options.rankdir, graph=drawing.get("graph", {}),
+                            frames=frames, frame=options.frame,
                             derivation=derivation, lang=options.lang, strings=strings(options.lang),
                             presenter=options.presenter, speed=options.speed, error=problem,
                             root_name=animation.lesson.root_name, practice=asked,
@@ -142,6 +143,7 @@ class Animation:
         self.adapter, self.lesson, self.options = adapter, lesson, options
         self.root, self.gradient, self.expected, self.steps = options.root, options.gradient, options.expected, options.derivation
         self.graph, self.drawing, self.drawn_lang = drawing.get("graph_obj"), drawing.get("drawing"), options.lang
+        self.drawing_lr = drawing.get("drawing_lr")    # the same graph left to right (rankdir="auto"), or None
         self.ids = drawing.get("ids") or Ids()
         self.restored = restored   # animate()'s pass was undone: the first sync frame says so
         self.runs = 0              # backward() calls shown (frame["run"]), animate()'s own included

@@ -59,8 +59,9 @@ def _cleaned(state):
     The SVG keeps only what gradviz draws (it is also the page's picture without scripts) and every
     MathML string only MathML; widget.js cleans both once more before they become markup.
     """
-    if isinstance(state.get("svg"), str):
-        state["svg"] = sanitize_svg(state["svg"])
+    for key in ("svg", "svg_lr"):
+        if isinstance(state.get(key), str):
+            state[key] = sanitize_svg(state[key])
 
     def walk(value):
         if isinstance(value, dict):

@@ -151,6 +151,7 @@ def test_notebook_derivations_evaluate_to_the_engines_gradient(path):
     assert widgets, "every lesson animates at least one graph"
     for w in widgets:
         assert_displayed_math_is_the_engines(w)
+        assert w.svg_lr == "", "a lesson's graph is larger top to bottom: no second drawing (docs/layout-direction.md)"
 
 
 # --- random graphs ----------------------------------------------------------------------------

@@ -9,6 +9,8 @@
  * The model: mirrors the synced traits of gradviz.widget.AutogradWidget, one for one.
  * @typedef {Object} Model
  * @property {string} svg            the graph as SVG, laid out once at its final size
+ * @property {string} svg_lr         the same graph left to right ("" unless that could show it larger)
+ * @property {string} rankdir        the direction asked: "auto" (svg top to bottom, svg_lr beside it) or svg's own
  * @property {Object} graph          the drawn graph (gradviz.drawing.graph.Graph.to_dict())
  * @property {Frame[]} frames        the animation, one entry per step
  * @property {number} frame          the step shown now
@@ -463,6 +465,9 @@ function createPicture(ctx) {
   const el = h("div", { class: "gv-graphcol" }, fatal, box, partial, legend);   // (tools go in the bar)
 
   let index = mountSvg(box, "", uid);
+  // the drawings the traits hold, by direction: svg's own ("TB" under rankdir "auto") and, when there
+  // is one, svg_lr; one of them is in the box (`shownDir`), chosen by chooseLayout for the box
+  let drawings = new Map(), shownDir = null;
   let zoom = 1;
   let userZoom = false;            // after +/−/fit/wheel the zoom stays the user's, else it follows the box
   let lit = [];
@@ -526,6 +531,32 @@ function createPicture(ctx) {
     userZoom = false;
     followScheme(ctx.root, index.svg);
     relayout();
+  }
+
+  /** The traits' drawings anew: {direction: SVG text}, the first one the default. */
+  function setDrawings(byDir) {
+    drawings = new Map(Object.entries(byDir).filter(([, text]) => text));
+    if (!drawings.size) drawings.set(Object.keys(byDir)[0] || "TB", "");
+    shownDir = null;
+  }
+  /** [direction, natural size] of each drawing held, the default first (sizes read off the viewBox:
+   *  a drawing is mounted only when it is shown). */
+  function candidates() {
+    const out = [];
+    for (const [dir, text] of drawings) {
+      const m = /<svg\b[^>]*?\bviewBox="\s*[-\d.e]+[\s,]+[-\d.e]+[\s,]+([\d.e]+)[\s,]+([\d.e]+)/.exec(text);
+      if (m && +m[1] > 0 && +m[2] > 0) out.push([dir, { w: +m[1], h: +m[2] }]);
+    }
+    return out.length === drawings.size ? out : [[drawings.keys().next().value, null]];
+  }
+  /** Show the drawing of direction `dir` (the default when it has none); whether the picture changed. */
+  function use(dir) {
+    if (!drawings.has(dir)) dir = drawings.keys().next().value;
+    if (dir === shownDir) return false;
+    shownDir = dir;
+    ctx.root.dataset.gvRankdir = dir;           // (data-gv-rankdir: the direction drawn, for tests and CSS)
+    load(drawings.get(dir));
+    return true;
   }
 
   function light(f) {
@@ -686,6 +717,7 @@ function createPicture(ctx) {
 
   return {
     el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom, wholeShown,
+    setDrawings, candidates, use, direction: () => shownDir,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
     slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id),
              edge: (id) => index.edges.get(id), pytorch: () => !!(index.svg && index.svg.classList.contains("gv-pytorch")) },
@@ -1161,13 +1193,10 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
   };
 }
 
-/** Side by side (graph | caption and derivation) or stacked (graph above them): whichever shows
- *  the graph larger in this box; a graph narrower than its column leaves the rest to the derivation. */
-function chooseLayout(main, picture) {
-  const nat = picture.natural();
-  const W = main.clientWidth, H = main.clientHeight;
-  if (!nat || !nat.w || !W || !H) return;
-  const r = picture.readableZoom();
+/** Side by side (graph | caption and derivation) or stacked (graph above them) for a picture of
+ *  natural size `nat` in a box W × H: whichever shows the graph larger; `zoom` is the whole graph's
+ *  zoom there (a graph narrower than its column leaves the rest to the derivation). */
+function layoutFor(nat, W, H, r) {
   const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
   let sideW = Math.min(520, Math.max(300, W * 0.36));
   const sideZoom = Math.min((W - sideW - 10) / nat.w, H / nat.h);
@@ -1175,12 +1204,44 @@ function chooseLayout(main, picture) {
   const most = Math.max(H * 0.62, H - 190);
   const stackH = Math.min(most, Math.max(H * 0.4, nat.h * zoomIn(W, most) + 12));
   const stackZoom = Math.min(W / nat.w, stackH / nat.h);
-  const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";   // a wide graph (LR) stacks
+  const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";   // a wide graph stacks
   const wants = nat.w * zoomIn(W - sideW - 10, H) + 16;
   if (layout === "side" && wants < W - sideW - 10) sideW = Math.min(W * 0.58, W - wants - 10);
-  main.dataset.layout = layout;
-  main.style.setProperty("--gv-side-w", `${Math.round(sideW)}px`);
-  main.style.setProperty("--gv-graph-h", `${Math.round(stackH)}px`);
+  return { layout, sideW, stackH, zoom: layout === "stack" ? stackZoom : sideZoom };
+}
+
+/** The layout, and the drawing shown, for the box the widget has now: of the directions the traits
+ *  hold (top to bottom, and left to right where that could win: svg_lr), the one whose whole graph
+ *  is larger here (a tie: the first, top to bottom), then side by side or stacked for it.  Returns
+ *  whether the picture changed (every slot must then be drawn again). */
+function chooseLayout(main, picture) {
+  const W = main.clientWidth, H = main.clientHeight;
+  const options = picture.candidates();
+  if (!W || !H || options.length < 2 || !options[0][1]) {
+    // (not rendered yet, or one drawing: the default; its layout below once it is measured)
+    const changed = picture.use(picture.direction() || options[0][0]);
+    const nat = picture.natural();
+    if (W && H && nat && nat.w) applyLayout(main, layoutFor(nat, W, H, picture.readableZoom()));
+    return changed;
+  }
+  const r = picture.readableZoom();
+  let best = null;
+  const fits = [];
+  for (const [dir, nat] of options) {
+    const l = layoutFor(nat, W, H, r);
+    fits.push(`${dir} ${l.zoom.toFixed(4)}`);
+    if (!best || l.zoom > best.zoom * 1.01) best = { ...l, dir };
+  }
+  main.dataset.fits = fits.join(", ");      // (each direction's whole-graph zoom here: what was compared)
+  const changed = picture.use(best.dir);
+  applyLayout(main, best);
+  return changed;
+}
+
+function applyLayout(main, l) {
+  main.dataset.layout = l.layout;
+  main.style.setProperty("--gv-side-w", `${Math.round(l.sideW)}px`);
+  main.style.setProperty("--gv-graph-h", `${Math.round(l.stackH)}px`);
 }
 
 // --- render: the parts wired together --------------------------------------------------------------
@@ -1190,6 +1251,7 @@ function render({ model, el }) {
   const root = h("div", { class: "gv-widget", tabindex: "0", role: "group" });
   el.append(root);
   const ctx = { model, uid, root, S: () => model.get("strings") || {} };
+  let drawn = false;                   // (the frames are loaded: another drawing is drawn at once)
 
   const controls = createControls(ctx);
   const picture = createPicture(ctx);
@@ -1231,21 +1293,30 @@ function render({ model, el }) {
   }
 
   function relayout() {
-    chooseLayout(main, picture);
+    if (chooseLayout(main, picture)) redrawPicture();
     picture.relayout();
     ctx.refollow();
   }
 
-  function loadSvg() {
-    picture.load(model.get("svg"));
+  /** Another drawing went into the box: every slot and light of the step shown, on it. */
+  function redrawPicture() {
     player.forget();
+    if (drawn) player.draw(model.get("frame"));
+  }
+
+  function loadSvg() {
+    const asked = model.get("rankdir") || "auto";
+    picture.setDrawings({ [asked === "auto" ? "TB" : asked]: model.get("svg"), LR: asked === "auto" ? model.get("svg_lr") || "" : "" });
     chooseLayout(main, picture);
+    player.forget();
     picture.relayout();
   }
 
   // --- model changes ---
   const handlers = {
     "change:svg": () => { loadSvg(); player.draw(model.get("frame")); },
+    "change:svg_lr": () => { loadSvg(); player.draw(model.get("frame")); },
+    "change:rankdir": () => { loadSvg(); player.draw(model.get("frame")); },
     "change:frames": () => { player.load(); talk.ready(); player.draw(model.get("frame")); },
     "change:frame": () => { const k = model.get("frame"); if (k !== player.current()) player.draw(k, { animate: k === player.current() + 1 }); },
     "change:playing": () => player.schedule(),
@@ -1281,6 +1352,7 @@ function render({ model, el }) {
     player.load();
     panel.build();
     player.draw(model.get("frame") || 0);
+    drawn = true;
     player.schedule();
   } catch (err) {
     picture.showFatal(fmt(ctx.S(), "cannot_render", { reason: String(err && err.message || err) }));
@@ -1293,6 +1365,7 @@ function render({ model, el }) {
     // (a question open on this step: the room predicted; the clicker reveals it, practice.js)
     step: (d) => { if (!(practice && d > 0 && practice.reveal())) player.step(d); },
     wholeGraph: () => picture.wholeShown(),
+    rankdir: () => picture.direction(),
   };
 
   return () => {
