@@ -19,6 +19,7 @@ and broadcasting's gradient sums do); other cases fall back to ``np.sum``.
 True
 """
 
+import functools
 import math
 
 import numpy as np
@@ -34,28 +35,43 @@ _LEVELS = 4    # depth of the cascade
 
 
 def _in_order(x, axis=0):
-    """Sum ``x`` along ``axis`` left to right from its first element, one rounding per addition.
+    """Sum ``x`` along ``axis`` left to right, one rounding per addition.
 
-    numpy adds along an axis that is not the innermost one row after row (vectorised across the
-    others, as fast as memory), but along the innermost one pairwise: so the summed axis is put
-    first and, when nothing else is left, the sum is a running one (``accumulate``).  A short axis
-    over large slices (a cascade level: 16 steps over a million floats) is added slice after slice,
-    each one whole-array addition, which spares numpy's reduction the copy it needs to run fast."""
+    ``np.einsum`` adds a summed axis that is not the innermost one row after row into an output
+    of zeros, each row one whole-array addition in the dtype (its ``sum_of_products_one`` loops,
+    vectorised across the kept axes, as fast as memory): so the summed axis is put first in a copy
+    when it lies innermost (:func:`_rows_outside`), and with nothing else left the sum is a running
+    one from the first element (``accumulate``).  From 0 or from the first element differ only
+    for a sum of nothing but -0 (+0 or -0), and every sum here is PyTorch's, from 0 (its
+    accumulators start at 0; ``tests/kernels/test_vecmath.py`` checks the sign of zero sums).
+    (numpy's own reduction adds in the same order but buffers a short summed axis over many rows,
+    at twice the time or more; along the innermost axis it adds pairwise.)"""
     x = np.asarray(x)
-    if axis:
-        x = np.moveaxis(x, axis, 0)
-    steps = x.shape[0]
-    if x.ndim == 1 or x[0].size <= 1 or steps <= 1:
-        return np.add.accumulate(x, axis=0)[-1] if steps else np.zeros(x.shape[1:], x.dtype)
-    if steps <= _SLICE_STEPS and x[0].size >= _SLICE_SIZE:
-        total = x[0] + x[1]
-        for k in range(2, steps):
-            np.add(total, x[k], out=total)
-        return total
-    return np.add.reduce(np.ascontiguousarray(x), axis=0)
+    axis %= max(x.ndim, 1)
+    steps = x.shape[axis]
+    if x.ndim == 1 or steps <= 1 or x.size == steps or x.dtype not in _LANES or not x.flags.aligned:
+        if not steps:
+            return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
+        return np.add.accumulate(x, axis=axis).take(-1, axis=axis)
+    if not _rows_outside(x, axis):
+        x, axis = np.ascontiguousarray(np.moveaxis(x, axis, 0)), 0    # the summed axis outermost
+    return np.einsum(_subscripts(x.ndim, axis), x)
 
 
-_SLICE_STEPS, _SLICE_SIZE = 64, 4096    # at most 64 additions, each of at least 4,096 elements
+@functools.cache
+def _subscripts(ndim, axis):
+    """``np.einsum``'s subscripts for a sum along ``axis`` of ``ndim`` axes: "abc->ac" for 3, 1."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:ndim]
+    return f"{letters}->{letters.replace(letters[axis], '')}"
+
+
+def _rows_outside(x, axis):
+    """Does ``np.einsum``'s (or numpy's) reduction of ``x`` along ``axis`` add its rows one after
+    the other?  Its iterator loops over the axes in memory order, the closest-packed innermost
+    (axes of one element left out, an axis of negative strides turned round): so the summed axis
+    must run forwards, and some other axis of more than one element must lie closer packed."""
+    step = x.strides[axis]
+    return step > 0 and any(n > 1 and 0 < s < step for d, (n, s) in enumerate(zip(x.shape, x.strides)) if d != axis)
 
 
 def _groups(items, width):

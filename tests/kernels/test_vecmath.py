@@ -624,6 +624,30 @@ def test_long_sums_identical_to_torch(dtype):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_zero_sums_have_torchs_sign(dtype):
+    """The sign of a zero sum is PyTorch's (its accumulators start at +0, as np.einsum's whole-array
+    sums do): rows of -0 and +0 among rows of numbers, along each kind of dimension, compared bit
+    for bit (np.array_equal takes -0 for 0)."""
+    torch = pytest.importorskip("torch")
+    from gradviz.kernels import _reduce
+    rng = np.random.default_rng(3)
+    with threads(torch, 1):
+        for shape, axis in [((70000,), None), ((1000, 300), 0), ((300, 1000), 1), ((64, 300, 7), 1), ((600, 3), 0),
+                            ((70, 40, 50), (0, 1))]:
+            x = np.full(shape, -0.0, dtype)
+            x[::2] = rng.standard_normal(x[::2].shape)
+            x[1::4] = 0.0
+            if x.ndim > 1:
+                x[:, ::3] = -0.0
+            for a in (x, -np.abs(x) * 0):
+                want = torch.from_numpy(a).sum() if axis is None else torch.from_numpy(a).sum(axis)
+                got = np.asarray(_reduce.torch_sum(a, axis=axis))
+                assert np.array_equal(got, want.numpy()) and np.array_equal(np.signbit(got), np.signbit(want.numpy())), \
+                    (shape, axis)
+
+
+@pytest.mark.torch
 @settings(max_examples=60, deadline=None)
 @given(shape=st.lists(st.sampled_from([1, 1, 2, 3, 7, 11, 33, 40]), min_size=1, max_size=4),
        dtype=st.sampled_from([f32, np.float64]), data=st.data())
