@@ -108,6 +108,18 @@ for _ in range(2):
     opt3.zero_grad(); m(torch.ones(4, 2)).sum().backward(); opt3.step()
 print(m[0].weight, opt3.state_dict()["state"][3])
 """,
+    "schedulers a SequentialLR or ChainedScheduler refuses": """w = torch.nn.Parameter(torch.ones(2))
+opt, other = torch.optim.SGD([w], lr=0.1), torch.optim.SGD([w], lr=0.2)
+S = torch.optim.lr_scheduler
+for bad in [[S.StepLR(opt, 2), object()], [S.StepLR(opt, 2), S.ReduceLROnPlateau(opt)],
+            [S.StepLR(opt, 2), S.StepLR(other, 2)], []]:
+    for make in [lambda s: S.SequentialLR(opt, s, milestones=[3] * max(len(s) - 1, 0)),
+                 lambda s: S.ChainedScheduler(s, opt)]:
+        try:
+            make(bad)
+        except (TypeError, ValueError) as e:
+            print(type(e).__name__, e)
+""",
 }
 
 
