@@ -344,16 +344,33 @@ CELLS = [
 ]
 
 
-def test_jupyterlab_answers_reach_the_kernel(jupyterlab, lab_page, artifacts):
-    page = lab_page
+def lab_widget(jupyterlab, page, name, cells):
+    """A new notebook of ``cells`` in JupyterLab at 1366x768, run all: its widget, ready and in view."""
     page.set_viewport_size({"width": 1366, "height": 768})
-    name = jupyterlab.new_notebook("practice.ipynb", CELLS)
-    jupyterlab.open(page, name)
+    jupyterlab.open(page, jupyterlab.new_notebook(name, cells))
     jupyterlab.run_all(page)
     jupyterlab.wait_executed(page)
     widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     widget.scroll_into_view_if_needed()
     settle(page)
+    return widget
+
+
+def rerun_last_cell(page, want, shot):
+    """Run the notebook's third cell again (it prints what the kernel holds) and wait for ``want``."""
+    cells = page.locator(".jp-NotebookPanel").filter(visible=True).locator(".jp-Notebook .jp-Cell")
+    last = cells.nth(2)
+    last.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+    try:
+        last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
+    finally:
+        page.screenshot(path=str(shot))
+
+
+def test_jupyterlab_answers_reach_the_kernel(jupyterlab, lab_page, artifacts):
+    page = lab_page
+    widget = lab_widget(jupyterlab, page, "practice.ipynb", CELLS)
     widget.focus()
     for _ in range(20):
         page.keyboard.press("ArrowRight")
@@ -375,15 +392,7 @@ def test_jupyterlab_answers_reach_the_kernel(jupyterlab, lab_page, artifacts):
     page.screenshot(path=str(artifacts / "practice-lab-right-1366.png"))
 
     # the kernel has both tries (the unreadable markup was no try)
-    cells = page.locator(".jp-NotebookPanel").filter(visible=True).locator(".jp-Notebook .jp-Cell")
-    last = cells.nth(2)
-    last.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-    want = "([('[1, 1]', False), ('[10, 10]', True)], 1, 2)"
-    try:
-        last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
-    finally:
-        page.screenshot(path=str(artifacts / "practice-lab-kernel.png"))
+    rerun_last_cell(page, "([('[1, 1]', False), ('[10, 10]', True)], 1, 2)", artifacts / "practice-lab-kernel.png")
     assert not [e for e in page.gv_errors if "gradviz" in e or "gv-" in e]
 
 
@@ -428,13 +437,7 @@ def test_jupyterlab_a_backward_press_asks_its_pass(jupyterlab, lab_page, artifac
     """The live backward() button runs the engine for real: its pass is asked like the first one,
     the second press says what x.grad held (it adds up), and the kernel has every answer."""
     page = lab_page
-    page.set_viewport_size({"width": 1366, "height": 768})
-    name = jupyterlab.new_notebook("practice-press.ipynb", PRESS_CELLS)
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
-    widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
-    widget.scroll_into_view_if_needed()
+    widget = lab_widget(jupyterlab, page, "practice-press.ipynb", PRESS_CELLS)
     question, answer = widget.locator('[data-gv="question"]'), widget.locator('[data-gv="answer"]')
     verdict = widget.locator('[data-gv="verdict"]')
     widget.focus()
@@ -456,13 +459,6 @@ def test_jupyterlab_a_backward_press_asks_its_pass(jupyterlab, lab_page, artifac
         expect(verdict).to_have_text(f"✓ Right: {typed}", timeout=30000)
     expect(widget.locator('[data-gv="score"]')).to_contain_text("Score: 3 right, 3 of 3 answered", timeout=30000)
 
-    cells = page.locator(".jp-NotebookPanel").filter(visible=True).locator(".jp-Notebook .jp-Cell")
-    last = cells.nth(2)
-    last.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-    want = "(3, 3, ['[10, 10]', '[10, 10]', '[20, 20]'], tensor([20., 20.]))"
-    try:
-        last.locator(".jp-OutputArea-output").filter(has_text=want).wait_for(timeout=30000)
-    finally:
-        page.screenshot(path=str(artifacts / "practice-lab-press-kernel.png"))
+    rerun_last_cell(page, "(3, 3, ['[10, 10]', '[10, 10]', '[20, 20]'], tensor([20., 20.]))",
+                    artifacts / "practice-lab-press-kernel.png")
     assert not [e for e in page.gv_errors if "gradviz" in e or "gv-" in e]
