@@ -467,7 +467,7 @@ function createPicture(ctx) {
   let index = mountSvg(box, "", uid);
   // the drawings the traits hold, by direction: svg's own ("TB" under rankdir "auto") and, when there
   // is one, svg_lr; one of them is in the box (`shownDir`), chosen by chooseLayout for the box
-  let drawings = new Map(), shownDir = null;
+  let drawings = new Map(), sizes = [], shownDir = null;
   let zoom = 1;
   let userZoom = false;            // after +/−/fit/wheel the zoom stays the user's, else it follows the box
   let lit = [];
@@ -533,22 +533,21 @@ function createPicture(ctx) {
     relayout();
   }
 
-  /** The traits' drawings anew: {direction: SVG text}, the first one the default. */
+  /** The traits' drawings anew: {direction: SVG text}, the first one the default.  Each one's
+   *  natural size is read off its viewBox now: a drawing is mounted only when it is shown. */
   function setDrawings(byDir) {
     drawings = new Map(Object.entries(byDir).filter(([, text]) => text));
     if (!drawings.size) drawings.set(Object.keys(byDir)[0] || "TB", "");
-    shownDir = null;
-  }
-  /** [direction, natural size] of each drawing held, the default first (sizes read off the viewBox:
-   *  a drawing is mounted only when it is shown). */
-  function candidates() {
-    const out = [];
+    sizes = [];
     for (const [dir, text] of drawings) {
       const m = /<svg\b[^>]*?\bviewBox="\s*[-\d.e]+[\s,]+[-\d.e]+[\s,]+([\d.e]+)[\s,]+([\d.e]+)/.exec(text);
-      if (m && +m[1] > 0 && +m[2] > 0) out.push([dir, { w: +m[1], h: +m[2] }]);
+      if (m && +m[1] > 0 && +m[2] > 0) sizes.push([dir, { w: +m[1], h: +m[2] }]);
     }
-    return out.length === drawings.size ? out : [[drawings.keys().next().value, null]];
+    if (sizes.length !== drawings.size) sizes = [[drawings.keys().next().value, null]];   // (then no choice)
+    shownDir = null;
   }
+  /** [direction, natural size] of each drawing held, the default first. */
+  const candidates = () => sizes;
   /** Show the drawing of direction `dir` (the default when it has none); whether the picture changed. */
   function use(dir) {
     if (!drawings.has(dir)) dir = drawings.keys().next().value;
