@@ -35,8 +35,21 @@ STATE = """(box) => {
            focus: focus.length, focusInBox: focus.every(inBox), focusSeen: focus.some(inBox), layout: main.dataset.layout };
 }"""
 
+# Edges whose backward arrowhead does not point at the edge's input (the way the gradient went):
+# its tip must be nearer the input node than the op it feeds, whichever way the graph is laid out.
+WRONG_WAY = """function wrongWay(w) {
+  const svg = w.querySelector('svg.gv-svg');
+  const gap = (p, id) => { const n = svg.querySelector(`[data-gv-id="${id}"].gv-node`); const b = n.getBBox();
+      return Math.hypot(Math.max(b.x - p[0], 0, p[0] - b.x - b.width), Math.max(b.y - p[1], 0, p[1] - b.y - b.height)); };
+  return [...svg.querySelectorAll('.gv-edge')].filter(e => e.querySelector(':scope > .gv-back-head')).filter(e => {
+    const tip = e.querySelector(':scope > .gv-back-head').getAttribute('points').split(' ')[0].split(',').map(Number);
+    return !(gap(tip, e.dataset.gvSrc) < gap(tip, e.dataset.gvDst));
+  }).map(e => e.dataset.gvId);
+}
+"""
+
 # The frames the widget plays (from its saved state) and what step k lights in the picture.
-LIT = """(box) => {
+LIT = "(box) => {" + WRONG_WAY + """
   const w = box.shadowRoot.querySelector('.gv-widget');
   const frames = JSON.parse(box.shadowRoot.querySelector('script.gv-state').textContent).frames;
   const k = +w.querySelector('[data-gv="scrub"]').value, f = frames[k];
@@ -45,8 +58,9 @@ LIT = """(box) => {
            wantEdges: [...new Set(f.edges || [])].sort(), edges: ids(f.phase === 'forward' ? 'gv-lit-fwd' : 'gv-lit-edge'),
            end: w.gvControl.atEnd(), ok: w.querySelectorAll('.gv-check.gv-ok').length,
            bad: w.querySelectorAll('.gv-check.gv-bad').length, heads: w.querySelectorAll('.gv-back-head').length,
-           drawn: w.dataset.gvRankdir };
+           drawn: w.dataset.gvRankdir, wrongWay: wrongWay(w) };
 }"""
+
 
 
 def _vectors(n):
@@ -157,6 +171,7 @@ def test_the_animation_plays_to_its_check_mark_in_the_direction_drawn(deck_page,
         # the step's nodes in view: all of them with the whole graph shown, else the part followed
         assert s["focusInBox"] if nth == 0 else s["focusSeen"], s
         assert lit["ok"] >= 1 and lit["bad"] == 0 and lit["heads"] >= 1, lit
+        assert lit["wrongWay"] == [], "every gradient's arrow points back to the input it went to"
         page.screenshot(path=str(artifacts / f"direction-end-{nth}.png"))
 
 
