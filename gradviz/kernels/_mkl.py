@@ -29,7 +29,7 @@ import numpy as np
 
 from ._threads import FOLLOWERS, get_num_threads
 
-__all__ = ["VERSION", "FUNCTIONS", "library", "vml", "pointer", "gemm", "gemv", "dot", "gemm_batch"]
+__all__ = ["VERSION", "FUNCTIONS", "library", "vml", "pointer", "gemm", "gemv", "dot", "axpy", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
@@ -106,77 +106,98 @@ def vml(name, a, out=None):
 
 
 # --- BLAS: the entry points PyTorch's cpublas reaches (gemm, gemv, dot), through MKL's CBLAS layer ---
-# (column-major CBLAS calls forward to the same kernels as the Fortran sgemm_/sgemv_ PyTorch calls;
-# by value, with each routine's argument types set once, so a call costs a couple of microseconds)
+# (column-major CBLAS calls forward to the same kernels as the Fortran sgemm_/sgemv_ PyTorch calls.)
+# A product of lesson size costs less in MKL than in ctypes, so the calls below are made the cheapest
+# way ctypes has: through function objects of their own with no ``argtypes`` (ctypes converting 14
+# declared arguments costs more than the 64x64 sgemm itself, about 1.3 µs of 2), the integers passed
+# as C ints (what CBLAS takes in the LP64 interface; the callers keep them below 2^31), the scalars
+# and addresses as ctypes objects.
 
 _BLAS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
 _COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112
 
 
-@functools.cache
-def _blas(name, scalar=None):
-    fn = getattr(library(), name)
-    i, p = ctypes.c_int, ctypes.c_void_p
-    if name.endswith("gemm"):
-        fn.argtypes = (i, i, i, i, i, i, scalar, p, i, p, i, scalar, p, i)
-    elif name.endswith("gemv"):
-        fn.argtypes = (i, i, i, i, scalar, p, i, p, i, scalar, p, i)
-    elif name.endswith("dot"):
-        fn.argtypes, fn.restype = (i, p, i, p, i), scalar
-    if not name.endswith("dot"):
-        fn.restype = None
-    return fn
-
-
-_address, _char_view = ctypes.addressof, ctypes.c_char.from_buffer
+_address, _char_view, _void_p, _byref = ctypes.addressof, ctypes.c_char.from_buffer, ctypes.c_void_p, ctypes.byref
 
 
 def pointer(a):
     """The address of ``a``'s first element.  A writable array laid out by rows (or by columns, seen
-    through its transpose) lends ctypes its buffer, the quickest way to it from Python (about 0.3 µs,
-    a third of numpy's ``__array_interface__``, which every other array goes through)."""
-    flags = a.flags
-    if flags.writeable:
-        if flags.c_contiguous:
-            return _address(_char_view(a))
-        if flags.f_contiguous:
-            return _address(_char_view(a.T))
+    through its transpose) lends ctypes its buffer, the quickest way to it from Python (about 0.25 µs,
+    a quarter of numpy's ``__array_interface__``, which every other array goes through)."""
+    try:
+        return _address(_char_view(a))
+    except (TypeError, ValueError, BufferError):   # read-only, empty, or not laid out by rows
+        pass
+    if a.flags.writeable and a.flags.f_contiguous and a.size:
+        return _address(_char_view(a.T))
     return a.__array_interface__["data"][0]
 
 
+def _at(a):
+    """``a``'s first element as a ctypes argument (a pointer to it): as :func:`pointer`, without the
+    round trip through a Python int where the array lends its buffer."""
+    try:
+        return _byref(_char_view(a))
+    except (TypeError, ValueError, BufferError):
+        return _void_p(pointer(a))
+
 
 def _routine(kind, dtype):
-    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot") for ``dtype``, its argument types set."""
-    fn = _ROUTINES.get((kind, dtype))
-    if fn is None:
+    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy") for ``dtype``, its scalar type, and that
+    type's 1 and 0: a function object of its own (``lib[name]``, not the attribute ``lib.name``
+    ctypes shares), no ``argtypes``."""
+    entry = _ROUTINES.get((kind, dtype))
+    if entry is None:
         letter, scalar = _BLAS[np.dtype(dtype)]
-        fn = _ROUTINES[kind, dtype] = _blas(f"cblas_{letter}{kind}", scalar)
-    return fn
+        fn = library()[f"cblas_{letter}{kind}"]
+        fn.restype = scalar if kind == "dot" else None
+        entry = _ROUTINES[kind, dtype] = fn, scalar, scalar(1), scalar(0)
+    return entry
 
 
-_ROUTINES = {}
+_ROUTINES = {}   # (kind, dtype) -> (routine, scalar type, 1, 0), looked up once
 
 
 def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS): ``a``, ``b``, ``c``
-    are arrays whose first element is the matrix's, ``transa``/``transb`` say whether op transposes."""
-    fn = _GEMM.get(dtype) or _GEMM.setdefault(dtype, _routine("gemm", dtype))
-    fn(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS, m, n, k, alpha, pointer(a), lda,
-       pointer(b), ldb, beta, pointer(c), ldc)
-
-
-_GEMM = {}    # dtype -> cblas_sgemm/dgemm: the one routine every product reaches, looked up once
+    are arrays whose first element is the matrix's, ``transa``/``transb`` say whether op transposes;
+    the sizes and leading dimensions are Python ints below 2^31."""
+    fn, scalar, one, zero = _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
+    # (beta 0, of either sign, means c is not read: BLAS's rule, so one 0 stands for both)
+    fn(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS, m, n, k,
+       one if alpha == 1 else scalar(alpha), _at(a), lda, _at(b), ldb,
+       zero if beta == 0 else one if beta == 1 else scalar(beta), _at(c), ldc)
 
 
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
-    """``y ← alpha·op(a)·x + beta·y`` by MKL's gemv (arrays as in :func:`gemm`)."""
-    _routine("gemv", dtype)(_COL_MAJOR, _TRANS if trans else _NO_TRANS, m, n, alpha, pointer(a), lda, pointer(x),
-                            incx, beta, pointer(y), incy)
+    """``y ← alpha·op(a)·x + beta·y`` by MKL's gemv (arrays and sizes as in :func:`gemm`)."""
+    fn, scalar, _, _ = _routine("gemv", dtype)
+    fn(_COL_MAJOR, _TRANS if trans else _NO_TRANS, m, n, scalar(alpha), _at(a), lda, _at(x), incx, scalar(beta),
+       _at(y), incy)
 
 
 def dot(dtype, n, x, incx, y, incy):
-    """``Σ x_i·y_i`` by MKL's ``cblas_sdot``/``cblas_ddot`` (arrays as in :func:`gemm`)."""
-    return _routine("dot", dtype)(n, pointer(x), incx, pointer(y), incy)
+    """``Σ x_i·y_i`` by MKL's ``cblas_sdot``/``cblas_ddot`` (arrays and sizes as in :func:`gemm`)."""
+    return _routine("dot", dtype)[0](n, _at(x), incx, _at(y), incy)
+
+
+def axpy(alpha, x, y):
+    """``y ← alpha·x + y`` in place by MKL's ``cblas_saxpy``/``daxpy``: each element one fused
+    multiply-add, ``fma(x, alpha, y)`` rounded once, as PyTorch's ``add(alpha=)`` kernel computes it
+    (``tests/kernels/test_vecmath.py`` checks the two agree bit for bit, special values included).
+    True when done; False, ``y`` untouched, where MKL is missing or the arrays do not fit: another
+    dtype, other shapes or layouts, not contiguous, or ``alpha`` 0 (BLAS returns at once, where
+    the kernel adds 0·x, which is nan for x = ∞ and turns -0 into +0)."""
+    dtype = y.dtype
+    if not alpha or x.dtype != dtype or x.shape != y.shape or dtype not in _BLAS or not y.flags.writeable \
+            or y.size > _MAX_N or library() is None:
+        return False
+    if not (x.flags.c_contiguous and y.flags.c_contiguous or x.strides == y.strides and x.flags.f_contiguous):
+        return False
+    if y.size:
+        fn, scalar, _, _ = _routine("axpy", dtype)
+        fn(y.size, scalar(alpha), _at(x), 1, _at(y), 1)
+    return True
 
 
 def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
@@ -188,7 +209,9 @@ def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b
     i = ctypes.c_int
     pointers = [(ctypes.c_void_p * count)(*(pointer(arr) + j * stride for j in range(count)))
                 for arr, stride in ((a, stride_a), (b, stride_b), (c, stride_c))]
-    _blas(f"cblas_{letter}gemm_batch")(
+    routine = library()[f"cblas_{letter}gemm_batch"]
+    routine.restype = None
+    routine(
         i(_COL_MAJOR), ctypes.byref(i(_TRANS if transa else _NO_TRANS)),
         ctypes.byref(i(_TRANS if transb else _NO_TRANS)), ctypes.byref(i(m)),
         ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)), pointers[0], ctypes.byref(i(lda)),

@@ -9,6 +9,8 @@ computes it: ``arange``, ``linspace``, ``rand(low, high)`` and ``add(alpha=)`` u
 
 import numpy as np
 
+from . import _mkl
+
 __all__ = ["fma", "fma32", "fma64", "add"]
 
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
@@ -55,6 +57,9 @@ def fma64(a, b, c):
     # round to odd: step back to the truncated neighbour if v went past t + e, then set the last bit
     bits = (v.view(np.int64) - (inexact & ((lost < 0) != (v < 0)))) | inexact
     out = s + bits.view(np.float64)
+    zero = s == 0     # a·b + c exactly 0 (then t = e = 0): s has IEEE's sign for it, -0 only for -0 + -0,
+    if zero.any():    # which adding a +0 would lose
+        out = np.where(zero & (out == 0), s, out)
     if not np.isfinite(out).all():
         with np.errstate(all="ignore"):
             out = np.where(np.isfinite(out), out, p + c)
@@ -87,12 +92,25 @@ def fma32(a, b, c):
     return s.astype(np.float32)
 
 
-def add(a, b, alpha=1):
-    """a + αb (α = 1 unless ``a.add(b, alpha=...)``)"""
+def add(a, b, alpha=1, out=None):
+    """a + αb (α = 1 unless ``a.add(b, alpha=...)``); ``out``: an array of the result's shape and
+    dtype to write it into (``a`` itself for ``a.add_(b, alpha=...)``, the SGD step)."""
     if alpha == 1:
-        return np.add(a, b)
-    if a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
+        return np.add(a, b, out=out)
+    dtype = a.dtype
+    if dtype == b.dtype and dtype in (np.float32, np.float64):
         # PyTorch's kernel is one fused multiply-add, b·α + a rounded once: what makes
-        # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit
-        return fma(b, a.dtype.type(alpha), a, a.dtype)
-    return np.add(a, np.multiply(b, alpha, dtype=b.dtype))
+        # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit.  MKL's axpy adds
+        # so, in place (a copy of a, unless out is a); else the fused multiply-add in numpy
+        alpha = dtype.type(alpha)
+        if a.shape == b.shape and a.ndim and _mkl.library() is not None:
+            y = a if out is a else np.array(a, order="K") if out is None else None
+            if y is not None and _mkl.axpy(alpha, b, y):
+                return y
+        result = fma(b, alpha, a, dtype)
+    else:
+        result = np.add(a, np.multiply(b, alpha, dtype=b.dtype))
+    if out is None:
+        return result
+    out[...] = result
+    return out

@@ -318,6 +318,7 @@ def _emulated_bmm(a, b):
 # step by step: the same transposes, leading dimensions, alpha and beta reach the same MKL.
 
 _BLAS_TYPES = (np.dtype(_f), np.dtype(_d))
+_F32, _F64 = _BLAS_TYPES      # (numpy's own dtype objects: an array of float32 holds this very one)
 _EXACT_ORDER_K = 192          # without MKL, the emulated order is followed up to this inner dimension
 _EXACT_ORDER_WORK = 1 << 16    # and up to this many multiply-adds (lesson sizes: fast enough there)
 
@@ -409,6 +410,12 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
     else:
         beta = 0                  # (BLAS then never reads the result's old values: no need to zero it)
     (p0, p1), (q0, q1) = m1.strides, m2.strides
+    if p0 % size or p1 % size:    # not whole elements (no PyTorch tensor lies so): as a copy by rows would
+        m1 = np.ascontiguousarray(m1)
+        p0, p1 = m1.strides
+    if q0 % size or q1 % size:    # (negative strides fit no lay below: those operands are copied there)
+        m2 = np.ascontiguousarray(m2)
+        q0, q1 = m2.strides
     if cols == 1:                 # one column: the result by columns as it is, m1 @ m2
         m, n, a, b = rows, 1, m1, m2
         lay_a, lay_b = _lay(p0 // size, p1 // size, rows, k), _lay(q0 // size, q1 // size, k, 1)
@@ -436,8 +443,16 @@ def addmm(c, a, b, beta=1, alpha=1):
     PyTorch's BLAS adds them (measured on AVX2), else numpy's matmul (within rounding)."""
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
         a, b = np.asarray(a), np.asarray(b)
+    if c is not None and type(c) is not np.ndarray:
+        c = np.asarray(c)
+    dtype = a.dtype
+    if (dtype is _F32 or dtype is _F64) and b.dtype is dtype and (c is None or c.dtype is dtype) \
+            and b.ndim == 2 and a.size and b.size and _mkl.library() is not None:
+        out = _addmm_blas(c, a, b, beta, alpha)      # (the usual case: a few checks, then MKL)
+        if out is not None:
+            return out
+        return _fallback_addmm(c, a, b, beta, alpha)
     a, b = _as_torch_lays(a), _as_torch_lays(b)
-    c = None if c is None else np.asarray(c)
     rows, k = a.shape
     cols = b.shape[1]
     dtype = a.dtype

@@ -230,7 +230,21 @@ class SGD(_ParameterWise):
             else:
                 buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
             g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
-        p.add_(g, alpha=-lr)
+        _add_(p, g, -lr)
+
+
+def _add_(t, other, alpha):
+    """``t.add_(other, alpha=alpha)`` under no_grad.  Where nothing but the arithmetic can happen
+    (float32 or float64 alike, one shape, ``t`` contiguous and writable, no memory shared, a
+    number for alpha), the kernel writes straight into ``t``'s storage (MKL's axpy, in place:
+    no result to allocate and copy back); otherwise the tensor method, with its checks."""
+    a, b = t._data, other._data
+    if type(alpha) in (int, float) and a.dtype == b.dtype and a.dtype.char in "fd" and a.shape == b.shape \
+            and a.flags.writeable and (a.flags.c_contiguous or a.flags.f_contiguous) and not np.may_share_memory(a, b):
+        kernels.add(a, b, alpha, out=a)
+        t._vbox[0] += 1
+    else:
+        t.add_(other, alpha=alpha)
 
 
 # --- PyTorch's in-place CPU kernels, float by float ------------------------------------------------

@@ -45,6 +45,57 @@ def test_fma_settles_double_rounding():
     assert fma32(a, b, c) == f32(1 + 2 ** -23)  # rounds up, where (a*b + c) in float64 ties to 1
 
 
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, 3.4e38, -3.4e38, 1.0, -1.0, 2.0 ** -24]
+
+
+def _add_cases(dtype):
+    """(a, b, alpha): wide random magnitudes (a fused and an unfused a + αb differ on about 12% of
+    them), every pair of special values, sizes that leave every vector tail, two layouts."""
+    rng = np.random.default_rng(3)
+    n = 4099
+    a = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(dtype)
+    b = (rng.standard_normal(n) * 10.0 ** rng.uniform(-3, 3, n)).astype(dtype)
+    sa, sb = (x.ravel().astype(dtype) for x in np.meshgrid(SPECIAL, SPECIAL))
+    for alpha in (-0.05, -0.1, 1e-30, -3.0, 1e30, 2.0, np.inf, -0.0, 0.0):
+        yield sa, sb, alpha
+        for size in (1, 7, 8, 9, 31, 1000, n):
+            yield a[:size], b[:size], alpha
+    yield a[:4096].reshape(64, 64).T, b[:4096].reshape(64, 64).T, -0.01       # by columns, both
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # (the emulation's own ∞ - ∞ on the way to nan)
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_add_with_alpha_is_one_fused_multiply_add(dtype):
+    """``a + α·b`` (``p.add_(g, alpha=-lr)``, every SGD step): MKL's axpy where it is installed,
+    each element fma(b, α, a) rounded once, equal bit for bit to the fused multiply-add emulated
+    in numpy, special values included (α = 0 never goes to BLAS, which would skip 0·∞ = nan);
+    ``out=a`` writes the same bits in place."""
+    fma = fma32 if dtype == f32 else fma64
+    for a, b, alpha in _add_cases(dtype):
+        want = np.asarray(fma(b, dtype(alpha), a), dtype)
+        got = kernels.add(a, b, alpha)
+        assert got.dtype == dtype and got.shape == a.shape and got.strides == a.strides
+        assert np.array_equal(got, want, equal_nan=True), (alpha, len(a))
+        same_nan = np.isnan(got) == np.isnan(want)
+        assert np.array_equal(np.signbit(got)[~np.isnan(got)], np.signbit(want)[~np.isnan(want)]) and same_nan.all()
+        inplace = a.copy(order="K")
+        assert kernels.add(inplace, b, alpha, out=inplace) is inplace
+        assert np.array_equal(inplace, want, equal_nan=True)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_add_with_alpha_identical_to_torch(dtype):
+    torch = pytest.importorskip("torch")
+    with threads(torch, 1):
+        for a, b, alpha in _add_cases(dtype):
+            t = torch.tensor(a)
+            t.add_(torch.tensor(b), alpha=alpha)
+            got = kernels.add(a, b, alpha)
+            assert np.array_equal(got, t.numpy(), equal_nan=True), (alpha, len(a))
+            assert np.array_equal(np.signbit(got), np.signbit(t.numpy())) or np.isnan(got).any()
+
+
 def test_libm_exp_is_the_c_librarys():
     """_libm.exp repeats the C library's expf bit for bit (it is not always correctly rounded)."""
     import ctypes
