@@ -234,7 +234,9 @@ def animate(root, gradient=None, **options):
     without the widget; see :class:`AutogradWidget`).  ``gradient=`` is the seed, as in ``o.backward(gradient)``.  Options:
     ``names={"x": x}`` (default: the variables of the calling cell), ``derivation=[latex, ...]``
     and ``expected={"x": lambda x: 5 * (x + 1)}`` (the instructor's steps and closed forms),
-    ``lang="ko"``, ``presenter=True``, ``view="pytorch"``, ``speed=2``, ``backward=False``,
+    ``lang="ko"``, ``presenter=True``, ``view="pytorch"``, ``rankdir="LR"`` (default ``"auto"``: top
+    to bottom, or left to right where that shows the whole graph larger in the widget's box),
+    ``speed=2``, ``backward=False``,
     ``recording=rec``, ``collapse=model`` (each layer of an ``nn.Module`` as one node).  ``root`` may
     be a real ``torch.Tensor``: PyTorch's own engine is read and run (see the README, "With real
     PyTorch", and ``gradviz.watch()``).  Returns the :class:`AutogradWidget`.

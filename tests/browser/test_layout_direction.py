@@ -178,7 +178,7 @@ def test_the_animation_plays_to_its_check_mark_in_the_direction_drawn(deck_page,
 def test_a_page_that_changes_size_redraws_in_the_direction_its_box_wants(offline_page, wide_deck, tmp_path, artifacts):
     """The choice is the box's, made again when it changes: twenty vectors in a very wide, short page
     are larger top to bottom, in a narrower, taller one left to right; the step shown (its lit
-    nodes, its gradients, its ✓) is drawn again on the other drawing, and the traits are not touched."""
+    nodes, its gradients, its ✓) is drawn again on the other drawing.  Zoomed by hand, it stays."""
     page, big = offline_page, wide_deck[1][2]
     path = big.save_html(tmp_path / "twenty.html", frame=len(big.frames) - 1)
     page.set_viewport_size({"width": 2400, "height": 560})
@@ -202,4 +202,9 @@ def test_a_page_that_changes_size_redraws_in_the_direction_its_box_wants(offline
     for s in looks[1:]:     # the same step, drawn again on the other drawing
         assert {k: s[k] for k in ("grads", "focus", "ok", "step")} == {k: looks[0][k] for k in ("grads", "focus", "ok", "step")}
     assert looks[0]["grads"] >= 20 and looks[0]["ok"] >= 1
+    # zoomed by hand, the picture keeps its direction (and the student's place) as the page changes
+    widget.locator('[data-gv="zoom-in"]').click()
+    page.set_viewport_size({"width": 1000, "height": 900})
+    settle(page)
+    assert widget.evaluate("w => w.dataset.gvRankdir") == "TB"
     assert page.gv_errors == [] and page.gv_blocked == []

@@ -716,7 +716,7 @@ function createPicture(ctx) {
 
   return {
     el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom, wholeShown,
-    setDrawings, candidates, use, direction: () => shownDir,
+    setDrawings, candidates, use, direction: () => shownDir, userZoomed: () => userZoom,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
     slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id),
              edge: (id) => index.edges.get(id), pytorch: () => !!(index.svg && index.svg.classList.contains("gv-pytorch")) },
@@ -1226,10 +1226,12 @@ function chooseLayout(main, picture) {
   const r = picture.readableZoom();
   let best = null;
   const fits = [];
+  // (zoomed or fitted by hand: the direction stays, with the place the student is looking at)
+  const kept = picture.userZoomed() && picture.direction();
   for (const [dir, nat] of options) {
     const l = layoutFor(nat, W, H, r);
     fits.push(`${dir} ${l.zoom.toFixed(4)}`);
-    if (!best || l.zoom > best.zoom * 1.01) best = { ...l, dir };
+    if (kept ? dir === kept : !best || l.zoom > best.zoom * 1.01) best = { ...l, dir };
   }
   main.dataset.fits = fits.join(", ");      // (each direction's whole-graph zoom here: what was compared)
   const changed = picture.use(best.dir);
