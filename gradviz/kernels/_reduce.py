@@ -34,16 +34,31 @@ _ILP = 4       # independent accumulators
 _LEVELS = 4    # depth of the cascade
 
 
+def in_order(x, axis=0):
+    """Sum ``x`` along ``axis`` left to right from its first element, one rounding per addition
+    (the axis dropped): :func:`_in_order`, with a sum of nothing but -0 kept -0, as a vector loop
+    that starts from its first vector keeps it (``vec::reduce_all`` in softmax's kernels).
+
+    >>> in_order(np.array([[-0.0, 1.0], [-0.0, 2.0]], np.float32)).tolist()
+    [-0.0, 3.0]
+    """
+    x = np.asarray(x)
+    total = _in_order(x, axis)
+    if np.count_nonzero(total) < np.size(total):
+        total = np.where((total == 0) & np.logical_and.reduce(np.signbit(x), axis=axis), -total.dtype.type(0), total)
+    return total
+
+
 def _in_order(x, axis=0):
-    """Sum ``x`` along ``axis`` left to right, one rounding per addition.
+    """Sum ``x`` along ``axis`` left to right from 0, one rounding per addition (the axis dropped).
 
     ``np.einsum`` adds a summed axis that is not the innermost one row after row into an output
     of zeros, each row one whole-array addition in the dtype (its ``sum_of_products_one`` loops,
     vectorised across the kept axes, as fast as memory): so the summed axis is put first in a copy
     when it lies innermost (:func:`_rows_outside`), and with nothing else left the sum is a running
-    one from the first element (``accumulate``).  From 0 or from the first element differ only
-    for a sum of nothing but -0 (+0 or -0), and every sum here is PyTorch's, from 0 (its
-    accumulators start at 0; ``tests/kernels/test_vecmath.py`` checks the sign of zero sums).
+    one (``accumulate``, then +0).  From 0 or from the first element differ only for a sum of
+    nothing but -0 (+0 or -0): PyTorch's sums start from 0 (:func:`in_order` is the other kind;
+    ``tests/kernels/test_vecmath.py`` checks the sign of zero sums).
     (numpy's own reduction adds in the same order but buffers a short summed axis over many rows,
     at twice the time or more; along the innermost axis it adds pairwise.)"""
     x = np.asarray(x)
@@ -52,7 +67,7 @@ def _in_order(x, axis=0):
     if x.ndim == 1 or steps <= 1 or x.size == steps or x.dtype not in _LANES or not x.flags.aligned:
         if not steps:
             return np.zeros(x.shape[:axis] + x.shape[axis + 1:], x.dtype)
-        return np.add.accumulate(x, axis=axis).take(-1, axis=axis)
+        return np.add.accumulate(x, axis=axis).take(-1, axis=axis) + x.dtype.type(0)
     if not _rows_outside(x, axis):
         x, axis = np.ascontiguousarray(np.moveaxis(x, axis, 0)), 0    # the summed axis outermost
     return np.einsum(_subscripts(x.ndim, axis), x)

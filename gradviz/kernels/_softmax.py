@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from . import _exact, _libm, _sleef, _vml
+from ._reduce import _in_order, in_order
 from ._numerics import fma32, fma64
 from ._threads import _GRAIN, LANES, _chunk, _shares, _vector, get_num_threads
 
@@ -30,7 +31,6 @@ _f = np.float32
 _d = np.float64
 _FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 lanes: ⊕8, ⊕4, ⊕2, ⊕1
 _EXACT = (np.dtype(_f), np.dtype(_d))   # the dtypes whose kernels are followed step by step
-_SLICE_STEPS, _SLICE_SIZE = 64, 4096    # in-order sums: at most 64 additions, each of at least 4,096 elements
 
 
 
@@ -87,30 +87,10 @@ def _lanes_sum(x):
     if n < lanes:
         return np.add.accumulate(x, axis=1)[:, -1] if n else np.zeros(rows, x.dtype)
     full = n // lanes * lanes
-    acc = _in_order(x[:, :full].reshape(rows, -1, lanes), 1)
+    acc = in_order(x[:, :full].reshape(rows, -1, lanes), 1)
     if full < n:
         acc[:, :n - full] += x[:, full:]
     return _fold(acc)
-
-
-def _in_order(x, axis):
-    """Σ along ``axis`` from its first element on, one rounding per addition (the axis dropped).
-    numpy adds in that order when another axis of more than one element runs inside (rows added
-    to rows); along the innermost data it would add pairwise, so there the running sum is taken.
-    A short axis over large slices (a row's vectors, for a thousand rows) is added slice after
-    slice, each a whole-array addition: numpy's reduction would loop over every row's vectors."""
-    steps = x.shape[axis]
-    if 1 < steps <= _SLICE_STEPS and x.size >= _SLICE_SIZE * steps and x.ndim > 1:
-        slices = np.moveaxis(x, axis, 0)
-        total = slices[0] + slices[1]
-        for k in range(2, steps):
-            np.add(total, slices[k], out=total)
-        return total
-    if x.ndim > 1 and max(x.shape[axis + 1:], default=1) > 1 and x.shape[-1] > 1:
-        if x.strides[-1] != x.itemsize or min(map(abs, x.strides)) < x.itemsize:
-            x = np.ascontiguousarray(x)   # the last axis innermost in memory
-        return np.add.reduce(x, axis=axis)
-    return np.add.accumulate(x, axis=axis).take(-1, axis=axis)
 
 
 def _fold(acc):
@@ -237,7 +217,7 @@ def _lanes_dot(g, y):
     if n < lanes:
         return _lanes_sum(g * y)
     full = n // lanes * lanes
-    acc = _in_order((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), 1)
+    acc = in_order((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), 1)
     if full < n:
         if g.dtype == _f and (rows == 1 or get_num_threads() == 1):
             acc[:, :n - full] = fma32(g[:, full:], y[:, full:], acc[:, :n - full])

@@ -699,6 +699,32 @@ def test_zero_sums_have_torchs_sign(dtype):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_softmax_gradients_of_zero_rows_have_torchs_sign(dtype):
+    """Along the last dimension PyTorch's softmax kernels sum from the first vector (a row of -0
+    sums to -0), across the inner dimensions from 0 (to +0): the gradients of rows whose incoming
+    gradient is all -0 then differ in the sign of zero.  Compared bit for bit, for rows of up to
+    64 vectors and more, and across short and long dimensions."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(4)
+    with threads(torch, 1):
+        for shape, dim in [((6, 40), 1), ((5, 1000), 1), ((3, 2000), 1), ((50, 30), 0), ((4, 6, 5), 1),
+                           ((4, 20, 3000), 1), ((200, 300), 0), ((7, 1), 0)]:
+            x = rng.standard_normal(shape).astype(dtype)
+            g = np.moveaxis(rng.standard_normal(shape).astype(dtype), dim, -1)
+            g[rng.random(g.shape[:-1]) < 0.3] = -0.0
+            g = np.ascontiguousarray(np.moveaxis(g, -1, dim))
+            for name in ("softmax", "log_softmax"):
+                grads = []
+                for lib in (gradviz, torch):
+                    xt = lib.tensor(x, requires_grad=True)
+                    getattr(xt, name)(dim).backward(lib.tensor(g))
+                    grads.append(np.asarray(xt.grad.numpy()))
+                assert np.array_equal(grads[0].view(np.uint8), grads[1].view(np.uint8)), (shape, dim, name)
+
+
+@pytest.mark.torch
 @settings(max_examples=60, deadline=None)
 @given(shape=st.lists(st.sampled_from([1, 1, 2, 3, 7, 11, 33, 40]), min_size=1, max_size=4),
        dtype=st.sampled_from([f32, np.float64]), data=st.data())
