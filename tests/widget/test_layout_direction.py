@@ -10,11 +10,14 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
 
 import gradviz
 import gradviz as torch
-from gradviz.widget.drawing import lr_could_win, svg_size
+from gradviz.trace import make_adapter
+from gradviz.widget.drawing import draw_trace, lr_could_win, svg_size
 from gradviz.widget.standalone import standalone_html
+from strategies import graphs
 from widget_lessons import LESSONS
 
 IDS = re.compile(r'\bid="(gv-[^"]+)"')
@@ -151,3 +154,16 @@ def test_lr_could_win_compares_whole_graph_zooms_in_a_16_9_box():
     assert not lr_could_win((1600, 900), (1600, 900))   # a tie: top to bottom
     assert not lr_could_win((400, 700), (3000, 200))    # a chain: top to bottom
     assert not lr_could_win(None, (1, 1)) and not lr_could_win((1, 1), (0, 5))
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(graphs())
+def test_any_graph_has_the_same_ids_both_ways(case):
+    """Whatever the graph, its left-to-right drawing names every node, edge and slot as the
+    top-to-bottom one does (the frames, made once, play in the drawing the page picks)."""
+    root, names = case
+    assume(root.requires_grad)
+    trace = make_adapter([root], names=names, frame=None, cuts=True).trace
+    tb, lr = draw_trace(trace, "dataflow", "TB"), draw_trace(trace, "dataflow", "LR")
+    assert tb["svg"] and lr["svg"]
+    assert sorted(IDS.findall(tb["svg"])) == sorted(IDS.findall(lr["svg"]))
