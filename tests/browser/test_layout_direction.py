@@ -208,3 +208,39 @@ def test_a_page_that_changes_size_redraws_in_the_direction_its_box_wants(offline
     settle(page)
     assert widget.evaluate("w => w.dataset.gvRankdir") == "TB"
     assert page.gv_errors == [] and page.gv_blocked == []
+
+
+LAB_CELLS = [
+    "import numpy as np\nimport gradviz\nimport gradviz as torch",
+    "xs = [torch.tensor(np.arange(3.0) * 0.37 + i, requires_grad=True) for i in range(6)]\n"
+    "s = torch.stack(xs).sum()\nw = gradviz.animate(s, names={'s': s})\nw",
+    "w.lang = 'ko'",
+]
+
+
+def test_in_jupyterlab_the_cell_gets_the_larger_direction_and_keeps_it_across_a_new_language(
+        jupyterlab, lab_page, artifacts):
+    """The live widget (anywidget's model, synced from the kernel): the notebook cell's box picks
+    left to right for the six stacked vectors; the kernel rewording both drawings (lang='ko')
+    keeps that direction; the animation plays to its ✓ there."""
+    page = lab_page
+    name = jupyterlab.new_notebook("direction-six-vectors.ipynb", LAB_CELLS)
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page)
+    widget = jupyterlab.wait_widgets(page, 1).first
+    page.wait_for_function("w => w.lang === 'ko'", arg=widget.element_handle(), timeout=30000)
+    settle(page)
+    s = widget.evaluate("""w => ({ drawn: w.dataset.gvRankdir, fits: w.querySelector('.gv-main').dataset.fits,
+        titles: [...w.querySelectorAll('svg .gv-node title')].map(t => t.textContent).join(' | ') })""")
+    fits = dict((d, float(z)) for d, z in (p.split(" ") for p in s["fits"].split(", ")))
+    assert s["drawn"] == larger(fits) == "LR", s
+    assert "텐서" in s["titles"], s["titles"][:200]            # the LR drawing, worded in Korean
+    widget.focus()
+    page.keyboard.press("End")
+    page.wait_for_function("w => w.querySelectorAll('.gv-check.gv-ok').length >= 1", arg=widget.element_handle())
+    settle(page)
+    assert widget.evaluate("w => w.querySelectorAll('.gv-check.gv-bad').length") == 0
+    assert widget.evaluate("w => w.dataset.gvRankdir") == "LR"
+    page.screenshot(path=str(artifacts / "direction-lab.png"))
+    assert page.gv_errors == [] and page.gv_blocked == []
