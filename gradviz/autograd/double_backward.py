@@ -33,8 +33,8 @@ def apply_node_graph(node, g):
         like = next(gk for gk in g if gk is not None) if node._outs else g
         return [None if gi is None else like._wrap(gi) for gi in apply_node(node, arrays_of(g))]
     lift = functools.partial(Recorded, apply=apply)
-    args = [Meta(*m, st) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
-            for s, m, st in zip(saved, node._metas, node._strides)]
+    args = [Meta(*m) if s is None else lift(s[3] if s[3]._data is s[0] else s[3]._wrap(s[0]))
+            for s, m in zip(saved, node._metas)]
     if node._outs:
         out, g = None, [None if gk is None else lift(gk) for gk in g]
     elif saved[-1] is None:
@@ -56,7 +56,7 @@ def apply_node_graph(node, g):
                 gi = lift(gi)
             if not isinstance(gi, Recorded):
                 raise NotRecordable("the rule computed its result without the recorded gradient")
-            shape, dtype = node._metas[i]
+            shape, dtype, _ = node._metas[i]
             if gi.shape != shape:
                 gi = unbroadcast(gi, shape)
             grads[i] = (gi if gi.dtype == dtype else gi.astype(dtype)).tensor

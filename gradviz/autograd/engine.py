@@ -20,6 +20,7 @@ a gradient for ``.grad`` or a hook) through the class of the tensors it is hande
 (``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
 """
 
+import collections
 import heapq
 import itertools
 import types
@@ -33,7 +34,7 @@ from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
-from .views import made_view, view_error, view_meta
+from .views import made_view, requires_grad, view_error, view_meta
 from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
                    node_class)
 
@@ -57,7 +58,7 @@ def apply(op, inputs, arrays=None, **params):
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if not op.is_view and not op.column_major and (out.ndim > 1 or not out.flags.c_contiguous):
+    if (out.ndim > 1 or not out.flags.c_contiguous) and not (op.is_view or op.column_major):
         # (the layout is the inputs' own, before any promotion copied them)
         own = [t._data for t in inputs] if given and op.inputs in _layout.POINTWISE else arrays
         if op.contiguous or all([a.flags.c_contiguous for a in own]):
@@ -68,8 +69,7 @@ def apply(op, inputs, arrays=None, **params):
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         made_view(result, inputs[0], view_meta(inputs[0]))
-    # (requires_grad(t), written out: this runs for every op)
-    needs = any([t._requires_grad or (t._view is not None and t._base._requires_grad) for t in inputs])
+    needs = any(map(requires_grad, inputs))
     if _GradMode.enabled:
         if needs and out.dtype.kind == "f":  # integer results have no gradient
             record(op, inputs, arrays, result, params)
@@ -88,46 +88,37 @@ def _save_plan(op, needs):
     """Which values to save (input positions; -1 for the output): the inputs the needed rules use,
     and the output if any rule uses it (PyTorch keeps a result whenever it records the node, so
     writing into it in place is caught even when only another input's rule reads it)."""
-    key = (op.uses, tuple(needs))
-    plan = _SAVE_PLANS.get(key)
-    if plan is None:
-        keys = {"o"} if any("o" in u for u in op.uses) else set()
-        for i, need in enumerate(needs):
-            if need:
-                keys.update(op.uses[min(i, len(op.uses) - 1)])
-        plan = _SAVE_PLANS[key] = tuple(sorted(-1 if k == "o" else int(k) for k in keys))
-    return plan
+    keys = {"o"} if any("o" in u for u in op.uses) else set()
+    for i, need in enumerate(needs):
+        if need:
+            keys.update(op.uses[min(i, len(op.uses) - 1)])
+    return tuple(sorted(-1 if k == "o" else int(k) for k in keys))
 
 
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
-    node.op, node._params, node._freed, node._hooks, node._packed = op, params, False, None, None
-    edges, nograd = [], _NO_INPUTS
-    for i, t in enumerate(inputs):
-        e = edge(t)                  # (may first describe a view anew: a node)
-        edges.append(e)
-        if e[0] is None:
-            nograd = dict(nograd)
-            nograd[i] = t
-    node.next_functions = edges = tuple(edges)
-    node._seq = next(_seq)
-    node.metadata = {}
+    node.next_functions = edges = tuple([edge(t) for t in inputs])   # (an edge may first describe a view anew)
+    needs = tuple([fn is not None for fn, _ in edges])
+    node.op, node._params, node._seq, node._freed, node._hooks, node._packed = op, params, next(_seq), False, None, None
+    node._nograd_inputs = _NO_INPUTS if all(needs) else {i: t for i, t in enumerate(inputs) if not needs[i]}
     saved = [None] * (len(inputs) + 1)
     # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
     # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
-    for k in _save_plan(op, [fn is not None for fn, _ in edges]):
+    plan = _SAVE_PLANS.get((op.uses, needs))
+    if plan is None:   # (worked out once per op and inputs needed)
+        plan = _SAVE_PLANS[op.uses, needs] = _save_plan(op, needs)
+    for k in plan:
         if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
         elif k < len(inputs):    # (a variadic op's rule may read inputs it was not given this time)
             t = inputs[k]
             saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
-    node._metas = tuple([(a.shape, a.dtype) for a in arrays])
-    node._strides = tuple([a.strides for a in arrays])   # PyTorch keeps an input's layout even when not its values
+    # each input's shape, dtype and layout: what backward knows of a value it did not save
+    node._metas = tuple([(a.shape, a.dtype, a.strides) for a in arrays])
     out = result._data
     node._out_meta = (out.shape, out.dtype)
-    node._nograd_inputs = nograd
     node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
     if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
@@ -167,35 +158,34 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
     if rec is not None:
         rec._begin(roots, [arrays_of(g) for g in root_grads] if create_graph else root_grads, retain_graph)
     run_node, accumulate_into = steps
-    nodes, deps = _graph_nodes(roots)
+    deps = _graph_nodes(roots)
     live = None
     if targets is not None:  # run only the part of the graph that leads to a target
-        live = _reaching(nodes, targets)
-        deps = {}
+        live = _reaching(deps, targets)
+        deps = dict.fromkeys(live, 0)
         for node in live:
             for fn, _ in node.next_functions:
                 if fn in live:
-                    deps[fn] = deps.get(fn, 0) + 1
-    captured, buffers, ready, tiebreak, executed = {}, {}, [], itertools.count(), []
+                    deps[fn] += 1
+    captured, buffers, executed = {}, {}, []
+    # The order PyTorch runs ready nodes in: an AccumulateGrad at once (in the order they became
+    # ready), then the most recently created node first (a heap of (-seq, node)).
+    leaves, ready = collections.deque(), []
     # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
-    _hooks.tasks.append((next(_hooks.task_ids), nodes if live is None else live, live is not None))
+    _hooks.tasks.append((next(_hooks.task_ids), deps, live is not None))
     try:
-        def push(node, g, k=0):
-            if node._outs is None:
-                buffers[node] = buffers[node] + g if node in buffers else g
-                return
-            slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
-            slots[k] = g if slots[k] is None else slots[k] + g
-
         for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
-            push(node, g, k)
+            _add_gradient(buffers, node, g, k)
         for node in dict.fromkeys(roots):
             if deps.get(node, 0) == 0:
-                heapq.heappush(ready, (-_priority(node), next(tiebreak), node))
+                if isinstance(node, AccumulateGrad):
+                    leaves.append(node)
+                else:
+                    heapq.heappush(ready, (-node._seq, node))
 
         wrap = hook_wrapper(roots)   # arrays as tensors, for the user's hooks
-        while ready:
-            node = heapq.heappop(ready)[2]
+        while leaves or ready:
+            node = leaves.popleft() if leaves else heapq.heappop(ready)[1]
             g = buffers.pop(node, None)
             if g is not None and node._outs is not None:     # the outputs no gradient reached count as zeros
                 g = _materialized(node, g, create_graph, root_grads[0])
@@ -227,10 +217,13 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
                 if fn is None or (live is not None and fn not in live):
                     continue
                 if gi is not None:
-                    push(fn, gi, k)
+                    _add_gradient(buffers, fn, gi, k)
                 waiting = deps[fn] = deps[fn] - 1
                 if not waiting:
-                    heapq.heappush(ready, (-_priority(fn), next(tiebreak), fn))
+                    if isinstance(fn, AccumulateGrad):
+                        leaves.append(fn)
+                    else:
+                        heapq.heappush(ready, (-fn._seq, fn))
     finally:
         _hooks.tasks.pop()
     if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
@@ -241,6 +234,15 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
     if rec is not None:
         rec._end()
     return captured
+
+
+def _add_gradient(buffers, node, g, k):
+    """Add ``g``, a gradient for output ``k`` of ``node``, to what has come for it so far."""
+    if node._outs is None:
+        buffers[node] = buffers[node] + g if node in buffers else g
+        return
+    slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
+    slots[k] = g if slots[k] is None else slots[k] + g
 
 
 def walk(fns, also=None):
@@ -262,19 +264,20 @@ def walk(fns, also=None):
 
 
 def _graph_nodes(roots):
-    """Every node reachable from ``roots`` and, for each, how many edges lead into it (the walk of
-    :func:`walk`, counting the edges on the way)."""
-    nodes, deps, stack = set(), {}, [fn for fn in roots if fn is not None]
+    """Every node reachable from ``roots``, with how many edges lead into it (the walk of
+    :func:`walk`, counting the edges on the way; each node is walked on from once)."""
+    deps = dict.fromkeys([fn for fn in roots if fn is not None], 0)
+    stack = list(deps)
     while stack:
-        node = stack.pop()
-        if node in nodes:
-            continue
-        nodes.add(node)
-        for fn, _ in node.next_functions:
-            if fn is not None:
-                deps[fn] = deps.get(fn, 0) + 1
+        for fn, _ in stack.pop().next_functions:
+            if fn is None:
+                continue
+            if fn in deps:
+                deps[fn] += 1
+            else:
+                deps[fn] = 1
                 stack.append(fn)
-    return nodes, deps
+    return deps
 
 
 def _reaching(nodes, targets):
@@ -291,14 +294,6 @@ def _reaching(nodes, targets):
                 reach.add(node)
                 todo.append(node)
     return reach
-
-
-def _priority(node):
-    # PyTorch runs the most recently created ready node first; AccumulateGrad as soon as ready.
-    return _FIRST if isinstance(node, AccumulateGrad) else node._seq
-
-
-_FIRST = float("inf")
 
 
 def arrays_of(g):
@@ -353,7 +348,7 @@ def check_saved(node):
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
     saved = check_saved(node)
-    args = [s[0] if s is not None else Meta(m[0], m[1], st) for s, m, st in zip(saved, node._metas, node._strides)]
+    args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, node._metas)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
     rules, variadic = op.vjps, op.variadic
@@ -366,7 +361,7 @@ def apply_node(node, g):
         if gi is None:           # (a custom Function's backward may give an input no gradient)
             grads.append(None)
             continue
-        shape, dtype = node._metas[i]
+        shape, dtype, _ = node._metas[i]
         if type(gi) is not np.ndarray:
             gi = np.asarray(gi)
         if gi.shape != shape:
@@ -408,8 +403,8 @@ def _accumulate(var, g, rec):
 def edge(t):
     """``(node, output number)``: where ``t``'s gradient goes (split's pieces are outputs 0, 1...)."""
     fn = t._grad_fn if t._view is None else current_grad_fn(t)
-    if fn is not None:
-        return (fn, t.__dict__.get("_output_nr", 0))
+    if fn is not None:   # (only a node with several outputs has outputs other than 0)
+        return (fn, 0) if fn._outs is None else (fn, t.__dict__.get("_output_nr", 0))
     if t._requires_grad:     # (a view made in no_grad() mode requires grad through its base, but is
         return (accumulator(t), 0)   # no leaf of its own: PyTorch gives it no edge)
     return (None, 0)
@@ -439,7 +434,7 @@ def record_copy_slices(inner, base, old, params):
     base's old values (``old``) standing for the view's and the written base for the op's result.
     """
     node = node_class("CopySlices")()
-    node.op, node._seq, node._freed, node.metadata, node._hooks = OPS["copy_slices"], next(_seq), False, {}, None
+    node.op, node._seq, node._freed, node._hooks = OPS["copy_slices"], next(_seq), False, None
     node._packed = None
     node._params = dict(params, inner=inner.op, inner_params=inner._params)
     node.next_functions = (edge(base),) + inner.next_functions[1:]
@@ -451,9 +446,8 @@ def record_copy_slices(inner, base, old, params):
     if saved[-1] is not None:
         saved[-1] = (base._data, base._vbox, base._vbox[0], None)
     node._saved = saved
-    node._metas = ((base._data.shape, base._data.dtype),) + inner._metas[1:]
-    node._strides = (base._data.strides,) + inner._strides[1:]
-    node._out_meta = node._metas[0]
+    node._metas = ((base._data.shape, base._data.dtype, base._data.strides),) + inner._metas[1:]
+    node._out_meta = node._metas[0][:2]
     node._nograd_inputs = {i: t for i, t in inner._nograd_inputs.items() if i}
     if not base._requires_grad:
         node._nograd_inputs[0] = base

@@ -24,8 +24,8 @@ class Node:
     ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
     """
 
-    __slots__ = ("op", "next_functions", "_saved", "_metas", "_strides", "_params", "_out", "_out_meta", "_outs",
-                 "_seq", "_freed", "_nograd_inputs", "metadata", "_hooks", "_packed", "__weakref__")
+    __slots__ = ("op", "next_functions", "_saved", "_metas", "_params", "_out", "_out_meta", "_outs",
+                 "_seq", "_freed", "_nograd_inputs", "_metadata", "_hooks", "_packed", "__weakref__")
 
     def name(self):
         name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
@@ -42,6 +42,19 @@ class Node:
         if self._freed:
             return None
         return tuple(s[0] for s in self._saved if s is not None)
+
+    @property
+    def metadata(self):
+        """A dict of the user's own notes on this node, made when first asked for (most nodes never are)."""
+        try:
+            return self._metadata
+        except AttributeError:   # (the slot is left empty until then: recording a node stays cheap)
+            self._metadata = {}
+            return self._metadata
+
+    @metadata.setter
+    def metadata(self, value):
+        raise AttributeError(f"attribute 'metadata' of '{type(self).__name__}' objects is not writable")
 
     def output(self):
         """The tensor this node produced, if it is still alive."""
@@ -81,12 +94,11 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
     __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
+    # what every sink has: no inputs, no op, nothing saved, one output (read-only, as in PyTorch)
+    next_functions, op, _saved, _freed, _outs, _packed = (), None, None, False, None, None
 
     def __init__(self, variable):
-        self.variable, self.next_functions, self.op = variable, (), None
-        self._seq, self._saved, self._freed, self._outs, self._hooks = variable._seq, None, False, None, None
-        self._packed = None
-        self.metadata = {}
+        self.variable, self._seq, self._hooks = variable, variable._seq, None
 
     def name(self):
         return "torch::autograd::AccumulateGrad"

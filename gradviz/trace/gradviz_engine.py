@@ -172,7 +172,7 @@ class GradvizAdapter(EngineAdapter):
         outs = getattr(fn, "_outs", None)           # split/unbind: one node, one output per piece
         inputs = []
         for i, (nxt, k) in enumerate(fn.next_functions):
-            shape, dtype = fn._metas[i]
+            shape, dtype, _ = fn._metas[i]
             if nxt is None:
                 t = fn._nograd_inputs.get(i)
                 src = self._value(t) if t is not None else None

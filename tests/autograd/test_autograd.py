@@ -435,6 +435,17 @@ def test_next_functions_mirror_pytorch():
     assert y.grad_fn.name() == "AddBackward0"
 
 
+def test_node_metadata_is_one_dict_that_cannot_be_replaced():
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    for fn in (y.grad_fn, y.grad_fn.next_functions[0][0]):   # a node, and a leaf's AccumulateGrad
+        assert fn.metadata == {} and fn.metadata is fn.metadata
+        fn.metadata["note"] = 1
+        assert fn.metadata == {"note": 1}
+        with raises(AttributeError, f"attribute 'metadata' of '{type(fn).__name__}' objects is not writable"):
+            fn.metadata = {}
+
+
 def test_gradient_dtype_follows_the_leaf():
     x = torch.ones(2, dtype=torch.float64, requires_grad=True)
     (x * torch.ones(2)).sum().backward()   # float64 * float32 -> float64
