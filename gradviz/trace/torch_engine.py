@@ -146,6 +146,8 @@ class TorchAdapter(EngineAdapter):
                                  for seen in [watched(fn)] if seen is not None and "n" in seen)
         steps = [self._step(fn) for fn in self.fns]
         self.all_steps = list(steps)         # hooked on every backward(), even if a layer folds some
+        # a custom Function's node -> whether it saved tensors (None: freed already, so it did): stale()
+        self._saves = {id(s.fn()): _saves_tensors(s.fn()) is not False for s in steps if s.user}
         for step in steps:
             self._fill(step)
         root_values = []
@@ -569,9 +571,17 @@ class TorchAdapter(EngineAdapter):
         return notes
 
     def stale(self):
-        """Why ``backward()`` would fail now: ``"freed"`` or ``"modified"`` (read from the saved tensors), or None."""
+        """Why ``backward()`` would fail now: ``"freed"`` or ``"modified"`` (read from the saved tensors), or None.
+
+        A custom Function's node counts as freed once what its ``forward`` saved
+        (``ctx.save_for_backward``) is gone: read without unpacking it, so no hook of the user's runs.
+        """
         for step in self.all_steps:
             fn = step.fn()
+            if step.user:
+                if self._saves.get(id(fn)) and _saves_tensors(fn) is None:
+                    return "freed"
+                continue
             for attr in dir(fn):
                 if not attr.startswith("_saved_"):
                     continue
@@ -589,7 +599,11 @@ class TorchAdapter(EngineAdapter):
         numbers it read the first time (it must give the output it gave, and a node of the same
         name); never the user's own code (a custom Function, a module's forward).  A layer folded
         by ``collapse=`` runs as the ops PyTorch recorded for it (``collapse=`` only changes the
-        picture).  The trace then holds the new pass: nodes and every value.  Why not: ``"user"``
+        picture).  A constant PyTorch did not keep (``x * w + 2.0`` keeps no 2.0) is no obstacle while
+        only ops whose gradients read none of its values carry it to the root (:func:`_passes_on`):
+        the new graph is built with 0 for it, and each value known then moves by exactly what the
+        leaves' change moved it (what was not known stays unknown).  The trace then holds the new
+        pass: nodes and every value.  Why not: ``"user"``
         (a custom Function), ``"unkept"`` (a value PyTorch did not keep), ``"op"`` (an op it
         cannot call), ``"differs"`` (an op gives other numbers when run again: a random one),
         ``"no graph"``.
@@ -600,29 +614,39 @@ class TorchAdapter(EngineAdapter):
         if any(s.op is None for s in self.all_steps):
             return "op"
         layer_of = {id(m): fold for fold, _, _ in self.trace.folds for m in fold.members if m.out is fold.out}
+        lost = {}      # id(step) -> its first output with 0 for each constant PyTorch did not keep
         for s in self.all_steps:
             call = _REPLAY.get(s.op.key)
             if call is None or any(i.output_nr for i in s.inputs):
                 return "op"
-            if any(i.kind == "const" and i.data is None for i in s.inputs):
+            unknown = [k for k, i in enumerate(s.inputs)
+                       if (i.kind == "const" and i.data is None) or (i.kind == "op" and id(i.src) in lost)]
+            if unknown and not _passes_on(s, unknown):
                 return "unkept"
             try:
                 with torch.no_grad():                    # the same op on the numbers it read then
-                    old = call(torch, [_tensor(torch, i.data, i.src) for i in s.inputs], s.params)
-                if s.out.data is None:
-                    return "unkept"
-                if not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6, equal_nan=True):
-                    return "differs"
+                    old = call(torch, [0.0 if i.kind == "const" and i.data is None else
+                                       lost[id(i.src)] if i.kind == "op" and id(i.src) in lost else
+                                       _tensor(torch, i.data, i.src) for i in s.inputs], s.params)
+                if not unknown:
+                    if s.out.data is None:
+                        return "unkept"
+                    if not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6, equal_nan=True):
+                        return "differs"
                 args = [inp.src.tensor() if inp.kind == "leaf" else made[id(inp.src)] if inp.kind == "op"
-                        else _tensor(torch, inp.data, inp.src) for inp in s.inputs]
+                        else 0.0 if inp.data is None else _tensor(torch, inp.data, inp.src) for inp in s.inputs]
                 out = call(torch, args, s.params)
             except Exception:  # an op we cannot call so: say the forward pass cannot run again
                 return "op"
             if out.grad_fn is None or out.grad_fn.name() != s.name:
                 return "op"
             made[id(s)] = out
+            if unknown:
+                lost[id(s)] = old
             if id(s) in layer_of:        # a folded layer's last op: what later steps read as the layer's
                 made[id(layer_of[id(s)])] = out
+                if unknown:
+                    lost[id(layer_of[id(s)])] = old
             done.append((s, out, args))
         root = self.trace.root_step
         if root is None or id(root) not in made:
@@ -631,10 +655,16 @@ class TorchAdapter(EngineAdapter):
             fn = out.grad_fn
             self.by_fn[id(fn)] = s
             s.fn = lambda fn=fn: fn
-            s.out.data, s.out.ref = _array(out), out
+            s.out.ref = out
+            if id(s) not in lost:
+                s.out.data = _array(out)
+            elif s.out.data is not None:     # known then: it moves by what the leaves' change moved it
+                s.out.data = (s.out.data + (_array(out) - _array(lost[id(s)]))).astype(s.out.data.dtype)
             for inp, a in zip(s.inputs, args):
-                if inp.kind != "const":
+                if inp.kind == "leaf":
                     inp.data = _array(a)
+                elif inp.kind == "op":
+                    inp.data = inp.src.out.data if id(inp.src) in lost else _array(a)
             for nxt, _ in fn.next_functions:
                 if nxt is not None and nxt.name() == ACCUMULATE:
                     self.accs[id(nxt.variable)] = nxt
@@ -644,7 +674,7 @@ class TorchAdapter(EngineAdapter):
                 if inp.kind == "leaf":
                     inp.data = _array(inp.src.tensor())
                 elif inp.kind == "op" and id(inp.src) in made:
-                    inp.data = _array(made[id(inp.src)])
+                    inp.data = inp.src.out.data if id(inp.src) in lost else _array(made[id(inp.src)])
         for v in self.trace.leaves:
             v.data = _array(v.tensor())
         self.fns = [out.grad_fn for _, out, _ in done]       # strong references: the nodes stay alive
@@ -697,6 +727,15 @@ class _Failed(Exception):
         self.exc, self.started = exc, started
 
 
+def _saves_tensors(fn):
+    """Whether a custom Function's node holds saved tensors (True/False), or None once they were
+    freed (PyTorch raises then, even for a node that saved none)."""
+    try:
+        return bool(fn._raw_saved_tensors)
+    except RuntimeError:
+        return None
+
+
 def _hook_name(hook):
     """A hook as its author knows it: its name, with the module for one of PyTorch's own."""
     name = getattr(hook, "__qualname__", None) or type(hook).__name__
@@ -729,6 +768,32 @@ def _tensor(torch, data, src):
     if src is not None and getattr(src, "literal", False) and np.ndim(data) == 0:
         return np.asarray(data).item()
     return torch.from_numpy(np.array(data, copy=True))
+
+
+# Ops whose backward reads no value of an input (only sizes, or a known constant factor): a
+# constant PyTorch did not keep may flow through them, since the new graph's gradients do not depend
+# on it; each value they make moves by exactly what the leaves' change moved it (see _passes_on).
+_SHIFTS = {"add", "sub", "add_scalar", "sub_scalar", "neg", "sum", "mean", "sum_dim", "mean_dim", "clone",
+           "mul_scalar", "div_scalar", "view", "reshape_alias", "t", "transpose", "unsqueeze", "squeeze",
+           "squeeze_dim", "expand", "permute"}
+
+
+def _passes_on(step, unknown):
+    """Whether ``step`` can be run again with 0 for its inputs ``unknown`` (a constant PyTorch did not
+    keep, or a value made from one) and still give the new graph its gradients: its backward reads
+    no value of theirs, and what they add to its output does not depend on the leaves.
+
+    The other inputs of ``mul``/``div`` (numerator only) must then be constants with known numbers:
+    ``(x + c) * 0.5`` moves with x alone.
+    """
+    key = step.op.key
+    if key in _SHIFTS:
+        return True
+    if key in ("mul", "div"):
+        rest = [i for k, i in enumerate(step.inputs) if k not in unknown]
+        return (len(rest) == 1 and rest[0].kind == "const" and rest[0].data is not None
+                and (key == "mul" or unknown == [0]))
+    return False
 
 
 def _dims(p):

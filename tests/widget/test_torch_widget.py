@@ -462,10 +462,13 @@ def test_a_freed_torch_graph_of_user_code_is_not_run_forward_again_and_says_why(
     o = Cube.apply(x).sum()
     w = animate(o, names={"x": x, "o": o})
     w.backward(retain_graph=False)
-    w.backward()                                  # your own forward: never run again, PyTorch's error shown
+    w.backward()                                  # your own forward: never run again, and said so
     kinds = [f["kind"] for f in w.frames]
-    assert kinds[-1] == "error" and "second time" in w.frames[-1]["error"]
-    assert "forward_again" not in kinds
+    assert w.frames[-1]["phase"] == "note" and w.frames[-1]["msg"][1]["reason"] == ["why_user", {}]
+    assert "forward_again" not in kinds and "error" not in kinds
+    w.forward_again = False                       # unticked: PyTorch's own refusal is the lesson
+    w.backward()
+    assert w.frames[-1]["kind"] == "error" and "second time" in w.frames[-1]["error"]
 
 
 @pytest.mark.parametrize("lesson", ["seed", "neuron", "tiny_mlp"])
@@ -549,35 +552,63 @@ def test_buttons_on_a_collapsed_torch_model_run_its_ops_again_and_end_with_a_tic
     assert all(torch.allclose(a, p.grad) for a, p in zip(got, model.parameters()))
 
 
-@pytest.mark.parametrize("case", ["unkept"])
+def test_a_constant_pytorch_did_not_keep_is_no_obstacle_when_only_sums_carry_it():
+    """Lesson 7's 'Shifted' module, (x * w + 2.0).mean() without watch(): PyTorch keeps no 2.0, but
+    only add and mean carry it to the root, whose gradients read none of its values. After a
+    training step, backward(), zero_(), backward() runs the graph again, shows the loss at the new
+    w (the add's output, never known, stays unknown) and ends with ✓ at the engine's .grad."""
+    wt = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
+    x = torch.tensor([1.0, 2.0])
+    out = (x * wt + 2.0).mean()
+    w = animate(out, names={"x": x, "w": wt, "out": out})
+    out.backward()                             # the notebook's own call frees the graph
+    with torch.no_grad():
+        wt -= 0.5 * wt.grad                    # a training step
+    for act in ("backward", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+    assert w.frames[-1]["kind"] == "done" and not any(f.get("unchecked") or f["phase"] == "error" for f in w.frames)
+    again = [f for f in w.frames if f["kind"] == "forward_again"]
+    now = (x * wt + 2.0).mean()
+    assert again and all(f["msg"][1]["value"] == gradviz.value_text.summary(now.detach().numpy()) for f in again)
+    checks = _last_checks(w)
+    assert list(checks) and all(c["ok"] is True for c in checks.values()) and not _crosses(w), checks
+    assert torch.allclose(wt.grad, torch.tensor([0.5, 1.0]))
+    lesson = w._animation.lesson
+    assert [s.out.data is None for s in lesson.nodes] == [False, True, False]     # add's output: never known
+
+
+@pytest.mark.parametrize("case", ["unkept", "user"])
 def test_buttons_on_a_graph_that_cannot_run_again_end_in_words(case):
-    """Lesson 7's collapse=model and its 'Shifted' module (a constant PyTorch did not keep):
-    backward(), zero_(), backward() ends on a note saying backward() was not run and why, never
-    PyTorch's refusal, a ✗ or a traceback; the first press is ✓."""
+    """tanh(w + 2.0) without watch() (PyTorch keeps no 2.0, and tanh's gradient reads its value) and a
+    custom Function (its forward is the user's code): backward(), zero_(), backward() ends on a
+    note saying backward() was not run and why, never PyTorch's refusal, a ✗ or a traceback; the
+    first press is ✓."""
     from gradviz.widget.i18n import render
-    torch.manual_seed(0)
-    if case == "collapse":
-        model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 2))
-        X, Y = torch.randn(4, 2), torch.tensor([0, 1, 1, 0])
-        loss = torch.nn.functional.cross_entropy(model(X), Y)
-        loss.backward()                        # a .grad from the notebook's own training step...
-        with torch.no_grad():
-            for p in model.parameters():       # ...then the step: that .grad is for other values
-                p -= 0.1 * p.grad
-        out = torch.nn.functional.cross_entropy(model(X), Y)
-        w = animate(out, collapse=model)
-        reason = "collapse= shows each layer as one node"
-    else:
-        wt = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
-        out = (torch.tensor([1.0, 2.0]) * wt + 2.0).mean()
-        w = animate(out)
+    wt = torch.nn.Parameter(torch.tensor([0.5, -1.0]))
+    if case == "unkept":
+        out = torch.tanh(wt + 2.0).sum()
         reason = "PyTorch did not keep a value this pass read"
+    else:
+        class Cube(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                return 3 * a ** 2 * g
+
+        out = Cube.apply(wt).sum()
+        reason = "it calls your own code (a custom autograd.Function)"
+    w = animate(out, names={"w": wt, "out": out})
     assert not [m for m in _check_marks(w) if m[2] is False and m[0] == 0]      # no ✗ at the start either
     w.backward()
     first_done = len(w.frames)
     assert [m for m in _check_marks(w) if m[0] >= first_done - 10 and m[2] is True]
     w.zero_grad()
-    grads = [p.grad.clone() for p in ([wt] if case == "unkept" else model.parameters())]
+    grads = [wt.grad.clone()]
     w.backward()
     last = w.frames[-1]
     words = render("en", last["msg"])
@@ -585,9 +616,6 @@ def test_buttons_on_a_graph_that_cannot_run_again_end_in_words(case):
     assert words.startswith("backward() is not run this time") and reason in words
     assert "no new call to check" in words and "Traceback" not in words and "Error" not in words
     assert not any(f["phase"] == "error" for f in w.frames)
-    crosses = [(k, slot) for k, f in enumerate(w.frames) for slot, v in (f.get("set") or {}).items()
-               if slot.startswith("check:") and isinstance(v, dict) and v.get("ok") is False and "times" not in v]
-    assert crosses == []                     # (ok False with "times": zeroed or k calls' worth, said as such)
-    after = [p.grad for p in ([wt] if case == "unkept" else model.parameters())]
-    assert all(torch.equal(a, b) for a, b in zip(after, grads))          # nothing ran: .grad unchanged
+    assert _crosses(w) == []                 # (ok False with "times": zeroed or k calls' worth, said as such)
+    assert torch.equal(wt.grad, grads[0])          # nothing ran: .grad unchanged
     assert "이번에는 backward() 호출을 실행하지 않습니다" in render("ko", last["msg"])
