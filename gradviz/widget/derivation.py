@@ -416,14 +416,18 @@ def check(grad, want):
 
     >>> check(np.array([20., 20.]), np.array([10., 10.]))
     {'ok': False, 'diff': '[10., 10.]', 'times': 2}
+    >>> check(np.array([0., 0.]), np.array([np.inf, 1.]))["times"]
+    0
     """
     if grad is None:
         return {"ok": None, "diff": ""}
     grad = np.asarray(grad, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
-    ok = bool(np.allclose(grad, want, rtol=1e-4, atol=1e-6))
+    ok = bool(np.allclose(grad, want, rtol=1e-4, atol=1e-6, equal_nan=True))   # (nan where the maths gives nan)
     out = {"ok": ok, "diff": "" if ok else format_line(grad - want)}
-    if not ok and np.any(want != 0) and np.all(np.isfinite(grad)) and np.all(np.isfinite(want)):
+    if not ok and np.any(want != 0) and not np.any(grad):       # zero_(): whatever the hand result holds
+        out["times"] = 0
+    elif not ok and np.any(want != 0) and np.all(np.isfinite(grad)) and np.all(np.isfinite(want)):
         k = round(float(np.sum(grad * want) / np.sum(want * want)))
         if 0 <= k <= 1000 and np.allclose(grad, k * want, rtol=1e-4, atol=1e-6):
             out["times"] = k

@@ -2,8 +2,14 @@
 ``.grad``, and no panel or caption holds ``□``, an exception's text or a node name used as a function.
 
 For every widget of every lesson (tests/widget_lessons.py, and lessons 5-7's own programs) and for
-random programs (hypothesis) covering ``gradient=``, cross-entropy, in-place rebinding, reuse and
-collapsed modules, in both engines (the torch ones skip without torch).
+random programs (hypothesis) covering ``gradient=``, cross-entropy, in-place rebinding, reuse,
+collapsed modules and custom Functions, in both engines (the torch ones skip without torch).
+
+Then the live buttons after Run All (:func:`after_run_all`: the notebook's own backward() freed the
+graph, maybe a training step since): backward(), zero_(), backward() ends with ✓ on every leaf and
+the derivation, worked out again at the values the press ran on, still reads as the engine's
+``.grad``; only a custom Function (its forward is the user's code, never run again) ends on the
+note saying so in words.
 """
 
 import re
@@ -59,8 +65,9 @@ def texts(widget):
     return out
 
 
-def read_the_maths(widget, grads):
-    """The checks of this file, on one widget; ``grads``: {leaf name: the engine's .grad}."""
+def read_the_maths(widget, grads, run=0):
+    """The checks of this file, on one widget; ``grads``: {leaf name: the engine's .grad} in the pass
+    ``run`` of the trace (0: animate()'s own; -1: the last button press, at the values it ran on)."""
     for text in texts(widget):
         assert r"\square" not in text and "□" not in text, text
         assert not EXCEPTION.search(text), text
@@ -82,14 +89,16 @@ def read_the_maths(widget, grads):
     for key, (expr, value) in keep.get("checked", {}).items():     # every numbered line's value
         assert np.allclose(np.asarray(expr.value(), np.float64), value, rtol=1e-3, atol=1e-5), (key, expr.latex())
     lines = keep.get("node_lines", {})
-    for run in widget._animation.lesson.trace.runs[:1]:          # backprop's numbered lines: each tensor's gradient
+    runs = widget._animation.lesson.trace.runs
+    shown = [runs[run]] if runs else []
+    for run in shown:                                            # backprop's numbered lines: each tensor's gradient
         for e in run.events:
             if e.node is not None and id(e.node) in lines:
                 assert np.allclose(np.asarray(lines[id(e.node)].value(), np.float64),
                                    np.asarray(e.grad_in, np.float64), rtol=1e-3, atol=1e-5), e.node.name
     math = widget._animation.math
     if math is not None:                       # what each step sends, as the running product writes it
-        for run in widget._animation.lesson.trace.runs[:1]:
+        for run in shown:
             for e in run.events:
                 if e.node is None:
                     continue
@@ -148,6 +157,69 @@ def test_backward_with_a_gradient_differentiates_L():
     captions = [w.caption(i) for i in range(len(w.frames))]
     assert not any("∂z/∂z" in c or "gets ∂z/" in c for c in captions)
     assert any("L = Σ v ⊙ z" in c and "∂L/∂z = v" in c for c in captions)
+
+
+# --- the live buttons after Run All ---------------------------------------------------------------
+
+def lesson_in(engine, name):
+    """``(lib, root, names, gradient)``: a lesson of tests/widget_lessons.py built with ``engine``."""
+    if engine == "gradviz":
+        return (gradviz,) + LESSONS[name]()
+    torch = lib_of("torch")
+    import widget_lessons
+    from pathlib import Path
+    source = Path(widget_lessons.__file__).read_text(encoding="utf-8").replace("import gradviz as torch", "import torch")
+    space = {}
+    exec(compile(source, "widget_lessons (torch)", "exec"), space)
+    return (torch,) + space["LESSONS"][name]()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+@pytest.mark.parametrize("train", [False, True], ids=["run_all", "then_a_step"])
+def test_every_lesson_widget_ends_its_buttons_with_a_tick(engine, lesson, train):
+    """Issue 21: after Run All (the lesson's own backward() freed the graph; maybe a training step
+    on every leaf since), backward(), zero_(), backward() ends with ✓ on every leaf, the derivation
+    worked out again at the values the press ran on."""
+    lib, root, names, gradient = lesson_in(engine, lesson)
+    w = AutogradWidget(root, gradient, names=names)
+    after_run_all(lib, w, root, gradient, names, train=train)
+
+
+class _Shifted:
+    """Lesson 7's module: (x * w + 2.0).mean(), whose 2.0 PyTorch does not keep without watch()."""
+
+    def __new__(cls, lib):
+        class Shifted(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.tensor([0.5, -1.0]))
+
+            def forward(self, x):
+                return (x * self.w + 2.0).mean()
+        return Shifted()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("program", ["collapse", "shifted", "shifted_watched"])
+def test_lesson_7s_widgets_end_their_buttons_with_a_tick(engine, program):
+    """Lesson 7 after Run All: the classifier trained with Adam then drawn with collapse=model, and
+    the Shifted module with and without gradviz.watch(): ✓ at the end of backward(), zero_(), backward()."""
+    lib = lib_of(engine)
+    if program == "collapse":
+        loss, names, model = _classifier(lib, steps=30)
+        w = AutogradWidget(loss, names={k: v for k, v in names.items() if "." not in k}, collapse=model)
+        tensors = {k: v for k, v in names.items() if "." in k}
+        after_run_all(lib, w, loss, None, tensors, train=True)
+        return
+    shifted, data = _Shifted(lib), lib.tensor([1.0, 2.0])
+    if program == "shifted_watched":
+        with gradviz.watch():
+            out = shifted(data)
+    else:
+        out = shifted(data)
+    w = AutogradWidget(out, names={"shifted": shifted, "data": data, "out": out, "shifted.w": shifted.w})
+    after_run_all(lib, w, out, None, {"shifted.w": shifted.w}, train=True)
 
 
 # --- composite ops and collapsed layers -------------------------------------------------------------
@@ -282,14 +354,14 @@ BINARY = ["add", "mul", "sub", "div"]
 @st.composite
 def programs(draw):
     """A recipe for a small program: its kind, shapes, seed, ops (with reuse: y * y), and options."""
-    kind = draw(st.sampled_from(["sum", "gradient", "cross_entropy", "in_place", "collapse"]))
+    kind = draw(st.sampled_from(["sum", "gradient", "cross_entropy", "in_place", "collapse", "function"]))
     shape = draw(st.sampled_from([(3,), (2, 2), (2, 3)]))
     n_leaves = draw(st.integers(1, 3))
     steps = draw(st.lists(st.tuples(st.sampled_from(UNARY + BINARY), st.integers(0, 30), st.integers(0, 30)),
                           min_size=1, max_size=6))
     return {"kind": kind, "shape": shape, "leaves": n_leaves, "steps": steps,
             "seed": draw(st.integers(0, 2**16)), "hidden": draw(st.integers(2, 5)),
-            "loss": draw(st.sampled_from(["mse", "ce"]))}
+            "loss": draw(st.sampled_from(["mse", "ce"])), "train": draw(st.booleans())}
 
 
 def _apply(lib, op, a, b):
@@ -336,8 +408,10 @@ def build_program(lib, recipe):
     for op, i, j in recipe["steps"]:
         pool.append(_apply(lib, op, pool[i % len(pool)], pool[j % len(pool)]))
     z = pool[-1] if len(pool) > len(leaves) else pool[0] * 2.0
+    if kind == "function":                       # the user's own autograd.Function inside the graph
+        z = _cube(lib).apply(z) * 0.5
     names = dict(leaves, z=z)
-    if kind == "sum":
+    if kind in ("sum", "function"):
         out = z.sum()
         names["out"] = out
         return out, names, None, {}
@@ -351,6 +425,20 @@ def build_program(lib, recipe):
     return out, names, None, {}
 
 
+def _cube(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x * x * g
+    return Cube
+
+
 def _check_program(engine, recipe):
     lib = lib_of(engine)
     root, names, gradient, options = build_program(lib, recipe)
@@ -361,6 +449,45 @@ def _check_program(engine, recipe):
     w = AutogradWidget(root, gradient, names=names, **options)
     read_the_maths(w, grads)
     assert all(e["chain"] != "0" or np.allclose(grads.get(e["leaf"], 0), 0) for e in w.derivation["leaves"])
+    after_run_all(lib, w, root, gradient, tensors, train=recipe.get("train", False),
+                  words=recipe["kind"] == "function")
+
+
+def after_run_all(lib, w, root, gradient, tensors, train=False, words=False):
+    """The notebook's own ``root.backward(gradient)`` (it frees the graph), maybe a training step on
+    every leaf, then the buttons backward(), zero_(), backward(): never ✗ nor an error, and at the end
+    ✓ on every leaf, the derivation at the values the last press ran on reading as the engine's
+    .grad -- or, with ``words`` (a custom Function: the user's code is never run again), the note
+    saying backward() was not run and why, .grad left as it was."""
+    leaves = {k: t for k, t in tensors.items() if getattr(t, "is_leaf", False) and t.requires_grad}
+    for t in leaves.values():
+        t.grad = None
+    root.backward(gradient)
+    if train:                                    # a small step (a bounded one: exp(exp(x)) overflows soon)
+        with lib.no_grad():
+            for t in leaves.values():
+                if t.grad is not None:
+                    t -= 0.05 * t.grad.clamp(-1, 1)
+    start = len(w.frames)
+    for act in ("backward", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+    new = w.frames[start:]
+    crosses = [(slot, v) for f in new for slot, v in f["set"].items()
+               if slot.startswith("check:") and isinstance(v, dict) and v.get("ok") is False and "times" not in v]
+    assert not crosses and not any(f["phase"] == "error" for f in new), (crosses, [w.caption(start + i) for i in
+                                                                                  range(len(new))])
+    last = w.frames[-1]
+    if words:
+        assert last["phase"] == "note" and last["unchecked"] is True and last["msg"][1]["reason"] == ["why_user", {}]
+        return
+    assert last["kind"] == "done" and not any(f.get("unchecked") for f in new), render("en", last["msg"])
+    shown = {}
+    for f in w.frames:
+        shown.update(f["set"])
+    checks = {k: v for k, v in shown.items() if k.startswith("check:")}
+    assert checks and all(c["ok"] is True for c in checks.values()), checks
+    grads = {k: np.array(t.grad.detach().numpy(), np.float64) for k, t in leaves.items() if t.grad is not None}
+    read_the_maths(w, grads, run=-1)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
