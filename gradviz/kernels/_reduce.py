@@ -268,14 +268,13 @@ def batch_norm_sums(x):
     n = x.size // x.shape[1]
     if x.ndim == 2 or x.shape[2] == 1:
         runs = _bn_runs(x.reshape(x.shape[0], x.shape[1]))
-        total = sum(np.add.accumulate(r, axis=0)[-1].astype(np.float64) for r in runs)
+        total = sum(_in_order(r).astype(np.float64) for r in runs)     # (from 0: the sign of a zero is lost to 0 + ...)
         mean = (total / n).astype(x.dtype)
         squares = np.zeros(x.shape[1], np.float64)
         for r in runs:
             acc = np.zeros(x.shape[1], x.dtype)
-            for row in r:
-                dx = row - mean
-                acc = fma(dx, dx, acc, x.dtype)
+            for dx in r - mean:                         # a fused multiply-add per row: a loop
+                acc = fma(dx, dx, acc, x.dtype)         # (numpy has no fused running sum)
             squares += acc
         return mean, squares.astype(x.dtype)
     flat = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)     # per channel, in memory order
@@ -299,11 +298,10 @@ def batch_norm_backward_sums(g, x, mean):
         rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
         total, dot = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
         for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
-            s, p = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
-            for xi, gi in zip(xr, gr):
-                s = s + gi
-                p = fma(xi - mean, gi, p, x.dtype)
-            total, dot = total + s, dot + p
+            p = np.zeros(x.shape[1], x.dtype)
+            for xi, gi in zip(xr, gr):                      # a fused multiply-add per row: a loop
+                p = fma(xi - mean, gi, p, x.dtype)          # (numpy has no fused running sum)
+            total, dot = total + _in_order(gr), dot + p      # Σ g: each run's from 0, whole-array
         return total, dot
     axes = (0,) + tuple(range(2, x.ndim))                   # all but the channels
     centred = x.astype(np.float64) - np.reshape(mean.astype(np.float64), (1, -1) + (1,) * (x.ndim - 2))
