@@ -118,21 +118,24 @@ def _by_rows(f, dim, *arrays):
     return np.moveaxis(out.reshape(shape), -1, dim)
 
 
-def _exp_columns(x, dim, split=False):
+def _exp_columns(x, dim, split=False, out=None):
     """e^x as the kernels along a dimension that is not the last compute it: they run across the
     inner dimensions (the columns), SLEEF's exp on whole vectors of columns and the C library's
     on the columns left over.  ``split``: softmax's kernel, whose threads each take a range of
-    (outer, column) positions, and run vectors only inside their range (:func:`_vectorised`)."""
+    (outer, column) positions, and run vectors only inside their range (:func:`_vectorised`).
+    ``out``: ``x`` itself when it may be overwritten (the exp is then taken in place)."""
     inner = math.prod(x.shape[dim + 1:])
     flat = x.reshape(-1, x.shape[dim], inner)
+    step = _vector(x.dtype)
     if split:
-        vec = _vectorised(flat.shape[0], inner, _vector(x.dtype))[:, None, :]
+        vec = _vectorised(flat.shape[0], inner, step)
     else:
-        vec = np.arange(inner) < inner - inner % _vector(x.dtype)
-    e = _sleef.exp(flat)      # elementwise: the vectors' values, then the C library's elsewhere
-    rest = ~np.broadcast_to(vec, flat.shape)
-    if rest.any():
-        e[rest] = _libm.exp(flat[rest])
+        vec = np.broadcast_to(np.arange(inner) < inner - inner % step, (flat.shape[0], inner))
+    outer_at, column_at = np.nonzero(~vec)      # the columns left to the C library, (outer, column) pairs
+    rest = _libm.exp(flat[outer_at, :, column_at]) if len(outer_at) else None
+    e = _sleef.exp(flat, out=flat if out is x else None)    # every value, the vectors' kept
+    if rest is not None:
+        e[outer_at, :, column_at] = rest
     return e.reshape(x.shape)
 
 
@@ -176,8 +179,9 @@ def softmax(a, dim):
     dim %= a.ndim
     if _across(a.shape, dim):
         with np.errstate(all="ignore"):
-            e = _exp_columns(a - a.max(axis=dim, keepdims=True), dim, split=True)
-            return e / _down(e, dim)
+            shifted = a - a.max(axis=dim, keepdims=True)
+            e = _exp_columns(shifted, dim, split=True, out=shifted)
+            return np.divide(e, _down(e, dim), out=e)      # (e is ours)
 
     def rows(x):
         shifted = x - x.max(axis=1, keepdims=True)
@@ -244,5 +248,6 @@ def log_softmax_backward(g, y, dim):
         return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
     dim %= y.ndim
     if _across(y.shape, dim):
-        return _fma(-_exp_columns(y, dim), np.broadcast_to(_down(g, dim), y.shape), g)
+        e = _exp_columns(y, dim)
+        return _fma(np.negative(e, out=e), np.broadcast_to(_down(g, dim), y.shape), g)
     return _by_rows(lambda g2, y2: _fma(-_sleef.exp(y2), _lanes_sum(g2)[:, None], g2), dim, g, y)
