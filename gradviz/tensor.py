@@ -59,7 +59,7 @@ class Tensor(TensorBase):
         """A new leaf around ``array`` (no copy)."""
         t = object.__new__(Tensor)
         t._data, t._requires_grad, t._grad_fn, t._grad = array, False, None, None
-        t._vbox, t._acc, t._retains_grad, t._hooks = [0], None, False, {}
+        t._vbox, t._acc, t._retains_grad, t._hooks = [0], None, False, None   # (hooks: a dict once one is added)
         t._seq, t._literal, t._base, t._view = next(_seq), False, None, None
         return t
 
@@ -179,6 +179,8 @@ class Tensor(TensorBase):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         fn = engine.current_grad_fn(self)
         if fn is None:
+            if self._hooks is None:
+                self._hooks = {}
             return _hooks.add_hook(self._hooks, hook)
         return _hooks.add_hook(fn._hooks_made().for_output(self.__dict__.get("_output_nr", 0)), hook)
 
