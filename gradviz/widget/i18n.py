@@ -130,6 +130,9 @@ STRINGS = {
         "why_no_graph": "the ops, run again, made no graph",
         "engine_added": "engine: this backward() added {value} to {leaf}.grad (now {grad})",
         "graph_partial": "Part of the graph, at a readable size: it follows the step (− or fit shows all of it)",
+        "graph_ends_all": "The output and every leaf, at a readable size: scroll or zoom (− or fit) for the rest",
+        "graph_ends_some": "The output and {k} of the {n} leaves, at a readable size: scroll or zoom (− or fit) for the rest",
+        "graph_ends_none": "The output, at a readable size (no leaf fits beside it): scroll or zoom (− or fit) for the rest",
         "forward_again": "forward again if freed",
         # -- the forward ops in words (a forward step names its op, not its backward node) --
         "op_add": "add",
@@ -300,6 +303,9 @@ STRINGS = {
         "why_no_graph": "연산을 다시 실행해도 그래프가 만들어지지 않았습니다",
         "engine_added": "엔진: 이번 backward() 호출이 {leaf}.grad에 {value}을(를) 더함 (지금 {grad})",
         "graph_partial": "읽을 수 있는 크기로 그래프의 일부만 보입니다. 지금 단계를 따라갑니다(− 또는 맞춤으로 전체 보기)",
+        "graph_ends_all": "출력과 모든 잎 텐서가 읽을 수 있는 크기로 보입니다. 나머지는 스크롤하거나 축소해서 보세요(− 또는 맞춤)",
+        "graph_ends_some": "출력과 잎 텐서 {n}개 가운데 {k}개가 읽을 수 있는 크기로 보입니다. 나머지는 스크롤하거나 축소해서 보세요(− 또는 맞춤)",
+        "graph_ends_none": "읽을 수 있는 크기로 출력만 보입니다(옆에 잎 텐서가 들어갈 자리가 없습니다). 나머지는 스크롤하거나 축소해서 보세요(− 또는 맞춤)",
         "forward_again": "해제되면 순전파 다시 실행",
         # -- 순전파 연산의 이름 --
         "op_add": "덧셈",

@@ -602,37 +602,158 @@ function createPicture(ctx) {
   const wholeShown = () => partial.hidden;
   box.addEventListener("scroll", () => { view.x = box.scrollLeft; view.y = box.scrollTop; }, { passive: true });
 
-  /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view.
-   *  Once per animation frame, for the last step asked (scrubbing fast scrolls once). */
+  /** Keep the step in sight: scroll the box (never the page) so the step's nodes are in view; at
+   *  an end of the animation (`ends`: its first frame, a backward pass done, its last frame) the
+   *  output and the leaves instead (frameEnds).  Once per animation frame, for the last step asked
+   *  (scrubbing fast scrolls once). */
   let pendingFollow = null;
-  function follow(f, smooth) {
+  function follow(f, smooth, ends) {
     const first = !pendingFollow;
-    pendingFollow = { f, smooth };
+    pendingFollow = { f, smooth, ends };
     if (!first) return;
-    const run = () => { const p = pendingFollow; pendingFollow = null; if (p) followNow(p.f, p.smooth); };
+    const run = () => { const p = pendingFollow; pendingFollow = null; if (p) followNow(p.f, p.smooth, p.ends); };
     if (typeof requestAnimationFrame === "function") requestAnimationFrame(run); else run();
   }
-  function followNow(f, smooth) {
+  function followNow(f, smooth, ends) {
     const nat = index.natural;
-    if (!index.svg || !nat || !nat.w) return;
+    if (!index.svg || !nat || !nat.w) return say(null);
     const W = nat.w * zoom, H = nat.h * zoom;
-    if (W <= view.w + 1 && H <= view.h + 1) return;
+    if (W <= view.w + 1 && H <= view.h + 1) return say(null);
     if (!geo) measure();
-    if (!geo) return;
+    if (!geo) return say(null);
+    if (ends && frameEnds(f, smooth)) return;
+    say(null);
+    // the step's nodes and edges in view; when they are more than the box holds, its focus (the
+    // node the step is about), with as much of the rest as fits around it
+    const all = bounds([...(f.focus || []), ...(f.lit || []), ...(f.edges || [])]);
+    if (!all) return;
+    const px = (b) => [b[0] * zoom + pad(view.w, W), b[1] * zoom + pad(view.h, H), b[2] * zoom + pad(view.w, W), b[3] * zoom + pad(view.h, H)];
+    const seen = (b) => b[0] >= view.x && b[2] <= view.x + view.w && b[1] >= view.y && b[3] <= view.y + view.h;
+    const a = px(all);
+    if (a[2] - a[0] <= view.w && a[3] - a[1] <= view.h) {
+      if (!seen(a)) scrollTo((a[0] + a[2] - view.w) / 2, (a[1] + a[3] - view.h) / 2, smooth);
+      return;
+    }
+    const fb = bounds(f.focus || []), c = fb ? px(fb) : a;
+    if (seen(c)) return;
+    const place = (lo, hi, mid, size) => hi - lo > size - 8 ? (lo + hi - size) / 2
+      : Math.max(hi + 4 - size, Math.min(lo - 4, mid - size / 2));
+    scrollTo(place(c[0], c[2], (a[0] + a[2]) / 2, view.w), place(c[1], c[3], (a[1] + a[3]) / 2, view.h), smooth);
+  }
+  /** The box around the nodes and edges `ids` (SVG units), or null. */
+  function bounds(ids) {
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const id of [...(f.focus || []), ...(f.lit || []), ...(f.edges || [])]) {
+    for (const id of ids) {
       const g = geo.get(id);
       if (!g) continue;
       x0 = Math.min(x0, g[0]); y0 = Math.min(y0, g[1]); x1 = Math.max(x1, g[2]); y1 = Math.max(y1, g[3]);
     }
-    if (x0 === Infinity) return;
-    const left = x0 * zoom + pad(view.w, W), right = x1 * zoom + pad(view.w, W);
-    const top = y0 * zoom + pad(view.h, H), bottom = y1 * zoom + pad(view.h, H);
-    if (left >= view.x && right <= view.x + view.w && top >= view.y && bottom <= view.y + view.h) return;
-    const x = Math.max(0, Math.min(W - view.w, (left + right - view.w) / 2));
-    const y = Math.max(0, Math.min(H - view.h, (top + bottom - view.h) / 2));
+    return x0 === Infinity ? null : [x0, y0, x1, y1];
+  }
+  function scrollTo(x, y, smooth) {
+    const nat = index.natural;
+    x = Math.max(0, Math.min(nat.w * zoom - view.w, x));
+    y = Math.max(0, Math.min(nat.h * zoom - view.h, y));
+    if (Math.abs(x - view.x) < 1 && Math.abs(y - view.y) < 1) return;
     view.x = x; view.y = y;          // where it goes (a smooth scroll reports its way there)
     box.scrollTo({ left: x, top: y, behavior: smooth && !reduceMotion() ? "smooth" : "auto" });
+  }
+
+  /** The ends of the graph in the drawing shown: its output (the backward root; a node may be
+   *  both) and its leaves, by the classes Python drew them with. */
+  function endsOf() {
+    const roots = [], leaves = [];
+    for (const [id, g] of index.nodes) {
+      if (g.classList.contains("gv-root")) roots.push(id);
+      else if (g.classList.contains("gv-leaf")) leaves.push(id);
+    }
+    return { roots, leaves };
+  }
+  /** Where a window vw × vh (SVG units) over the drawing shows the output whole and the most
+   *  leaves whole, `m` units in from its sides (ties: the window whose centre is nearest `anchor`,
+   *  [x, y]): { x, y, shown: the leaves in it, roots: the output's box }.  Along an axis the whole
+   *  drawing fits in, x (or y) is null: nothing to scroll there.  Null without an output. */
+  function endsWindow(vw, vh, m, anchor) {
+    const nat = index.natural, ends = endsOf();
+    const root = bounds(ends.roots);
+    if (!root) return null;
+    const leaves = ends.leaves.map((id) => [id, geo.get(id)]).filter(([, g]) => g);
+    // one axis: the window's possible starts (it holds the output if it can), then the candidates:
+    // where a leaf touches one side, and the anchor in the middle (the nearest start of each run
+    // of equal counts is one of them)
+    const axis = (a, size, total) => {
+      if (total <= size) return { free: true, starts: [0] };
+      const far = total - size;
+      let lo = Math.max(0, root[a + 2] - size + m), hi = Math.min(far, root[a] - m);
+      if (lo > hi) { lo = hi = Math.max(0, Math.min(far, (root[a] + root[a + 2] - size) / 2)); }
+      const starts = new Set([lo, hi, Math.max(lo, Math.min(hi, anchor[a] - size / 2))]);
+      for (const [, g] of leaves) for (const v of [g[a] - m, g[a + 2] - size + m]) if (v > lo && v < hi) starts.add(v);
+      return { free: false, starts: [...starts] };
+    };
+    const ax = axis(0, vw, nat.w), ay = axis(1, vh, nat.h);
+    const inside = (g, x, y) => (ax.free || (g[0] >= x + m - 0.5 && g[2] <= x + vw - m + 0.5))
+      && (ay.free || (g[1] >= y + m - 0.5 && g[3] <= y + vh - m + 0.5));
+    let best = null;
+    for (const x of ax.starts) {
+      for (const y of ay.starts) {
+        let k = 0;
+        for (const [, g] of leaves) if (inside(g, x, y)) k++;
+        const d = (ax.free ? 0 : (x + vw / 2 - anchor[0]) ** 2) + (ay.free ? 0 : (y + vh / 2 - anchor[1]) ** 2);
+        if (!best || k > best.k || (k === best.k && d < best.d - 1e-6)) best = { k, d, x, y };
+      }
+    }
+    const shown = (x, y) => leaves.filter(([, g]) => inside(g, x, y)).map(([id]) => id);
+    return { x: ax.free ? null : best.x, y: ay.free ? null : best.y, shown, inside, root,
+             leaves: leaves.length, count: best.k };
+  }
+  /** How many leaves are seen with the output in a box w × h (CSS px) at zoom z, and of how many:
+   *  [shown, leaves] (chooseLayout weighs layouts by it when the graph is shown in part). */
+  function endsShownIn(w, h, z) {
+    if (!index.svg || !index.natural || !index.natural.w || !z) return null;
+    if (!geo) measure();
+    if (!geo) return null;
+    const e = endsOf(), a = bounds(e.leaves) || bounds(e.roots);
+    const win = a && endsWindow(w / z, h / z, 4 / z, [(a[0] + a[2]) / 2, (a[1] + a[3]) / 2]);
+    return win ? [win.count, win.leaves] : null;
+  }
+  /** At an end of the animation, a graph shown in part: the output, and as many leaves as fit
+   *  with it around the step's nodes, in view; the note says what is shown.  The view is left as
+   *  it is (the student's own place) when it already shows the output and as many leaves.
+   *  Whether it did (else the step is followed as any other). */
+  function frameEnds(f, smooth) {
+    for (let again = 0; again < 2; again++) {
+      const nat = index.natural;
+      const W = nat.w * zoom, H = nat.h * zoom, m = 4 / zoom;
+      if (W <= view.w + 1 && H <= view.h + 1) return false;
+      const near = bounds([...(f.focus || []), ...(f.lit || [])]) || bounds(endsOf().leaves);
+      const anchor = near ? [(near[0] + near[2]) / 2, (near[1] + near[3]) / 2] : [nat.w / 2, nat.h / 2];
+      const win = endsWindow(view.w / zoom, view.h / zoom, m, anchor);
+      if (!win) return false;
+      // the window the box shows now, in SVG units
+      const x = (view.x - pad(view.w, W)) / zoom, y = (view.y - pad(view.h, H)) / zoom;
+      let shown = win.shown(x, y);
+      if (!win.inside(win.root, x, y) || shown.length < win.count) {
+        scrollTo(win.x === null ? view.x : win.x * zoom, win.y === null ? view.y : win.y * zoom, smooth);
+        shown = win.shown(win.x === null ? 0 : win.x, win.y === null ? 0 : win.y);
+      }
+      const n = win.leaves, size = [view.w, view.h].join();
+      say(!n ? null : shown.length === n ? ["graph_ends_all", { n }]
+        : shown.length ? ["graph_ends_some", { k: shown.length, n }] : ["graph_ends_none", { n }]);
+      if ([view.w, view.h].join() === size) break;     // (else the note took another line: again)
+    }
+    return true;
+  }
+  /** The note under a graph shown in part: what it shows ([key, args]), or null: it follows the step. */
+  let note = null;
+  function say(msg) {
+    const same = JSON.stringify(msg) === JSON.stringify(note);
+    note = msg;
+    if (same) return;
+    const s = ctx.S();
+    partial.textContent = note ? fmt(s, note[0], note[1]) : s.graph_partial || "";
+    partial.dataset.gvNote = note ? note[0] : "graph_partial";
+    // (the note may take another line: the box is then smaller)
+    if (box.clientHeight !== view.h || box.clientWidth !== view.w) sizeView();
   }
 
   // zoom: buttons, ctrl + wheel (a trackpad's pinch arrives as one); pan: drag with the mouse
@@ -702,7 +823,7 @@ function createPicture(ctx) {
     set(t.in, "zoom_in"); set(t.out, "zoom_out"); set(t.fit, "zoom_fit"); set(t.full, "fullscreen");
     set(t.key, "key_title");
     box.setAttribute("aria-label", s.graph_label || "");
-    partial.textContent = s.graph_partial || "";
+    partial.textContent = note ? fmt(s, note[0], note[1]) : s.graph_partial || "";
     legend.textContent = "";
     for (const [kind, key] of LEGEND) {
       legend.append(h("div", { class: "gv-k-row" }, swatch(kind), h("span", { text: s[key] || key })));
@@ -715,7 +836,7 @@ function createPicture(ctx) {
   }
 
   return {
-    el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom, wholeShown,
+    el, box, tools, load, light, follow, relayout, labels, showFatal, readableZoom, wholeShown, endsShownIn,
     setDrawings, candidates, use, direction: () => shownDir, userZoomed: () => userZoom,
     index: () => index, natural: () => index.natural, zoom: () => zoom,
     slots: { set: (key, text) => setSlotText(index, key, text), node: (id) => index.nodes.get(id),
@@ -1016,6 +1137,8 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
   let frames = [], slots = new Map(), shown = new Map(), checkSlots = [];
   let current = -1, timer = null, seeds = [], forwardStart = 0;
   const n = () => frames.length;
+  /** Whether step k is an end of the animation: its first frame, a backward pass done, its last. */
+  const atEnds = (k) => k <= 0 || k >= n() - 1 || ["start", "done"].includes(frames[k] && frames[k].kind);
 
   function load() {
     frames = model.get("frames") || [];
@@ -1102,7 +1225,7 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
     controls.show(f, k, n(), talk.show(f, stepwise));
     panel.show(f, lastCheckAt(k));
     current = k;
-    picture.follow(f, stepwise);
+    picture.follow(f, stepwise, atEnds(k));
     if (ctx.practiced) ctx.practiced(k, n() - 1);
   }
 
@@ -1185,6 +1308,7 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
     step: (d) => { setPlaying(false); go(current + d, { animate: d > 0 }); },
     current: () => current,
     frame: () => frames[current],
+    atEnds: () => atEnds(current),
     jump: (k) => { setPlaying(false); go(k); },
     stop: () => setPlaying(false),
     redraw: (fresh) => { if (fresh) shown.clear(); draw(current < 0 ? model.get("frame") : current); },
@@ -1194,7 +1318,8 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
 
 /** Side by side (graph | caption and derivation) or stacked (graph above them) for a picture of
  *  natural size `nat` in a box W × H: whichever shows the graph larger; `zoom` is the whole graph's
- *  zoom there (a graph narrower than its column leaves the rest to the derivation). */
+ *  zoom there (a graph narrower than its column leaves the rest to the derivation), `box` the
+ *  graph's box in each layout ([w, h], CSS px). */
 function layoutFor(nat, W, H, r) {
   const zoomIn = (w, h) => Math.max(r, Math.min(w / nat.w, h / nat.h, r * 1.7));   // the picture's default
   let sideW = Math.min(520, Math.max(300, W * 0.36));
@@ -1205,8 +1330,25 @@ function layoutFor(nat, W, H, r) {
   const stackZoom = Math.min(W / nat.w, stackH / nat.h);
   const layout = W < 560 || stackZoom > sideZoom * 1.15 ? "stack" : "side";   // a wide graph stacks
   const wants = nat.w * zoomIn(W - sideW - 10, H) + 16;
+  const box = { side: [W - sideW - 10, H], stack: [W, stackH] };
   if (layout === "side" && wants < W - sideW - 10) sideW = Math.min(W * 0.58, W - wants - 10);
-  return { layout, sideW, stackH, zoom: layout === "stack" ? stackZoom : sideZoom };
+  return { layout, sideW, stackH, box, zooms: { side: sideZoom, stack: stackZoom },
+           zoom: layout === "stack" ? stackZoom : sideZoom };
+}
+
+/** For a graph not readable whole in the layout `l` chose (its text under 11 px, zoom r): the
+ *  other layout if it shows the graph whole and readable, else the one whose graph box shows the
+ *  output with more leaves at a readable size (the ends of the animation show them: frameEnds). */
+function readableLayout(l, picture, r) {
+  if (l.zoom >= r * 0.995 || !l.box) return l;
+  const other = l.layout === "side" ? "stack" : "side";
+  if (other === "side" && l.box.stack[0] < 560) return l;    // (a narrow widget stacks)
+  const pick = (layout) => ({ ...l, layout, zoom: l.zooms[layout] });
+  if (l.zooms[other] >= r * 0.995) return pick(other);
+  const NOTE = 24;      // (the line under the box saying what it shows)
+  const seen = (layout) => picture.endsShownIn(l.box[layout][0] - 2, l.box[layout][1] - NOTE, r);
+  const a = seen(l.layout), b = seen(other);
+  return a && b && b[0] > a[0] ? pick(other) : l;
 }
 
 /** The layout, and the drawing shown, for the box the widget has now: of the directions the traits
@@ -1220,7 +1362,10 @@ function chooseLayout(main, picture) {
     // (not rendered yet, or one drawing: the default; its layout below once it is measured)
     const changed = picture.use(picture.direction() || options[0][0]);
     const nat = picture.natural();
-    if (W && H && nat && nat.w) applyLayout(main, layoutFor(nat, W, H, picture.readableZoom()));
+    if (W && H && nat && nat.w) {
+      const r = picture.readableZoom();
+      applyLayout(main, readableLayout(layoutFor(nat, W, H, r), picture, r));
+    }
     return changed;
   }
   const r = picture.readableZoom();
@@ -1235,7 +1380,7 @@ function chooseLayout(main, picture) {
   }
   main.dataset.fits = fits.join(", ");      // (each direction's whole-graph zoom here: what was compared)
   const changed = picture.use(best.dir);
-  applyLayout(main, best);
+  applyLayout(main, readableLayout(best, picture, r));
   return changed;
 }
 
@@ -1263,7 +1408,7 @@ function render({ model, el }) {
   ctx.current = player.current;
   ctx.go = player.jump;
   ctx.stop = player.stop;
-  ctx.refollow = () => { const f = player.frame(); if (f) picture.follow(f, false); };
+  ctx.refollow = () => { const f = player.frame(); if (f) picture.follow(f, false, player.atEnds()); };
 
   // practice.js (left out of a saved page that asks nothing): the question before a step
   const practice = typeof createPractice === "function" ? createPractice(ctx) : null;

@@ -1,0 +1,174 @@
+"""A graph shown in part on a 1280×720 slide: its ends are in view at the ends of the animation
+(issue 21, "the output node and the leaves are visible at the start and at the end").
+
+When no layout direction shows the whole graph with its text at 11 px, the widget shows it at a
+readable size following the step.  At the first frame and at the last one it shows instead the
+output (the backward root) and as many leaves as fit with it, and says so under the box ("The
+output and 6 of the 20 leaves, …"); steps in between follow their own nodes.
+
+One deck, three widgets, each on a slide of its own (state made here in Python, as a notebook run
+saves it):
+
+- twenty vectors stacked and summed (drawn left to right: the output and some of the leaves fit);
+- a chain of twelve ops on one number (top to bottom only: the output alone fits, the leaf is
+  twelve ops above it);
+- one number through twelve branches, stacked and summed (top to bottom: the graph is too wide, but
+  its leaf and its output fit together).
+
+Screenshots: tests/artifacts/ends-<name>-<first|middle|last>.png (look at them).
+"""
+
+import numpy as np
+import pytest
+
+from browser.conftest import settle
+from browser.test_decks_fit import show_widget
+from browser.test_slides import SMALLEST_TEXT
+
+# What the box shows of the graph's ends: the output's and the leaves' boxes inside the graph's
+# visible box (4 px in from its sides is what the widget aims at; 1 px of slack), the step's
+# focus nodes inside it, and the note under the box.
+ENDS = """(box) => {
+  const w = box.shadowRoot.querySelector('.gv-widget');
+  const g = w.querySelector('div.gv-graph');
+  const r = g.getBoundingClientRect(), b = g.clientLeft, t = g.clientTop;
+  const k = r.width / g.offsetWidth || 1;
+  const view = { left: r.left + b * k, top: r.top + t * k, right: r.left + (b + g.clientWidth) * k,
+                 bottom: r.top + (t + g.clientHeight) * k };
+  const inView = (e) => { const q = e.getBoundingClientRect();
+      return q.left >= view.left - 1 && q.right <= view.right + 1 && q.top >= view.top - 1 && q.bottom <= view.bottom + 1; };
+  const name = (e) => ((e.querySelector('title') || {}).textContent || e.id).split(':')[0];
+  const leaves = [...w.querySelectorAll('svg .gv-node.gv-leaf:not(.gv-root)')];
+  const roots = [...w.querySelectorAll('svg .gv-node.gv-root')];
+  const focus = [...w.querySelectorAll('svg .gv-node.gv-focus')];
+  const note = w.querySelector('[data-gv="partial"]');
+  return { drawn: w.dataset.gvRankdir, layout: w.querySelector('.gv-main').dataset.layout,
+           roots: roots.length, rootsIn: roots.every(inView),
+           leaves: leaves.length, leavesIn: leaves.filter(inView).map(name),
+           focus: focus.length, focusIn: focus.filter(inView).length,
+           partial: !note.hidden, key: note.dataset.gvNote || 'graph_partial', note: note.textContent,
+           end: w.gvControl.atEnd(), step: +w.querySelector('[data-gv="scrub"]').value,
+           steps: +w.querySelector('[data-gv="scrub"]').max };
+}"""
+
+
+def _twenty_vectors():
+    import gradviz as torch
+    xs = [torch.tensor(np.arange(3.0) * 0.37 + i, requires_grad=True) for i in range(20)]
+    return torch.stack(xs).sum()
+
+
+def _chain():
+    import gradviz as torch
+    x = torch.tensor(0.5, requires_grad=True)
+    y = x
+    for i in range(12):
+        y = (y * 1.5).tanh() if i % 2 else y + 0.25
+    return y
+
+
+def _branches():
+    import gradviz as torch
+    x = torch.tensor(0.5, requires_grad=True)
+    return torch.stack([x * float(k) for k in range(1, 13)]).sum()
+
+
+WIDGETS = [("twenty", "Twenty vectors, stacked", _twenty_vectors),
+           ("chain", "Twelve ops in a chain", _chain),
+           ("branches", "Twelve branches", _branches)]
+
+
+@pytest.fixture(scope="module")
+def ends_deck(tmp_path_factory):
+    """The deck: a title slide, then one slide per widget."""
+    import nbformat
+
+    import gradviz
+    from gradviz.slides import WIDGET_STATE, WIDGET_VIEW, deck_html
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Graphs shown in part", metadata={"slideshow": {"slide_type": "slide"}})]
+    states, widgets = {}, []
+    for k, (_, title, make) in enumerate(WIDGETS):
+        o = make()
+        w = gradviz.animate(o, names={"s": o})
+        widgets.append(w)
+        mid = f"gv-ends-{k}"
+        states[mid] = {"model_name": "AnyModel", "model_module": "anywidget", "state": w.state()}
+        cell = nbformat.v4.new_code_cell("gradviz.animate(s)", metadata={"slideshow": {"slide_type": "-"}})
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            WIDGET_VIEW: {"model_id": mid, "version_major": 2, "version_minor": 1}, "text/plain": "AutogradWidget"})]
+        nb.cells += [nbformat.v4.new_markdown_cell(f"## {title}", metadata={"slideshow": {"slide_type": "slide"}}), cell]
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": states, "version_major": 2, "version_minor": 0}}
+    path = tmp_path_factory.mktemp("ends") / "ends.html"
+    path.write_text(deck_html(nb), encoding="utf-8")
+    return path, widgets
+
+
+@pytest.fixture
+def deck_page(offline_page, ends_deck):
+    page = offline_page
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(ends_deck[0].as_uri())
+    page.wait_for_function("() => window.gradvizDeck && window.gradvizDeck.isReady()")
+    page.wait_for_function("n => [...document.querySelectorAll('.gv-fit')].length === n && [...document.querySelectorAll('.gv-fit')]"
+                           ".every(b => b.shadowRoot.querySelector('.gv-widget[data-gv-ready=\"1\"]'))", arg=len(WIDGETS))
+    yield page
+    assert page.gv_blocked == [] and page.gv_errors == []
+
+
+def scrub(box, k):
+    box.locator('[data-gv="scrub"]').evaluate("(s, k) => { s.value = k; s.dispatchEvent(new Event('input')); }", k)
+
+
+def note_for(s):
+    """The note the widget must show at an end, from what is in the box."""
+    n, k = s["leaves"], len(s["leavesIn"])
+    return "graph_ends_all" if k == n else "graph_ends_some" if k else "graph_ends_none"
+
+
+def test_the_ends_of_a_graph_shown_in_part_are_in_view_at_the_ends(deck_page, ends_deck, artifacts):
+    page, widgets = deck_page, ends_deck[1]
+    seen = {}
+    for nth, (name, _, _) in enumerate(WIDGETS):
+        box = show_widget(page, nth)
+        widget = box.locator(".gv-widget")
+        steps = len(widgets[nth].frames) - 1
+        for at in ("first", "middle", "last"):
+            if at == "middle":
+                scrub(box, steps // 2)
+            elif at == "last":
+                # the last step by the clicker, from the one before (the animated, smooth step)
+                scrub(box, steps - 1)
+                settle(page)
+                page.keyboard.press("ArrowRight")
+            page.wait_for_function("([b, k]) => +b.shadowRoot.querySelector('[data-gv=\"scrub\"]').value === k",
+                                   arg=[box.element_handle(), {"first": 0, "middle": steps // 2, "last": steps}[at]])
+            settle(page)
+            s = box.evaluate(ENDS)
+            page.screenshot(path=str(artifacts / f"ends-{name}-{at}.png"))
+            where = f"{name} at its {at} frame (step {s['step']} of {s['steps']})"
+            assert s["partial"], f"{where}: the graph is not readable whole: it is shown in part, and said"
+            assert widget.evaluate(SMALLEST_TEXT) >= 11, where
+            if at == "middle":
+                assert s["focus"] >= 1 and s["focusIn"] == s["focus"], f"{where}: the step's nodes in view: {s}"
+                assert s["key"] == "graph_partial", f"{where}: {s['note']}"
+                continue
+            assert s["roots"] == 1 and s["rootsIn"], f"{where}: the output is not in the box: {s}"
+            assert s["key"] == note_for(s), f"{where}: {s['note']!r} for {s}"
+            seen[name, at] = s
+    # what the box shows, and says, at each end of each graph
+    words = {("twenty", k): s for k, s in seen.items()}
+    for at in ("first", "last"):
+        twenty = seen["twenty", at]
+        assert twenty["drawn"] == "LR" and twenty["leaves"] == 20
+        assert 4 <= len(twenty["leavesIn"]) < 20, twenty       # the output, and the leaves that fit with it
+        assert twenty["note"] == f"The output and {len(twenty['leavesIn'])} of the 20 leaves, at a readable size: " \
+                                 "scroll or zoom (− or fit) for the rest", twenty["note"]
+        chain = seen["chain", at]
+        assert chain["drawn"] == "TB" and chain["leaves"] == 1 and chain["leavesIn"] == [], chain
+        assert chain["note"].startswith("The output, at a readable size (no leaf fits beside it)"), chain["note"]
+        branches = seen["branches", at]
+        assert branches["leaves"] == len(branches["leavesIn"]) == 1 and branches["key"] == "graph_ends_all", branches
+        assert branches["note"].startswith("The output and every leaf, at a readable size"), branches["note"]
+    assert words
