@@ -22,6 +22,8 @@ import numpy as np
 
 from .. import autograd
 from ..autograd import engine, grad_mode
+from ..autograd.multi_output import apply_outputs
+from ..ops import OPS
 from ..tensor import Tensor, apply
 from . import folding
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, in_place_versions,
@@ -274,28 +276,32 @@ class GradvizAdapter(EngineAdapter):
         shows accumulation instead of an error.  The trace keeps its steps: the new nodes are
         mapped onto them (and kept alive with the widget).  A layer folded by ``collapse=`` runs
         as its own ops (each is an op of the table: ``collapse=`` only changes the picture).
-        Returns None, or why it cannot: a custom Function's forward is the user's code, and is
-        never run again here.  On success every value of the trace is the new pass's (the
+        So does a node of several outputs (split, unbind).  Returns None, or why it cannot: a
+        custom Function's forward is the user's code, and is never run again here.  On success every value of the trace is the new pass's (the
         leaves' numbers as they are now).
         """
-        made, fns = {}, []
+        made, fns, pieces = {}, [], {}
         layer_of = {id(m): fold for fold, _, _ in self.trace.folds for m in fold.members if m.out is fold.out}
         for s in folding.unfolded(self.trace.steps):
             if s.cut_only:
                 continue
-            if s.op is None:             # a custom Function (the user's code), or a node of several outputs
+            if s.user:                   # a custom Function: the user's code
                 return "user"
             args = []
             for i, inp in enumerate(s.inputs):
                 if inp.kind == "leaf":
                     args.append(inp.src.tensor())
                 elif inp.kind == "op":
-                    args.append(made[id(inp.src)])
+                    args.append(pieces[id(inp.src)][inp.output_nr] if inp.output_nr else made[id(inp.src)])
                 else:                    # a constant: the tensor the node kept, or its numbers
                     fn = s.fn() if s.fn is not None else None
                     t = fn._nograd_inputs.get(i) if fn is not None else None
                     args.append(t if t is not None else Tensor._wrap(np.array(inp.data, copy=True)))
-            made[id(s)] = out = apply(s.op, args, **s.params)
+            if s.outputs > 1:            # split, unbind: one node, a tensor per output (no hand derivation)
+                pieces[id(s)] = apply_outputs(OPS[s.key], *args, **s.params)
+                out = made[id(s)] = pieces[id(s)][0]
+            else:
+                made[id(s)] = out = apply(s.op, args, **s.params)
             if out._grad_fn is None:
                 return "no graph"
             if id(s) in layer_of:        # a folded layer's last op: what later steps read as the layer's
@@ -308,6 +314,10 @@ class GradvizAdapter(EngineAdapter):
             self.by_fn[id(out._grad_fn)] = s
             s.fn = weakref.ref(out._grad_fn)
             s.out.data, s.out.ref = out._data, weakref.ref(out)
+            for k, v in s.pieces.items():
+                v.ref = weakref.ref(pieces[id(s)][k])
+                if v.data is not None:
+                    v.data = pieces[id(s)][k]._data
             for inp, a in zip(s.inputs, args):
                 if inp.kind != "const":
                     inp.data = a._data

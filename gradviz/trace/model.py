@@ -170,16 +170,23 @@ class Trace:
         """The value of an engine tensor (a leaf, a constant, a live output), or None."""
         return next((v for v in self.values if v.tensor() is t), None)
 
-    def recorded(self, step):
-        """The first run's event for ``step`` (what the engine really computed), or None."""
+    def recorded(self, step, grad_in=None):
+        """The latest run's event for ``step`` (what the engine really computed), or None: after the
+        widget ran the forward pass again, the numbers of the pass at the values as they are now.
+        With ``grad_in``: the latest whose gradient arriving at the step was that one."""
         key = (len(self.runs), sum(len(r.events) for r in self.runs))
         if getattr(self, "_recorded_key", None) != key:     # an index, rebuilt when runs change
             self._recorded, self._recorded_key = {}, key
-            for run in self.runs:
+            for run in reversed(self.runs):
                 for e in run.events:
                     if e.node is not None:
-                        self._recorded.setdefault(id(e.node), e)
-        return self._recorded.get(id(step))
+                        self._recorded.setdefault(id(e.node), []).append(e)
+        events = self._recorded.get(id(step), [])
+        if grad_in is not None:
+            g = np.asarray(grad_in, np.float64)
+            events = [e for e in events if np.shape(e.grad_in) == g.shape and
+                      np.allclose(g, np.asarray(e.grad_in, np.float64), rtol=1e-5, atol=1e-8)]
+        return events[0] if events else None
 
 
 def no_derivation_latex(name, n):

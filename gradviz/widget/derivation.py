@@ -239,14 +239,9 @@ def _layer_vjp(lesson, node, i, g):
 
 
 def _recorded_vjp(lesson, node, i, g):
-    e = lesson.trace.recorded(node)
+    # (a split: what arrived at every output went out at once; else the pass where g arrived)
+    e = lesson.trace.recorded(node, None if node.outputs > 1 else g)
     if e is None or i >= len(e.grads_out) or e.grads_out[i] is None:
-        return None
-    if node.outputs > 1:        # torch's split: what arrived at every output went out at once
-        return e.grads_out[i]
-    if np.shape(g) != np.shape(e.grad_in):
-        return None
-    if not np.allclose(np.asarray(g, np.float64), np.asarray(e.grad_in, np.float64), rtol=1e-5, atol=1e-8):
         return None
     return e.grads_out[i]
 

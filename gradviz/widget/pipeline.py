@@ -226,6 +226,10 @@ class Animation:
             return new, redone
         runs, failed = self.adapter.backward(self.gradient, retain_graph)   # (the gradient animate() was given)
         folding.fold_runs(self.adapter.trace, runs)
+        if redone is not None and runs and any(s.op is None and not getattr(s, "members", None)
+                                               for s in self.lesson.nodes):
+            # a step without a hand rule (split) ran again: its numbers are the engine's in this run
+            redone = self.derive(self.adapter.seed(self.gradient), error)
         new += self.run_frames(runs, failed, self.gradient is not None)
         self.shown = self.adapter.grad_arrays()
         return new, redone
@@ -237,10 +241,14 @@ class Animation:
         the engine's error is the lesson).  Every value is then redrawn (one frame sets them all)
         and the derivation and its check targets are computed again at the new values.
 
+        A layer folded by ``collapse=`` runs as its own ops, and a constant PyTorch did not keep is
+        no obstacle while no gradient reads it (see the adapters' ``forward_again``).
+
         Returns ``(frames, redone, blocked)``: ``blocked`` when the forward pass cannot run again
-        (``collapse=``, a value PyTorch did not keep, the user's own code...) and the graph cannot run
-        backward either (freed, or a saved value changed in place): the engine would only refuse, so
-        the press ends on a note that says what cannot be checked and why, with nothing run."""
+        (a custom Function's forward is the user's own code; a value PyTorch did not keep that a
+        gradient reads; an op the widget cannot call) and the graph cannot run backward either
+        (freed, or a saved value changed in place): the engine would only refuse, so the press ends
+        on a note that says what cannot be checked and why, with nothing run."""
         stale = getattr(self.adapter, "stale", None)
         unusable = stale() if stale is not None else None
         why = unusable

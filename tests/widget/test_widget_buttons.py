@@ -266,3 +266,21 @@ def test_a_collapsed_model_runs_its_layers_ops_again_and_ends_with_a_tick():
         p.grad = None
     w.backward()
     assert all(gradviz.allclose(p.grad, g) for p, g in zip(model.parameters(), want))
+
+
+def test_a_split_runs_again_and_its_pieces_are_checked_at_the_new_values():
+    """A node of several outputs (p, q = a.split(2)) has no hand rule: its numbers are the engine's.
+    After Run All and a training step, backward(), zero_(), backward() runs it again and reads its
+    numbers from that press's pass, so the check is ✓ at the new values (not ✗ from the old ones)."""
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    p, q = a.split(2)
+    o = (p * 2 + q.exp()).sum()
+    w = AutogradWidget(o, names={"a": a, "p": p, "q": q, "o": o})
+    o.backward()
+    with torch.no_grad():
+        a -= 0.1
+    for act in ("backward", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+    assert w.frames[-1]["kind"] == "done" and not any(f.get("unchecked") for f in w.frames)
+    assert last_checks(w)["check:a"]["ok"] is True
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 2.0, np.exp(2.9), np.exp(3.9)], rtol=1e-6)
