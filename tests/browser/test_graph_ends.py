@@ -28,8 +28,7 @@ from browser.test_slides import SMALLEST_TEXT
 # What the box shows of the graph's ends: the output's and the leaves' boxes inside the graph's
 # visible box (4 px in from its sides is what the widget aims at; 1 px of slack), the step's
 # focus nodes inside it, and the note under the box.
-ENDS = """(box) => {
-  const w = box.shadowRoot.querySelector('.gv-widget');
+ENDS = """(w) => {
   const g = w.querySelector('div.gv-graph');
   const r = g.getBoundingClientRect(), b = g.clientLeft, t = g.clientTop;
   const k = r.width / g.offsetWidth || 1;
@@ -47,7 +46,7 @@ ENDS = """(box) => {
            leaves: leaves.length, leavesIn: leaves.filter(inView).map(name),
            focus: focus.length, focusIn: focus.filter(inView).length,
            partial: !note.hidden, key: note.dataset.gvNote || 'graph_partial', note: note.textContent,
-           end: w.gvControl.atEnd(), step: +w.querySelector('[data-gv="scrub"]').value,
+           zoom: +w.querySelector('.gv-graphcol').dataset.zoom, whole: w.gvControl.wholeGraph(), step: +w.querySelector('[data-gv="scrub"]').value,
            steps: +w.querySelector('[data-gv="scrub"]').max };
 }"""
 
@@ -145,7 +144,7 @@ def test_the_ends_of_a_graph_shown_in_part_are_in_view_at_the_ends(deck_page, en
             page.wait_for_function("([b, k]) => +b.shadowRoot.querySelector('[data-gv=\"scrub\"]').value === k",
                                    arg=[box.element_handle(), {"first": 0, "middle": steps // 2, "last": steps}[at]])
             settle(page)
-            s = box.evaluate(ENDS)
+            s = widget.evaluate(ENDS)
             page.screenshot(path=str(artifacts / f"ends-{name}-{at}.png"))
             where = f"{name} at its {at} frame (step {s['step']} of {s['steps']})"
             assert s["partial"], f"{where}: the graph is not readable whole: it is shown in part, and said"
@@ -158,7 +157,6 @@ def test_the_ends_of_a_graph_shown_in_part_are_in_view_at_the_ends(deck_page, en
             assert s["key"] == note_for(s), f"{where}: {s['note']!r} for {s}"
             seen[name, at] = s
     # what the box shows, and says, at each end of each graph
-    words = {("twenty", k): s for k, s in seen.items()}
     for at in ("first", "last"):
         twenty = seen["twenty", at]
         assert twenty["drawn"] == "LR" and twenty["leaves"] == 20
@@ -171,4 +169,48 @@ def test_the_ends_of_a_graph_shown_in_part_are_in_view_at_the_ends(deck_page, en
         branches = seen["branches", at]
         assert branches["leaves"] == len(branches["leavesIn"]) == 1 and branches["key"] == "graph_ends_all", branches
         assert branches["note"].startswith("The output and every leaf, at a readable size"), branches["note"]
-    assert words
+
+
+def test_a_saved_page_shows_the_ends_in_its_language_and_leaves_the_students_zoom_alone(
+        offline_page, ends_deck, tmp_path, artifacts):
+    """The twenty vectors saved as a page in Korean (``save_html(lang="ko")``), opened at its last
+    frame in a 1366×768 window: the output and the leaves that fit with it are in view, and the note
+    says so in Korean; Home (the first frame) the same.  The student's zoom is theirs: + keeps it
+    (the output stays in view) when the window changes size; fit shows the whole graph, no note."""
+    from gradviz.widget.i18n import fmt
+
+    page, w = offline_page, ends_deck[1][0]
+    path = w.save_html(tmp_path / "twenty-ko.html", lang="ko", frame=len(w.frames) - 1)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(path.as_uri())
+    page.wait_for_selector('.gv-widget[data-gv-ready="1"]')
+    settle(page)
+    widget = page.locator(".gv-widget")
+    for at in ("last", "first"):
+        if at == "first":
+            widget.focus()
+            page.keyboard.press("Home")
+            page.wait_for_function("w => +w.querySelector('[data-gv=\"scrub\"]').value === 0", arg=widget.element_handle())
+            settle(page)
+        s = widget.evaluate(ENDS)
+        page.screenshot(path=str(artifacts / f"ends-page-ko-{at}.png"))
+        assert s["partial"] and s["rootsIn"] and 1 <= len(s["leavesIn"]) < 20, (at, s)
+        assert s["note"] == fmt("ko", "graph_ends_some", k=len(s["leavesIn"]), n=20), (at, s["note"])
+        assert widget.evaluate(SMALLEST_TEXT) >= 11, at
+    # the student zooms in: the zoom stays theirs, also when the window changes size
+    zoom = s["zoom"]
+    widget.locator('[data-gv="zoom-in"]').click()
+    settle(page)
+    zoomed = widget.evaluate(ENDS)
+    assert zoomed["zoom"] > zoom * 1.2 and zoomed["rootsIn"], zoomed
+    page.set_viewport_size({"width": 1200, "height": 820})
+    settle(page)
+    resized = widget.evaluate(ENDS)
+    assert resized["zoom"] == zoomed["zoom"] and resized["drawn"] == zoomed["drawn"] and resized["rootsIn"], resized
+    # fit: the whole graph (its text smaller, the student's choice), nothing said under it
+    widget.locator('[data-gv="fit"]').click()
+    settle(page)
+    fitted = widget.evaluate(ENDS)
+    assert fitted["whole"] and not fitted["partial"] and fitted["rootsIn"] and len(fitted["leavesIn"]) == 20, fitted
+    page.screenshot(path=str(artifacts / "ends-page-ko-fit.png"))
+    assert page.gv_errors == [] and page.gv_blocked == []
