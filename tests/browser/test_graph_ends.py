@@ -214,3 +214,42 @@ def test_a_saved_page_shows_the_ends_in_its_language_and_leaves_the_students_zoo
     assert fitted["whole"] and not fitted["partial"] and fitted["rootsIn"] and len(fitted["leavesIn"]) == 20, fitted
     page.screenshot(path=str(artifacts / "ends-page-ko-fit.png"))
     assert page.gv_errors == [] and page.gv_blocked == []
+
+
+LAB_CELLS = [
+    "import numpy as np\nimport gradviz\nimport gradviz as torch",
+    "xs = [torch.tensor(np.arange(3.0) * 0.37 + i, requires_grad=True) for i in range(20)]\n"
+    "s = torch.stack(xs).sum()\ngradviz.animate(s, names={'s': s})",
+]
+
+
+def test_in_jupyterlab_the_cell_shows_the_ends_at_the_start_and_at_the_end(jupyterlab, lab_page, artifacts):
+    """The live widget in a notebook cell (anywidget's model, synced from the kernel), twenty
+    stacked vectors: at its first frame the output `s` is in the box; in JupyterLab's 1200 px
+    window, beside the file browser, no leaf fits with it at 11 px (said so); in a wider window the
+    output and some leaves, and after End, at its last frame, the same."""
+    page = lab_page
+    name = jupyterlab.new_notebook("ends-twenty-vectors.ipynb", LAB_CELLS)
+    jupyterlab.open(page, name)
+    jupyterlab.run_all(page)
+    jupyterlab.wait_executed(page)
+    widget = jupyterlab.wait_widgets(page, 1).first
+    for at in ("first", "wider", "last"):
+        if at == "wider":
+            page.set_viewport_size({"width": 1680, "height": 900})
+            settle(page)
+        if at == "last":
+            widget.focus()
+            page.keyboard.press("End")
+            page.wait_for_function("w => w.gvControl.atEnd()", arg=widget.element_handle())
+            settle(page)
+        s = widget.evaluate(ENDS)
+        page.screenshot(path=str(artifacts / f"ends-lab-{at}.png"))
+        assert s["partial"] and s["rootsIn"] and s["key"] == note_for(s), (at, s)
+        if at == "first":
+            assert s["key"] == "graph_ends_none" and s["note"].startswith("The output, at a readable size"), s
+        else:
+            assert 1 <= len(s["leavesIn"]) < 20, (at, s)
+            assert s["note"].startswith(f"The output and {len(s['leavesIn'])} of the 20 leaves"), s["note"]
+        assert widget.evaluate(SMALLEST_TEXT) >= 11, at
+    assert page.gv_errors == [] and page.gv_blocked == []
