@@ -54,8 +54,8 @@ class Op:
     elementwise: bool = True     # False for matrix products: no per-element local derivative to show
     # -- how the hand derivation writes its gradient (gradviz.chain_rule reads these)
     category: str = None         # "elementwise" (g · f'(x), summed where broadcast), "reduction" (g copied
-    #                              back, times its derivative), "reshape", "transpose", "matmul"; None: the
-    #                              op's own rule, named and applied
+    #                              back, times its derivative), "reshape", "transpose", "matmul", "join"
+    #                              (each input its own part of g: stack, cat); None: the op's own rule, named and applied
     matmul_sides: tuple = None   # a matmul's inputs: "right" (g Bᵀ), "left" (Aᵀ g), "outer" (g ⊗ b), None (Σ g)
     latex_fn: str = None         # written as a function applied, tanh²(u): its LaTeX name, r"\tanh"
     numpy: Callable = None       # the numpy function that computes it in float64: a formula's value, and

@@ -10,6 +10,7 @@ the maths is:
 * a matrix product ``A B``: ``g Bᵀ`` for ``A`` and ``Aᵀ g`` for ``B``, in that order;
 * a reduction (``Σ``, mean): ``g`` copied back to every element, times ``1/n`` with ``n``
   filled in;
+* a join (``stack``, ``cat``): input ``k`` gets its own part of ``g``, ``g[k]`` or ``g[2:4]``;
 * anything else: the op's rule named, and applied as the engine applies it (:class:`Rule`).
 
 >>> import numpy as np
@@ -26,7 +27,7 @@ import re
 
 import numpy as np
 
-from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, RowSum, Sum, Sym, T
+from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, RowSum, Sum, Sym, T, Take
 from .ops import OPS
 
 __all__ = ["parse", "step", "ParseError", "is_one", "times", "category", "COMPOSITES", "linear_step"]
@@ -299,6 +300,10 @@ def step(op_key, i, g, operands, params, out, in_shape, out_shape, dlatex, rule=
         if len(in_shape) < 2:
             return g if g is not None else Num(1)
         return T(g if g is not None else Num(np.ones(out_shape)))
+    if kind == "join":
+        e = _join_step(op_key, i, g, operands, params or {}, in_shape, out_shape)
+        if e is not None:
+            return e
     if kind == "reshape":
         gg = g if g is not None else Num(1)
         if op_key == "expand":
@@ -456,6 +461,24 @@ def linear_step(i, g, x, w, in_shape):
     if i == 1:
         return MatMul(T(g), x)
     return Sum(g, in_shape)
+
+
+def _join_step(op_key, i, g, operands, params, in_shape, out_shape):
+    """What a stack or cat sends to its input ``i``: that input's rows of ``g`` (``g[i]`` for a stack,
+    ``g[start:stop]`` for a cat, along its dim), None where the inputs' sizes are not known."""
+    dim = params.get("dim", 0)
+    if not out_shape:
+        return None
+    dim %= len(out_shape)
+    if op_key == "stack":
+        index = i
+    else:
+        sizes = [np.shape(e.v) for e in operands[:i]] if all(hasattr(e, "v") for e in operands[:i]) else None
+        if sizes is None or len(in_shape) != len(out_shape) or any(len(s) != len(out_shape) for s in sizes):
+            return None
+        start = sum(s[dim] for s in sizes)
+        index = slice(start, start + in_shape[dim])
+    return Take(g if g is not None else Num(1), out_shape, dim, index)
 
 
 def _local_step(op_key, i, g, dl, refs, params, in_shape, out_shape, matrix):

@@ -24,10 +24,11 @@ from .ops import OPS
 from .value_text import number_text
 
 __all__ = ["Expr", "Num", "Sym", "Fn", "Add", "Neg", "Mul", "MatMul", "T", "Frac", "Pow", "Ind", "Sum",
-           "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "latex_name", "constant_latex", "fill", "plain",
+           "Take", "Rule", "RowSum", "NoHandDerivation", "Named", "Reshape", "Expand", "latex_name", "constant_latex", "fill", "plain",
            "FUNCTION_NAMES", "as_shown", "SUBSTITUTE_MAX"]
 
 SUBSTITUTE_MAX = 4     # a named array with at most this many numbers is written out in a formula
+LIST_MAX = 6           # a variadic op's inputs (@*) beyond this many, when they are x_{0}, x_{1}, ...: x_{0}, x_{1}, …, x_{19}
 
 
 # --- numbers and names ------------------------------------------------------------------------
@@ -138,6 +139,10 @@ def fill(template, subs, text=False):
     >>> fill(r"e^{@0}", {"0": "-2"})
     'e^{\\left(-2\\right)}'
     """
+    if "@*" in template:              # a variadic op's inputs, every one in order (stack, cat)
+        template = template.replace("@*", listed([subs[k] for k in sorted((k for k in subs if str(k).isdigit()),
+                                                                          key=int)], text))
+
     def one(m):
         key, power = m.group(1), m.group(2)
         if key not in subs:
@@ -155,6 +160,25 @@ def fill(template, subs, text=False):
         return out + power
 
     return _TOKEN.sub(one, template)
+
+
+def listed(items, text=False):
+    r"""A variadic op's inputs, in order, as the ``@*`` of its template: every name, or, for a long run
+    of one indexed name, the textbook's ``x_{0}, x_{1}, \ldots, x_{19}`` (every symbol it stands for
+    is then plain from the first and the last).
+
+    >>> listed(["a", "b", "c"])
+    'a, b, c'
+    >>> listed([f"x_{{{k}}}" for k in range(20)])
+    'x_{0}, x_{1}, \\ldots, x_{19}'
+    """
+    items = [str(x) for x in items]
+    if len(items) > LIST_MAX:
+        runs = [re.fullmatch(r"(.+)_\{(\d+)\}", x) for x in items]
+        if all(runs) and len({m.group(1) for m in runs}) == 1 and \
+                [int(m.group(2)) for m in runs] == list(range(int(runs[0].group(2)), int(runs[0].group(2)) + len(items))):
+            items = items[:2] + ["…" if text else r"\ldots"] + items[-1:]
+    return ", ".join(items)
 
 
 def _frac_text(m):
@@ -178,7 +202,7 @@ _PLAIN = [
     (r"\\sqrt\{([^{}]*)\}", r"√(\1)"),
     (r"\\left\|", "|"), (r"\\right\|", "|"), (r"\\lVert", "‖"), (r"\\rVert", "‖"),
     (r"\\left\(", "("), (r"\\right\)", ")"), (r"\\left\[", "["), (r"\\right\]", "]"),
-    (r"\\cdot", "·"), (r"\\odot", "⊙"), (r"\\sum", "Σ"), (r"\\sigma", "σ"),
+    (r"\\cdot", "·"), (r"\\odot", "⊙"), (r"\\ldots", "…"), (r"\\sum", "Σ"), (r"\\sigma", "σ"),
     *[(r"\\" + w, w) for w in FUNCTION_NAMES], (r"\\max", "max"), (r"\\min", "min"),
     (r"\\operatorname\{([^{}]+)\}", r"\1"), (r"\\mathrm\{([^{}]+)\}", r"\1"), (r"\\mathbb\{1\}", "𝟙"),
     (r"\\text\{([^{}]*)\}", r"\1"), (r"\\lnot", "¬"), (r"\\le", "≤"), (r"\\infty", "∞"), (r"\\,", " "),
@@ -599,6 +623,68 @@ class Expand(Reshape):
             dims = (self.dim,) if isinstance(self.dim, int) else tuple(self.dim)
             g = np.expand_dims(g, tuple(d % len(self.shape) for d in dims))
         return np.broadcast_to(g, self.shape)
+
+
+_ONLY_NUMBERS = re.compile(r"(?:[-\d.\s]|\\cdot|\\left\(|\\right\))+")
+
+
+class Take(Expr):
+    r"""The part of a joined tensor's gradient that belongs to one of its inputs, indexed as PyTorch
+    indexes it: ``g[1]`` (row 1 of a stack), ``g[2:4]`` (rows 2 and 3 of a cat), ``g[:, 1]`` along dim 1.
+    A gradient written as one number (each element's) is that number in every part: written as it is.
+
+    >>> g = Sym("g", np.arange(6.0).reshape(3, 2))
+    >>> t = Take(g, (3, 2), 0, 1)
+    >>> t.latex(), t.value().tolist()
+    ('g\\left[1\\right]', [2.0, 3.0])
+    >>> Take(Num(np.arange(4.0)), (4,), 0, slice(1, 3)).latex()
+    '\\left[0,\\ 1,\\ 2,\\ 3\\right]\\left[1:3\\right]'
+    """
+
+    def __init__(self, arg, shape, dim, index):
+        self.arg, self.shape, self.dim, self.index = arg, tuple(shape), dim, index
+
+    def children(self):
+        return (self.arg,)
+
+    @property
+    def matrix(self):
+        return self.arg.matrix
+
+    def key(self):
+        """The index as PyTorch code writes it: ``1``, ``2:4``, ``:, 1``."""
+        i = self.index
+        k = f"{i.start}:{i.stop}" if isinstance(i, slice) else str(i)
+        return ", ".join([":"] * self.dim + [k])
+
+    def _one_number(self):
+        """The gradient is written as numbers only (``1 · 2``) and is that number everywhere."""
+        if not _ONLY_NUMBERS.fullmatch(self.arg.latex()):
+            return False
+        try:
+            v = np.asarray(self.arg.value())
+        except Exception:  # a rule that cannot run: written with its index
+            return False
+        return v.size > 0 and bool(np.all(v == v.reshape(-1)[0]))
+
+    @property
+    def prec(self):
+        return self.arg.prec if self._one_number() else 9
+
+    def latex(self, numbers=False):
+        text = self.arg.latex(numbers)
+        if self._one_number():
+            return text
+        if not (_SIMPLE.fullmatch(text) or text.startswith(r"\left[")):
+            text = _paren(text)
+        return rf"{text}\left[{self.key()}\right]"
+
+    def value(self):
+        v = np.asarray(self.arg.value())
+        if self._one_number():          # one number for every element: every part of it too
+            return v.reshape(-1)[0] if v.size else v
+        v = np.broadcast_to(v, self.shape)
+        return v[(slice(None),) * self.dim + (self.index,)]
 
 
 class NoHandDerivation(ValueError):

@@ -20,8 +20,9 @@ writing into an array) makes ``create_graph=True`` fail with a clear error namin
 so freeing them after ``backward()`` behaves like PyTorch's saved tensors.  A value that is
 not saved reaches the rule as a :class:`Meta` carrying only its ``shape`` and ``dtype``.
 
-In ``latex``, ``dlatex`` and ``symbol``, ``@0``/``@1`` stand for the inputs, ``@y`` for the
-output and ``@name`` for a parameter; the graph and the hand derivation fill them in.
+In ``latex``, ``dlatex`` and ``symbol``, ``@0``/``@1`` stand for the inputs, ``@*`` for all of them
+in order (a variadic op's ``[a, b, c]``), ``@y`` for the output and ``@name`` for a parameter; the graph
+and the hand derivation fill them in.
 
 An entry is the one place an op is described.  Besides the maths it says how a student reaches
 the op (``method="atan", aliases=("arctan",), inplace=True, function=True``: ``x.atan()``,
@@ -806,12 +807,12 @@ def _cat_piece(g, sizes, i, dim):
 
 op("cat", grad_fn="CatBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.concatenate(xs, axis=dim)),
    vjps=[lambda g, y, *xs, i, dim=0: _cat_piece(g, [x.shape[dim % x.ndim] for x in xs], i, dim)], uses=[""],
-   latex=r"[@0, @1]", dlatex=["1"],
-   variadic=True, function="cat", inputs="join", saved={"dim": "@dim"})
+   latex=r"[@*]", dlatex=["1"],
+   params={"dim": 0}, variadic=True, function="cat", inputs="join", saved={"dim": "@dim"}, category="join")
 op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.ascontiguousarray(np.stack(xs, axis=dim)),
    vjps=[lambda g, y, *xs, i, dim=0: np.take(g, i, axis=dim)], uses=[""],
-   latex=r"[@0, @1]", dlatex=["1"],
-   variadic=True, function="stack", inputs="join", saved={"dim": "@dim"})
+   latex=r"[@*]", dlatex=["1"],
+   params={"dim": 0}, variadic=True, function="stack", inputs="join", saved={"dim": "@dim"}, category="join")
 op("where", grad_fn="WhereBackward0", forward=lambda a, b, cond: np.where(cond, a, b),
    vjps=[lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)], uses=["", ""],
    latex=r"@0 \text{ if } c \text{ else } @1", dlatex=[r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],

@@ -36,7 +36,7 @@ def test_negative_numbers_are_parenthesised():
     assert formula.Pow(formula.Num(-2), formula.Num(2)).latex() == r"\left(-2\right)^{2}"
 
 
-CATEGORIES = (None, "elementwise", "reduction", "reshape", "transpose", "matmul")
+CATEGORIES = (None, "elementwise", "reduction", "reshape", "transpose", "matmul", "join")
 
 
 @pytest.mark.parametrize("key", sorted(OPS))

@@ -101,7 +101,10 @@ def fill(template, lesson, node, numeric):
         text = None
         if numeric or kind == "const" and (thing is None or thing.name is None):
             text = value_latex(lesson.inputs(node)[i])      # None: too big to write, keep the name
-        subs[str(i)] = text if text is not None else latex_name(lesson.input_name(node, i) or "?")
+        # (one tensor read twice is told apart, x⁽¹⁾ and x⁽²⁾, as the definition's note says)
+        named = lesson.input_name(node, i)
+        subs[str(i)] = text if text is not None else _input_name(lesson, node, i) if named and kind != "const" \
+            else latex_name(named or "?")
     subs["y"] = (value_latex(lesson.output(node)) if numeric else None) or latex_name(lesson.name(node))
     for key, v in node.params.items():
         subs.setdefault(key, _param_text(v))
