@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from browser.conftest import settle
-from browser.test_decks_fit import show_widget
+from browser.test_decks_fit import MEASURE, show_widget
 from browser.test_slides import SMALLEST_TEXT
 
 # What the box shows of the graph's ends: the output's and the leaves' boxes inside the graph's
@@ -149,6 +149,8 @@ def test_the_ends_of_a_graph_shown_in_part_are_in_view_at_the_ends(deck_page, en
             where = f"{name} at its {at} frame (step {s['step']} of {s['steps']})"
             assert s["partial"], f"{where}: the graph is not readable whole: it is shown in part, and said"
             assert widget.evaluate(SMALLEST_TEXT) >= 11, where
+            m = box.evaluate(MEASURE)        # (the layout chosen for the ends keeps the rest readable)
+            assert m["html"] >= 11 and not m["cut"] and m["bottom"] <= 2, f"{where}: {m}"
             if at == "middle":
                 assert s["focus"] >= 1 and s["focusIn"] == s["focus"], f"{where}: the step's nodes in view: {s}"
                 assert s["key"] == "graph_partial", f"{where}: {s['note']}"
