@@ -241,11 +241,6 @@ op("embedding", grad_fn="EmbeddingBackward0", symbol="lookup",
    elementwise=False, saved={"indices": "@indices", "padding_idx": "@padding_idx"})
 
 
-def _bn_axes(x):
-    """The axes a batch norm averages over: all but the channels (axis 1)."""
-    return (0,) + tuple(range(2, x.ndim))
-
-
 def _bn_channel(v, x):
     """A per-channel vector, shaped to broadcast along axis 1 of ``x``."""
     return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
@@ -300,7 +295,7 @@ def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, ep
 op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward=_batch_norm,
    vjps=[lambda g, y, x, w, b, **p: _bn_grad_input(g, x, w, **p),
          lambda g, y, x, w, b, **p: _bn_grad_weight(g, x, **p),
-         lambda g, y, x, w, b, **p: np.sum(g, axis=_bn_axes(x), dtype=np.float64).astype(g.dtype)],
+         lambda g, y, x, w, b, **p: kernels.batch_norm_grad_sum(g.astype(x.dtype, copy=False))],
    uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} @1 + @2",
    dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
            r"\hat{x}", "1"],

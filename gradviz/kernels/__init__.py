@@ -27,7 +27,7 @@ from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.p
 from ._products import addmm, bmm, column_major, dot, mm, mv
 from ._norms import vector_norm as norm
 from ._lapack import det, det_backward, inv, solve, zero_pivot
-from ._reduce import batch_norm_backward_sums, batch_norm_sums, cumprod, cumsum, nll_sums, torch_sum as sum  # noqa: A001
+from ._reduce import batch_norm_backward_sums, batch_norm_grad_sum, batch_norm_sums, cumprod, cumsum, nll_sums, torch_sum as sum  # noqa: A001
 from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softmax_backward
 from ._threads import LANES, get_num_threads, set_num_threads
 from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, sin, sqrt, tan, tanh, tanh_backward
@@ -35,7 +35,7 @@ from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorc
 from ._sleef import exp as sleef_exp, log as sleef_log, log1p as sleef_log1p   # SLEEF's, as its vectorised loops
 
 __all__ = ["add", "fma", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "mean", "norm", "cumsum", "cumprod", "solve", "inv", "det", "det_backward", "zero_pivot",
-           "nll_sums", "batch_norm_sums", "batch_norm_backward_sums", "sigmoid", "softmax", "log_softmax",
+           "nll_sums", "batch_norm_sums", "batch_norm_backward_sums", "batch_norm_grad_sum", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "atan",
            "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",
            "sleef_log", "sleef_log1p", "get_exact_limit", "set_exact_limit", "LANES", "get_num_threads", "set_num_threads", "info"]

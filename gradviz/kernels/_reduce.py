@@ -27,7 +27,8 @@ import numpy as np
 from ._numerics import fma
 from ._threads import get_num_threads
 
-__all__ = ["torch_sum", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums"]
+__all__ = ["torch_sum", "in_order", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums",
+           "batch_norm_grad_sum"]
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}   # AVX2 vectors
 _ILP = 4       # independent accumulators
@@ -296,17 +297,32 @@ def batch_norm_backward_sums(g, x, mean):
     fused into the running sum), then the threads' sums added; in double for sequences."""
     if x.ndim == 2 or x.shape[2] == 1:
         rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
-        total, dot = np.zeros(x.shape[1], x.dtype), np.zeros(x.shape[1], x.dtype)
+        dot = np.zeros(x.shape[1], x.dtype)
         for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
             p = np.zeros(x.shape[1], x.dtype)
             for xi, gi in zip(xr, gr):                      # a fused multiply-add per row: a loop
                 p = fma(xi - mean, gi, p, x.dtype)          # (numpy has no fused running sum)
-            total, dot = total + _in_order(gr), dot + p      # Σ g: each run's from 0, whole-array
-        return total, dot
+            dot = dot + p
+        return batch_norm_grad_sum(g), dot
     axes = (0,) + tuple(range(2, x.ndim))                   # all but the channels
     centred = x.astype(np.float64) - np.reshape(mean.astype(np.float64), (1, -1) + (1,) * (x.ndim - 2))
-    return (np.sum(g, axis=axes, dtype=np.float64).astype(x.dtype),
-            np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype))
+    return batch_norm_grad_sum(g), np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype)
+
+
+def batch_norm_grad_sum(g):
+    """Σ g per channel (axis 1) as PyTorch's BatchNorm backward kernel adds it, the bias's gradient:
+    for a batch of rows, each thread's run of rows from 0 (whole-array), the runs' sums added in
+    g's dtype; for a batch of sequences, in double.
+
+    >>> batch_norm_grad_sum(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)).tolist()
+    [4.0, 6.0]
+    """
+    if g.ndim == 2 or g.shape[2] == 1:
+        total = np.zeros(g.shape[1], g.dtype)
+        for run in _bn_runs(g.reshape(g.shape[0], -1)):
+            total = total + _in_order(run)
+        return total
+    return np.sum(g, axis=(0,) + tuple(range(2, g.ndim)), dtype=np.float64).astype(g.dtype)
 
 
 # --- running sums and products ----------------------------------------------------------------------

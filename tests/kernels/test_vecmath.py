@@ -676,6 +676,27 @@ def test_long_sums_identical_to_torch(dtype):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_batch_norm_bias_gradient_identical_to_torch(dtype):
+    """BatchNorm1d's bias gradient is the Σ g of PyTorch's backward kernel (each thread's run of
+    rows from 0), not a sum in double: batches of rows, training and eval, one thread."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(5)
+    with threads(torch, 1):
+        for shape in [(7, 1), (33, 4), (256, 10), (5, 64), (1000, 3)]:
+            x, g = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+            for train in (True, False):
+                grads = []
+                for lib in (gradviz, torch):
+                    bn = lib.nn.BatchNorm1d(shape[1], dtype=getattr(lib, np.dtype(dtype).name))
+                    bn.train(train)
+                    bn(lib.tensor(x)).backward(lib.tensor(g))
+                    grads.append(np.asarray(bn.bias.grad.numpy()))
+                assert np.array_equal(grads[0].view(np.uint8), grads[1].view(np.uint8)), (shape, train)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_zero_sums_have_torchs_sign(dtype):
     """The sign of a zero sum is PyTorch's (its accumulators start at +0, as np.einsum's whole-array
     sums do): rows of -0 and +0 among rows of numbers, along each kind of dimension, compared bit
