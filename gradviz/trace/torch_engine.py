@@ -315,6 +315,11 @@ class TorchAdapter(EngineAdapter):
             params[key] = value
         if op.key in ("sum_dim", "mean_dim"):
             params["keepdim"] = bool(_saved(fn, "keepdim"))
+        if op.key in ("nll_loss", "nll_loss2d"):          # cross_entropy(weight=..., ignore_index=...)
+            for key in ("weight", "ignore_index"):
+                value = _saved(fn, key)
+                if value is not None:
+                    params[key] = _array(value) if isinstance(value, self.torch.Tensor) else value
         return params, True
 
     def _const(self, fn, i, out_shape, out_dtype):

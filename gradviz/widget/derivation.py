@@ -135,7 +135,28 @@ def forward_latex(lesson, node):
             return chain_rule.parse(node.latex, refs).latex()
         except chain_rule.ParseError:
             pass
-    return fill(node.latex, lesson, node, False)
+    return fill(_weighted(lesson, node) or node.latex, lesson, node, False)
+
+
+def _weighted(lesson, node):
+    """A negative log-likelihood with class weights (``cross_entropy(weight=w)``): each row's term
+    weighted by its class's w, the mean divided by the weights' sum, not by N (None otherwise)."""
+    if node.key not in ("nll_loss", "nll_loss2d") or node.params.get("weight") is None:
+        return None
+    w = weight_name(lesson, node)[0]
+    b, t = (r"b,h,w", r"t_{bhw}") if node.key == "nll_loss2d" else ("b", "t_b")
+    at = rf"{w}_{{{t}}}\, @0_{{b, {t}}}" if node.key == "nll_loss" else rf"{w}_{{{t}}}\, @0_{{b, {t}, h, w}}"
+    reduction = node.params.get("reduction", "mean")
+    if reduction == "mean":
+        return rf"-\frac{{\sum_{{{b}}} {at}}}{{\sum_{{{b}}} {w}_{{{t}}}}}"
+    return rf"-\sum_{{{b}}} {at}" if reduction == "sum" else rf"-{at}"
+
+
+def weight_name(lesson, node):
+    """The class weights' symbol (LaTeX, text): ``w``, or another letter when a tensor is called w
+    (or when w is the image loss's width index)."""
+    first = [] if node.key == "nll_loss2d" else [("w", "w")]
+    return _free_name(lesson, *first, (r"\omega", "ω"), (r"\kappa", "κ"))
 
 
 def _factor(latex):
@@ -769,6 +790,9 @@ def _build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=No
         target = array_of(target) if target is not None else None
         if target is not None and np.size(target) <= 16:
             defs.append(mathml("t = " + formula.Num(np.asarray(target)).latex()))
+            weight = node.params.get("weight")
+            if weight is not None and np.size(weight) <= 16:      # cross_entropy(weight=w): w defined too
+                defs.append(mathml(weight_name(lesson, node)[0] + " = " + formula.Num(np.asarray(array_of(weight))).latex()))
             break
     v = seed_expr(lesson, seed) if seed is not None else None
     if v is not None:           # backward(gradient=v): the scalar it differentiates, said once

@@ -177,3 +177,24 @@ def test_random_joins_read_as_maths_gradviz(recipe):
 @given(joins())
 def test_random_joins_read_as_maths_torch(recipe):
     _check_join("torch", recipe)
+
+
+# --- keyword tensors: cross_entropy(weight=w) -------------------------------------------------------
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_with_class_weights_defines_and_uses_them(engine, reduction):
+    """The weights are part of the loss's definition (ℓ = −Σ w_t f / Σ w_t), defined themselves, and
+    the derivation's numbers are the engine's .grad (torch's saved weight is read, not dropped)."""
+    lib = lib_of(engine)
+    d = lib.tensor([[1.0, 2.0, 0.5], [0.3, 0.2, 0.1]], requires_grad=True)
+    s = lib.nn.functional.cross_entropy(d, lib.tensor([0, 2]), weight=lib.tensor([1.0, 2.0, 3.0]),
+                                        reduction=reduction)
+    names = {"d": d, "s": s}
+    grads = engine_grads(s, names, None)
+    w = AutogradWidget(s, names=names)
+    read_the_maths(w, grads)
+    defs = [x["latex"] for x in w.derivation["defs"]]
+    assert any(r"w_{t_b}\, " in x and x.startswith("s = ") for x in defs), defs
+    assert (r"\sum_{b} w_{t_b}}" in next(x for x in defs if x.startswith("s = "))) == (reduction == "mean")
+    assert r"w = \left[1,\ 2,\ 3\right]" in defs, defs
