@@ -351,6 +351,8 @@ class TorchAdapter(EngineAdapter):
         for inp in step.inputs:
             if inp.kind == "op" and not inp.output_nr:
                 inp.data = inp.src.out.data
+            elif inp.kind == "op" and inp.data is None and inp.output_nr in inp.src.pieces:
+                inp.data = inp.src.pieces[inp.output_nr].data
         seen = self.watched(fn)
         out_t = step.out.tensor()
         if seen is not None and seen.get("out") is not None:
@@ -365,6 +367,26 @@ class TorchAdapter(EngineAdapter):
         self._constants(step, seen)
         if step.out.data is None:
             step.out.data = replay(step)
+        if step.out.data is None and step.outputs > 1:
+            self._pieces_replayed(step)
+
+    def _pieces_replayed(self, step):
+        """A split's outputs worked out from its input, with the sizes and dim its node keeps (the
+        table's replay is for nodes of one output): what later steps read."""
+        call, (inp,) = _PIECES.get(step.key), step.inputs if len(step.inputs) == 1 else (None,)
+        if call is None or inp is None or inp.data is None:
+            return
+        try:
+            with self.torch.no_grad():
+                out = [_array(t) for t in call(self.torch, _tensor(self.torch, inp.data, inp.src), step.fn())]
+        except Exception:  # sizes it cannot read: the values stay unknown
+            return
+        if len(out) != step.outputs:
+            return
+        step.out.data, step.out.replayed = out[0], True
+        for k, v in step.pieces.items():      # (the outputs a later step reads)
+            if v.data is None:
+                v.data = out[k]
 
     def _saved_by_consumer(self, fn):
         """The value of ``fn``'s output as a later node saved it (``_saved_self`` of x ** 2...)."""
@@ -616,13 +638,21 @@ class TorchAdapter(EngineAdapter):
         torch, made, done = self.torch, {}, []
         if any(s.user for s in self.all_steps):
             return "user"
-        if any(s.op is None for s in self.all_steps):
+        if any(s.op is None and (s.outputs == 1 or s.key not in _PIECES) for s in self.all_steps):
             return "op"
         layer_of = {id(m): fold for fold, _, _ in self.trace.folds for m in fold.members if m.out is fold.out}
         lost = {}      # id(step) -> its first output with 0 for each constant PyTorch did not keep
+        pieces, old_pieces = {}, {}     # a node of several outputs (split): its new and its first tensors
         for s in self.all_steps:
+            if s.outputs > 1:
+                got = self._pieces_again(s, made, pieces, old_pieces)
+                if isinstance(got, str):
+                    return got
+                made[id(s)] = pieces[id(s)][0]
+                done.append((s, made[id(s)], got))
+                continue
             call = _REPLAY.get(s.op.key)
-            if call is None or any(i.output_nr for i in s.inputs):
+            if call is None or any(i.output_nr and id(i.src) not in pieces for i in s.inputs):
                 return "op"
             unknown = [k for k, i in enumerate(s.inputs)
                        if (i.kind == "const" and i.data is None) or (i.kind == "op" and id(i.src) in lost)]
@@ -632,13 +662,15 @@ class TorchAdapter(EngineAdapter):
                 with torch.no_grad():                    # the same op on the numbers it read then
                     old = call(torch, [0.0 if i.kind == "const" and i.data is None else
                                        lost[id(i.src)] if i.kind == "op" and id(i.src) in lost else
+                                       old_pieces[id(i.src)][i.output_nr] if i.output_nr and i.data is None else
                                        _tensor(torch, i.data, i.src) for i in s.inputs], s.params)
                 if not unknown:
                     if s.out.data is None:
                         return "unkept"
                     if not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6, equal_nan=True):
                         return "differs"
-                args = [inp.src.tensor() if inp.kind == "leaf" else made[id(inp.src)] if inp.kind == "op"
+                args = [inp.src.tensor() if inp.kind == "leaf" else pieces[id(inp.src)][inp.output_nr]
+                        if inp.kind == "op" and inp.output_nr else made[id(inp.src)] if inp.kind == "op"
                         else 0.0 if inp.data is None else _tensor(torch, inp.data, inp.src) for inp in s.inputs]
                 out = call(torch, args, s.params)
             except Exception:  # an op we cannot call so: say the forward pass cannot run again
@@ -661,6 +693,8 @@ class TorchAdapter(EngineAdapter):
             self.by_fn[id(fn)] = s
             s.fn = lambda fn=fn: fn
             s.out.ref = out
+            for k, v in s.pieces.items():       # (a split's further outputs)
+                v.ref = pieces[id(s)][k]
             if id(s) not in lost:
                 s.out.data = _array(out)
             elif s.out.data is not None:     # known then: it moves by what the leaves' change moved it
@@ -685,6 +719,27 @@ class TorchAdapter(EngineAdapter):
         self.fns = [out.grad_fn for _, out, _ in done]       # strong references: the nodes stay alive
         self.roots[0] = made[id(root)]
         return None
+
+    def _pieces_again(self, s, made, pieces, old_pieces):
+        """A node of several outputs (split, unbind) run again on its input as it is now, with the
+        sizes and dim its node keeps (numbers, never freed): the args, or why it cannot."""
+        (inp,) = s.inputs if len(s.inputs) == 1 else (None,)
+        if inp is None or inp.kind == "const" or (inp.kind == "op" and (inp.output_nr or id(inp.src) not in made)):
+            return "op"
+        torch, call, fn = self.torch, _PIECES[s.key], s.fn()
+        try:
+            if inp.data is not None:
+                with torch.no_grad():
+                    old_pieces[id(s)] = call(torch, _tensor(torch, inp.data, inp.src), fn)
+                if s.out.data is not None and not np.allclose(_array(old_pieces[id(s)][0]), s.out.data, equal_nan=True):
+                    return "differs"
+            arg = inp.src.tensor() if inp.kind == "leaf" else made[id(inp.src)]
+            pieces[id(s)] = call(torch, arg, fn)
+        except Exception:  # an op we cannot call so: say the forward pass cannot run again
+            return "op"
+        if len(pieces[id(s)]) != s.outputs or pieces[id(s)][0].grad_fn is None or pieces[id(s)][0].grad_fn.name() != s.name:
+            return "op"
+        return [arg]
 
     def add_recording(self, rec, error=None):
         raise TypeError("recording= is a gradviz recording; for a torch tensor, animate() records "
@@ -774,6 +829,14 @@ def _tensor(torch, data, src):
         return np.asarray(data).item()
     return torch.from_numpy(np.array(data, copy=True))
 
+
+# How PyTorch makes the outputs of a node of several (no hand rule: the engine's numbers), from its
+# input and the sizes and dim the node keeps.
+_PIECES = {
+    "split": lambda t, x, fn: t.split(x, fn._saved_split_size, fn._saved_dim),
+    "split_sizes": lambda t, x, fn: t.split(x, list(fn._saved_split_sizes), fn._saved_dim),
+    "unbind": lambda t, x, fn: t.unbind(x, fn._saved_dim),
+}
 
 # Ops whose backward reads no value of an input (only sizes, or a known constant factor): a
 # constant PyTorch did not keep may flow through them, since the new graph's gradients do not depend

@@ -619,3 +619,29 @@ def test_buttons_on_a_graph_that_cannot_run_again_end_in_words(case):
     assert _crosses(w) == []                 # (ok False with "times": zeroed or k calls' worth, said as such)
     assert torch.equal(wt.grad, grads[0])          # nothing ran: .grad unchanged
     assert "이번에는 backward() 호출을 실행하지 않습니다" in render("ko", last["msg"])
+
+
+@pytest.mark.parametrize("lib", [gradviz, torch], ids=["gradviz", "torch"])
+@pytest.mark.parametrize("how", ["split", "split_sizes", "unbind", "chunk"])
+def test_a_node_of_several_outputs_runs_again_and_ends_with_a_tick(lib, how):
+    """split/unbind after Run All and a training step: backward(), zero_(), backward() runs the
+    node again with the sizes its node keeps, takes its numbers (no hand rule) from that press's
+    pass, and ends with ✓ at the engine's .grad."""
+    a = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    parts = {"split": lambda: a.split(2), "split_sizes": lambda: a.split([1, 3]),
+             "unbind": lambda: a.unbind(0), "chunk": lambda: a.chunk(2)}[how]()
+    o = (parts[0] * 2).sum() + parts[-1].exp().sum()
+    w = animate(o, names={"a": a, "o": o})
+    o.backward()
+    with lib.no_grad():
+        a -= 0.1
+    for act in ("backward", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+    assert w.frames[-1]["kind"] == "done" and not any(f.get("unchecked") or f["phase"] == "error" for f in w.frames)
+    checks = _last_checks(w)
+    assert checks["check:a"]["ok"] is True and not _crosses(w), checks
+    want = np.zeros(4)
+    last = {"unbind": 1, "split_sizes": 3}.get(how, 2)
+    want[:parts[0].numel()] = 2.0
+    want[4 - last:] += np.exp(np.array([1.0, 2.0, 3.0, 4.0])[4 - last:] - 0.1)
+    np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-5)
