@@ -4,7 +4,7 @@
 When no layout direction shows the whole graph with its text at 11 px, the widget shows it at a
 readable size following the step.  At the first frame and at the last one it shows instead the
 output (the backward root) and as many leaves as fit with it, and says so under the box ("The
-output and 6 of the 20 leaves, …"); steps in between follow their own nodes.
+output and 6 of the 20 leaves are in view: …"); steps in between follow their own nodes.
 
 One deck, three widgets, each on a slide of its own (state made here in Python, as a notebook run
 saves it):
@@ -163,14 +163,14 @@ def test_the_ends_of_a_graph_shown_in_part_are_in_view_at_the_ends(deck_page, en
         twenty = seen["twenty", at]
         assert twenty["drawn"] == "LR" and twenty["leaves"] == 20
         assert 4 <= len(twenty["leavesIn"]) < 20, twenty       # the output, and the leaves that fit with it
-        assert twenty["note"] == f"The output and {len(twenty['leavesIn'])} of the 20 leaves, at a readable size: " \
+        assert twenty["note"] == f"The output and {len(twenty['leavesIn'])} of the 20 leaves are in view: " \
                                  "scroll or zoom (− or fit) for the rest", twenty["note"]
         chain = seen["chain", at]
         assert chain["drawn"] == "TB" and chain["leaves"] == 1 and chain["leavesIn"] == [], chain
-        assert chain["note"].startswith("The output, at a readable size (no leaf fits beside it)"), chain["note"]
+        assert chain["note"].startswith("The output is in view; no leaf fits beside it"), chain["note"]
         branches = seen["branches", at]
         assert branches["leaves"] == len(branches["leavesIn"]) == 1 and branches["key"] == "graph_ends_all", branches
-        assert branches["note"].startswith("The output and every leaf, at a readable size"), branches["note"]
+        assert branches["note"].startswith("The output and every leaf are in view"), branches["note"]
 
 
 def test_a_saved_page_shows_the_ends_in_its_language_and_leaves_the_students_zoom_alone(
@@ -249,7 +249,7 @@ def test_in_jupyterlab_the_cell_shows_the_ends_at_the_start_and_at_the_end(jupyt
         page.screenshot(path=str(artifacts / f"ends-lab-{at}.png"))
         assert s["partial"] and s["rootsIn"] and s["key"] == note_for(s), (at, s)
         if at == "first":
-            assert s["key"] == "graph_ends_none" and s["note"].startswith("The output, at a readable size"), s
+            assert s["key"] == "graph_ends_none" and s["note"].startswith("The output is in view; no leaf fits"), s
         else:
             assert 1 <= len(s["leavesIn"]) < 20, (at, s)
             assert s["note"].startswith(f"The output and {len(s['leavesIn'])} of the 20 leaves"), s["note"]
