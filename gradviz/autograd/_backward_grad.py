@@ -29,7 +29,9 @@ def _make_grads(outputs, grads):
         if g._data.shape != out._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)!r} "
                                f"and output[{i}] has a shape of {Size(out.shape)!r}.")
-        result.append(g._data.astype(out._data.dtype, copy=True))
+        # (its values as they are, not a copy, as PyTorch hands the engine the tensor given: a hook
+        # writing into its gradient writes into that tensor)
+        result.append(g._data.astype(out._data.dtype, copy=False))
     return result
 
 

@@ -386,6 +386,24 @@ def test_hooks_see_and_replace_the_gradient():
         torch.ones(2).register_hook(print)
 
 
+def test_the_gradient_given_to_backward_is_the_one_hooks_see():
+    """PyTorch hands the engine the gradient tensor given, not a copy: a hook writing into it writes
+    into that tensor (and a later change to it does not reach .grad, which backward made anew)."""
+    x = torch.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: g.add_(5))
+    g = torch.ones(2)
+    y.backward(g)
+    assert g.tolist() == [6.0, 6.0] and x.grad.tolist() == [12.0, 12.0]
+    g.zero_()
+    assert x.grad.tolist() == [12.0, 12.0]
+    (x + 0).backward(x.grad)            # .grad itself as the seed: the sum of the old and the new
+    assert x.grad.tolist() == [24.0, 24.0]
+    d = torch.ones(2, dtype=torch.float64)
+    (x * 1).backward(d)                 # a seed of another dtype is converted, as PyTorch does
+    assert x.grad.dtype is torch.float32 and d.dtype is torch.float64
+
+
 def test_backward_runs_without_grad_mode_as_in_pytorch():
     """Hooks and custom backward()s run under no_grad: what they compute records no graph."""
     class Square(torch.autograd.Function):
