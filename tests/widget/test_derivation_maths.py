@@ -361,7 +361,8 @@ def programs(draw):
                           min_size=1, max_size=6))
     return {"kind": kind, "shape": shape, "leaves": n_leaves, "steps": steps,
             "seed": draw(st.integers(0, 2**16)), "hidden": draw(st.integers(2, 5)),
-            "loss": draw(st.sampled_from(["mse", "ce"])), "train": draw(st.booleans())}
+            "loss": draw(st.sampled_from(["mse", "ce"])), "train": draw(st.booleans()),
+            "presses": draw(st.lists(st.sampled_from(["backward", "backward_retain", "zero"]), max_size=3))}
 
 
 def _apply(lib, op, a, b):
@@ -450,15 +451,16 @@ def _check_program(engine, recipe):
     read_the_maths(w, grads)
     assert all(e["chain"] != "0" or np.allclose(grads.get(e["leaf"], 0), 0) for e in w.derivation["leaves"])
     after_run_all(lib, w, root, gradient, tensors, train=recipe.get("train", False),
-                  words=recipe["kind"] == "function")
+                  words=recipe["kind"] == "function", presses=recipe.get("presses", ()))
 
 
-def after_run_all(lib, w, root, gradient, tensors, train=False, words=False):
+def after_run_all(lib, w, root, gradient, tensors, train=False, words=False, presses=()):
     """The notebook's own ``root.backward(gradient)`` (it frees the graph), maybe a training step on
     every leaf, then the buttons backward(), zero_(), backward(): never ✗ nor an error, and at the end
     ✓ on every leaf, the derivation at the values the last press ran on reading as the engine's
     .grad -- or, with ``words`` (a custom Function: the user's code is never run again), the note
-    saying backward() was not run and why, .grad left as it was."""
+    saying backward() was not run and why, .grad left as it was. ``presses``: any buttons pressed
+    before those three ("backward", "backward_retain" with retain_graph=True, "zero")."""
     leaves = {k: t for k, t in tensors.items() if getattr(t, "is_leaf", False) and t.requires_grad}
     for t in leaves.values():
         t.grad = None
@@ -469,8 +471,11 @@ def after_run_all(lib, w, root, gradient, tensors, train=False, words=False):
                 if t.grad is not None:
                     t -= 0.05 * t.grad.clamp(-1, 1)
     start = len(w.frames)
-    for act in ("backward", "zero", "backward"):
-        w.backward() if act == "backward" else w.zero_grad()
+    for act in tuple(presses) + ("backward", "zero", "backward"):
+        if act == "zero":
+            w.zero_grad()
+        else:
+            w.backward(retain_graph=act == "backward_retain")
     new = w.frames[start:]
     crosses = [(slot, v) for f in new for slot, v in f["set"].items()
                if slot.startswith("check:") and isinstance(v, dict) and v.get("ok") is False and "times" not in v]
