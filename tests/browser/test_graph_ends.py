@@ -239,6 +239,8 @@ def test_in_jupyterlab_the_cell_shows_the_ends_at_the_start_and_at_the_end(jupyt
     for at in ("first", "wider", "last"):
         if at == "wider":
             page.set_viewport_size({"width": 1680, "height": 900})
+            page.wait_for_function("w => w.querySelector('[data-gv=\"partial\"]').dataset.gvNote === 'graph_ends_some'",
+                                   arg=widget.element_handle())
             settle(page)
         if at == "last":
             widget.focus()
