@@ -815,7 +815,8 @@ op("stack", grad_fn="StackBackward0", forward=lambda *xs, dim=0: np.ascontiguous
    params={"dim": 0}, variadic=True, function="stack", inputs="join", saved={"dim": "@dim"}, category="join")
 op("where", grad_fn="WhereBackward0", forward=lambda a, b, cond: np.where(cond, a, b),
    vjps=[lambda g, y, a, b, cond: np.where(cond, g, 0), lambda g, y, a, b, cond: np.where(cond, 0, g)], uses=["", ""],
-   latex=r"@0 \text{ if } c \text{ else } @1", dlatex=[r"\mathbb{1}[c]", r"\mathbb{1}[\lnot c]"],
+   latex=r"@0 \text{ if } \mathrm{cond} \text{ else } @1",
+   dlatex=[r"\mathbb{1}[\mathrm{cond}]", r"\mathbb{1}[\lnot \mathrm{cond}]"],
    params={"cond": np.array([True, False])}, method="where", function=True, inputs="where",
    saved={"condition": "@cond"})
 op("clone", grad_fn="CloneBackward0", forward=lambda a, contiguous=False: np.array(a, copy=True, order="C" if contiguous else "K"),

@@ -53,7 +53,7 @@ SAVED_INPUT = {0: ("self", "input"),
                1: ("other", "mat1", "mat2", "vec", "target", "exponent", "weight", "tensor1"),
                2: ("mat2", "bias", "tensor2")}
 # gradviz parameter -> PyTorch's saved attribute, where the names differ.
-PARAM_ALIAS = {"n": "exponent", "d0": "dim0", "d1": "dim1"}
+PARAM_ALIAS = {"n": "exponent", "d0": "dim0", "d1": "dim1", "cond": "condition"}
 REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 FIXED = {"t", "t_"}           # ops whose parameters PyTorch never varies (t() is transpose(0, 1))
 

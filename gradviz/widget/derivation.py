@@ -794,6 +794,12 @@ def _build_derivation(lesson, seed, steps=None, expected=None, ids=None, keep=No
             if weight is not None and np.size(weight) <= 16:      # cross_entropy(weight=w): w defined too
                 defs.append(mathml(weight_name(lesson, node)[0] + " = " + formula.Num(np.asarray(array_of(weight))).latex()))
             break
+    for node in lesson.nodes:    # what where(cond, a, b) reads: the condition, as 1 and 0
+        cond = node.params.get("cond") if node.key == "where" else None
+        cond = array_of(cond) if cond is not None else None
+        if cond is not None and np.size(cond) <= 16:
+            defs.append(mathml(r"\mathrm{cond} = " + formula.Num(np.asarray(cond, np.float64)).latex()))
+            break
     v = seed_expr(lesson, seed) if seed is not None else None
     if v is not None:           # backward(gradient=v): the scalar it differentiates, said once
         defs.append(mathml(f"{v.tex} = " + (value_latex(seed) or formula.Num(seed).latex() if np.size(seed) <= 16

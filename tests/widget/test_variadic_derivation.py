@@ -198,3 +198,20 @@ def test_cross_entropy_with_class_weights_defines_and_uses_them(engine, reductio
     assert any(r"w_{t_b}\, " in x and x.startswith("s = ") for x in defs), defs
     assert (r"\sum_{b} w_{t_b}}" in next(x for x in defs if x.startswith("s = "))) == (reduction == "mean")
     assert r"w = \left[1,\ 2,\ 3\right]" in defs, defs
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_where_names_its_condition_apart_from_the_tensors(engine):
+    """where(cond, b, c) with a tensor called c: the condition is cond, defined (1 where it holds),
+    never the letter of a tensor; torch's saved condition is read as gradviz's is."""
+    lib = lib_of(engine)
+    a, b, c = (lib.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [0.5, 0.25]))
+    d = lib.where(a > 1.5, b, c)
+    s = (d * d).sum()
+    names = {"a": a, "b": b, "c": c, "d": d, "s": s}
+    grads = engine_grads(s, names, None)
+    w = AutogradWidget(s, names=names)
+    read_the_maths(w, grads)
+    defs = [x["latex"] for x in w.derivation["defs"]]
+    assert r"d = b \text{ if } \mathrm{cond} \text{ else } c" in defs, defs
+    assert r"\mathrm{cond} = \left[0,\ 1\right]" in defs, defs
