@@ -9,7 +9,7 @@ import numpy as np
 from . import kernels
 from ._op import OPS, call, op
 
-__all__ = []
+__all__ = ["weighted_nll_latex"]
 
 
 # --- losses -------------------------------------------------------------------------------------
@@ -122,6 +122,18 @@ op("nll_loss_backward", grad_fn="NllLossBackwardBackward0", symbol="∂NLL", for
    params={"target": np.array([0, 1]), "reduction": "mean"}, inputs="nll_backward",
    elementwise=False, in_rules=True, saved={"target": "@target", "weight": "@weight",
                                             "ignore_index": "@ignore_index"})
+
+
+def weighted_nll_latex(key, reduction, w):
+    """nll_loss's ``latex`` when class weights ``w`` are given: each row's term weighted by its class's w,
+    the mean divided by the weights' sum (not by N), as PyTorch computes it."""
+    b, t, rest = ("b,h,w", "t_{bhw}", ", h, w") if key == "nll_loss2d" else ("b", "t_b", "")
+    at = rf"{w}_{{{t}}}\, @0_{{b, {t}{rest}}}"
+    if reduction == "mean":
+        return rf"-\frac{{\sum_{{{b}}} {at}}}{{\sum_{{{b}}} {w}_{{{t}}}}}"
+    return rf"-\sum_{{{b}}} {at}" if reduction == "sum" else rf"-{at}"
+
+
 # an image batch (N, C, H, W) with a class per pixel (N, H, W): PyTorch's 2-D kernel, the same sums
 OPS["nll_loss2d"] = OPS["nll_loss"].renamed(
     "NllLoss2DBackward0", key="nll_loss2d", latex=r"-\frac{1}{n}\sum_{b,h,w} @0_{b, t_{bhw}, h, w}",

@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from .. import chain_rule, formula
+from .._nn_ops import weighted_nll_latex
 from .._broadcast import unbroadcast
 from ..trace.model import Value, array_of
 from ..value_text import format_line, short
@@ -135,21 +136,11 @@ def forward_latex(lesson, node):
             return chain_rule.parse(node.latex, refs).latex()
         except chain_rule.ParseError:
             pass
-    return fill(_weighted(lesson, node) or node.latex, lesson, node, False)
-
-
-def _weighted(lesson, node):
-    """A negative log-likelihood with class weights (``cross_entropy(weight=w)``): each row's term
-    weighted by its class's w, the mean divided by the weights' sum, not by N (None otherwise)."""
-    if node.key not in ("nll_loss", "nll_loss2d") or node.params.get("weight") is None:
-        return None
-    w = weight_name(lesson, node)[0]
-    b, t = (r"b,h,w", r"t_{bhw}") if node.key == "nll_loss2d" else ("b", "t_b")
-    at = rf"{w}_{{{t}}}\, @0_{{b, {t}}}" if node.key == "nll_loss" else rf"{w}_{{{t}}}\, @0_{{b, {t}, h, w}}"
-    reduction = node.params.get("reduction", "mean")
-    if reduction == "mean":
-        return rf"-\frac{{\sum_{{{b}}} {at}}}{{\sum_{{{b}}} {w}_{{{t}}}}}"
-    return rf"-\sum_{{{b}}} {at}" if reduction == "sum" else rf"-{at}"
+    weight = node.params.get("weight") if node.key in ("nll_loss", "nll_loss2d") else None
+    if weight is not None:      # cross_entropy(weight=w): each row's term weighted by its class's w
+        return fill(weighted_nll_latex(node.key, node.params.get("reduction", "mean"),
+                                       weight_name(lesson, node)[0]), lesson, node, False)
+    return fill(node.latex, lesson, node, False)
 
 
 def weight_name(lesson, node):
