@@ -248,7 +248,7 @@ op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=kernels.sigmoid,
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
    method="sigmoid", inplace=True, function=True, saved={"result": "o"},
    category="elementwise", latex_fn=r"\sigma", numpy=_sigmoid64)
-op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype),
+op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
    vjps=[lambda g, y, a: call("threshold_backward", g, y)], uses=["o"],
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
    domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"},
