@@ -189,10 +189,12 @@ class Trace:
         return events[0] if events else None
 
 
-def no_derivation_latex(name, n):
-    r"""The formula of a node the op table does not know: ``\operatorname{Name}(@0, @1)``."""
+def no_derivation_latex(name, n, numbers=()):
+    r"""The formula of a node the op table does not know: ``\operatorname{Name}(@0, @1)``, its numbers
+    after its inputs (``numbers``: ``(name, value)`` pairs, ``\operatorname{lerp}(@0, @1, \mathrm{weight} = 0.3)``)."""
     label = name.replace("_", r"\_")
-    args = ", ".join(f"@{i}" for i in range(n))
+    args = ", ".join([f"@{i}" for i in range(n)] + [rf"\mathrm{{{k.replace('_', chr(92) + '_')}}} = {v:g}"
+                                                     for k, v in numbers])
     return rf"\operatorname{{{label}}}({args})", tuple(rf"\partial\,\operatorname{{{label}}}" for _ in range(max(n, 1)))
 
 

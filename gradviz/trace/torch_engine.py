@@ -25,6 +25,7 @@ worked out from the saved output when it can be, else drawn as ``?``); the histo
 """
 
 import contextlib
+import math
 import re
 import sys
 
@@ -121,6 +122,16 @@ def _saved(fn, attr):
         return getattr(fn, "_saved_" + attr)
     except Exception:  # "Trying to backward through the graph a second time ..."
         return None
+
+
+def _saved_numbers(fn):
+    """The numbers a node the op table does not know saved (addcmul's value, lerp's weight): part of what it computed."""
+    out = []
+    for attr in dir(fn):
+        value = _saved(fn, attr[len("_saved_"):]) if attr.startswith("_saved_") else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out.append((attr[len("_saved_"):], value))
+    return out
 
 
 class TorchAdapter(EngineAdapter):
@@ -265,7 +276,7 @@ class TorchAdapter(EngineAdapter):
             key, symbol, latex, dlatex = known.key, known.symbol, known.latex, known.dlatex
         else:
             label = type(fn).__name__.removesuffix("Backward") if user else _op_name(name)
-            latex, dlatex = no_derivation_latex(label, len(fn.next_functions))
+            latex, dlatex = no_derivation_latex(label, len(fn.next_functions), () if user else _saved_numbers(fn))
             key, symbol, op = None, label, None
         step = Step(seq=fn._sequence_nr(), name=name, op=op, key=key, symbol=symbol, latex=latex,
                     dlatex=dlatex, params=params, out=out, fn=lambda fn=fn: fn, user=user,

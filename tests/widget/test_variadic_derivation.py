@@ -215,3 +215,21 @@ def test_where_names_its_condition_apart_from_the_tensors(engine):
     defs = [x["latex"] for x in w.derivation["defs"]]
     assert r"d = b \text{ if } \mathrm{cond} \text{ else } c" in defs, defs
     assert r"\mathrm{cond} = \left[0,\ 1\right]" in defs, defs
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv", "lerp"])
+def test_an_op_the_table_lacks_is_defined_with_every_input_and_its_numbers(op):
+    """A PyTorch op gradviz's table does not have (torch engine): every input, then the numbers its node
+    saved (addcmul's value, lerp's weight), so the definition says what was computed."""
+    torch = pytest.importorskip("torch")
+    a, b, c = (torch.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [0.5, 0.25]))
+    d = torch.lerp(a, b, 0.3) if op == "lerp" else getattr(torch, op)(a, b, c, value=2.0)
+    s = d.sum()
+    names = {"a": a, "b": b, "c": c, "d": d, "s": s}
+    grads = engine_grads(s, names, None)
+    w = AutogradWidget(s, names=names)
+    read_the_maths(w, grads)
+    want = r"\operatorname{lerp}(a, b, \mathrm{weight} = 0.3)" if op == "lerp" else \
+        rf"\operatorname{{{op}}}(a, b, c, \mathrm{{value}} = 2)"
+    assert _definition(w, "d") == want
