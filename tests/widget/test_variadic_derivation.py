@@ -233,3 +233,22 @@ def test_an_op_the_table_lacks_is_defined_with_every_input_and_its_numbers(op):
     want = r"\operatorname{lerp}(a, b, \mathrm{weight} = 0.3)" if op == "lerp" else \
         rf"\operatorname{{{op}}}(a, b, c, \mathrm{{value}} = 2)"
     assert _definition(w, "d") == want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_one_tensor_joined_many_times_reads_as_backprop(engine):
+    """x stacked eight times: more paths than are listed, so backprop's numbered form, in which x's
+    line adds up its eight parts of the joined gradient (g[0] + g[1] + … + g[7])."""
+    lib = lib_of(engine)
+    x = lib.tensor([1.0, -2.0], requires_grad=True)
+    h = lib.stack([x] * 8)
+    w = lib.tensor(np.arange(16.0).reshape(8, 2).astype(np.float32).tolist())
+    s = (h * w).sum()
+    names = {"x": x, "h": h, "w": w, "s": s}
+    grads = engine_grads(s, names, None)
+    widget = AutogradWidget(s, names=names)
+    read_the_maths(widget, grads)
+    entry = next(e for e in widget.derivation["leaves"] if e["leaf"] == "x")
+    line = entry["paths"][0]["stages"][0]["latex"]
+    assert all(rf"\left[{k}\right]" in line for k in range(8)), line
+    assert np.allclose(grads["x"], [56.0, 64.0])
