@@ -248,7 +248,44 @@ op("sigmoid", grad_fn="SigmoidBackward0", symbol="σ", forward=kernels.sigmoid,
    latex=r"\sigma(@0)", dlatex=[r"\sigma(@0)\,(1 - \sigma(@0))"],
    method="sigmoid", inplace=True, function=True, saved={"result": "o"},
    category="elementwise", latex_fn=r"\sigma", numpy=_sigmoid64)
-op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
+
+
+_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+
+def _zero_where(drop, x):
+    """``x`` with +0 where ``drop`` (a bool array laid out as x) holds, made on the bits: x's bits
+    and-ed with all ones where kept, zeros where dropped.  numpy's ``where`` is several times slower
+    with a mask that changes at random (ReLU's gradient: 5.3 -> 1.2 ms at 1M elements)."""
+    ints = _SAME_WIDTH_INT[x.dtype]
+    mask = drop.astype(ints)       # 1 where dropped
+    mask -= 1                      # then 0 where dropped, all ones where kept
+    mask &= x.view(ints)
+    return mask.view(x.dtype)
+
+
+def _relu(a):
+    """PyTorch's clamp_min(a, 0): a where a < 0 is false (so nan and -0 stay), else +0.  numpy's
+    maximum is that but for -0, which its vector loop turns into +0: those are put back (rare, and
+    found by one integer comparison, where a select on the bits would take three passes more)."""
+    out = np.maximum(a, 0)
+    ints = _SAME_WIDTH_INT.get(a.dtype)
+    if ints is not None:
+        negative_zero = a.view(ints) == np.iinfo(ints).min
+        if negative_zero.any():
+            out = np.where(negative_zero, a, out)
+    return out.astype(a.dtype, copy=False)
+
+
+def _threshold_backward(g, y):
+    """PyTorch's kernel: 0 where y <= 0, else g -- a choice, not a product (inf · 0 would be nan), and
+    a nan output (nan <= 0 is false) passes the gradient on."""
+    if g.dtype in _SAME_WIDTH_INT and g.strides == y.strides and g.shape == y.shape:
+        return _zero_where(np.less_equal(y, 0), g)
+    return np.where(y <= 0, 0, g).astype(g.dtype, copy=False)
+
+
+op("relu", grad_fn="ReluBackward0", symbol="ReLU", forward=_relu,
    vjps=[lambda g, y, a: call("threshold_backward", g, y)], uses=["o"],
    latex=r"\max(0, @0)", dlatex=[r"\mathbb{1}[@0 > 0]"],
    domain=(0.1, 3.0), method="relu", inplace=True, function=True, integers="same", saved={"result": "o"},
@@ -267,9 +304,7 @@ op("sigmoid_backward", grad_fn="SigmoidBackwardBackward0", symbol="∂σ", forwa
    uses=["1", "01"], latex=r"@0 (1 - @1) @1", dlatex=[r"(1 - @1) @1", r"@0 (1 - 2 @1)"], inputs="binary",
    in_rules=True, saved={"grad_output": 0, "output": 1})
 op("threshold_backward", grad_fn="ThresholdBackwardBackward0", symbol="∂ReLU",
-   # PyTorch's kernel: 0 where y <= 0, else g -- a choice, not a product (inf · 0 would be nan), and a
-   # nan output (nan <= 0 is false) passes the gradient on
-   forward=lambda g, y: np.where(y <= 0, 0, g).astype(g.dtype),
+   forward=_threshold_backward,
    vjps=[lambda gg, o, g, y: call("threshold_backward", gg, y), lambda gg, o, g, y: np.zeros_like(gg)],
    uses=["1", ""], latex=r"@0 \mathbb{1}[@1 > 0]", dlatex=[r"\mathbb{1}[@1 > 0]", "0"], inputs="binary",
    domain=(0.1, 3.0), in_rules=True, saved={"self": 1, "threshold": "@threshold=0"})

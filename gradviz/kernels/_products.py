@@ -403,8 +403,9 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
     transposed or not, or copied by rows where its strides fit neither."""
     rows, k = m1.shape
     cols = m2.shape[1]
-    size = m1.itemsize
-    result = np.empty((rows, cols), m1.dtype)
+    dtype = m1.dtype
+    size = dtype.itemsize
+    result = np.empty((rows, cols), dtype)
     if bias is not None and beta != 0:
         result[...] = bias
     else:
@@ -417,22 +418,34 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
         m2 = np.ascontiguousarray(m2)
         q0, q1 = m2.strides
     if cols == 1:                 # one column: the result by columns as it is, m1 @ m2
-        m, n, a, b = rows, 1, m1, m2
+        m, n, a, b, ldc = rows, 1, m1, m2, rows
         lay_a, lay_b = _lay(p0 // size, p1 // size, rows, k), _lay(q0 // size, q1 // size, k, 1)
-        copied_a, copied_b = (True, k), (True, 1)            # (a row-major copy, read transposed)
-        ldc = rows
+        if lay_a is None:
+            a, lay_a = np.ascontiguousarray(a), (True, k)         # (a row-major copy, read transposed)
+        if lay_b is None:
+            b, lay_b = np.ascontiguousarray(b), (True, 1)
     else:                         # its transpose: m2ᵀ m1ᵀ
-        m, n, a, b = cols, rows, m2, m1
+        m, n, a, b, ldc = cols, rows, m2, m1, cols
         lay_a, lay_b = _lay(q1 // size, q0 // size, cols, k), _lay(p1 // size, p0 // size, k, rows)
-        copied_a, copied_b = (False, cols), (False, k)       # (a row-major copy's transpose, as it lies)
-        ldc = cols
-    if lay_a is None:
-        a, lay_a = np.ascontiguousarray(a), copied_a
-    if lay_b is None:
-        b, lay_b = np.ascontiguousarray(b), copied_b
-    if not _gemm(lay_a[0], lay_b[0], m, n, k, alpha, a, lay_a[1], b, lay_b[1], beta, result, ldc):
-        return None
+        if lay_a is None:
+            a, lay_a = np.ascontiguousarray(a), (False, cols)     # (a row-major copy's transpose, as it lies)
+        if lay_b is None:
+            b, lay_b = np.ascontiguousarray(b), (False, k)
+    (ta, lda), (tb, ldb) = lay_a, lay_b
+    # The lays meet use_blas_gemm's bounds on the leading dimensions by construction: what is left
+    # of cpublas::gemm is a vector's normalised leading dimensions and the 32-bit limit (_gemm)
+    if m == 1 or n == 1 or k == 1 or lda > _INT_MAX or ldb > _INT_MAX or ldc > _INT_MAX or n > _INT_MAX or k > _INT_MAX:
+        return result if _gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, result, ldc) else None
+    _mkl.gemm(dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, result, ldc)
     return result
+
+
+def _to_blas(a, b):
+    """Do arrays ``a`` and ``b`` go straight to MKL: both float32 or both float64 (numpy's own
+    dtype objects), ``b`` 2-D, neither empty, MKL found?  (Anything else takes the long way.)"""
+    dtype = a.dtype
+    return (dtype is _F32 or dtype is _F64) and b.dtype is dtype and b.ndim == 2 and a.size and b.size \
+        and _mkl.library() is not None
 
 
 def addmm(c, a, b, beta=1, alpha=1):
@@ -445,9 +458,7 @@ def addmm(c, a, b, beta=1, alpha=1):
         a, b = np.asarray(a), np.asarray(b)
     if c is not None and type(c) is not np.ndarray:
         c = np.asarray(c)
-    dtype = a.dtype
-    if (dtype is _F32 or dtype is _F64) and b.dtype is dtype and (c is None or c.dtype is dtype) \
-            and b.ndim == 2 and a.size and b.size and _mkl.library() is not None:
+    if _to_blas(a, b) and (c is None or c.dtype is a.dtype):
         out = _addmm_blas(c, a, b, beta, alpha)      # (the usual case: a few checks, then MKL)
         if out is not None:
             return out
@@ -486,7 +497,11 @@ def _fallback_addmm(c, a, b, beta, alpha):
 
 def mm(a, b):
     """``a @ b`` for 2-D arrays, as PyTorch's CPU ``mm`` computes it (``addmm`` with beta 0)."""
-    return addmm(None, a, b, beta=0)
+    if type(a) is np.ndarray and type(b) is np.ndarray and _to_blas(a, b):
+        out = _addmm_blas(None, a, b, 0, 1)
+        if out is not None:
+            return out
+    return addmm(None, a, b, 0)
 
 
 def mv(a, v):

@@ -611,6 +611,28 @@ def _random_shapes_in_every_layout(torch, dtype):
         assert got.dtype == want.dtype and np.array_equal(got, want), (m, k, n, trial % 8, scales)
 
 
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_products_of_arrays_no_tensor_lies_like(dtype):
+    """numpy's flips (negative strides) and views whose strides are not whole elements (a field
+    of a record array) multiply as their copies by rows do, bit for bit; so do empty products."""
+    def by_rows(x):      # the copy PyTorch could hold (torch.tensor of it is laid out by rows)
+        return np.ascontiguousarray(x) if any(st < 0 or st % x.itemsize for st in x.strides) else x
+
+    rng = np.random.default_rng(8)
+    for m, k, n in [(5, 7, 3), (1, 6, 4), (6, 1, 5), (4, 9, 1), (17, 33, 12)]:
+        a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+        bias = rng.standard_normal(n).astype(dtype)
+        records = np.zeros((k, n), [("x", dtype), ("pad", np.int8)])
+        records["x"] = b
+        for x, y in [(a[::-1], b), (a, b[:, ::-1]), (a[::-1, ::-1].T.copy().T, b[::-1]), (a, records["x"]),
+                     (a.T.copy().T[::-1], records["x"][::-1])]:
+            assert np.array_equal(kernels.mm(x, y), kernels.mm(by_rows(x), by_rows(y)))
+            assert np.array_equal(kernels.addmm(bias, x, y), kernels.addmm(bias, by_rows(x), by_rows(y)))
+    for shape_a, shape_b in [((0, 3), (3, 2)), ((2, 0), (0, 3)), ((2, 3), (3, 0))]:
+        got = kernels.mm(np.ones(shape_a, dtype), np.ones(shape_b, dtype))
+        assert got.dtype == dtype and got.shape == (shape_a[0], shape_b[1]) and not got.any()
+
+
 def test_products_without_mkl_fall_back_to_numpy(monkeypatch):
     """Where MKL is missing, products stay within rounding of the exact result: PyTorch's order at
     lesson sizes (float32, inner dimension up to 192), numpy's matmul beyond, never a slow path."""

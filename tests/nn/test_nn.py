@@ -190,6 +190,25 @@ def test_mse_loss_broadcasts_with_pytorchs_warning():
         F.mse_loss(torch.ones(2), torch.ones(2), reduction="avg")
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_gradient_identical_to_torch(dtype):
+    """ReLU's gradient (threshold_backward) is g where the output is > 0 or nan, +0 elsewhere, bit
+    for bit with PyTorch: nan and ∞ gradients, -0 outputs, inputs by rows and by columns."""
+    real = pytest.importorskip("torch")
+    special = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40]
+    x, g = (np.array(v, dtype) for v in np.meshgrid(special, special + [-2.5, 3.5]))
+    rng = np.random.default_rng(4)
+    wide = rng.standard_normal((70, 33)).astype(dtype)
+    for xs, gs in [(x, g), (wide, rng.standard_normal(wide.shape).astype(dtype)), (x.T, g.T), (x, g.T.copy().T)]:
+        got = torch.tensor(xs, requires_grad=True)
+        want = real.tensor(xs, requires_grad=True)
+        got.relu().backward(torch.tensor(gs))
+        want.relu().backward(real.tensor(gs))
+        assert got.grad.numpy().tobytes() == want.grad.numpy().tobytes()
+        assert got.relu().detach().numpy().tobytes() == want.relu().detach().numpy().tobytes()
+
+
 def test_l1_loss_and_activations():
     a = torch.tensor([1.0, -2.0])
     assert nn.L1Loss()(a, torch.zeros(2)).item() == 1.5
