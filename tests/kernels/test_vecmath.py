@@ -696,6 +696,30 @@ def test_long_sums_identical_to_torch(dtype):
             assert repr(got.item()) == repr(want.item())
 
 
+@settings(max_examples=150, deadline=None)
+@given(shape=st.lists(st.sampled_from([1, 2, 3, 7, 16, 17, 33, 64]), min_size=1, max_size=4),
+       dtype=st.sampled_from([f32, np.float64]), data=st.data())
+def test_whole_array_ordered_sums_add_in_order(shape, dtype, data):
+    """The ordered sums' np.einsum path adds along an axis exactly as a running sum does (numpy's
+    accumulate, one element after the other): any axis of any layout (axes permuted, every other
+    element, reversed), values over a wide range of magnitudes (so that any other order rounds
+    differently), rows of -0. _in_order is the sum from 0, in_order the sum from the first element."""
+    from gradviz.kernels import _reduce
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32 - 1)))
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-30, 30, shape))).astype(dtype)
+    x[rng.random(shape) < 0.1] = -0.0
+    if x.ndim > 1:
+        x[0] = -0.0
+    order = data.draw(st.permutations(range(len(shape))))
+    steps = tuple(data.draw(st.sampled_from([1, 1, 2, -1])) for _ in shape)
+    view = x.transpose(order)[tuple(slice(None, None, k) for k in steps)]
+    for axis in range(view.ndim):
+        running = np.add.accumulate(view, axis=axis).take(-1, axis=axis)
+        for got, want in ((_reduce._in_order(view, axis), running + dtype(0)), (_reduce.in_order(view, axis), running)):
+            got, want = (np.ascontiguousarray(np.atleast_1d(a)).view(np.uint8) for a in (got, want))
+            assert np.array_equal(got, want), (view.shape, axis)
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_batch_norm_bias_gradient_identical_to_torch(dtype):
