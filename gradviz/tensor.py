@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype
 from . import _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
 from ._arrays import as_array
+from ._deepcopy import deepcopy_leaf
 from .autograd import _backward_grad, engine, views
 from .autograd.engine import apply
 from ._format import tensor_repr
@@ -343,6 +344,8 @@ class Tensor(TensorBase):
         if memory_format == "contiguous_format":
             return apply(OPS["clone"], (self,), contiguous=True)
         return apply(OPS["clone"], (self,))
+
+    __deepcopy__ = deepcopy_leaf
 
     def contiguous(self):
         """Self if its elements lie in row-major order, else a copy that does (CloneBackward0)."""

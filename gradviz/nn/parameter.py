@@ -39,6 +39,12 @@ class Parameter(Tensor):
     # PyTorch formats only a plain Tensor as its number: f"{p}" shows the repr above
     __format__ = object.__format__
 
-    def __reduce_ex__(self, proto):   # copy.deepcopy(model) keeps Parameters Parameters
+    def __deepcopy__(self, memo):
+        """A new Parameter with a copy of the numbers and ``requires_grad`` (no ``.grad``, as in PyTorch)."""
+        if id(self) not in memo:
+            memo[id(self)] = Parameter(self.detach().clone(), self.requires_grad)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, proto):   # pickling keeps Parameters Parameters
         return (Parameter, (self.detach().clone(), self.requires_grad))
 

@@ -515,3 +515,38 @@ def test_custom_function():
         y.sum().backward()
     with torch.no_grad():
         assert Square.apply(x, 2).grad_fn is None
+
+
+DEEPCOPY = """import copy
+x = torch.ones(2, requires_grad=True)
+x.register_hook(lambda g: print('hook', g))
+(x * 3).sum().backward()
+x.note = "mine"
+y = copy.deepcopy(x)
+print(y, y.grad, y.note, y.is_leaf, y.grad is x.grad, y.requires_grad)
+(y * 2).sum().backward(); print(y.grad, x.grad)
+for made in [lambda: x * 2, lambda: x[0:1]]:
+    try:
+        copy.deepcopy(made())
+    except RuntimeError as e:
+        print("RuntimeError", e)
+with torch.no_grad():
+    print(copy.deepcopy(x * 2))
+d = copy.deepcopy({"a": x, "b": x}); print(d["a"] is d["b"])
+p = torch.nn.Parameter(torch.ones(2)); p.register_hook(lambda g: print("phook"))
+p.grad = torch.full((2,), 7.0); p.tag = 1
+q = copy.deepcopy(p); print(type(q).__name__, q.grad, hasattr(q, "tag"), q.requires_grad)
+(q * 1).sum().backward(); print(q.grad)
+t = copy.deepcopy(torch.arange(6.0).reshape(2, 3).t()); print(t.stride(), t.is_contiguous(), t)
+r = torch.ones(2, requires_grad=True); r.retain_grad(); print(copy.deepcopy(r).retains_grad)
+n = torch.ones(3); n2 = copy.deepcopy(n); n2 += 1; print(n, n2)
+m2 = copy.deepcopy(torch.nn.Linear(2, 1)); print(type(m2.weight).__name__, m2.weight.grad)
+"""
+
+
+def test_deepcopy_as_torch():
+    """copy.deepcopy: a leaf only, a new leaf without hooks, .grad and attributes deep-copied; a
+    Parameter's copy has no .grad (it once copied the hooks, and crashed deep inside copy on a result)."""
+    real = pytest.importorskip("torch")
+    from parity import printed
+    assert printed(torch, DEEPCOPY) == printed(real, DEEPCOPY)
