@@ -91,7 +91,8 @@ def test_add_with_alpha_identical_to_torch(dtype):
         for a, b, alpha in _add_cases(dtype):
             t = torch.tensor(a)
             t.add_(torch.tensor(b), alpha=alpha)
-            got = kernels.add(a, b, alpha)
+            with np.errstate(all="ignore"):   # (inf and nan cases: the op table calls kernels so, quietly)
+                got = kernels.add(a, b, alpha)
             assert np.array_equal(got, t.numpy(), equal_nan=True), (alpha, len(a))
             assert np.array_equal(np.signbit(got), np.signbit(t.numpy())) or np.isnan(got).any()
 
