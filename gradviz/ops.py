@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from . import _linalg_ops, _nn_ops, _strided, kernels  # noqa: F401 -- they declare the linalg, losses' and layers' entries
+from . import _blend_ops, _linalg_ops, _nn_ops, _strided, kernels  # noqa: F401 -- they declare the addcmul and lerp, linalg, losses' and layers' entries
 from ._op import OPS, Meta, Op, call, op
 from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
                      _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _to_index,

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from . import _dtype
-from . import _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
+from . import _blend, _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
 from ._arrays import as_array
 from ._deepcopy import deepcopy_leaf
 from .autograd import _backward_grad, engine, views
@@ -811,6 +811,15 @@ class Tensor(TensorBase):
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``self + mat1 @ mat2`` as one AddmmBackward0 node: what ``nn.Linear`` records."""
         return _matmul_and_joins.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return _blend.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return _blend.addcdiv(self, tensor1, tensor2, value=value)
+
+    def lerp(self, end, weight):
+        return _blend.lerp(self, end, weight)
 
     def dot(self, other):
         if self.ndim != 1 or other.ndim != 1:

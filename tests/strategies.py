@@ -71,6 +71,8 @@ def op_case(draw, op):
             params = {"n": draw(st.sampled_from([0, 1, 2, 3, -1, 0.5, 2.5]))}
         return [a], params
     if kind == "binary":
+        if op.key == "lerp":      # both of the kernel's branches: from the start (|w| < 0.5) and from the end
+            params = {"weight": draw(st.sampled_from([0.3, 0.7, -0.2, 1.5]))}
         if op.key in ("add", "sub"):
             params = {"alpha": draw(st.sampled_from([1, 2.5, -1]))}
         a, b = draw(broadcastable(lo, hi))
@@ -311,6 +313,14 @@ def op_case(draw, op):
         shape = draw(shapes())
         source = tuple(draw(st.sampled_from([1, n])) for n in shape[draw(st.integers(0, len(shape))):])
         return [draw(arrays(shape, lo, hi)), draw(arrays(source, lo, hi))], params
+    if kind == "ternary":    # addcmul, addcdiv, lerp with a tensor weight: three tensors that broadcast
+        a, b = draw(broadcastable(lo, hi))
+        c = draw(arrays(draw(st.sampled_from([a.shape, b.shape, ()])), lo, hi))
+        if op.key == "addcdiv":   # a divisor away from 0
+            c = np.where(np.abs(c) < 0.5, np.copysign(1.0, c) + c, c)
+        if "value" in params:
+            params = {"value": draw(st.sampled_from([1, 2.0, -0.5]))}
+        return [a, b, c], params
     if kind == "where":
         a, b = draw(broadcastable(lo, hi))
         out_shape = np.broadcast_shapes(a.shape, b.shape)

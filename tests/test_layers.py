@@ -129,6 +129,7 @@ def test_no_module_is_too_long():
 # and the creation of numbers (random draws, arange/linspace).  The package face re-exports
 # set_num_threads.  The engine, Tensor, the graph, the trace and the widget show no kernel detail.
 KERNEL_USERS = {"gradviz", "gradviz.ops", "gradviz._rules", "gradviz._broadcast", "gradviz._nn_ops", "gradviz._linalg_ops",
+                "gradviz._blend_ops",
                 "gradviz.optim.optimizer", "gradviz._cpu_generator", "gradviz._creation"}
 
 
@@ -179,13 +180,15 @@ LAYERS = [
     ("numbers and types", ("gradviz._dtype", "gradviz._types", "gradviz._keywords", "gradviz._devices", "gradviz._gc", "gradviz._lazy",
                            "gradviz._arrays")),
     ("printing and random draws", ("gradviz._format", "gradviz._cpu_generator")),
-    ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._linalg_ops", "gradviz._recorded",
+    ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._linalg_ops", "gradviz._blend_ops",
+                      "gradviz._recorded",
                       "gradviz._strided", "gradviz._broadcast", "gradviz._layout")),
     ("the engine", ("gradviz.autograd.grad_mode", "gradviz.autograd.node", "gradviz.autograd.views",
                     "gradviz.autograd.received", "gradviz.autograd.engine", "gradviz.autograd.multi_output",
                     "gradviz.autograd.double_backward",
                     "gradviz.autograd._backward_grad", "gradviz._hooks")),
     ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing", "gradviz._deepcopy",
+                "gradviz._blend",
                 "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._linalg_norms", "gradviz._linalg_systems", "gradviz._sampling",
                 "gradviz._table_methods", "gradviz._creation", "gradviz._legacy", "gradviz._table_functions",
                 "gradviz.random", "gradviz.naming", "gradviz._check")),

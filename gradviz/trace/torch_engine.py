@@ -51,8 +51,8 @@ for _op in OPS.values():
 
 # Where PyTorch saves input i of a node (the argument names of its aten op), tried in order.
 SAVED_INPUT = {0: ("self", "input"),
-               1: ("other", "mat1", "mat2", "vec", "target", "exponent", "weight", "tensor1"),
-               2: ("mat2", "bias", "tensor2")}
+               1: ("other", "mat1", "mat2", "vec", "target", "exponent", "end", "weight", "tensor1"),
+               2: ("mat2", "bias", "tensor2", "weight")}
 # gradviz parameter -> PyTorch's saved attribute, where the names differ.
 PARAM_ALIAS = {"n": "exponent", "d0": "dim0", "d1": "dim1", "cond": "condition"}
 REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}

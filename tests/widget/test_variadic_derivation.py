@@ -217,22 +217,45 @@ def test_where_names_its_condition_apart_from_the_tensors(engine):
     assert r"\mathrm{cond} = \left[0,\ 1\right]" in defs, defs
 
 
-@pytest.mark.torch
-@pytest.mark.parametrize("op", ["addcmul", "addcdiv", "lerp"])
-def test_an_op_the_table_lacks_is_defined_with_every_input_and_its_numbers(op):
-    """A PyTorch op gradviz's table does not have (torch engine): every input, then the numbers its node
-    saved (addcmul's value, lerp's weight), so the definition says what was computed."""
-    torch = pytest.importorskip("torch")
-    a, b, c = (torch.tensor(v, requires_grad=True) for v in ([1.0, 2.0], [3.0, 4.0], [0.5, 0.25]))
-    d = torch.lerp(a, b, 0.3) if op == "lerp" else getattr(torch, op)(a, b, c, value=2.0)
-    s = d.sum()
+BLENDS = {   # the op table's entries (gradviz._blend_ops): how each is written, with its number
+    "addcmul": (lambda lib, a, b, c: lib.addcmul(a, b, c, value=2.0), r"a + 2 b \cdot c"),
+    "addcdiv": (lambda lib, a, b, c: a.addcdiv(b, c, value=2.0), r"a + 2 \cdot \frac{b}{c}"),
+    "lerp": (lambda lib, a, b, c: lib.lerp(a, b, 0.75), r"a + 0.75 \cdot \left(b - a\right)"),
+    "lerp_tensor": (lambda lib, a, b, c: a.lerp(b, c), r"a + c \cdot \left(b - a\right)"),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("op", sorted(BLENDS))
+def test_addcmul_addcdiv_and_lerp_are_defined_from_the_table_and_sum_to_grad(engine, op):
+    """addcmul, addcdiv, lerp (a number or a tensor as weight), c broadcast along rows: written with
+    its value or weight (torch's saved _saved_value / _saved_weight read), every line equal to .grad."""
+    lib = lib_of(engine)
+    a, b = (lib.tensor(v, requires_grad=True) for v in ([[1.0, 2.0], [-1.0, 0.5]], [[3.0, 4.0], [0.25, 2.0]]))
+    c = lib.tensor([0.5, 0.25], requires_grad=True)
+    make, want = BLENDS[op]
+    d = make(lib, a, b, c)
+    s = (d * d).sum()
     names = {"a": a, "b": b, "c": c, "d": d, "s": s}
     grads = engine_grads(s, names, None)
     w = AutogradWidget(s, names=names)
     read_the_maths(w, grads)
-    want = r"\operatorname{lerp}(a, b, \mathrm{weight} = 0.3)" if op == "lerp" else \
-        rf"\operatorname{{{op}}}(a, b, c, \mathrm{{value}} = 2)"
     assert _definition(w, "d") == want
+
+
+@pytest.mark.torch
+def test_an_op_the_table_lacks_is_defined_with_its_inputs_and_numbers():
+    """A PyTorch op gradviz's table does not have (torch engine): every input, then the numbers its node
+    saved (hardtanh's bounds), so the definition says what was computed."""
+    torch = pytest.importorskip("torch")
+    a = torch.tensor([0.25, 2.0], requires_grad=True)
+    d = torch.nn.functional.hardtanh(a, -0.5, 0.5)
+    s = d.sum()
+    names = {"a": a, "d": d, "s": s}
+    grads = engine_grads(s, names, None)
+    w = AutogradWidget(s, names=names)
+    read_the_maths(w, grads)
+    assert _definition(w, "d") == r"\operatorname{hardtanh}(a, \mathrm{max\_val} = 0.5, \mathrm{min\_val} = -0.5)"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

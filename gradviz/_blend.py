@@ -1,0 +1,86 @@
+"""``addcmul``, ``addcdiv`` and ``lerp`` on tensors: PyTorch's checks (broadcasting, dtypes) and
+then one node of the op table (:mod:`gradviz._blend_ops`).
+
+>>> import gradviz as torch
+>>> torch.addcmul(torch.zeros(2), torch.tensor([1., 2.]), torch.tensor([3., 4.]), value=0.5)
+tensor([1.5000, 4.0000])
+>>> torch.tensor([0., 10.], requires_grad=True).lerp(torch.tensor([1., 20.]), 0.25)
+tensor([ 0.2500, 12.5000], grad_fn=<LerpBackward0>)
+"""
+
+import numpy as np
+
+from . import _dtype
+from .autograd.engine import apply
+from ._operands import _broadcast_error
+from ._types import TensorBase
+from .ops import OPS
+
+__all__ = ["addcmul", "addcdiv", "lerp"]
+
+
+def _broadcast(*tensors):
+    """The shape all of them broadcast to, with PyTorch's error naming the first pair that does not."""
+    shape = ()
+    for t in tensors:
+        try:
+            shape = np.broadcast_shapes(shape, t.shape)
+        except ValueError:
+            raise _broadcast_error(shape, t.shape) from None
+    return shape
+
+
+def _check_tensor(name, arg, v):
+    if not isinstance(v, TensorBase):
+        raise TypeError(f"{name}(): argument '{arg}' (position {('input', 'tensor1', 'tensor2').index(arg) + 1}) "
+                        f"must be Tensor, not {type(v).__name__}")
+
+
+def _addc(key, input, tensor1, tensor2, value):
+    for arg, v in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        _check_tensor(key, arg, v)
+    if key == "addcdiv" and not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform "
+            "a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as "
+            "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as "
+            "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter "
+            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    _broadcast(input, tensor1, tensor2)
+    dt = _dtype.result_type(input, tensor1, tensor2).np
+    arrays = [t._data.astype(dt, copy=False) for t in (input, tensor1, tensor2)]
+    return apply(OPS[key], (input, tensor1, tensor2), arrays, value=value)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value · tensor1 · tensor2``, one AddcmulBackward0 node (Adam's second moment)."""
+    return _addc("addcmul", input, tensor1, tensor2, value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value · tensor1 / tensor2``, one AddcdivBackward0 node (Adam's step)."""
+    return _addc("addcdiv", input, tensor1, tensor2, value)
+
+
+# how PyTorch's dtype check in lerp names a dtype (C++'s names for the element types)
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int"}
+
+
+def _same_dtype(input, other, name):
+    if other.dtype is not input.dtype:
+        want, got = (_CPP_NAMES.get(t._data.dtype.name, t._data.dtype.name) for t in (input, other))
+        raise RuntimeError(f"expected dtype {want} for `{name}` but got dtype {got}")
+
+
+def lerp(input, end, weight):
+    """``input + weight · (end − input)``: LerpBackward0 for a number weight, LerpBackward1 for a tensor."""
+    _same_dtype(input, end, "end")
+    kind = "tensor" if isinstance(weight, TensorBase) else "scalar"
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"lerp_kernel_{kind}" not implemented for \'{_dtype.TYPE_NAMES[input._data.dtype.name]}\'')
+    if kind == "scalar":
+        _broadcast(input, end)
+        return apply(OPS["lerp"], (input, end), weight=float(weight))
+    _same_dtype(input, weight, "weight")
+    _broadcast(input, end, weight)
+    return apply(OPS["lerp_tensor"], (input, end, weight))
