@@ -291,6 +291,26 @@ def test_saved_page_multiple_choice_and_lecture(offline_page, tmp_path, artifact
     page.keyboard.press("ArrowRight")                               # the one key
     assert widget.locator('[data-gv="verdict"]').inner_text() == "The answer: [10, 10]."
     assert count(widget) == f"Step {seed + 1} / {len(w.frames)}"
+
+    # playing (a page of its own: the answers above are kept for the first): the tick of play stops
+    # on the step that asks, the answer still hidden (it revealed it one step later, unasked); the
+    # one key reveals it there, and play goes on to the end
+    path = tmp_path / "lecture-play.html"
+    w.save_html(path)
+    page.goto(path.as_uri())
+    widget = wait_ready(page)
+    widget.locator('[data-gv="speed"]').select_option("8")
+    widget.focus()
+    page.keyboard.press(" ")
+    page.wait_for_function("""w => w.querySelector('[data-gv="play"]').getAttribute('aria-pressed') === 'false'
+        && !w.querySelector('[data-gv="practice-form"]').hidden""", arg=widget.element_handle(), timeout=60000)
+    assert count(widget) == f"Step {seed} / {len(w.frames)}"
+    assert widget.locator('[data-gv="verdict"]').inner_text() == ""
+    assert widget.locator('[data-gv="question"]').inner_text() == "Predict x.grad after o.backward():"
+    page.screenshot(path=str(artifacts / "practice-lecture-playing-1366.png"))
+    page.keyboard.press(" ")                                        # the one key
+    expect(widget.locator('[data-gv="verdict"]')).to_have_text("The answer: [10, 10].")
+    page.wait_for_function("w => w.gvControl.atEnd()", arg=widget.element_handle(), timeout=60000)
     assert page.gv_errors == []
 
 

@@ -519,13 +519,15 @@ function createPractice(ctx) {
     root.dataset.practice = lecture ? "lecture" : "ask";
   }
 
-  /** Where the player may go from step `from` towards step k: not past an open question. */
-  function gate(from, k) {
+  /** Where the player may go from step `from` towards step k: not past an open question.  In
+   *  lecture mode a key pressed on the step that asks reveals it (and goes on); the tick of play
+   *  (`auto`) does not: play stops on the step that asks, while the room predicts. */
+  function gate(from, k, auto) {
     if (k <= from) return k;
     let stop = k;
     for (const q of qs()) {
       if (q.at > from && q.at <= stop && unsettled(q)) {
-        if (P().lecture && pending === q && from === q.at - 1) {   // the room predicted: this key reveals
+        if (P().lecture && !auto && pending === q && from === q.at - 1) {   // the room predicted: this key reveals
           upsert(q, (r) => { r.revealed = true; });
           say(["pr_revealed", { name: q.name, answer: q.answer }], "shown");
           pending = null;

@@ -1235,7 +1235,7 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
   function go(k, opts = {}) {
     k = Math.max(0, Math.min(n() - 1, k | 0));
     if (ctx.gate) {
-      const asked = ctx.gate(current, k);
+      const asked = ctx.gate(current, k, opts.auto);     // (a tick of play never reveals: a key does)
       if (asked < k && model.get("playing")) setPlaying(false);   // a question waits: nothing plays (▶, not ⏸)
       k = asked;
     }
@@ -1262,7 +1262,7 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
     const delay = 1000 / Math.max(0.1, model.get("speed") || 1);
     timer = setTimeout(() => {
       if (current >= n() - 1) return setPlaying(false);
-      go(current + 1, { animate: true });
+      go(current + 1, { animate: true, auto: true });
       if (current >= n() - 1) setPlaying(false);
       else schedule();
     }, delay);
