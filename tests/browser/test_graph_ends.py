@@ -199,6 +199,28 @@ def test_a_saved_page_shows_the_ends_in_its_language_and_leaves_the_students_zoo
         assert s["partial"] and s["rootsIn"] and 1 <= len(s["leavesIn"]) < 20, (at, s)
         assert s["note"] == fmt("ko", "graph_ends_some", k=len(s["leavesIn"]), n=20), (at, s["note"])
         assert widget.evaluate(SMALLEST_TEXT) >= 11, at
+    # a step in the middle, then −: the graph is still shown in part, now smaller than the
+    # readable size; the note says it is the student's zoom (it said "at a readable size")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("w => +w.querySelector('[data-gv=\"scrub\"]').value === 1", arg=widget.element_handle())
+    settle(page)
+    assert widget.evaluate(ENDS)["key"] == "graph_partial"
+    widget.locator('[data-gv="zoom-out"]').click()
+    page.wait_for_function("w => w.querySelector('[data-gv=\"partial\"]').dataset.gvNote === 'graph_partial_own'",
+                           arg=widget.element_handle())
+    settle(page)
+    out = widget.evaluate(ENDS)
+    page.screenshot(path=str(artifacts / "ends-page-ko-zoomed-out.png"))
+    assert out["zoom"] < s["zoom"] and out["partial"] and not out["whole"], out
+    assert out["note"] == fmt("ko", "graph_partial_own") and out["note"] != fmt("ko", "graph_partial"), out
+    # back to the first frame: the ends at the student's zoom, said as at the start
+    widget.focus()
+    page.keyboard.press("Home")
+    page.wait_for_function("w => w.querySelector('[data-gv=\"partial\"]').dataset.gvNote.startsWith('graph_ends')",
+                           arg=widget.element_handle())
+    settle(page)
+    s = widget.evaluate(ENDS)
+    assert s["partial"] and s["rootsIn"] and s["key"] == note_for(s), s
     # the student zooms in: the zoom stays theirs, also when the window changes size
     zoom = s["zoom"]
     widget.locator('[data-gv="zoom-in"]').click()

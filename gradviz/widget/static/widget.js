@@ -470,6 +470,7 @@ function createPicture(ctx) {
   let drawings = new Map(), sizes = [], shownDir = null;
   let zoom = 1;
   let userZoom = false;            // after +/−/fit/wheel the zoom stays the user's, else it follows the box
+  let note = null;                 // what the line under the box says (say)
   let lit = [];
   let geo = null;                  // id -> [x0, y0, x1, y1] in the SVG's units (measure)
   const view = { w: 0, h: 0, x: 0, y: 0 };   // the box's size and scroll, known without a layout
@@ -514,6 +515,8 @@ function createPicture(ctx) {
     box.scrollTop = cy * z + pad(box.clientHeight, nat.h * z) - ay;
     el.dataset.zoom = z.toFixed(3);
     sizeView();
+    // (the step followed: the note says at which zoom, the student's after a hand zoom)
+    if (!note || note[0].startsWith("graph_partial")) say(null);
   }
   const pad = (room, size) => Math.max(0, (room - size) / 2);   // a small picture sits centred
 
@@ -746,17 +749,23 @@ function createPicture(ctx) {
     }
     return true;
   }
-  /** The note under a graph shown in part: what it shows ([key, args]), or null: it follows the step. */
-  let note = null;
+  /** The note under a graph shown in part: what it shows ([key, args]), or null: it follows the
+   *  step, at a readable size (graph_partial) or, once the student zoomed by hand (−, +, the
+   *  wheel, a pinch), at the zoom they chose (graph_partial_own: no longer "readable" after −). */
+  const following = () => [userZoom ? "graph_partial_own" : "graph_partial", {}];
   function say(msg) {
+    msg = msg || following();
     const same = JSON.stringify(msg) === JSON.stringify(note);
     note = msg;
     if (same) return;
-    const s = ctx.S();
-    partial.textContent = note ? fmt(s, note[0], note[1]) : s.graph_partial || "";
-    partial.dataset.gvNote = note ? note[0] : "graph_partial";
+    showNote();
     // (the note may take another line: the box is then smaller)
     if (box.clientHeight !== view.h || box.clientWidth !== view.w) sizeView();
+  }
+  function showNote() {
+    const [key, args] = note || following();
+    partial.textContent = fmt(ctx.S(), key, args);
+    partial.dataset.gvNote = key;
   }
 
   // zoom: buttons, ctrl + wheel (a trackpad's pinch arrives as one); pan: drag with the mouse
@@ -826,7 +835,7 @@ function createPicture(ctx) {
     set(t.in, "zoom_in"); set(t.out, "zoom_out"); set(t.fit, "zoom_fit"); set(t.full, "fullscreen");
     set(t.key, "key_title");
     box.setAttribute("aria-label", s.graph_label || "");
-    partial.textContent = note ? fmt(s, note[0], note[1]) : s.graph_partial || "";
+    showNote();
     legend.textContent = "";
     for (const [kind, key] of LEGEND) {
       legend.append(h("div", { class: "gv-k-row" }, swatch(kind), h("span", { text: s[key] || key })));
