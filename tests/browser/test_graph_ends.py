@@ -51,6 +51,15 @@ ENDS = """(w) => {
 }"""
 
 
+# The derivation panel's checks that are filled in and whole in its box (their leaves' names), top first.
+CHECKS_SEEN = """(w) => {
+  const d = w.querySelector('.gv-deriv'), v = d.getBoundingClientRect();
+  return [...d.querySelectorAll('.gv-check')].filter((c) => { const r = c.getBoundingClientRect();
+      return c.textContent.trim() && r.top >= v.top - 1 && r.bottom <= v.bottom + 1; })
+    .map((c) => c.dataset.gv.slice('check-'.length));
+}"""
+
+
 def _twenty_vectors():
     import gradviz as torch
     xs = [torch.tensor(np.arange(3.0) * 0.37 + i, requires_grad=True) for i in range(20)]
@@ -199,6 +208,12 @@ def test_a_saved_page_shows_the_ends_in_its_language_and_leaves_the_students_zoo
         assert s["partial"] and s["rootsIn"] and 1 <= len(s["leavesIn"]) < 20, (at, s)
         assert s["note"] == fmt("ko", "graph_ends_some", k=len(s["leavesIn"]), n=20), (at, s["note"])
         assert widget.evaluate(SMALLEST_TEXT) >= 11, at
+        if at == "last":
+            # the derivation panel shows the checks of the leaves the graph shows, the first one's
+            # lines from the top (it showed another leaf's ✓, half cut, before)
+            checks = widget.evaluate(CHECKS_SEEN)
+            assert checks and checks[0] in s["leavesIn"], (checks, s["leavesIn"])
+            assert "✓" in widget.locator(f'[data-gv="check-{checks[0]}"]').inner_text()
     # a step in the middle, then −: the graph is still shown in part, now smaller than the
     # readable size; the note says it is the student's zoom (it said "at a readable size")
     page.keyboard.press("ArrowRight")

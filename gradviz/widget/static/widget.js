@@ -621,7 +621,10 @@ function createPicture(ctx) {
     const nat = index.natural;
     if (!index.svg || !nat || !nat.w) return say(null);
     const W = nat.w * zoom, H = nat.h * zoom;
-    if (W <= view.w + 1 && H <= view.h + 1) return say(null);
+    if (W <= view.w + 1 && H <= view.h + 1) {
+      if (ends) endsShown(endsOf().leaves);        // (the whole graph: every leaf in view)
+      return say(null);
+    }
     if (!geo) measure();
     if (!geo) return say(null);
     if (ends && frameEnds(f, smooth)) return;
@@ -745,9 +748,19 @@ function createPicture(ctx) {
       const n = win.leaves, size = [view.w, view.h].join();
       say(!n ? null : shown.length === n ? ["graph_ends_all", { n }]
         : shown.length ? ["graph_ends_some", { k: shown.length, n }] : ["graph_ends_none", { n }]);
-      if ([view.w, view.h].join() === size) break;     // (else the note took another line: again)
+      if ([view.w, view.h].join() === size) { endsShown(shown); break; }   // (else the note took another line: again)
     }
     return true;
+  }
+  /** At an end of the animation: tell the derivation panel which leaves (their names) are in
+   *  view, so that it shows their checks (ctx.endsShown). */
+  function endsShown(ids) {
+    if (!ctx.endsShown) return;
+    const name = (id) => {
+      const slot = index.slots.get(`${id}-name`);
+      return slot ? [...slot.querySelectorAll("text")].map((t) => t.textContent).join("").trim() : "";
+    };
+    ctx.endsShown(ids.map(name).filter(Boolean));
   }
   /** The note under a graph shown in part: what it shows ([key, args]), or null: it follows the
    *  step, at a readable size (graph_partial) or, once the student zoomed by hand (−, +, the
@@ -867,6 +880,7 @@ function createDerivationPanel(ctx) {
   let litFactors = [];
   let soFarKey = "";
   let revealed = null;              // what show() last scrolled into view
+  let atEnd = false, endLeaves = null, last = null;   // at an end: the leaves the graph shows (showEnds)
 
   function mathEl(m, cls = "gv-math") {
     const d = h("div", { class: cls });
@@ -1020,7 +1034,9 @@ function createDerivationPanel(ctx) {
    *  Once per animation frame, for the last step asked: scrubbing through a long graph lays out
    *  the MathML once, not once per step passed. */
   let pendingShow = null;
-  function show(f, lastCheck) {
+  function show(f, lastCheck, end) {
+    if (!end) endLeaves = null;
+    atEnd = !!end;
     const first = !pendingShow;
     pendingShow = [f, lastCheck];
     if (!first) return;
@@ -1028,7 +1044,17 @@ function createDerivationPanel(ctx) {
     if (typeof requestAnimationFrame === "function") requestAnimationFrame(run); else run();
   }
 
+  /** At an end of the animation the graph shows the leaves `names` (picture.endsShown): the
+   *  panel shows the first of them it derives, its lines and check, the others' below it. */
+  function showEnds(names) {
+    if (!atEnd) return;
+    endLeaves = names;
+    revealed = null;             // (again: the layout may have changed since)
+    if (!pendingShow && last) showNow(last[0], last[1]);
+  }
+
   function showNow(f, lastCheck) {
+    last = [f, lastCheck];
     for (const e of litFactors) e.classList.remove("gv-factor-now");
     litFactors = [];
     const chain = f.chain || {};
@@ -1053,13 +1079,19 @@ function createDerivationPanel(ctx) {
     }
     for (const [name, sec] of leafEls) sec.classList.toggle("gv-active", `check:${name}` in (f.set || {}));
     // scroll only when what should be in view changed (reading positions costs a layout)
-    const want = litFactors.length ? litFactors[0].closest(".gv-stages") || litFactors[0] : checkEls.get(lastCheck);
+    // (at an end: the first leaf the graph shows whose check is filled in, from its first line)
+    const ended = !litFactors.length && atEnd && endLeaves
+      ? [...leafEls.keys()].find((name) => endLeaves.includes(name) && checkEls.get(name).textContent) : undefined;
+    // (its lines from the top if they fit in the panel, else its check at the bottom)
+    const whole = ended !== undefined && leafEls.get(ended).offsetHeight <= el.clientHeight - 12;
+    const want = litFactors.length ? litFactors[0].closest(".gv-stages") || litFactors[0]
+      : whole ? leafEls.get(ended) : checkEls.get(ended !== undefined ? ended : lastCheck);
     if (want === revealed) return;
     revealed = want;
-    if (want) reveal(want, litFactors.length ? "top" : "bottom");
+    if (want) reveal(want, litFactors.length || whole ? "top" : "bottom");
   }
 
-  return { el, soFar, build, indexFrames, applyCheck, show };
+  return { el, soFar, build, indexFrames, applyCheck, show, showEnds };
 }
 
 /** The caption, the live buttons (backward(), retain_graph, forward again, zero_()) and the key help. */
@@ -1235,7 +1267,7 @@ function createPlayer(ctx, { controls, picture, panel, talk }) {
     picture.light(f);
     if (root.dataset.phase !== f.phase) root.dataset.phase = f.phase;
     controls.show(f, k, n(), talk.show(f, stepwise));
-    panel.show(f, lastCheckAt(k));
+    panel.show(f, lastCheckAt(k), atEnds(k));
     current = k;
     picture.follow(f, stepwise, atEnds(k));
     if (ctx.practiced) ctx.practiced(k, n() - 1);
@@ -1420,6 +1452,7 @@ function render({ model, el }) {
   ctx.current = player.current;
   ctx.go = player.jump;
   ctx.stop = player.stop;
+  ctx.endsShown = (names) => panel.showEnds(names);
   ctx.refollow = () => { const f = player.frame(); if (f) picture.follow(f, false, player.atEnds()); };
 
   // practice.js (left out of a saved page that asks nothing): the question before a step
