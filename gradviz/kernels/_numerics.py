@@ -15,6 +15,7 @@ __all__ = ["fma", "fma32", "fma64", "add"]
 
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
 _LOW29 = np.uint64((1 << 29) - 1)
+_LARGE = 1 << 14      # elements from which fma32 works in place
 
 
 def fma(a, b, c, np_dtype):
@@ -76,6 +77,18 @@ def fma32(a, b, c):
     (Knuth's two-sum), so the result is always the correctly rounded :math:`\mathrm{fl}(ab + c)`.
     """
     p = np.multiply(a, b, dtype=np.float64)
+    if type(p) is np.ndarray and p.size >= _LARGE and type(c) is np.ndarray and c.shape == p.shape \
+            and p.flags.c_contiguous and c.flags.c_contiguous:
+        # a large array (an SGD step without MKL): the same passes in place, no temporary
+        # arrays of doubles beyond p (each a fresh allocation the size of the data, slow to
+        # touch); the rare tie is settled below from p and s worked out again
+        np.add(p, c, out=p)
+        out = p.astype(np.float32)
+        low = p.view(np.uint64)
+        np.bitwise_and(low, _LOW29, out=low)
+        if not (low == _MID_LOW).any():
+            return out
+        p = np.multiply(a, b, dtype=np.float64)
     s = np.add(p, c, dtype=np.float64)
     low = np.asarray(s).view(np.uint64) & _LOW29
     tie = low == _MID_LOW

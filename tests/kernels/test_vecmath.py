@@ -36,6 +36,26 @@ def test_fma_rounds_once():
     assert np.array_equal(got, np.array(want, f32))
 
 
+def test_fma_of_large_arrays_as_of_small_ones():
+    """fma32 of a large array (done in place) gives each element what it gives that element alone,
+    ties by construction included (the rare path, worked out again)."""
+    rng = np.random.default_rng(1)
+    n = 40000
+    a, b = rng.standard_normal(n).astype(f32), rng.standard_normal(n).astype(f32)
+    c = (rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)).astype(f32)
+    # ties: a·b = 1 + 2⁻²⁴ exactly (97/64 · 172961/2¹⁸), a float32 midpoint, and c = 2⁻⁸⁰ just above it:
+    # float64 rounds the sum onto the midpoint, which float32 would round down; the fma rounds up
+    a[::997], b[::997], c[::997] = f32(97 / 64), f32(172961 / 2 ** 18), f32(2.0 ** -80)
+    want = np.concatenate([fma32(a[i:i + 1000], b[i:i + 1000], c[i:i + 1000]) for i in range(0, n, 1000)])
+    for x, y, z in [(a, b, c), (a, f32(-0.05), c), (a.reshape(200, 200), b.reshape(200, 200), c.reshape(200, 200))]:
+        got = fma32(x, y, z)
+        ys = y.ravel() if np.ndim(y) else np.full(n, y)
+        small = np.concatenate([fma32(x.ravel()[i:i + 1000], ys[i:i + 1000], z.ravel()[i:i + 1000])
+                                for i in range(0, n, 1000)])
+        assert got.dtype == f32 and got.shape == z.shape and np.array_equal(got.ravel(), small)
+    assert (fma32(a, b, c)[::997] == f32(1 + 2 ** -23)).all()
+
+
 def test_fma_settles_double_rounding():
     """A sum that float64 rounds onto a float32 midpoint is decided by what float64 dropped."""
     a, b = f32(1 + 2 ** -23), f32(1 + 2 ** -22)       # exact product 1 + 3·2⁻²³ + 2⁻⁴⁵
