@@ -279,29 +279,48 @@ def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=T
     return kernels.fma(x, _bn_channel(alpha, x), _bn_channel(beta, x), x.dtype)
 
 
+def _bn_backward_stats(x, training, running_mean, running_var, eps):
+    """(mean, 1/√(var + eps)) as PyTorch's backward kernels take them: the batch's while training;
+    in eval mode the running ones, 1/√ computed in double there (the forward's in x's dtype)."""
+    if training:
+        return _bn_stats(x, True, None, None, eps)[:2]
+    return running_mean.astype(x.dtype), (1 / np.sqrt(running_var.astype(np.float64) + eps)).astype(x.dtype)
+
+
+def _bn_image(x):
+    """Has ``x`` more than one number per (sample, channel)?  PyTorch's kernels then take its
+    contiguous path (a plane per sample and channel), else the channels-last one."""
+    return x.size != x.shape[0] * x.shape[1]
+
+
 def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5):
     """dx = (g − mean(g) − x̂·mean(g·x̂)) · w/σ while training (the batch's statistics depend on x);
-    g · w/σ in eval mode. In x's dtype, step by step as PyTorch's kernel computes it."""
-    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
+    g · w/σ in eval mode. In x's dtype, step by step as PyTorch's kernel computes it (for images,
+    mean(g) and the factor of x − mean from the sums in double, rounded once)."""
+    mean, invstd = _bn_backward_stats(x, training, running_mean, running_var, eps)
     g = g.astype(x.dtype, copy=False)
     if not training:
         return g * _bn_channel(invstd, x) * _bn_channel(weight, x)
-    n = x.dtype.type(x.size // x.shape[1])
+    n = x.size // x.shape[1]
     total, dot = kernels.batch_norm_backward_sums(g, x, mean)
-    k = dot * invstd * invstd / n
+    k = dot.astype(x.dtype) * invstd * invstd / x.dtype.type(n)   # (the sum rounded first, as the kernel)
     centred = x - _bn_channel(mean, x)
-    rest = g - _bn_channel(total / n, x)
-    dx = rest - centred * _bn_channel(k, x)
-    if x.ndim == 2:   # the kernel's vectors of 8 channels fuse that product into the subtraction
-        vec = x.shape[1] - x.shape[1] % 8
+    rest = g - _bn_channel((total / n).astype(x.dtype), x)
+    if _bn_image(x):   # every element in a (part) vector: the product fused into the subtraction
+        dx = kernels.fma(-centred, _bn_channel(k, x), rest, x.dtype)
+    else:
+        centred, rest = centred.reshape(x.shape[:2]), rest.reshape(x.shape[:2])   # (N, C, 1...) as rows
+        dx = rest - centred * k
+        vec = x.shape[1] - x.shape[1] % 8   # the kernel's vectors of 8 channels fuse that product
         dx[:, :vec] = kernels.fma(-centred[:, :vec], k[:vec], rest[:, :vec], x.dtype)
+        dx = dx.reshape(x.shape)
     return dx * _bn_channel(invstd, x) * _bn_channel(weight, x)
 
 
 def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5):
     """dw = Σ g · x̂ over the batch: the dot product of g with x − mean, times 1/σ"""
-    mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
-    return kernels.batch_norm_backward_sums(g.astype(x.dtype, copy=False), x, mean)[1] * invstd
+    mean, invstd = _bn_backward_stats(x, training, running_mean, running_var, eps)
+    return (kernels.batch_norm_backward_sums(g.astype(x.dtype, copy=False), x, mean)[1] * invstd).astype(x.dtype)
 
 
 op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward=_batch_norm,

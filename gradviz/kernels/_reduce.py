@@ -267,7 +267,7 @@ def batch_norm_sums(x):
     The last bits of the statistics so depend on PyTorch's thread count (``get_num_threads``).
     """
     n = x.size // x.shape[1]
-    if x.ndim == 2 or x.shape[2] == 1:
+    if x.size == x.shape[0] * x.shape[1]:   # no image: PyTorch's channels-last path
         runs = _bn_runs(x.reshape(x.shape[0], x.shape[1]))
         total = sum(_in_order(r).astype(np.float64) for r in runs)     # (from 0: the sign of a zero is lost to 0 + ...)
         mean = (total / n).astype(x.dtype)
@@ -293,9 +293,12 @@ def _bn_runs(rows):
 
 
 def batch_norm_backward_sums(g, x, mean):
-    """(Σ g, Σ (x − mean)·g) per channel, in x's dtype: per thread for a batch of rows (the products
-    fused into the running sum), then the threads' sums added; in double for sequences."""
-    if x.ndim == 2 or x.shape[2] == 1:
+    """(Σ g, Σ (x − mean)·g) per channel.  A batch of rows: per thread (the products fused into the
+    running sum), then the threads' sums added, in x's dtype.  A batch of images (N, C, L...): as
+    PyTorch's ``batch_norm_cpu_backward_contiguous_impl``, each (sample, channel) plane added up a
+    vector at a time (``vec::reduce_all`` and ``map2_reduce_all``, :func:`_plane_sums`), the planes'
+    sums then added over the batch in double; returned in double (the kernel's accumulators)."""
+    if x.size == x.shape[0] * x.shape[1]:   # no image: PyTorch's channels-last path
         rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
         dot = np.zeros(x.shape[1], x.dtype)
         for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
@@ -304,25 +307,67 @@ def batch_norm_backward_sums(g, x, mean):
                 p = fma(xi - mean, gi, p, x.dtype)          # (numpy has no fused running sum)
             dot = dot + p
         return batch_norm_grad_sum(g), dot
-    axes = (0,) + tuple(range(2, x.ndim))                   # all but the channels
-    centred = x.astype(np.float64) - np.reshape(mean.astype(np.float64), (1, -1) + (1,) * (x.ndim - 2))
-    return batch_norm_grad_sum(g), np.sum(centred * g, axis=axes, dtype=np.float64).astype(x.dtype)
+    planes = x.reshape(x.shape[0], x.shape[1], -1)
+    centred = planes - mean.astype(x.dtype)[:, None]       # x − mean, rounded, as the kernel's map
+    total, dot = _plane_sums(g.reshape(planes.shape), centred)
+    return total, dot
+
+
+_BN_LANES = 8   # the floats of one vector in PyTorch's BatchNorm kernels (measured: 8 on an AVX-512 build too)
+
+
+def _plane_sums(g, centred):
+    """(Σ g, Σ centred·g) per channel of (N, C, L) planes, each plane's sums taken a vector at a time
+    (:func:`_vector_sum`), then added over the batch in double, from 0.  Whole-array: no loop over
+    the batch or the channels."""
+    n, c, size = g.shape
+    if g.dtype != np.float32:
+        return (np.sum(g, axis=(0, 2), dtype=np.float64), np.sum(g * centred, axis=(0, 2), dtype=np.float64))
+    sums = _vector_sum(g.reshape(n * c, size)).reshape(n, c)
+    dots = _vector_sum(centred.reshape(n * c, size), g.reshape(n * c, size), fused=True).reshape(n, c)
+    return (_in_order(sums.astype(np.float64)) + 0.0, _in_order(dots.astype(np.float64)) + 0.0)
+
+
+def _vector_sum(x, y=None, fused=False):
+    """Σ x (or Σ x·y) along each row of ``x`` (rows, n), as ATen's ``vec::reduce_all`` (and
+    ``map2_reduce_all``) adds it with vectors of :data:`_BN_LANES` floats: rows shorter than a
+    vector left to right from their first element; longer ones lane by lane (lane i adds elements
+    i, i+8, i+16... from the first vector on, the leftover part vector only into its own lanes),
+    then the lanes folded in halves (v_i + v_{i+4}, then + v_{i+2}, then + v_{i+1}), as the
+    shuffles do."""
+    rows, n = x.shape
+    w = _BN_LANES
+    items = x if y is None else x * y
+    if n < w:
+        return np.add.accumulate(items, axis=1)[:, -1]
+    full = n // w * w
+    acc = in_order(items[:, :full].reshape(rows, -1, w), 1)
+    if full < n:
+        if y is not None and fused:
+            acc[:, :n - full] = fma(x[:, full:], y[:, full:], acc[:, :n - full], x.dtype)
+        else:
+            acc[:, :n - full] += items[:, full:]
+    while acc.shape[1] > 1:
+        half = acc.shape[1] // 2
+        acc = acc[:, :half] + acc[:, half:]
+    return acc[:, 0]
 
 
 def batch_norm_grad_sum(g):
     """Σ g per channel (axis 1) as PyTorch's BatchNorm backward kernel adds it, the bias's gradient:
     for a batch of rows, each thread's run of rows from 0 (whole-array), the runs' sums added in
-    g's dtype; for a batch of sequences, in double.
+    g's dtype; for a batch of images, each plane a vector at a time, the planes' sums in double.
 
     >>> batch_norm_grad_sum(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)).tolist()
     [4.0, 6.0]
     """
-    if g.ndim == 2 or g.shape[2] == 1:
+    if g.size == g.shape[0] * g.shape[1]:
         total = np.zeros(g.shape[1], g.dtype)
         for run in _bn_runs(g.reshape(g.shape[0], -1)):
             total = total + _in_order(run)
         return total
-    return np.sum(g, axis=(0,) + tuple(range(2, g.ndim)), dtype=np.float64).astype(g.dtype)
+    planes = g.reshape(g.shape[0], g.shape[1], -1)
+    return _plane_sums(planes, planes)[0].astype(g.dtype)
 
 
 # --- running sums and products ----------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""BatchNorm on batches of sequences (N, C, L) and images (N, C, H, W), bit for bit against torch.
+
+PyTorch's CPU kernel takes its contiguous path for them (``batch_norm_cpu_*_contiguous_impl``):
+statistics per channel in double, and in the backward each (sample, channel) plane summed a
+vector at a time, the planes' sums added in double.  Each channel is one thread's work there, so
+the bits do not depend on the thread count; the tests still run torch and gradviz on one thread.
+"""
+
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradviz
+
+pytestmark = pytest.mark.torch
+
+
+@contextlib.contextmanager
+def _one_thread(torch):
+    before, mine = torch.get_num_threads(), gradviz.get_num_threads()
+    torch.set_num_threads(1)
+    gradviz.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+        gradviz.set_num_threads(mine)
+
+
+def _run(lib, x, g, w, b, rm, rv, training):
+    """(y, running mean, running var, dx, dw, db) of F.batch_norm in ``lib``, as numpy arrays."""
+    rm, rv = lib.tensor(rm.copy()), lib.tensor(rv.copy())
+    xt, wt, bt = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+    y = lib.nn.functional.batch_norm(xt, rm, rv, wt, bt, training=training)
+    y.backward(lib.tensor(g))
+    return [np.array(t.detach().numpy()) for t in (y, rm, rv, xt.grad, wt.grad, bt.grad)]
+
+
+def _check(torch, shape, seed, training):
+    rng = np.random.default_rng(seed)
+    c = shape[1]
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    w, b, rm = (rng.standard_normal(c).astype(np.float32) for _ in range(3))
+    rv = (rng.random(c) + 0.5).astype(np.float32)
+    with _one_thread(torch):
+        want = _run(torch, x, g, w, b, rm, rv, training)
+        got = _run(gradviz, x, g, w, b, rm, rv, training)
+    for name, a, e in zip(("output", "running_mean", "running_var", "input grad", "weight grad", "bias grad"),
+                          got, want):
+        assert a.dtype == e.dtype and np.array_equal(a.view(np.uint32), e.view(np.uint32)), (name, shape, training)
+
+
+_shapes = st.tuples(st.integers(1, 9), st.integers(1, 6), st.lists(st.integers(1, 45), min_size=1, max_size=2)) \
+    .map(lambda t: (t[0], t[1], *t[2])).filter(lambda s: s[0] * int(np.prod(s[2:])) > 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=_shapes, seed=st.integers(0, 2**32 - 1), training=st.booleans())
+def test_batch_norm_of_sequences_and_images_is_bit_identical(shape, seed, training):
+    """Outputs, running statistics and the three gradients, on drawn (N, C, L) and (N, C, H, W)
+    shapes (planes shorter than a vector, whole vectors, part vectors; images of one pixel go
+    PyTorch's channels-last way)."""
+    torch = pytest.importorskip("torch")
+    _check(torch, shape, seed, training)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 8), (4, 2, 7), (3, 5, 17), (8, 4, 300), (16, 3, 33),
+                                   (2, 3, 5, 7), (4, 8, 16, 16), (5, 2, 1, 1), (1, 4, 64), (32, 2, 1)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_fixed_shapes_are_bit_identical(shape, training):
+    """The same on fixed shapes, longer planes among them (many whole vectors a plane)."""
+    torch = pytest.importorskip("torch")
+    _check(torch, shape, sum(shape), training)
+
+
+def test_batch_norm_of_images_of_one_pixel_runs():
+    """(N, C, 1, W>1) and (N, C, H, 1) are images; (N, C, 1, 1) is a batch of rows (this crashed)."""
+    for shape in [(3, 2, 1, 5), (3, 2, 5, 1), (3, 2, 1, 1)]:
+        x = gradviz.randn(*shape, requires_grad=True)
+        gradviz.nn.functional.batch_norm(x, None, None, training=True).sum().backward()
+        assert x.grad.shape == shape
