@@ -12,11 +12,11 @@ import numpy as np
 
 from . import _dtype
 from .autograd.engine import apply
-from ._operands import _broadcast_error
+from ._operands import _broadcast_error, _literal
 from ._types import TensorBase
 from .ops import OPS
 
-__all__ = ["addcmul", "addcdiv", "lerp"]
+__all__ = ["addcmul", "addcdiv", "lerp", "clamp", "clamp_bound"]
 
 
 def _broadcast(*tensors):
@@ -84,3 +84,39 @@ def lerp(input, end, weight):
     _same_dtype(input, weight, "weight")
     _broadcast(input, end, weight)
     return apply(OPS["lerp_tensor"], (input, end, weight))
+
+
+def _type_name(v):
+    return "Tensor" if isinstance(v, TensorBase) else type(v).__name__
+
+
+def _mixed_bounds(name, kwargs):
+    """PyTorch's TypeError for a tensor bound beside a number bound (no overload takes both)."""
+    keys = ", ".join(sorted(kwargs))
+    got = "".join(f"{k}={_type_name(kwargs[k])}, " for k in sorted(kwargs))
+    why = f"      didn't match because some of the keywords were incorrect: {keys}\n"
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f" * (Tensor min = None, Tensor max = None)\n{why}"
+                     f" * (Number min = None, Number max = None)\n{why}")
+
+
+def clamp(input, min=None, max=None):
+    """``clamp(x, min=t, max=u)`` with tensor bounds: min(max(x, t), u), one ClampBackward0 node."""
+    bounds = {k: b for k, b in (("min", min), ("max", max)) if b is not None}
+    if not all(isinstance(b, TensorBase) for b in bounds.values()):
+        raise _mixed_bounds("clamp", bounds)
+    dt = _dtype.result_type(input, *bounds.values())
+    _broadcast(input, *bounds.values())
+    far = np.inf if dt.is_floating_point else np.iinfo(dt.np).max
+    lo = min if min is not None else _literal(-far, dt, input)     # a bound not given: no bound
+    hi = max if max is not None else _literal(far, dt, input)
+    arrays = [t._data.astype(dt.np, copy=False) for t in (input, lo, hi)]
+    return apply(OPS["clamp_tensor"], (input, lo, hi), arrays)
+
+
+def clamp_bound(input, bound, side):
+    """``x.clamp_min(t)`` (side "min") or ``x.clamp_max(t)`` ("max") with a tensor: ClampMinBackward1 / ClampMaxBackward1."""
+    dt = _dtype.result_type(input, bound)
+    _broadcast(input, bound)
+    arrays = [t._data.astype(dt.np, copy=False) for t in (input, bound)]
+    return apply(OPS[f"clamp_{side}_tensor"], (input, bound), arrays)

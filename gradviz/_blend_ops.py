@@ -45,3 +45,28 @@ op("lerp_tensor", grad_fn="LerpBackward1", symbol="lerp", forward=kernels.lerp,
    latex=r"@0 + @2 \cdot (@1 - @0)", dlatex=[r"1 - @2", "@2", "@1 - @0"],
    method="lerp", inplace=True, function=True, inputs="ternary", saved={"self": 0, "end": 1, "weight": 2},
    category="elementwise")
+
+
+# --- clamp with tensor bounds -----------------------------------------------------------------
+# clamp(x, min=t, max=u) = min(max(x, t), u): ClampBackward0 (numbers as bounds are ClampBackward1,
+# in ops.py).  A bound not given comes in as ∓inf, not requiring grad (next_functions: None).
+# PyTorch's clamp_backward_min_max: where min > max, max wins, and the gradient goes to max only.
+op("clamp_tensor", grad_fn="ClampBackward0", symbol="clamp", forward=kernels.clamp,
+   vjps=[lambda g, y, a, lo, hi: np.where((a >= lo) & (a <= hi), g, 0),
+         lambda g, y, a, lo, hi: np.where((a < lo) & (lo < hi), g, 0),
+         lambda g, y, a, lo, hi: np.where((a > hi) | (hi < lo), g, 0)], uses=["012", "012", "012"],
+   latex=r"\operatorname{clamp}(@0, @1, @2)",
+   dlatex=[r"\mathbb{1}[@1 \le @0 \le @2]", r"\mathbb{1}[@0 < @1 < @2]", r"1 - \mathbb{1}[@0 \le @2] \cdot \mathbb{1}[@1 \le @2]"],
+   method="clamp", inplace=True, function=True, inputs="ternary", saved={"self": 0, "min": 1, "max": 2},
+   category="elementwise")
+# x.clamp_min(t), x.clamp_max(t): one bound, a node of their own (ClampMinBackward1, ClampMaxBackward1)
+op("clamp_min_tensor", grad_fn="ClampMinBackward1", symbol="clamp_min", forward=lambda a, lo: kernels.clamp(a, lo, np.array(np.inf, a.dtype)),
+   vjps=[lambda g, y, a, lo: np.where(a >= lo, g, 0), lambda g, y, a, lo: np.where(a < lo, g, 0)], uses=["01", "01"],
+   latex=r"\max(@0, @1)", dlatex=[r"\mathbb{1}[@0 \ge @1]", r"\mathbb{1}[@0 < @1]"],
+   method="clamp_min", inplace=True, function=True, inputs="binary", saved={"self": 0, "min": 1},
+   category="elementwise")
+op("clamp_max_tensor", grad_fn="ClampMaxBackward1", symbol="clamp_max", forward=lambda a, hi: kernels.clamp(a, np.array(-np.inf, a.dtype), hi),
+   vjps=[lambda g, y, a, hi: np.where(a <= hi, g, 0), lambda g, y, a, hi: np.where(a > hi, g, 0)], uses=["01", "01"],
+   latex=r"\min(@0, @1)", dlatex=[r"\mathbb{1}[@0 \le @1]", r"\mathbb{1}[@0 > @1]"],
+   method="clamp_max", inplace=True, function=True, inputs="binary", saved={"self": 0, "max": 1},
+   category="elementwise")

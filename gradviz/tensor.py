@@ -525,13 +525,15 @@ class Tensor(TensorBase):
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if isinstance(min, TensorBase) or isinstance(max, TensorBase):     # ClampBackward0
+            return _blend.clamp(self, min, max)
         return apply(OPS["clamp"], (self,), lo=_number(min), hi=_number(max))
 
     def clamp_min(self, min):
-        return self.clamp(min=min)
+        return _blend.clamp_bound(self, min, "min") if isinstance(min, TensorBase) else self.clamp(min=min)
 
     def clamp_max(self, max):
-        return self.clamp(max=max)
+        return _blend.clamp_bound(self, max, "max") if isinstance(max, TensorBase) else self.clamp(max=max)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector p-norm (2 unless told): one LinalgVectorNormBackward0 node, as ``torch.norm``."""

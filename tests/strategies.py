@@ -76,6 +76,8 @@ def op_case(draw, op):
         if op.key in ("add", "sub"):
             params = {"alpha": draw(st.sampled_from([1, 2.5, -1]))}
         a, b = draw(broadcastable(lo, hi))
+        if op.key in ("clamp_min_tensor", "clamp_max_tensor"):  # x on odd eighths, the bound on quarters: no ties
+            a, b = np.asarray(np.round(a * 4) / 4 + 0.125), np.asarray(np.round(b * 4) / 4)
         if op.key in ("maximum", "minimum"):  # on a grid: exact ties (half each) or far apart
             a, b = np.asarray(np.round(a * 4) / 4), np.asarray(np.round(b * 4) / 4)
         return [a, b], params
@@ -316,6 +318,8 @@ def op_case(draw, op):
     if kind == "ternary":    # addcmul, addcdiv, lerp with a tensor weight: three tensors that broadcast
         a, b = draw(broadcastable(lo, hi))
         c = draw(arrays(draw(st.sampled_from([a.shape, b.shape, ()])), lo, hi))
+        if op.key == "clamp_tensor":  # x on odd eighths, min on quarters, max a sixteenth off: no two equal (kinks)
+            a, b, c = (np.asarray(np.round(x * 4) / 4 + d) for x, d in ((a, 0.125), (b, 0.0), (c, 0.0625)))
         if op.key == "addcdiv":   # a divisor away from 0
             c = np.where(np.abs(c) < 0.5, np.copysign(1.0, c) + c, c)
         if "value" in params:

@@ -19,7 +19,9 @@ def _both(arrays, requires_grad=True):
 
 def _same(ours, theirs):
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1] and list(ours.shape) == list(theirs.shape)
-    assert np.array_equal(ours.detach().numpy(), theirs.detach().numpy()), (ours, theirs)
+    a, b = ours.detach().numpy(), theirs.detach().numpy()
+    assert np.array_equal(a, b, equal_nan=True), (ours, theirs)
+    assert np.array_equal(np.signbit(a) & ~np.isnan(a), np.signbit(b) & ~np.isnan(b)), (ours, theirs)   # -0 prints
 
 
 def _check(call, arrays, seed):
@@ -31,7 +33,10 @@ def _check(call, arrays, seed):
     y.backward(gradviz.tensor(g))
     yt.backward(torch.tensor(g))
     for t, tt in zip(ours, theirs):
-        _same(t.grad, tt.grad)
+        if tt.grad is None:      # (a bound not given is not used)
+            assert t.grad is None
+        else:
+            _same(t.grad, tt.grad)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -110,3 +115,58 @@ def test_in_place_twins_count_versions_and_record():
         assert y.grad_fn.name() == "LerpBackward1"
         y.sum().backward()
         assert a.grad.tolist() == [0.75] * 3
+
+
+# --- clamp with tensor bounds ------------------------------------------------------------------
+
+CLAMPS = {
+    "both": lambda lib, x, lo, hi: lib.clamp(x, min=lo, max=hi),
+    "min": lambda lib, x, lo, hi: x.clamp(min=lo),
+    "max": lambda lib, x, lo, hi: lib.clamp(x, max=hi),
+    "clamp_min": lambda lib, x, lo, hi: x.clamp_min(lo),
+    "clamp_max": lambda lib, x, lo, hi: lib.clamp_max(x, hi),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("how", sorted(CLAMPS))
+def test_clamp_with_tensor_bounds_as_pytorch(dtype, how):
+    """Values, node, gradients to every input (min above max in places: max wins, and gets them),
+    ties and nan included, broadcast bounds."""
+    rng = np.random.default_rng(3)
+    x = np.round(rng.standard_normal((4, 5)) * 2) / 2
+    x[0, 0], x[1, :] = np.nan, -0.0   # -0 against 0 bounds: which one a tie keeps shows in the print
+    lo, hi = np.round(rng.standard_normal(5) * 2) / 2, np.round(rng.standard_normal((4, 1)) * 2) / 2
+    arrays = [a.astype(dtype) for a in (x, lo, hi)]
+    _check(CLAMPS[how], arrays, 0)
+    ours, theirs = _both(arrays)
+    node, tnode = CLAMPS[how](gradviz, *ours).grad_fn, CLAMPS[how](torch, *theirs).grad_fn
+    assert [f is None for f, _ in node.next_functions] == [f is None for f, _ in tnode.next_functions]
+    for attr in ("_saved_min", "_saved_max", "_saved_self"):
+        if hasattr(tnode, attr) and getattr(tnode, attr) is not None:
+            assert np.array_equal(getattr(node, attr).detach().numpy(), getattr(tnode, attr).detach().numpy(),
+                                  equal_nan=True)
+
+
+def test_clamp_bounds_promote_and_write_in_place_as_pytorch():
+    for lib in (gradviz, torch):
+        assert str(lib.clamp(lib.arange(3), min=lib.tensor([0.5, 1, 1])).dtype).endswith("float32")
+        assert str(lib.clamp(lib.ones(3), max=lib.tensor(0.5, dtype=lib.float64)).dtype).endswith("float32")
+        x = lib.tensor([-1.0, 0.5, 3.0])
+        before = x._version
+        assert x.clamp_(min=lib.zeros(3), max=lib.ones(3)) is x and x._version == before + 1
+        assert x.tolist() == [0.0, 0.5, 1.0]
+        x.clamp_min_(lib.full((3,), 0.75))
+        assert x.tolist() == [0.75, 0.75, 1.0]
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.ones(3).clamp(min=lib.zeros(3), max=1.0),
+    lambda lib: lib.ones(3).clamp(min=lib.zeros(2)),
+    lambda lib: lib.arange(3).clamp_(min=lib.tensor([0.5, 1, 1])),
+    lambda lib: lib.ones(3).clamp_(max=lib.ones(2, 3)),
+    lambda lib: lib.ones(3, requires_grad=True).clamp_(min=lib.zeros(3)),
+    lambda lib: lib.ones(3).clamp_max(lib.ones(4)),
+])
+def test_clamp_errors_as_pytorch(case):
+    assert _error(lambda: case(gradviz)) == _error(lambda: case(torch))

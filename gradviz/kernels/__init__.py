@@ -23,7 +23,7 @@ import numpy as np
 from . import _mkl
 from ._exact import get_exact_limit, set_exact_limit
 from ._numerics import add, fma
-from ._blend import addcdiv, addcmul, lerp
+from ._blend import addcdiv, addcmul, clamp, lerp
 from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.pow, as torch.pow
 from ._products import addmm, bmm, column_major, dot, mm, mv
 from ._norms import vector_norm as norm
@@ -35,7 +35,7 @@ from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, 
 from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorch's scalar loops call them
 from ._sleef import exp as sleef_exp, log as sleef_log, log1p as sleef_log1p   # SLEEF's, as its vectorised loops
 
-__all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "mean", "norm", "cumsum", "cumprod", "solve", "inv", "det", "det_backward", "zero_pivot",
+__all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "mean", "norm", "cumsum", "cumprod", "solve", "inv", "det", "det_backward", "zero_pivot",
            "nll_sums", "batch_norm_sums", "batch_norm_backward_sums", "batch_norm_grad_sum", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "atan",
            "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",

@@ -51,8 +51,8 @@ for _op in OPS.values():
 
 # Where PyTorch saves input i of a node (the argument names of its aten op), tried in order.
 SAVED_INPUT = {0: ("self", "input"),
-               1: ("other", "mat1", "mat2", "vec", "target", "exponent", "end", "weight", "tensor1"),
-               2: ("mat2", "bias", "tensor2", "weight")}
+               1: ("other", "mat1", "mat2", "vec", "target", "exponent", "end", "weight", "tensor1", "min"),
+               2: ("mat2", "bias", "tensor2", "weight", "max")}
 # gradviz parameter -> PyTorch's saved attribute, where the names differ.
 PARAM_ALIAS = {"n": "exponent", "d0": "dim0", "d1": "dim1", "cond": "condition"}
 REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -425,6 +425,10 @@ class TorchAdapter(EngineAdapter):
                 missing = []
             if step.key == "rsub" and "c" not in step.params and len(scalars) == 2:
                 step.params["c"] = float(np.asarray(scalars[1]))
+        if step.key == "clamp_tensor":     # clamp(x, min=t): the bound not given is none, an infinite one
+            for i in missing:
+                if i and _saved(step.fn(), ("min", "max")[i - 1]) is None:
+                    self._set_const(step, i, -np.inf if i == 1 else np.inf)
         out = step.out.data
         if out is None:
             return

@@ -21,7 +21,7 @@ from .. import chain_rule, formula
 from .._nn_ops import weighted_nll_latex
 from .._broadcast import unbroadcast
 from ..trace.model import Value, array_of
-from ..value_text import format_line, short
+from ..value_text import format_line, number_text, short
 from ._lesson import latex_name
 from .sanitize import sanitize_mathml
 
@@ -84,7 +84,8 @@ def value_latex(a, limit=4, rows=MATRIX_ROWS, cols=MATRIX_COLS):
         return None
     a = np.asarray(a)
     if a.size == 1 or (a.size and np.all(a == a.reshape(-1)[0])):
-        return short(a.reshape(-1)[0])
+        first = a.reshape(-1)[0]
+        return number_text(first) if a.dtype.kind == "f" and np.isinf(first) else short(first)   # \infty
     if a.ndim == 2 and a.shape[0] <= rows and a.shape[1] <= cols:
         rows = r" \\ ".join(" & ".join(short(v) for v in row) for row in a)
         return rf"\left[\begin{{matrix}}{rows}\end{{matrix}}\right]"

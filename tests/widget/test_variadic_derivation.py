@@ -222,6 +222,9 @@ BLENDS = {   # the op table's entries (gradviz._blend_ops): how each is written,
     "addcdiv": (lambda lib, a, b, c: a.addcdiv(b, c, value=2.0), r"a + 2 \cdot \frac{b}{c}"),
     "lerp": (lambda lib, a, b, c: lib.lerp(a, b, 0.75), r"a + 0.75 \cdot \left(b - a\right)"),
     "lerp_tensor": (lambda lib, a, b, c: a.lerp(b, c), r"a + c \cdot \left(b - a\right)"),
+    # tensor bounds, the lower one above the upper one in a row (max wins, and gets the gradient)
+    "clamp": (lambda lib, a, b, c: a.clamp(min=c, max=b), r"\operatorname{clamp}(a, c, b)"),
+    "clamp_min": (lambda lib, a, b, c: lib.clamp(a, min=c), r"\operatorname{clamp}(a, c, \infty)"),
 }
 
 
