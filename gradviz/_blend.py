@@ -81,9 +81,11 @@ def lerp(input, end, weight):
     if kind == "scalar":
         _broadcast(input, end)
         return apply(OPS["lerp"], (input, end), weight=float(weight))
-    _same_dtype(input, weight, "weight")
+    if weight.ndim:          # (a 0-d weight may be of another float dtype: it is computed in input's)
+        _same_dtype(input, weight, "weight")
     _broadcast(input, end, weight)
-    return apply(OPS["lerp_tensor"], (input, end, weight))
+    arrays = [input._data, end._data, weight._data.astype(input._data.dtype, copy=False)]
+    return apply(OPS["lerp_tensor"], (input, end, weight), arrays)
 
 
 def _type_name(v):

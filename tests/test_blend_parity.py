@@ -170,3 +170,16 @@ def test_clamp_bounds_promote_and_write_in_place_as_pytorch():
 ])
 def test_clamp_errors_as_pytorch(case):
     assert _error(lambda: case(gradviz)) == _error(lambda: case(torch))
+
+
+def test_a_0d_weight_of_another_dtype_is_taken_in_the_input_dtype():
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 9)).astype(np.float32)
+    (x, y), (tx, ty) = _both([a, b])
+    w, tw = gradviz.tensor(0.3, dtype=gradviz.float64, requires_grad=True), torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    out, tout = gradviz.lerp(x, y, w), torch.lerp(tx, ty, tw)
+    _same(out, tout)
+    assert out.grad_fn._saved_weight.dtype == gradviz.float64
+    out.sum().backward()
+    tout.sum().backward()
+    _same(w.grad, tw.grad)
