@@ -10,8 +10,9 @@ PyTorch's CPU sum (``aten/src/ATen/native/cpu/SumKernel.cpp``) adds in a fixed p
   same cascade or by 4 interleaved accumulators.
 
 This module reproduces that pattern with numpy for float32 and float64 reductions over all
-dimensions or over any run of adjacent dimensions (what ``x.sum()``, ``x.sum(1)``, ``x.sum(0)``
-and broadcasting's gradient sums do); other cases fall back to ``np.sum``.
+dimensions, over any run of adjacent dimensions (what ``x.sum()``, ``x.sum(1)``, ``x.sum(0)``
+and broadcasting's gradient sums do) and over dimensions apart (``x.sum((0, 2))``, :func:`_apart`);
+other dtypes fall back to ``np.sum``.
 
 >>> x = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
 >>> float(torch_sum(x)) == float(np.float32(np.float32(np.float32(np.float32(0.1 + np.float32(0.5))
@@ -202,9 +203,31 @@ def torch_sum(a, axis=None, keepdims=False):
     elif run:                                              # leading or middle dimensions, per slice
         before = math.prod(shape[:first])
         result = _outer(c.reshape(before, reduced, rest // before).transpose(1, 0, 2))   # every slice at once
-    else:
-        return np.add.reduce(a, axis=axes, keepdims=keepdims)
+    else:                                                  # dimensions apart
+        result = _apart(c, axes)
     return result.reshape(out_shape)
+
+
+def _apart(c, axes):
+    """Sum contiguous ``c`` over ``axes`` that are not one run of adjacent dimensions, as PyTorch's
+    TensorIterator does: it puts the reduced dimensions innermost, the closest-packed first, joins
+    adjacent ones, and zeroes the output; its loop then sums the innermost run for each index of the
+    other reduced dimensions (a row sum, :func:`_inner`, when that run is the trailing dimensions;
+    else the strided scalar one, :func:`_row_sum`) and adds each of those sums to the output, in
+    memory order, one rounding per addition.  Returns the kept dimensions' sums, flattened."""
+    inner = [axes[-1]]
+    while inner[0] - 1 in axes:                            # the last run of adjacent reduced dimensions
+        inner.insert(0, inner[0] - 1)
+    others = [d for d in axes if d not in inner]
+    kept = [d for d in range(c.ndim) if d not in axes]
+    size = math.prod(c.shape[d] for d in inner)
+    if inner[-1] == c.ndim - 1:                            # a contiguous row per (others, kept) index
+        rows = np.ascontiguousarray(c.transpose(others + kept + inner)).reshape(-1, size)
+        sums = _inner(rows)
+    else:                                                  # a strided row: the scalar row sum
+        sums = _row_sum(c.transpose(inner + others + kept).reshape(size, -1))
+    sums = sums.reshape(math.prod(c.shape[d] for d in others), -1)
+    return _in_order(sums, axis=0) + c.dtype.type(0)       # into the output of zeros, in memory order
 
 
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------
