@@ -286,7 +286,7 @@ def batch_norm_sums(x):
 
     A batch of rows (N, C) takes the "channels last" path: the rows are split into one run per
     thread, each run summed in x's dtype (the squares with fused multiply-adds), and the runs'
-    sums added in double. A batch of sequences (N, C, L) is summed per channel in double.
+    sums added in double. A batch of sequences or images (N, C, L...) is summed per channel in double.
     The last bits of the statistics so depend on PyTorch's thread count (``get_num_threads``).
     """
     n = x.size // x.shape[1]
@@ -317,19 +317,19 @@ def _bn_runs(rows):
 
 def batch_norm_backward_sums(g, x, mean):
     """(Σ g, Σ (x − mean)·g) per channel.  A batch of rows: per thread (the products fused into the
-    running sum), then the threads' sums added, in x's dtype.  A batch of images (N, C, L...): as
-    PyTorch's ``batch_norm_cpu_backward_contiguous_impl``, each (sample, channel) plane added up a
+    running sum), then the threads' sums added in double, rounded to x's dtype.  A batch of images
+    (N, C, L...): as PyTorch's ``batch_norm_cpu_backward_contiguous_impl``, each (sample, channel) plane added up a
     vector at a time (``vec::reduce_all`` and ``map2_reduce_all``, :func:`_plane_sums`), the planes'
     sums then added over the batch in double; returned in double (the kernel's accumulators)."""
     if x.size == x.shape[0] * x.shape[1]:   # no image: PyTorch's channels-last path
         rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
-        dot = np.zeros(x.shape[1], x.dtype)
+        dot = np.zeros(x.shape[1], np.float64)              # the threads' sums added in double
         for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
             p = np.zeros(x.shape[1], x.dtype)
             for xi, gi in zip(xr, gr):                      # a fused multiply-add per row: a loop
                 p = fma(xi - mean, gi, p, x.dtype)          # (numpy has no fused running sum)
-            dot = dot + p
-        return batch_norm_grad_sum(g), dot
+            dot += p
+        return batch_norm_grad_sum(g), dot.astype(x.dtype)
     planes = x.reshape(x.shape[0], x.shape[1], -1)
     centred = planes - mean.astype(x.dtype)[:, None]       # x − mean, rounded, as the kernel's map
     total, dot = _plane_sums(g.reshape(planes.shape), centred)
@@ -379,16 +379,16 @@ def _vector_sum(x, y=None, fused=False):
 def batch_norm_grad_sum(g):
     """Σ g per channel (axis 1) as PyTorch's BatchNorm backward kernel adds it, the bias's gradient:
     for a batch of rows, each thread's run of rows from 0 (whole-array), the runs' sums added in
-    g's dtype; for a batch of images, each plane a vector at a time, the planes' sums in double.
+    double; for a batch of images, each plane a vector at a time, the planes' sums in double.
 
     >>> batch_norm_grad_sum(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)).tolist()
     [4.0, 6.0]
     """
     if g.size == g.shape[0] * g.shape[1]:
-        total = np.zeros(g.shape[1], g.dtype)
+        total = np.zeros(g.shape[1], np.float64)            # the threads' sums added in double
         for run in _bn_runs(g.reshape(g.shape[0], -1)):
-            total = total + _in_order(run)
-        return total
+            total += _in_order(run)
+        return total.astype(g.dtype)
     planes = g.reshape(g.shape[0], g.shape[1], -1)
     return _plane_sums(planes, planes)[0].astype(g.dtype)
 

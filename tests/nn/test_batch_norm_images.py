@@ -19,10 +19,10 @@ pytestmark = pytest.mark.torch
 
 
 @contextlib.contextmanager
-def _one_thread(torch):
+def _one_thread(torch, threads=1):
     before, mine = torch.get_num_threads(), gradviz.get_num_threads()
-    torch.set_num_threads(1)
-    gradviz.set_num_threads(1)
+    torch.set_num_threads(threads)
+    gradviz.set_num_threads(threads)
     try:
         yield
     finally:
@@ -39,14 +39,14 @@ def _run(lib, x, g, w, b, rm, rv, training):
     return [np.array(t.detach().numpy()) for t in (y, rm, rv, xt.grad, wt.grad, bt.grad)]
 
 
-def _check(torch, shape, seed, training):
+def _check(torch, shape, seed, training, threads=1):
     rng = np.random.default_rng(seed)
     c = shape[1]
     x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)
     w, b, rm = (rng.standard_normal(c).astype(np.float32) for _ in range(3))
     rv = (rng.random(c) + 0.5).astype(np.float32)
-    with _one_thread(torch):
+    with _one_thread(torch, threads):
         want = _run(torch, x, g, w, b, rm, rv, training)
         got = _run(gradviz, x, g, w, b, rm, rv, training)
     for name, a, e in zip(("output", "running_mean", "running_var", "input grad", "weight grad", "bias grad"),
@@ -83,3 +83,13 @@ def test_batch_norm_of_images_of_one_pixel_runs():
         x = gradviz.randn(*shape, requires_grad=True)
         gradviz.nn.functional.batch_norm(x, None, None, training=True).sum().backward()
         assert x.grad.shape == shape
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("shape", [(4, 3), (66, 33), (142, 36), (43, 11), (200, 8), (7, 2, 1)])
+def test_batch_norm_of_rows_on_several_threads_is_bit_identical(threads, shape):
+    """A batch of rows (more rows than threads): each thread's run summed on its own, the runs'
+    sums added in double (as the kernel's accumulators), so three runs round as PyTorch's do."""
+    torch = pytest.importorskip("torch")
+    for training in (True, False):
+        _check(torch, shape, sum(shape) + threads, training, threads)
