@@ -1,7 +1,7 @@
 """``torch.optim.optimizer``: Optimizer, SGD, Adam, AdamW, RMSprop and Adagrad, each step computed exactly as PyTorch computes it.
 
 PyTorch runs these on CPU one parameter at a time (its ``foreach`` kernels are for GPUs), with
-in-place kernels whose float arithmetic is copied below step by step (``_lerp_``, ``_addcmul_``...):
+in-place kernels (``lerp_``, ``addcmul_``...: the same kernels as ``Tensor.lerp_``, in ``gradviz.kernels``):
 a fused multiply-add where PyTorch's compiled kernel has one, Python floats where it computes in
 Python (the bias corrections), and the scalar rounded to the tensor's dtype where the kernel does so.
 
@@ -257,25 +257,6 @@ def _write(t, array):
     t._vbox[0] += 1
 
 
-def _lerp(a, end, weight):
-    """a + w·(end − a): one fused multiply-add from whichever end is nearer (PyTorch's lerp kernel)."""
-    w = a.dtype.type(weight)
-    if abs(weight) < 0.5:
-        return kernels.fma(end - a, w, a, a.dtype)
-    return kernels.fma(end - a, w - 1, end, a.dtype)
-
-
-def _addcmul(a, t1, t2, value):
-    """a + value·t1·t2 as the kernel computes it: (value·t1) times t2 plus a, rounded once."""
-    v = a.dtype.type(value)
-    return kernels.fma(t2, v * t1, a, a.dtype) if value != 1 else kernels.fma(t2, t1, a, a.dtype)
-
-
-def _addcdiv(a, t1, t2, value):
-    """a + value·t1/t2: (value·t1) / t2, then added (a division cannot be fused)."""
-    return a + (a.dtype.type(value) * t1) / t2
-
-
 def _step_counter():
     """``state["step"]``: a float32 scalar tensor, as PyTorch keeps it."""
     return Tensor._wrap(np.array(0.0, np.float32))
@@ -358,8 +339,8 @@ class Adam(_ParameterWise):
             _write(p, p._data * p._data.dtype.type(1 - lr * wd))
         g = _grad(p, group["maximize"], 0 if decoupled else wd)
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        _write(m, _lerp(m._data, g, 1 - beta1))
-        _write(v, _addcmul(v._data * v._data.dtype.type(beta2), g, g, 1 - beta2))
+        _write(m, kernels.lerp(m._data, g, 1 - beta1))
+        _write(v, kernels.addcmul(v._data * v._data.dtype.type(beta2), g, g, 1 - beta2))
         bias_correction1 = 1 - beta1 ** step              # Python floats, as PyTorch computes them
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1
@@ -370,7 +351,7 @@ class Adam(_ParameterWise):
             v = vmax
         dt = v._data.dtype.type
         denom = kernels.sqrt(v._data) / dt(bias_correction2_sqrt) + dt(eps)
-        _write(p, _addcdiv(p._data, m._data, denom, -step_size))
+        _write(p, kernels.addcdiv(p._data, m._data, denom, -step_size))
 
 
 class AdamW(Adam):
@@ -419,20 +400,20 @@ class RMSprop(_ParameterWise):
         g = _grad(p, group["maximize"], group["weight_decay"])
         sq = state["square_avg"]
         dt = sq._data.dtype.type
-        _write(sq, _addcmul(sq._data * dt(alpha), g, g, 1 - alpha))
+        _write(sq, kernels.addcmul(sq._data * dt(alpha), g, g, 1 - alpha))
         if group["centered"]:
             ga = state["grad_avg"]
-            _write(ga, _lerp(ga._data, g, 1 - alpha))
-            avg = kernels.sqrt(_addcmul(sq._data, ga._data, ga._data, -1))
+            _write(ga, kernels.lerp(ga._data, g, 1 - alpha))
+            avg = kernels.sqrt(kernels.addcmul(sq._data, ga._data, ga._data, -1))
         else:
             avg = kernels.sqrt(sq._data)
         avg = avg + dt(eps)
         if momentum > 0:
             buf = state["momentum_buffer"]
-            _write(buf, _addcdiv(buf._data * dt(momentum), g, avg, 1))
+            _write(buf, kernels.addcdiv(buf._data * dt(momentum), g, avg, 1))
             _write(p, kernels.fma(buf._data, dt(-lr), p._data, p._data.dtype))
         else:
-            _write(p, _addcdiv(p._data, g, avg, -lr))
+            _write(p, kernels.addcdiv(p._data, g, avg, -lr))
 
 
 class Adagrad(_ParameterWise):
@@ -463,6 +444,6 @@ class Adagrad(_ParameterWise):
         g = _grad(p, group["maximize"], group["weight_decay"])
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         s = state["sum"]
-        _write(s, _addcmul(s._data, g, g, 1))
+        _write(s, kernels.addcmul(s._data, g, g, 1))
         std = kernels.sqrt(s._data) + s._data.dtype.type(group["eps"])
-        _write(p, _addcdiv(p._data, g, std, -clr))
+        _write(p, kernels.addcdiv(p._data, g, std, -clr))
