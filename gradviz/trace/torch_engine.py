@@ -910,6 +910,10 @@ _REPLAY = {
     "unsqueeze": lambda t, a, p: a[0].unsqueeze(p["dim"]), "squeeze": lambda t, a, p: a[0].squeeze(),
     "squeeze_dim": lambda t, a, p: a[0].squeeze(p["dim"]), "expand": lambda t, a, p: a[0].expand(p["shape"]),
     "permute": lambda t, a, p: a[0].permute(p["dims"]),
+    # picking elements: x[i], index_select, gather (the indices the node keeps)
+    "select": lambda t, a, p: a[0].select(p["dim"], p["index"]),
+    "index_select": lambda t, a, p: t.index_select(a[0], p["dim"], t.as_tensor(p["index"])),
+    "gather": lambda t, a, p: t.gather(a[0], p["dim"], t.as_tensor(p["index"])),
     # the losses and what cross_entropy is made of (log_softmax -> nll_loss)
     "softmax": lambda t, a, p: t.softmax(a[0], p["dim"]), "log_softmax": lambda t, a, p: t.log_softmax(a[0], p["dim"]),
     "nll_loss": lambda t, a, p: t.nn.functional.nll_loss(a[0], t.as_tensor(p["target"]), reduction=p["reduction"]),

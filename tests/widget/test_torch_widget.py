@@ -645,3 +645,27 @@ def test_a_node_of_several_outputs_runs_again_and_ends_with_a_tick(lib, how):
     want[:parts[0].numel()] = 2.0
     want[4 - last:] += np.exp(np.array([1.0, 2.0, 3.0, 4.0])[4 - last:] - 0.1)
     np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("lib", [gradviz, torch], ids=["gradviz", "torch"])
+@pytest.mark.parametrize("how", ["select", "index_select", "gather"])
+def test_picked_elements_run_again_and_end_with_a_tick(lib, how):
+    """x[i], index_select and gather after Run All and a training step: backward(), zero_(),
+    backward() runs them again with the indices their node keeps and ends with ✓ (under real
+    PyTorch they once ended on the note that an op cannot be called again)."""
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    v = lib.tensor([0.5, -1.0], requires_grad=True)
+    picked = {"select": lambda: x[0][1] * v[0] + x[1, 2],
+              "index_select": lambda: (x.index_select(1, lib.tensor([0, 2])).sum(0) * v).sum(),
+              "gather": lambda: (x.gather(1, lib.tensor([[0], [2]])).squeeze(1) * v).sum()}[how]
+    o = picked()
+    w = animate(o, names={"x": x, "v": v, "o": o})
+    o.backward()
+    with lib.no_grad():
+        x -= 0.1
+        v += 0.2
+    for act in ("backward", "zero", "backward"):
+        w.backward() if act == "backward" else w.zero_grad()
+    assert w.frames[-1]["kind"] == "done" and not any(f.get("unchecked") or f["phase"] == "error" for f in w.frames)
+    checks = _last_checks(w)
+    assert checks["check:x"]["ok"] is True and checks["check:v"]["ok"] is True and not _crosses(w), checks
