@@ -60,6 +60,28 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
+def deck_of(path, title, widgets, prefix="gv"):
+    """Write a slide deck (``python -m gradviz slides``'s HTML) to ``path``: a title slide, then a
+    slide per ``(heading, widget)`` whose cell shows the widget, its state as a notebook run saves it."""
+    import nbformat
+
+    from gradviz.slides import WIDGET_STATE, WIDGET_VIEW, deck_html
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# {title}", metadata={"slideshow": {"slide_type": "slide"}})]
+    states = {}
+    for k, (heading, w) in enumerate(widgets):
+        mid = f"{prefix}-{k}"
+        states[mid] = {"model_name": "AnyModel", "model_module": "anywidget", "state": w.state()}
+        cell = nbformat.v4.new_code_cell("gradviz.animate(s)", metadata={"slideshow": {"slide_type": "-"}})
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            WIDGET_VIEW: {"model_id": mid, "version_major": 2, "version_minor": 1}, "text/plain": "AutogradWidget"})]
+        nb.cells += [nbformat.v4.new_markdown_cell(f"## {heading}", metadata={"slideshow": {"slide_type": "slide"}}), cell]
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": states, "version_major": 2, "version_minor": 0}}
+    path.write_text(deck_html(nb), encoding="utf-8")
+    return path
+
+
 def _why_no_browser():
     if not Path(CHROMIUM).exists():
         return f"{CHROMIUM} is missing (apt install chromium)"

@@ -21,7 +21,7 @@ Screenshots: tests/artifacts/ends-<name>-<first|middle|last>.png (look at them).
 import numpy as np
 import pytest
 
-from browser.conftest import settle
+from browser.conftest import deck_of, settle
 from browser.test_decks_fit import MEASURE, show_widget
 from browser.test_slides import SMALLEST_TEXT
 
@@ -89,28 +89,14 @@ WIDGETS = [("twenty", "Twenty vectors, stacked", _twenty_vectors),
 @pytest.fixture(scope="module")
 def ends_deck(tmp_path_factory):
     """The deck: a title slide, then one slide per widget."""
-    import nbformat
-
     import gradviz
-    from gradviz.slides import WIDGET_STATE, WIDGET_VIEW, deck_html
 
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# Graphs shown in part", metadata={"slideshow": {"slide_type": "slide"}})]
-    states, widgets = {}, []
-    for k, (_, title, make) in enumerate(WIDGETS):
+    widgets = []
+    for _, title, make in WIDGETS:
         o = make()
-        w = gradviz.animate(o, names={"s": o})
-        widgets.append(w)
-        mid = f"gv-ends-{k}"
-        states[mid] = {"model_name": "AnyModel", "model_module": "anywidget", "state": w.state()}
-        cell = nbformat.v4.new_code_cell("gradviz.animate(s)", metadata={"slideshow": {"slide_type": "-"}})
-        cell.outputs = [nbformat.v4.new_output("display_data", data={
-            WIDGET_VIEW: {"model_id": mid, "version_major": 2, "version_minor": 1}, "text/plain": "AutogradWidget"})]
-        nb.cells += [nbformat.v4.new_markdown_cell(f"## {title}", metadata={"slideshow": {"slide_type": "slide"}}), cell]
-    nb.metadata["widgets"] = {WIDGET_STATE: {"state": states, "version_major": 2, "version_minor": 0}}
-    path = tmp_path_factory.mktemp("ends") / "ends.html"
-    path.write_text(deck_html(nb), encoding="utf-8")
-    return path, widgets
+        widgets.append((title, gradviz.animate(o, names={"s": o})))
+    path = deck_of(tmp_path_factory.mktemp("ends") / "ends.html", "Graphs shown in part", widgets, "gv-ends")
+    return path, [w for _, w in widgets]
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ Screenshots: tests/artifacts/direction-*.png (look at them).
 import numpy as np
 import pytest
 
-from browser.conftest import settle
+from browser.conftest import deck_of, settle
 from browser.test_decks_fit import MEASURE, show_widget
 from browser.test_slides import SMALLEST_TEXT
 
@@ -72,29 +72,14 @@ def _vectors(n):
 @pytest.fixture(scope="module")
 def wide_deck(tmp_path_factory):
     """The deck: a title slide, then one slide per widget (state as a notebook run saves it)."""
-    import nbformat
-
     import gradviz
-    from gradviz.slides import WIDGET_STATE, WIDGET_VIEW, deck_html
 
     six, twenty = _vectors(6), _vectors(20)
     widgets = [("Six vectors, auto", gradviz.animate(six, names={"s": six})),
                ("Six vectors, top to bottom", gradviz.animate(six, names={"s": six}, rankdir="TB")),
                ("Twenty vectors, auto", gradviz.animate(twenty, names={"s": twenty}))]
     assert widgets[0][1].svg_lr and not widgets[1][1].svg_lr and widgets[2][1].svg_lr
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# Wide graphs", metadata={"slideshow": {"slide_type": "slide"}})]
-    states = {}
-    for k, (title, w) in enumerate(widgets):
-        mid = f"gv-direction-{k}"
-        states[mid] = {"model_name": "AnyModel", "model_module": "anywidget", "state": w.state()}
-        cell = nbformat.v4.new_code_cell("gradviz.animate(s)", metadata={"slideshow": {"slide_type": "-"}})
-        cell.outputs = [nbformat.v4.new_output("display_data", data={
-            WIDGET_VIEW: {"model_id": mid, "version_major": 2, "version_minor": 1}, "text/plain": "AutogradWidget"})]
-        nb.cells += [nbformat.v4.new_markdown_cell(f"## {title}", metadata={"slideshow": {"slide_type": "slide"}}), cell]
-    nb.metadata["widgets"] = {WIDGET_STATE: {"state": states, "version_major": 2, "version_minor": 0}}
-    path = tmp_path_factory.mktemp("direction") / "wide.html"
-    path.write_text(deck_html(nb), encoding="utf-8")
+    path = deck_of(tmp_path_factory.mktemp("direction") / "wide.html", "Wide graphs", widgets, "gv-direction")
     return path, [w for _, w in widgets]
 
 
