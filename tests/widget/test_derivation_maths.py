@@ -537,18 +537,7 @@ def test_a_step_with_no_hand_rule_says_so_in_words(engine, monkeypatch):
     """A custom Function: its numbers are the engine's, and where even those are not known the line
     says "no hand derivation" -- never an exception's text, never the node's name as a function."""
     lib = lib_of(engine)
-
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 3 * x * x * g
-
+    Cube = _cube(lib)
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     out = (Cube.apply(x) * 2.0).sum()
     names = {"x": x, "out": out}
