@@ -447,17 +447,7 @@ def test_a_freed_torch_graph_runs_its_ops_again_with_torch():
 
 
 def test_a_freed_torch_graph_of_user_code_is_not_run_forward_again_and_says_why():
-    class Cube(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return 3 * a ** 2 * g
-
+    Cube = _cube(torch, [])
     x = torch.ones(2, requires_grad=True)
     o = Cube.apply(x).sum()
     w = animate(o, names={"x": x, "o": o})
@@ -589,18 +579,7 @@ def test_buttons_on_a_graph_that_cannot_run_again_end_in_words(case):
         out = torch.tanh(wt + 2.0).sum()
         reason = "PyTorch did not keep a value this pass read"
     else:
-        class Cube(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, a):
-                ctx.save_for_backward(a)
-                return a ** 3
-
-            @staticmethod
-            def backward(ctx, g):
-                (a,) = ctx.saved_tensors
-                return 3 * a ** 2 * g
-
-        out = Cube.apply(wt).sum()
+        out = _cube(torch, []).apply(wt).sum()
         reason = "it calls your own code (a custom autograd.Function)"
     w = animate(out, names={"w": wt, "out": out})
     assert not [m for m in _check_marks(w) if m[2] is False and m[0] == 0]      # no ✗ at the start either
