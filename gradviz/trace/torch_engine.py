@@ -658,6 +658,23 @@ class TorchAdapter(EngineAdapter):
         layer_of = {id(m): fold for fold, _, _ in self.trace.folds for m in fold.members if m.out is fold.out}
         lost = {}      # id(step) -> its first output with 0 for each constant PyTorch did not keep
         pieces, old_pieces = {}, {}     # a node of several outputs (split): its new and its first tensors
+
+        def then(i):      # an input as the first pass read it (0 for a constant PyTorch did not keep)
+            if i.kind == "const" and i.data is None:
+                return 0.0
+            if i.kind == "op" and id(i.src) in lost:
+                return lost[id(i.src)]
+            if i.output_nr and i.data is None:
+                return old_pieces[id(i.src)][i.output_nr]
+            return _tensor(torch, i.data, i.src)
+
+        def now(i):       # an input as the new pass reads it: the leaf itself, or what was made again
+            if i.kind == "leaf":
+                return i.src.tensor()
+            if i.kind == "op":
+                return pieces[id(i.src)][i.output_nr] if i.output_nr else made[id(i.src)]
+            return 0.0 if i.data is None else _tensor(torch, i.data, i.src)
+
         for s in self.all_steps:
             if s.outputs > 1:
                 got = self._pieces_again(s, made, pieces, old_pieces)
@@ -675,18 +692,13 @@ class TorchAdapter(EngineAdapter):
                 return "unkept"
             try:
                 with torch.no_grad():                    # the same op on the numbers it read then
-                    old = call(torch, [0.0 if i.kind == "const" and i.data is None else
-                                       lost[id(i.src)] if i.kind == "op" and id(i.src) in lost else
-                                       old_pieces[id(i.src)][i.output_nr] if i.output_nr and i.data is None else
-                                       _tensor(torch, i.data, i.src) for i in s.inputs], s.params)
+                    old = call(torch, [then(i) for i in s.inputs], s.params)
                 if not unknown:
                     if s.out.data is None:
                         return "unkept"
                     if not np.allclose(_array(old), s.out.data, rtol=1e-5, atol=1e-6, equal_nan=True):
                         return "differs"
-                args = [inp.src.tensor() if inp.kind == "leaf" else pieces[id(inp.src)][inp.output_nr]
-                        if inp.kind == "op" and inp.output_nr else made[id(inp.src)] if inp.kind == "op"
-                        else 0.0 if inp.data is None else _tensor(torch, inp.data, inp.src) for inp in s.inputs]
+                args = [now(inp) for inp in s.inputs]
                 out = call(torch, args, s.params)
             except Exception:  # an op we cannot call so: say the forward pass cannot run again
                 return "op"
