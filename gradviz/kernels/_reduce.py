@@ -345,10 +345,17 @@ def _plane_sums(g, centred):
     the batch or the channels."""
     n, c, size = g.shape
     if g.dtype != np.float32:
-        return (np.sum(g, axis=(0, 2), dtype=np.float64), np.sum(g * centred, axis=(0, 2), dtype=np.float64))
-    sums = _vector_sum(g.reshape(n * c, size)).reshape(n, c)
+        return _plane_total(g), np.sum(g * centred, axis=(0, 2), dtype=np.float64)
     dots = _vector_sum(centred.reshape(n * c, size), g.reshape(n * c, size), fused=True).reshape(n, c)
-    return (_in_order(sums.astype(np.float64)) + 0.0, _in_order(dots.astype(np.float64)) + 0.0)
+    return _plane_total(g), _in_order(dots.astype(np.float64)) + 0.0
+
+
+def _plane_total(g):
+    """Σ g per channel of (N, C, L) planes as :func:`_plane_sums` takes it (in double)."""
+    n, c, size = g.shape
+    if g.dtype != np.float32:
+        return np.sum(g, axis=(0, 2), dtype=np.float64)
+    return _in_order(_vector_sum(g.reshape(n * c, size)).reshape(n, c).astype(np.float64)) + 0.0
 
 
 def _vector_sum(x, y=None, fused=False):
@@ -389,8 +396,7 @@ def batch_norm_grad_sum(g):
         for run in _bn_runs(g.reshape(g.shape[0], -1)):
             total += _in_order(run)
         return total.astype(g.dtype)
-    planes = g.reshape(g.shape[0], g.shape[1], -1)
-    return _plane_sums(planes, planes)[0].astype(g.dtype)
+    return _plane_total(g.reshape(g.shape[0], g.shape[1], -1)).astype(g.dtype)
 
 
 # --- running sums and products ----------------------------------------------------------------------
