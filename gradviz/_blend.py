@@ -110,8 +110,8 @@ def clamp(input, min=None, max=None):
     dt = _dtype.result_type(input, *bounds.values())
     _broadcast(input, *bounds.values())
     far = np.inf if dt.is_floating_point else np.iinfo(dt.np).max
-    lo = min if min is not None else _literal(-far, dt, input)     # a bound not given: no bound
-    hi = max if max is not None else _literal(far, dt, input)
+    lo = min if min is not None else _literal(-far, dt, input, kept=False)     # a bound not given: no bound
+    hi = max if max is not None else _literal(far, dt, input, kept=False)
     arrays = [t._data.astype(dt.np, copy=False) for t in (input, lo, hi)]
     return apply(OPS["clamp_tensor"], (input, lo, hi), arrays)
 

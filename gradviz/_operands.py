@@ -19,10 +19,15 @@ from .ops import OPS
 __all__ = []
 
 
-def _literal(value, dt, like):
-    """A Python number used in an op, as a 0-d constant tensor of ``like``'s class (PyTorch's 'wrapped number')."""
+def _literal(value, dt, like, kept=True):
+    """A Python number used in an op, as a 0-d constant tensor of ``like``'s class (PyTorch's 'wrapped number').
+
+    The number itself is kept: a node that saved it shows it as PyTorch does, in its own type
+    (``(x * 2).grad_fn._saved_other`` is ``tensor(2)``, an int64).  ``kept=False``: a stand-in
+    PyTorch has no tensor for (a bound of ``clamp`` not given), saved as None."""
     t = like._wrap(np.asarray(value).astype(dt.np))   # wraps around as PyTorch does: int8 * 200
     t._literal = True
+    t.__dict__["_number"] = value if kept else None
     return t
 
 

@@ -164,10 +164,21 @@ def _saved_value(node, spec):
     if entry[1][0] != entry[2]:
         raise _modified_error(node, entry, is_output)
     if not is_output:
-        return entry[3]
+        return entry[3] if not entry[3]._literal else _wrapped_number(node, entry[3])
     result = _wrap_for(node, entry[0])
     result._grad_fn, result._requires_grad = node, True
     return result
+
+
+def _wrapped_number(node, t):
+    """A saved Python number as PyTorch shows it: a tensor of the number's own type (an int is
+    int64, a float float64, a bool bool), whatever dtype the op computed in; None for a stand-in."""
+    number = t.__dict__.get("_number")
+    if number is None:
+        return None
+    kind = bool if isinstance(number, (bool, np.bool_)) else int if isinstance(number, (int, np.integer)) \
+        else complex if isinstance(number, complex) else float
+    return _wrap_for(node, np.array(number, {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}[kind]))
 
 
 def _wrap_for(node, array):

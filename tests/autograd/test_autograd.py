@@ -550,3 +550,26 @@ def test_deepcopy_as_torch():
     real = pytest.importorskip("torch")
     from parity import printed
     assert printed(torch, DEEPCOPY) == printed(real, DEEPCOPY)
+
+
+@pytest.mark.parametrize("make, shown", [
+    (lambda x: x * 2, "tensor(2)"),                                    # a Python int: int64
+    (lambda x: x * 2.5, "tensor(2.5000, dtype=gradviz.float64)"),      # a float: float64
+    (lambda x: x * True, "tensor(True)"),
+    (lambda x: x.double() / 2.5, "tensor(2.5000, dtype=gradviz.float64)"),
+    (lambda x: 2 / x, "tensor(2)"),
+])
+def test_a_saved_python_number_keeps_its_own_type(make, shown):
+    """PyTorch saves a number in an op as a 'wrapped number' tensor of the number's type, whatever
+    dtype the op computes in: ``(x * 2).grad_fn._saved_other`` prints ``tensor(2)`` (as torch 2.13)."""
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    saved = make(x).grad_fn._saved_other
+    assert repr(saved) == shown and not saved.requires_grad
+
+
+def test_a_clamp_bound_not_given_is_saved_as_none():
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    fn = torch.clamp(x, min=torch.tensor(0.0)).grad_fn
+    assert (type(fn).__name__, fn._saved_max, repr(fn._saved_min)) == ("ClampBackward0", None, "tensor(0.)")
+    fn = torch.clamp(x, max=torch.tensor(0.0)).grad_fn
+    assert (fn._saved_min, repr(fn._saved_max)) == (None, "tensor(0.)")
