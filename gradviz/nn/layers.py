@@ -15,7 +15,7 @@ from .module import Module, _addindent
 from .parameter import Parameter
 
 __all__ = ["Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout", "Embedding",
-           "BatchNorm1d", "Sequential", "ModuleList"]
+           "Sequential", "ModuleList"]
 
 
 class Linear(Module):
@@ -226,59 +226,6 @@ class Embedding(Module):
         if self.sparse is not False:
             s += ", sparse=True"
         return s
-
-
-class BatchNorm1d(Module):
-    """Normalises each feature (channel, axis 1) of a batch to mean 0 and variance 1, then scales and
-    shifts it by learned ``weight`` and ``bias``; keeps running averages of the statistics for
-    ``eval()`` mode (NativeBatchNormBackward0).
-
-    >>> import gradviz as torch
-    >>> torch.nn.BatchNorm1d(4)
-    BatchNorm1d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
-    """
-
-    __module__ = "gradviz.nn.modules.batchnorm"
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None, *, bias=True):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dt = _dtype.as_dtype(dtype) or _dtype.get_default_dtype()
-        if affine:
-            self.weight = Parameter(_filled((num_features,), 1.0, dt, False))
-            if bias:
-                self.bias = Parameter(_filled((num_features,), 0.0, dt, False))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", _filled((num_features,), 0.0, dt, False))
-            self.register_buffer("running_var", _filled((num_features,), 1.0, dt, False))
-            self.register_buffer("num_batches_tracked", _filled((), 0, _dtype.int64, False))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-
-    def forward(self, input):
-        if input.ndim not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
-        use_batch = self.training or (self.running_mean is None and self.running_var is None)
-        keep = not self.training or self.track_running_stats
-        return functional.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
-                            self.weight, self.bias, use_batch, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 # --- containers ---------------------------------------------------------------------------------

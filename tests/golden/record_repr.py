@@ -1,6 +1,7 @@
 """Record the golden reprs in tests/golden/repr/ with real PyTorch (run once; commit the files).
 
     .venv/bin/python tests/golden/record_repr.py          # needs torch 2.13 installed
+    .venv/bin/python tests/golden/record_repr.py norms    # only the files named
 
 Each golden file holds cases as ``=== <code>`` followed by what ``repr`` of the code's last
 expression prints under PyTorch.  tests/test_format.py runs the same code with ``torch`` bound to
@@ -193,6 +194,21 @@ CASES = {
         "torch.set_printoptions(precision=3); torch.tensor([[1/3, 200.], [-5., 0.]])",
         "torch.set_printoptions(precision=2, sci_mode=True); torch.tensor([1/3, 200.])",
     ],
+    "norms": [
+        "torch.nn.BatchNorm2d(3)",
+        "torch.nn.BatchNorm2d(8, eps=1e-3, momentum=None, affine=False)",
+        "torch.nn.BatchNorm2d(4, track_running_stats=False, bias=False)",
+        "torch.nn.BatchNorm3d(2)",
+        "torch.nn.Sequential(torch.nn.BatchNorm2d(2), torch.nn.BatchNorm1d(2, momentum=0.5))",
+        "bn = torch.nn.BatchNorm2d(2); bn(torch.arange(16.).reshape(2, 2, 2, 2))",
+        "bn = torch.nn.BatchNorm2d(2, momentum=None); x = torch.arange(16.).reshape(2, 2, 2, 2); bn(x); bn(x * x); bn(x - 3); bn.running_var",
+        "bn = torch.nn.BatchNorm2d(2, momentum=None); x = torch.arange(16.).reshape(2, 2, 2, 2); bn(x); bn(x * x); bn.num_batches_tracked",
+        "bn = torch.nn.BatchNorm2d(2); bn(torch.arange(16.).reshape(2, 2, 2, 2)); bn.eval(); bn(torch.ones(1, 2, 1, 2))",
+        "bn = torch.nn.BatchNorm2d(2, track_running_stats=False); bn.eval(); bn(torch.arange(8.).reshape(1, 2, 2, 2))",
+        "bn = torch.nn.BatchNorm3d(1, affine=False); bn(torch.arange(8.).reshape(1, 1, 2, 2, 2))",
+        "bn = torch.nn.BatchNorm2d(2); bn(torch.arange(16.).reshape(2, 2, 2, 2)); bn.reset_parameters(); (bn.running_mean, bn.num_batches_tracked)",
+        "bn = torch.nn.BatchNorm2d(2); list(bn.state_dict())",
+    ],
     "random": [
         "torch.manual_seed(0); torch.rand(3)",
         "torch.manual_seed(0); torch.randn(3)",
@@ -259,9 +275,11 @@ def parse(path):
     return cases
 
 
-def main():
+def main(names=()):
     import torch
     for name, cases in CASES.items():
+        if names and name not in names:
+            continue
         out = []
         for code in cases:
             out.append("=== " + code.replace("\n", "\\n"))
@@ -271,4 +289,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
