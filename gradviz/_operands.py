@@ -245,6 +245,33 @@ def _inferred(shape, n):
     return shape
 
 
+def _unflattened(t, dim, sizes):
+    """The shape ``t.unflatten(dim, sizes)`` views ``t`` with: dim ``dim`` split into ``sizes``
+    (one of them may be -1), refused in PyTorch's words."""
+    refused = "unflatten(): argument 'sizes' (position 2) must be tuple of ints, "
+    if not isinstance(sizes, (tuple, list)):
+        raise TypeError(refused + f"not {type(sizes).__name__}")
+    for pos, n in enumerate(sizes):
+        if not _is_int(n):
+            raise TypeError(refused + f"but found element of type {type(n).__name__} at pos {pos}")
+    if t.ndim == 0:
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor has no dimensions")
+    d = _dims(dim, t.ndim)[0]
+    sizes = tuple(int(n) for n in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
+    size = t.shape[d]
+    known = math.prod(n for n in sizes if n != -1)
+    if -1 in sizes and known and size % known == 0:
+        sizes = tuple(size // known if n == -1 else n for n in sizes)
+    if math.prod(sizes) != size or -1 in sizes:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({size}) in the input tensor")
+    return tuple(t.shape[:d]) + sizes + tuple(t.shape[d + 1:])
+
+
 def _expanded(t, shape):
     """The shape ``t.expand(*shape)`` makes (``-1`` keeps a size), refused in PyTorch's words."""
     if len(shape) < t.ndim:

@@ -27,7 +27,7 @@ from ._inplace import _inplace, _restride, copy, fill, zero
 from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
                         _floating, _inferred, _is_operand, _legacy_new, _number, _permutation, _rounded_division,
-                        _shape_args, _unary, _viewable)
+                        _shape_args, _unary, _unflattened, _viewable)
 from ._rules import _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided
@@ -865,6 +865,10 @@ class Tensor(TensorBase):
         s, e = _dims((start_dim, end_dim), self.ndim)
         shape = self.shape[:s] + (math.prod(self.shape[s:e + 1]),) + self.shape[e + 1:]
         return self if shape == self.shape else self.reshape(shape)
+
+    def unflatten(self, dim, sizes):
+        """Dim ``dim`` split into ``sizes`` (``flatten``'s inverse): always a view (ViewBackward0)."""
+        return apply(OPS["view"], (self,), shape=_unflattened(self, dim, sizes))
 
     def expand(self, *shape):
         return apply(OPS["expand"], (self,), shape=_expanded(self, _shape_args(shape)))

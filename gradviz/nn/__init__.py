@@ -11,12 +11,13 @@
 
 from . import functional, init, utils
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .layers import (Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid,
-                     Softmax, Tanh)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Sequential", "ModuleList", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+__all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
+           "LogSoftmax", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Sequential", "ModuleList",
+           "ModuleDict", "ParameterList", "ParameterDict", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "functional", "init", "utils"]

@@ -1,21 +1,20 @@
-"""The layers: Linear, the activations, Sequential -- each a Module printing as PyTorch's does."""
+"""The layers: Linear, the activations, Dropout, Embedding -- each a Module printing as PyTorch's does.
+
+(The containers, Sequential and the lists and dicts of modules and parameters, are in :mod:`.container`;
+the BatchNorms in :mod:`.batchnorm`.)"""
 
 import math
-import operator
-from collections import OrderedDict
-from collections.abc import Iterable
-from itertools import islice
 
 from .. import _dtype
 from ..autograd import no_grad
 from .._creation import _filled
 from . import functional
 from . import init
-from .module import Module, _addindent
+from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Linear", "Identity", "Flatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout", "Embedding",
-           "Sequential", "ModuleList"]
+__all__ = ["Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout",
+           "Embedding"]
 
 
 class Linear(Module):
@@ -82,6 +81,28 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Splits dimension ``dim`` into ``unflattened_size`` (Flatten's inverse: back to images from rows)."""
+
+    __module__ = "gradviz.nn.modules.flatten"
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(unflattened_size).__name__}")
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise TypeError("unflattened_size must be tuple of ints, "
+                                f"but found element of type {type(elem).__name__} at pos {idx}")
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 # --- activations --------------------------------------------------------------------------------
@@ -226,152 +247,3 @@ class Embedding(Module):
         if self.sparse is not False:
             s += ", sparse=True"
         return s
-
-
-# --- containers ---------------------------------------------------------------------------------
-
-class Sequential(Module):
-    """Modules applied one after another; each is registered under its position ("0", "1"...).
-
-    >>> import gradviz as torch
-    >>> torch.nn.Sequential(torch.nn.Linear(2, 1), torch.nn.Sigmoid())
-    Sequential(
-      (0): Linear(in_features=2, out_features=1, bias=True)
-      (1): Sigmoid()
-    )
-    """
-
-    __module__ = "gradviz.nn.modules.container"
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
-
-    def _item(self, iterator, idx):
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f"index {idx} is out of range")
-        return next(islice(iterator, idx % size, None))
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
-        return self._item(iter(self._modules.values()), idx)
-
-    def __setitem__(self, idx, module):
-        setattr(self, self._item(iter(self._modules.keys()), idx), module)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def forward(self, input):
-        for module in self:
-            input = module(input)
-        return input
-
-
-class ModuleList(Module):
-    """A Python list of modules whose parameters the model can find (a plain list would hide them).
-
-    >>> import gradviz as torch
-    >>> torch.nn.ModuleList([torch.nn.Linear(2, 2) for _ in range(3)] + [torch.nn.ReLU()])
-    ModuleList(
-      (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)
-      (3): ReLU()
-    )
-    """
-
-    __module__ = "gradviz.nn.modules.container"
-
-    def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self += modules
-
-    def _index(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx % len(self))
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return self.__class__(list(self._modules.values())[idx])
-        return self._modules[self._index(idx)]
-
-    def __setitem__(self, idx, module):
-        setattr(self, self._index(idx), module)
-
-    def __delitem__(self, idx):
-        if isinstance(idx, slice):
-            for k in range(len(self._modules))[idx]:
-                delattr(self, str(k))
-        else:
-            delattr(self, self._index(idx))
-        modules = list(self._modules.values())     # renumber from 0
-        self._modules.clear()
-        self._modules.update((str(i), m) for i, m in enumerate(modules))
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def __iadd__(self, modules):
-        return self.extend(modules)
-
-    def __add__(self, other):
-        combined = ModuleList()
-        for i, module in enumerate(list(self) + list(other)):
-            combined.add_module(str(i), module)
-        return combined
-
-    def insert(self, index, module):
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
-    def extend(self, modules):
-        if not isinstance(modules, Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
-        offset = len(self)
-        for i, module in enumerate(modules):
-            self.add_module(str(offset + i), module)
-        return self
-
-    def __repr__(self):
-        # PyTorch's: runs of equal children print once, as "(0-2): 3 x Linear(...)"
-        reprs = [repr(m) for m in self]
-        if not reprs:
-            return self._get_name() + "()"
-        runs = []                      # [first index, last index, repr]
-        for i, r in enumerate(reprs):
-            if runs and runs[-1][2] == r:
-                runs[-1][1] = i
-            else:
-                runs.append([i, i, r])
-        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2) for a, b, r in runs]
-        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
