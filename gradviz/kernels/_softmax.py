@@ -31,8 +31,22 @@ _f = np.float32
 _d = np.float64
 _FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 lanes: ⊕8, ⊕4, ⊕2, ⊕1
 _EXACT = (np.dtype(_f), np.dtype(_d))   # the dtypes whose kernels are followed step by step
+_LONG_ROW = 128                         # elements: rows this long are walked one inner loop per row (:func:`_per_row`)
 
 
+def _per_row(ufunc, x, column, out=None):
+    """``ufunc(x, column)`` for rows ``x`` (rows, n) and one number per row ``column`` (rows, 1).
+
+    numpy (2.3 and later) would copy the column into its 8,192-element buffer, each number repeated
+    along its row, so that one inner loop covers many rows: for long rows that copy is a third of
+    the time.  A smaller buffer (scoped by ``np.errstate``, as ``np.setbufsize`` documents) makes
+    numpy run one inner loop per row with the column's number as a scalar instead.  Elementwise, so
+    the bits are the same either way."""
+    if x.shape[-1] < _LONG_ROW:
+        return ufunc(x, column, out=out)
+    with np.errstate():
+        np.setbufsize(16)
+        return ufunc(x, column, out=out)
 
 
 def _fma(a, b, c):
@@ -99,8 +113,8 @@ def _fold(acc):
     (ATen has no shuffle version for them)."""
     if acc.dtype != _f:
         return np.add.accumulate(acc, axis=1)[:, -1]
-    for step in _FOLDS:
-        acc = acc + acc[:, np.arange(LANES) ^ step]
+    for step in _FOLDS:     # lane i < step gets v_i + v_{i⊕step} = v_i + v_{i+step}: the upper lanes
+        acc = acc[:, :step] + acc[:, step:2 * step]     # (their mirror images) are no longer needed
     return acc[:, 0]
 
 
@@ -184,9 +198,9 @@ def softmax(a, dim):
             return np.divide(e, _down(e, dim), out=e)      # (e is ours)
 
     def rows(x):
-        shifted = x - x.max(axis=1, keepdims=True)
+        shifted = _per_row(np.subtract, x, x.max(axis=1, keepdims=True))
         e = _sleef.exp(shifted, out=shifted)     # (in place where it can: shifted is ours)
-        return np.multiply(e, (x.dtype.type(1) / _lanes_sum(e))[:, None], out=e)   # e is ours
+        return _per_row(np.multiply, e, (x.dtype.type(1) / _lanes_sum(e))[:, None], out=e)   # e is ours
     return _by_rows(rows, dim, a)
 
 
@@ -204,9 +218,9 @@ def log_softmax(a, dim):
             return shifted - _sleef.log(_down(_exp_columns(shifted, dim), dim))
 
     def rows(x):
-        shifted = x - x.max(axis=1, keepdims=True)
+        shifted = _per_row(np.subtract, x, x.max(axis=1, keepdims=True))
         logs = _sleef.log(_lanes_sum(_sleef.exp(shifted)))[:, None]
-        return np.subtract(shifted, logs, out=shifted)
+        return _per_row(np.subtract, shifted, logs, out=shifted)
     return _by_rows(rows, dim, a)
 
 
