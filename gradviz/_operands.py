@@ -245,6 +245,18 @@ def _inferred(shape, n):
     return shape
 
 
+def _repeats(t, sizes):
+    """``t.repeat(*sizes)``'s counts, refused in PyTorch's words (too few, or a negative size made)."""
+    if len(sizes) < t.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    shape = (1,) * (len(sizes) - t.ndim) + tuple(t.shape)
+    made = [n * s for n, s in zip(sizes, shape)]
+    for d in made:
+        if d < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {made}")
+    return sizes
+
+
 def _unflattened(t, dim, sizes):
     """The shape ``t.unflatten(dim, sizes)`` views ``t`` with: dim ``dim`` split into ``sizes``
     (one of them may be -1), refused in PyTorch's words."""

@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype
 from . import _blend, _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
 from ._arrays import as_array
+from ._composites import install_composites
 from ._deepcopy import deepcopy_leaf
 from .autograd import _backward_grad, engine, views
 from .autograd.engine import apply
@@ -27,7 +28,7 @@ from ._inplace import _inplace, _restride, copy, fill, zero
 from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
                         _floating, _inferred, _is_operand, _legacy_new, _number, _permutation, _rounded_division,
-                        _shape_args, _unary, _unflattened, _viewable)
+                        _repeats, _shape_args, _unflattened, _viewable)
 from ._rules import _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided
@@ -757,11 +758,7 @@ class Tensor(TensorBase):
 
     def repeat(self, *sizes):
         """Tile the tensor: ``repeat(2, 1)`` stacks two copies along dim 0."""
-        sizes = _shape_args(sizes)
-        if len(sizes) < self.ndim:
-            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
-                               "dimensions of tensor")
-        return apply(OPS["repeat"], (self,), sizes=sizes)
+        return apply(OPS["repeat"], (self,), sizes=_repeats(self, _shape_args(sizes)))
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The variance, with Bessel's correction (divide by n - 1) unless ``unbiased=False``."""
@@ -994,4 +991,5 @@ class Tensor(TensorBase):
     new_empty = new_zeros
 
 install_table_methods(Tensor)
+install_composites(Tensor)
 install_numpy_names(Tensor)

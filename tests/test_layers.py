@@ -188,7 +188,7 @@ LAYERS = [
                     "gradviz.autograd.double_backward",
                     "gradviz.autograd._backward_grad", "gradviz._hooks")),
     ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing", "gradviz._deepcopy",
-                "gradviz._blend",
+                "gradviz._blend", "gradviz._composites",
                 "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._linalg_norms", "gradviz._linalg_systems", "gradviz._sampling",
                 "gradviz._table_methods", "gradviz._creation", "gradviz._legacy", "gradviz._table_functions",
                 "gradviz.random", "gradviz.naming", "gradviz._check")),

@@ -1,15 +1,8 @@
-"""A course's use of the containers and of Unflatten, printed: ``tests/nn/test_container.py`` runs it
-with ``torch`` bound to gradviz and to PyTorch, and compares with ``containers_expected.txt``
-(recorded from PyTorch 2.13 by ``python tests/nn/containers_program.py > tests/nn/containers_expected.txt``)."""
+"""ModuleDict, ParameterList, ParameterDict and Unflatten as a course uses them (see tests/test_programs.py)."""
 
 from collections import OrderedDict
 
-
-def show(f):
-    try:
-        print(f())
-    except Exception as e:   # the error as a student sees it: type and first line
-        print("ERROR", type(e).__name__, str(e).split("\n")[0])
+from show import show
 
 
 def run(torch):
@@ -77,8 +70,3 @@ def run(torch):
     show(lambda: nn.Unflatten(1, 6))
     show(lambda: nn.Unflatten(1, (2.0, 3)))
     print(torch.zeros(2, 0).unflatten(1, (0, 5)).shape)
-
-
-if __name__ == "__main__":
-    import torch
-    run(torch)
