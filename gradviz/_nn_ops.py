@@ -1,5 +1,6 @@
 """Op-table entries of the losses and layers that are one node in PyTorch: MseLossBackward0,
-NllLossBackward0, BinaryCrossEntropyBackward0, EmbeddingBackward0, NativeBatchNormBackward0...
+NllLossBackward0, BinaryCrossEntropyBackward0, EmbeddingBackward0, NativeBatchNormBackward0,
+NativeLayerNormBackward0...
 Declared with :func:`gradviz._op.op` into the one table, :data:`gradviz.ops.OPS`; the contract
 of an entry is written in :mod:`gradviz.ops`.
 """
@@ -333,3 +334,58 @@ op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward
    params={"training": True}, function="nn.functional.batch_norm", inputs="batch_norm", elementwise=False,
    saved={"input": 0, "weight": 1, "eps": "@eps", "training": "@training", "running_mean": "@running_mean",
           "running_var": "@running_var"})
+
+
+def _ln_rows(a, normalized_shape):
+    """``a`` as rows (M, N): N the elements of the normalised dimensions, the last ones."""
+    lead = a.shape[:a.ndim - len(normalized_shape)]
+    return a.reshape(int(np.prod(lead, dtype=np.int64)), int(np.prod(normalized_shape, dtype=np.int64)))
+
+
+def _layer_norm(x, weight, bias, normalized_shape=(2,), eps=1e-5, has_weight=True, has_bias=True):
+    """y = (x − μ)/√(σ² + ε) ⊙ w + b, μ and σ² (biased) of each row: the last dimensions, those of
+    normalized_shape. A weight or bias not given takes the kernel's other loop, hence the flags."""
+    rows = _ln_rows(x, normalized_shape)
+    y = kernels.layer_norm(rows, weight.reshape(-1) if has_weight else None,
+                           bias.reshape(-1) if has_bias else None, eps)[0]
+    return y.reshape(x.shape)
+
+
+def _ln_grad_input(g, x, weight, normalized_shape=(2,), eps=1e-5, has_weight=True, has_bias=True):
+    """dx = (N h − Σ h − x̂ Σ h x̂) / (N σ) per row, h = g ⊙ w, as PyTorch's kernel rounds it"""
+    rows = _ln_rows(x, normalized_shape)
+    mean, rstd = kernels.layer_norm_stats(rows, eps)
+    g = _ln_rows(g.astype(x.dtype, copy=False), normalized_shape)
+    w = weight.reshape(-1).astype(x.dtype, copy=False) if has_weight else None
+    return kernels.layer_norm_backward(g, rows, mean, rstd, w).reshape(x.shape)
+
+
+def _ln_grad_weight(g, x, weight, normalized_shape=(2,), eps=1e-5, has_weight=True, has_bias=True):
+    """dw = Σ g ⊙ x̂ over the rows (0 for a weight not given: the output does not read it)"""
+    if not has_weight:
+        return np.zeros(weight.shape, x.dtype)
+    rows = _ln_rows(x, normalized_shape)
+    mean, rstd = kernels.layer_norm_stats(rows, eps)
+    g = _ln_rows(g.astype(x.dtype, copy=False), normalized_shape)
+    return kernels.layer_norm_weight_grad(g, rows, mean, rstd).reshape(weight.shape)
+
+
+def _ln_grad_bias(g, bias, normalized_shape=(2,), eps=1e-5, has_weight=True, has_bias=True):
+    """db = Σ g over the rows (0 for a bias not given)"""
+    if not has_bias:
+        return np.zeros(bias.shape, bias.dtype)
+    return kernels.layer_norm_bias_grad(_ln_rows(g.astype(bias.dtype, copy=False), normalized_shape)) \
+        .reshape(bias.shape)
+
+
+# LayerNorm: each row normalised over its own elements (BatchNorm normalises each channel over the
+# batch); its weight and bias are elementwise, of normalized_shape
+op("native_layer_norm", grad_fn="NativeLayerNormBackward0", symbol="LN", forward=_layer_norm,
+   vjps=[lambda g, y, x, w, b, **p: _ln_grad_input(g, x, w, **p),
+         lambda g, y, x, w, b, **p: _ln_grad_weight(g, x, w, **p),
+         lambda g, y, x, w, b, **p: _ln_grad_bias(g, b, **p)],
+   uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} \odot @1 + @2",
+   dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
+           r"\hat{x}", "1"],
+   params={"normalized_shape": (2,)}, function="nn.functional.layer_norm", inputs="layer_norm",
+   elementwise=False, saved={"input": 0, "weight": 1, "normalized_shape": "@normalized_shape"})

@@ -221,6 +221,13 @@ def op_case(draw, op):
             params.update(running_mean=draw(arrays((shape[1],), -1.0, 1.0)),
                           running_var=draw(arrays((shape[1],), 0.5, 2.0)))
         return [x, draw(arrays((shape[1],), 0.5, 2.0)), draw(arrays((shape[1],), lo, hi))], params
+    if kind == "layer_norm":  # rows over the last one or two dimensions; weight and bias given or not
+        shape = draw(st.sampled_from([(3, 2), (2, 4), (2, 3, 2), (1, 5), (2, 2, 3)]))
+        normalized = shape[-draw(st.integers(1, min(2, len(shape) - 1))):]
+        x = draw(arrays(shape, lo, hi, distinct=True))     # never a row of equal values: σ > 0
+        params = {"normalized_shape": normalized, "eps": 1e-5, "has_weight": draw(st.booleans()),
+                  "has_bias": draw(st.booleans())}
+        return [x, draw(arrays(normalized, 0.5, 2.0)), draw(arrays(normalized, lo, hi))], params
     if kind == "rounded":  # a / b away from whole numbers, where //, % and fmod jump
         shape = draw(shapes())
         b = draw(arrays(shape, 1.0, 2.0))

@@ -68,6 +68,18 @@ def _bn(x, w, b, running_mean, running_var, training, eps):
     return out
 
 
+def _ln(x, w, b, normalized_shape, eps, has_weight, has_bias):
+    """(x − mean) / √(var + eps) · w + b over each row of the last dimensions, one row at a time."""
+    n = math.prod(normalized_shape)
+    rows = x.reshape(-1, n)
+    out = np.empty_like(rows)
+    for i, v in enumerate(rows):
+        mean = math.fsum(v.tolist()) / n
+        var = math.fsum(((v - mean) ** 2).tolist()) / n
+        out[i] = (v - mean) / math.sqrt(var + eps) * (w.ravel() if has_weight else 1) + (b.ravel() if has_bias else 0)
+    return out.reshape(x.shape)
+
+
 def _nll(a, target, weight, reduction, ignore_index):
     """−Σ w·x[b, t_b] / Σ w, one row at a time."""
     rows, t = (a[None], [int(target)]) if a.ndim == 1 else (a, np.asarray(target).tolist())
@@ -174,6 +186,8 @@ REFERENCE = {
         np.shape(indices) + (w.shape[1],)),
     "native_batch_norm": lambda x, w, b, running_mean=None, running_var=None, training=True, eps=1e-5: _bn(
         x, w, b, running_mean, running_var, training, eps),
+    "native_layer_norm": lambda x, w, b, normalized_shape, eps=1e-5, has_weight=True, has_bias=True: _ln(
+        x, w, b, normalized_shape, eps, has_weight, has_bias),
     "nll_loss": lambda a, target, weight=None, reduction="mean", ignore_index=-100: _nll(a, target, weight,
                                                                                          reduction, ignore_index),
     # an image batch: each pixel (n, h, w) is a row of class scores

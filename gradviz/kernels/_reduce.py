@@ -358,15 +358,16 @@ def _plane_total(g):
     return _in_order(_vector_sum(g.reshape(n * c, size)).reshape(n, c).astype(np.float64)) + 0.0
 
 
-def _vector_sum(x, y=None, fused=False):
+def _vector_sum(x, y=None, fused=False, lanes=_BN_LANES):
     """Σ x (or Σ x·y) along each row of ``x`` (rows, n), as ATen's ``vec::reduce_all`` (and
-    ``map2_reduce_all``) adds it with vectors of :data:`_BN_LANES` floats: rows shorter than a
+    ``map2_reduce_all``) adds it with vectors of ``lanes`` floats (:data:`_BN_LANES`): rows shorter than a
     vector left to right from their first element; longer ones lane by lane (lane i adds elements
     i, i+8, i+16... from the first vector on, the leftover part vector only into its own lanes),
     then the lanes folded in halves (v_i + v_{i+4}, then + v_{i+2}, then + v_{i+1}), as the
-    shuffles do."""
+    shuffles of float vectors do; a vector of doubles has no such shuffles (``VecReduceAllSIMD``
+    is written for floats), its lanes are added left to right."""
     rows, n = x.shape
-    w = _BN_LANES
+    w = lanes
     items = x if y is None else x * y
     if n < w:
         return np.add.accumulate(items, axis=1)[:, -1]
@@ -377,6 +378,8 @@ def _vector_sum(x, y=None, fused=False):
             acc[:, :n - full] = fma(x[:, full:], y[:, full:], acc[:, :n - full], x.dtype)
         else:
             acc[:, :n - full] += items[:, full:]
+    if acc.dtype != np.float32:
+        return np.add.accumulate(acc, axis=1)[:, -1]
     while acc.shape[1] > 1:
         half = acc.shape[1] // 2
         acc = acc[:, :half] + acc[:, half:]

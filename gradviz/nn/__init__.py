@@ -15,9 +15,10 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .layers import Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .normalization import LayerNorm
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Sequential", "ModuleList",
+           "LogSoftmax", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "functional", "init", "utils"]

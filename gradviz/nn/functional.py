@@ -10,7 +10,7 @@ from .. import kernels
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
-__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "one_hot", "mse_loss", "l1_loss",
+__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm", "one_hot", "mse_loss", "l1_loss",
            "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
@@ -151,6 +151,46 @@ def _update_running_stats(x, running_mean, running_var, momentum):
     running_var._data[...] = kernels.fma(m, unbiased, one_minus * running_var._data, dt)   # variance's last two fused,
     running_mean._vbox[0] += 1
     running_var._vbox[0] += 1
+
+
+def _sizes(shape):
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Each row -- the last ``len(normalized_shape)`` dimensions -- normalised to mean 0 and
+    variance 1 with its own statistics, then scaled by ``weight`` and shifted by ``bias``, both of
+    ``normalized_shape``: one NativeLayerNormBackward0 node.  Bit for bit as PyTorch's CPU kernel in
+    float32 and float64 (float16: computed in float32, within its last bit).
+
+    >>> import gradviz as torch
+    >>> torch.nn.functional.layer_norm(torch.tensor([[1., 2., 3.]]), (3,))
+    tensor([[-1.2247,  0.0000,  1.2247]])
+    """
+    if not isinstance(normalized_shape, (tuple, list)) or not all(isinstance(n, (int, np.integer))
+                                                                  for n in normalized_shape):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    shape = tuple(int(n) for n in normalized_shape)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{_sizes(t.shape)} and normalized_shape = {_sizes(shape)}")
+    if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={_sizes(shape)}, expected input with shape [*, "
+                           f"{', '.join(str(n) for n in shape)}], but got input of size{_sizes(input.shape)}")
+    dt = input._data.dtype
+    if dt.kind != "f":
+        raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for \'{_dtype.TYPE_NAMES[dt.name]}\'')
+    if any(t is not None and t._data.dtype != dt for t in (weight, bias)):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    w = weight if weight is not None else Tensor._wrap(np.ones(shape, dt))
+    b = bias if bias is not None else Tensor._wrap(np.zeros(shape, dt))
+    return apply(OPS["native_layer_norm"], (input, w, b), normalized_shape=shape, eps=eps,
+                 has_weight=weight is not None, has_bias=bias is not None)
 
 
 # --- encodings ----------------------------------------------------------------------------------
