@@ -11,10 +11,10 @@ from . import _dtype
 from .autograd.engine import apply
 from ._operands import _EVERY_DIM, _binary, _dims, _reduced_dims
 from ._types import TensorBase, return_types
-from ._rules import _median_index
+from ._rules import _median_index, _order
 from .ops import OPS
 
-__all__ = ["sum_", "mean", "prod", "moment", "extreme", "position", "amax", "median"]
+__all__ = ["sum_", "mean", "prod", "moment", "extreme", "position", "amax", "median", "topk"]
 
 
 def _accumulated(t, dtype):
@@ -87,6 +87,22 @@ def extreme(t, which, dim, keepdim):
     values = apply(OPS[which + "_dim"], (t,), dim=d, keepdim=keepdim, index=index)
     indices = t._wrap(index if keepdim or t.ndim == 0 else np.squeeze(index, d))
     return getattr(return_types, which)(values, indices)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim``, largest (smallest) first,
+    and their indices; the gradient goes back to where each came from (TopkBackward0).  NaN counts
+    as the largest value.  Ties are taken in index order, where PyTorch's order among equal values is
+    its selection algorithm's (``sorted=False`` gives the same sorted order)."""
+    if self.ndim == 0:
+        if k not in (0, 1):
+            raise RuntimeError("selected index k out of range")
+        return return_types.topk(apply(OPS["topk"], (self,), dim=0, index=np.asarray(0)), self._wrap(np.asarray(0)))
+    d = _dims(dim, self.ndim)[0]
+    if not 0 <= k <= self.shape[d]:
+        raise RuntimeError("selected index k out of range")
+    index = np.take(_order(self._data, d, largest), np.arange(k), axis=d)
+    return return_types.topk(apply(OPS["topk"], (self,), dim=d, index=index), self._wrap(index.astype(np.int64)))
 
 
 def position(t, which, dim, keepdim):

@@ -9,7 +9,7 @@ import inspect
 import numpy as np
 
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -80,9 +80,23 @@ def _scatter_along(g, shape, dim, index):
     return out
 
 
+def _order(a, dim, descending):
+    """The indices that sort ``a`` along ``dim``, stably (equal values keep their order): ascending
+    with NaN last, or descending with NaN first (to PyTorch, NaN is the largest value)."""
+    if not descending:
+        return np.argsort(a, axis=dim, kind="stable")
+    floating = a.dtype.kind in "fc"
+    idx = np.argsort(-(a if floating else a.astype(np.int64)), axis=dim, kind="stable")  # (bools have no minus)
+    if floating:               # NaN came last: move them first, in their order
+        nan = np.isnan(np.take_along_axis(a, idx, dim))
+        if nan.any():
+            idx = np.take_along_axis(idx, np.argsort(~nan, axis=dim, kind="stable"), dim)
+    return idx
+
+
 def _sorted(a, dim, descending):
     """Values and indices, sorted along ``dim`` (stable, so equal values keep their order)."""
-    idx = np.argsort(-a if descending else a, axis=dim, kind="stable")
+    idx = _order(a, dim, descending)
     return np.take_along_axis(a, idx, dim), idx
 
 

@@ -113,5 +113,6 @@ class return_types:
     """``torch.return_types``: the named pairs that ``max(dim)`` and ``min(dim)`` return."""
     max = type("max", (_ReturnType,), {"_name": "max", "__module__": "gradviz.return_types"})
     sort = type("sort", (_ReturnType,), {"_name": "sort", "__module__": "gradviz.return_types"})
+    topk = type("topk", (_ReturnType,), {"_name": "topk", "__module__": "gradviz.return_types"})
     median = type("median", (_ReturnType,), {"_name": "median", "__module__": "gradviz.return_types"})
     min = type("min", (_ReturnType,), {"_name": "min", "__module__": "gradviz.return_types"})

@@ -825,6 +825,11 @@ op("sort", grad_fn="SortBackward0", forward=lambda a, dim=-1, descending=False: 
     _scatter_along(g, a.shape, dim, _sorted(a, dim, descending)[1])], uses=["0"],
    latex=r"\operatorname{sort}(@0)", dlatex=["1"],
    method="sort", function=True, inputs="sort", along_dim=True)
+op("topk", grad_fn="TopkBackward0", forward=lambda a, dim, index: np.take_along_axis(a, index, dim),
+   vjps=[lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], uses=[""],
+   latex=r"\operatorname{topk}(@0)", dlatex=["1"], params={"dim": 0, "index": np.array([0])},
+   saved={"dim": "@dim", "indices": "@index", "self_sym_sizes": "#0"}, method="topk", function=True, inputs="topk",
+   along_dim=True)
 op("alias", grad_fn="AliasBackward0", forward=lambda a: a.view(),
    vjps=[lambda g, y, a: g], uses=[""],
    latex="@0", dlatex=["1"],

@@ -673,6 +673,8 @@ class Tensor(TensorBase):
         _, idx = _sorted(self._data, d, descending) if self.ndim else (None, np.asarray(0))
         return return_types.sort(values, Tensor._wrap(idx.astype(np.int64)))
 
+    topk = _reduction_methods.topk
+
     def argsort(self, dim=-1, descending=False):
         return self.sort(dim, descending).indices
 

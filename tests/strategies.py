@@ -131,6 +131,14 @@ def op_case(draw, op):
         shape = draw(shapes(min_dims=1))
         return [draw(arrays(shape, lo, hi, distinct=True))], {"dim": draw(st.integers(0, len(shape) - 1)),
                                                               "descending": draw(st.booleans())}
+    if kind == "topk":   # distinct values: the gradient's way back is then unique
+        shape = draw(shapes(min_dims=1))
+        dim = draw(st.integers(0, len(shape) - 1))
+        a = draw(arrays(shape, lo, hi, distinct=True))
+        k = draw(st.integers(0, shape[dim]))
+        largest = draw(st.booleans())
+        order = np.argsort(-a if largest else a, axis=dim)
+        return [a], {"dim": dim, "index": np.take(order, np.arange(k), axis=dim)}
     if kind == "steps":  # away from the jumps (integers and halves), where they are flat
         a = draw(arrays(draw(shapes()), lo, hi))
         return [np.where(np.abs(a * 2 - np.round(a * 2)) < 0.05, a + 0.1, a)], params

@@ -248,6 +248,7 @@ REFERENCE = {
     "index_select": lambda a, dim, index: np.stack([np.take(a, i, axis=dim) for i in index.tolist()], axis=dim),
     "sort": lambda a, dim=-1, descending=False: np.flip(np.sort(a, axis=dim), dim) if descending
     else np.sort(a, axis=dim),
+    "topk": lambda a, dim, index: np.take_along_axis(a, index, dim),
     "round": _vec(lambda v: float(round(v))),
     "sign": _vec(lambda v: (v > 0) - (v < 0)),
     "diagonal": lambda a, offset=0: np.array([a[i, i + offset] for i in range(a.shape[0])
