@@ -29,7 +29,7 @@ import numpy as np
 
 from ._threads import FOLLOWERS, get_num_threads
 
-__all__ = ["VERSION", "FUNCTIONS", "library", "vml", "pointer", "gemm", "gemv", "dot", "axpy", "gemm_batch"]
+__all__ = ["VERSION", "FUNCTIONS", "library", "vml", "pointer", "gemm", "gemv", "dot", "axpy", "axpy_rows", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
@@ -147,7 +147,7 @@ def _at(a):
 
 
 def _routine(kind, dtype):
-    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy") for ``dtype``, its scalar type, and that
+    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch") for ``dtype``, its scalar type, and that
     type's 1 and 0: a function object of its own (``lib[name]``, not the attribute ``lib.name``
     ctypes shares), no ``argtypes``."""
     entry = _ROUTINES.get((kind, dtype))
@@ -201,6 +201,29 @@ def axpy(alpha, x, y):
     if y.size:
         fn, scalar, _, _ = _routine("axpy", dtype)
         fn(y.size, scalar(alpha), _at(x), 1, _at(y), 1)
+    return True
+
+
+def axpy_rows(alpha, x, y):
+    """``y[r] ← alpha[r]·x[r] + y[r]`` for each row r of two C-contiguous (rows, n) arrays, in place,
+    in one call of MKL's ``cblas_saxpy_batch``/``daxpy_batch`` (a group of one row per number of
+    ``alpha``): each element one fused multiply-add, as :func:`axpy`.  True when done; False, ``y``
+    untouched, where :func:`axpy` would refuse.  Rows whose ``alpha`` is 0 are left as they were
+    (BLAS's rule): the caller redoes them if 0·x must count."""
+    dtype = y.dtype
+    if x.dtype != dtype or x.shape != y.shape or y.ndim != 2 or dtype not in _BLAS or not y.flags.writeable \
+            or not (x.flags.c_contiguous and y.flags.c_contiguous) or y.size > _MAX_N or library() is None:
+        return False
+    rows, n = y.shape
+    if not y.size:
+        return True
+    alpha = np.ascontiguousarray(alpha, dtype)
+    sizes, ones = np.full(rows, n, np.int32), np.ones(rows, np.int32)     # MKL_INT: 32 bits (LP64)
+    step = np.arange(rows, dtype=np.uint64) * np.uint64(n * y.itemsize)
+    xs, ys = pointer(x) + step, pointer(y) + step                         # each row's first element
+    fn = _routine("axpy_batch", dtype)[0]
+    fn(*(_void_p(a.ctypes.data) for a in (sizes, alpha, xs, ones, ys, ones)), ctypes.c_int(rows),
+       _void_p(ones.ctypes.data))
     return True
 
 

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from . import _exact, _libm, _sleef, _vml
+from . import _exact, _libm, _mkl, _sleef, _vml
 from ._reduce import _in_order, in_order
 from ._numerics import fma32, fma64
 from ._threads import _GRAIN, LANES, _chunk, _shares, _vector, get_num_threads
@@ -235,12 +235,13 @@ def _lanes_dot(g, y):
     if n < lanes:
         return _lanes_sum(g * y)
     full = n // lanes * lanes
-    acc = in_order((g[:, :full] * y[:, :full]).reshape(rows, -1, lanes), 1)
+    products = g * y        # (whole rows: one pass over contiguous arrays, the vectors' part then a view)
+    acc = in_order(products[:, :full].reshape(rows, -1, lanes), 1)
     if full < n:
         if g.dtype == _f and (rows == 1 or get_num_threads() == 1):
             acc[:, :n - full] = fma32(g[:, full:], y[:, full:], acc[:, :n - full])
         else:
-            acc[:, :n - full] += g[:, full:] * y[:, full:]
+            acc[:, :n - full] += products[:, full:]
     return _fold(acc)
 
 
@@ -252,7 +253,10 @@ def softmax_backward(g, y, dim):
     dim %= y.ndim
     if _across(y.shape, dim):
         return (g - _fma_down(g, y, dim)) * y
-    return _by_rows(lambda g2, y2: (g2 - _lanes_dot(g2, y2)[:, None]) * y2, dim, g, y)
+    def rows(g2, y2):
+        scaled = _per_row(np.subtract, g2, _lanes_dot(g2, y2)[:, None])
+        return np.multiply(scaled, y2, out=scaled)
+    return _by_rows(rows, dim, g, y)
 
 
 def log_softmax_backward(g, y, dim):
@@ -264,4 +268,19 @@ def log_softmax_backward(g, y, dim):
     if _across(y.shape, dim):
         e = _exp_columns(y, dim)
         return _fma(np.negative(e, out=e), np.broadcast_to(_down(g, dim), y.shape), g)
-    return _by_rows(lambda g2, y2: _fma(-_sleef.exp(y2), _lanes_sum(g2)[:, None], g2), dim, g, y)
+    return _by_rows(_log_softmax_backward_rows, dim, g, y)
+
+
+def _log_softmax_backward_rows(g, y):
+    """g − e^y·Σg for rows (rows, n), each element one fused multiply-add: MKL's batched axpy (the
+    same single rounding: ``e^y·(−Σg) + g``, one group per row, on a copy of g), else numpy's
+    :func:`gradviz.kernels._numerics.fma32`/``fma64``; rows whose Σg is 0, which BLAS skips, by numpy."""
+    e = _sleef.exp(y)
+    total = _lanes_sum(g)
+    out = np.array(g, order="C")
+    if not _mkl.axpy_rows(-total, np.ascontiguousarray(e), out):
+        return _fma(np.negative(e, out=e), total[:, None], g)
+    zero = total == 0
+    if zero.any():
+        out[zero] = _fma(-e[zero], total[zero, None], g[zero])
+    return out

@@ -103,6 +103,34 @@ def test_add_with_alpha_is_one_fused_multiply_add(dtype):
         assert np.array_equal(inplace, want, equal_nan=True)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_log_softmax_gradient_by_mkls_batched_axpy_is_numpys_fused_multiply_add(dtype, monkeypatch):
+    """log_softmax's gradient along the last dim, g − e^y·Σg, one fused multiply-add per element:
+    by MKL's batched axpy (one row per group) where MKL is installed, by numpy's emulation
+    otherwise; the same bits, every leftover of a vector, rows whose Σg is ±0 (BLAS skips them),
+    ∞ and nan included."""
+    from gradviz.kernels import _mkl, _softmax
+    if _mkl.library() is None:
+        pytest.skip("MKL (the exact extra) is not installed: only the numpy path runs")
+    rng = np.random.default_rng(7)
+    for n in list(range(1, 40)) + [63, 64, 65, 300, 1000, 1029]:
+        y = -np.abs(rng.standard_normal((9, n)) * 4).astype(dtype)
+        g = rng.standard_normal((9, n)).astype(dtype)
+        g[0], g[1], y[2, 0], y[3, -1], g[4, 0], g[5, -1] = 0.0, -0.0, np.nan, -np.inf, np.inf, np.nan
+        g[6] = -0.0
+        y[6, 0] = np.nan
+        fast = kernels.log_softmax_backward(g, y, 1)
+        with monkeypatch.context() as patch:
+            patch.setattr(_mkl, "axpy_rows", lambda alpha, x, out: False)
+            slow = kernels.log_softmax_backward(g, y, 1)
+        assert fast.dtype == slow.dtype == dtype
+        nan = np.isnan(slow)
+        assert np.array_equal(np.isnan(fast), nan), n
+        assert np.array_equal(fast[~nan].view(np.uint8), slow[~nan].view(np.uint8)), n
+    assert _mkl.axpy_rows(np.ones(2, dtype), np.ones((2, 3), dtype), np.ones((3, 2), dtype)) is False
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_add_with_alpha_identical_to_torch(dtype):
