@@ -6,7 +6,8 @@ The op table reads ``forward=kernels.exp``; what is behind the name is this pack
   ``log``, ``tanh``... (vector maths) and for every matrix product (BLAS); gradviz calls the same
   library through ctypes (:mod:`._mkl`), so the last digit is PyTorch's;
 * SLEEF and the C library, re-derived in numpy where PyTorch's kernels call them (:mod:`._sleef`,
-  :mod:`._powf`, :mod:`._libm`): sigmoid, softmax and log_softmax, ``x ** y``;
+  :mod:`._powf`, :mod:`._libm`): sigmoid, softmax and log_softmax, ``x ** y``, the activations
+  (:mod:`._activations`: elu, gelu, silu, softplus...);
 * the order PyTorch's kernels add in (:mod:`._reduce`; norms: :mod:`._norms`; LayerNorm: :mod:`._layer_norm`), their fused multiply-adds (:mod:`._numerics`),
   the vector width and thread count that cut their loops (:mod:`._threads`).
 
@@ -31,6 +32,9 @@ from ._layer_norm import layer_norm, layer_norm_backward, layer_norm_bias_grad, 
 from ._lapack import det, det_backward, inv, solve, zero_pivot
 from ._reduce import batch_norm_backward_sums, batch_norm_grad_sum, batch_norm_sums, cumprod, cumsum, nll_sums, torch_sum as sum  # noqa: A001
 from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softmax_backward
+from ._activations import (elu, elu_backward, gelu, gelu_backward, hardsigmoid, hardsigmoid_backward, hardtanh,
+                           hardtanh_backward, leaky_relu, leaky_relu_backward, log_sigmoid, log_sigmoid_backward, mish,
+                           mish_backward, silu, silu_backward, softplus, softplus_backward)
 from ._threads import LANES, get_num_threads, set_num_threads
 from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, sin, sqrt, tan, tanh, tanh_backward
 from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorch's scalar loops call them
@@ -39,7 +43,10 @@ from ._sleef import exp as sleef_exp, log as sleef_log, log1p as sleef_log1p   #
 __all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "mean", "norm", "cumsum", "cumprod", "solve", "inv", "det", "det_backward", "zero_pivot",
            "nll_sums", "batch_norm_sums", "layer_norm", "layer_norm_stats", "layer_norm_backward", "layer_norm_weight_grad",
            "layer_norm_bias_grad", "batch_norm_backward_sums", "batch_norm_grad_sum", "sigmoid", "softmax", "log_softmax",
-           "softmax_backward", "log_softmax_backward", "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "atan",
+           "softmax_backward", "log_softmax_backward", "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "gelu",
+           "gelu_backward", "silu", "silu_backward", "softplus", "softplus_backward", "hardtanh", "hardtanh_backward", "mish",
+           "mish_backward", "log_sigmoid", "log_sigmoid_backward", "hardsigmoid", "hardsigmoid_backward", "exp", "log", "sin",
+           "cos", "tan", "tanh", "sqrt", "atan",
            "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",
            "sleef_log", "sleef_log1p", "get_exact_limit", "set_exact_limit", "LANES", "get_num_threads", "set_num_threads", "info"]
 

@@ -13,10 +13,11 @@ repeated in numpy instead (bit for bit, on whole arrays).
 
 import ctypes
 import functools
+import math
 
 import numpy as np
 
-__all__ = ["exp", "log", "log1p", "pow"]
+__all__ = ["exp", "log", "log1p", "expm1", "pow", "erf", "tanh"]
 
 
 @functools.cache
@@ -113,3 +114,8 @@ def _expf(x):
     out = np.where(x > _EXPF_OVER, np.float32(np.inf), out)
     out = np.where(x < _EXPF_UNDER, np.float32(0), out)
     return np.where(np.isnan(x), x, out)
+
+
+erf = _scalar("erf", np.vectorize(math.erf, otypes=[np.float64]))   # std::erf: erff / erf
+tanh = _scalar("tanh", np.tanh)                                                     # std::tanh: tanhf / tanh
+expm1 = _scalar("expm1", np.expm1)                                                  # std::expm1: expm1f / expm1

@@ -16,7 +16,7 @@ from . import _mkl
 from ._numerics import fma64
 
 __all__ = ["in_double", "exp", "log", "log1p", "sin", "cos", "tanh", "tan", "sqrt", "atan", "asin", "acos", "log2",
-           "log10", "erf", "tanh_backward"]
+           "log10", "erf", "expm1", "tanh_backward"]
 
 
 def in_double(f):
@@ -53,6 +53,7 @@ exp, log, sin, cos, tanh, tan, sqrt, atan, asin, acos, log2, log10 = (
                                         ("Tanh", np.tanh), ("Tan", np.tan), ("Sqrt", np.sqrt), ("Atan", np.arctan),
                                         ("Asin", np.arcsin), ("Acos", np.arccos), ("Log2", np.log2),
                                         ("Log10", np.log10)))
+expm1 = _torch_vml("Expm1", np.expm1)   # (SLEEF's expm1 in ELU's vector loop: MKL's in its place, within 1 ulp)
 log1p = _torch_vml("Log1p", np.log1p)   # not one of PyTorch's (SLEEF's, :mod:`._sleef`): its stand-in above
                                         # the exact limit (:mod:`._exact`)
 _ERF = np.frompyfunc(math.erf, 1, 1)    # numpy has no erf; Python's is within an ulp or so in double
