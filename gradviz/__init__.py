@@ -22,6 +22,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
 from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                      set_default_dtype, uint8)
 from .autograd.engine import apply
+from ._activation_functions import celu, celu_, selu, selu_
 from ._format import get_printoptions, printoptions, set_printoptions
 from ._matmul_and_joins import cat, chunk, concat, concatenate, ger, hstack, matmul, outer, split, stack, unbind, vstack, where
 from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,

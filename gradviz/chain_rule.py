@@ -52,6 +52,11 @@ _TOKENS = re.compile(r"\s*(@\w+|\d+(?:\.\d+)?|\\[A-Za-z]+|\\[,;! ]|[A-Za-z]|[-+^
 _FUNC_CMDS = {op.latex_fn: key for key, op in OPS.items() if op.latex_fn and re.fullmatch(r"\\[a-z]+", op.latex_fn)}
 
 
+# ... and those written with \operatorname (sign, erf), by the name in the braces
+_OPERATOR_NAMES = {op.latex_fn[len(r"\operatorname{"):-1]: key for key, op in OPS.items()
+                   if op.latex_fn and op.latex_fn.startswith(r"\operatorname{") and op.numpy is not None}
+
+
 def _tokenize(text):
     pos, out = 0, []
     while pos < len(text):
@@ -159,7 +164,10 @@ class _Parser:
             self.take()
             return Fn("exp", self.group())
         if tok == r"\frac":
-            return Frac(self.group(), self.group())
+            num, den = self.group(), self.group()
+            return num if is_one(den) else Frac(num, den)      # (softplus's 1/β with β = 1: no 1/1)
+        if tok == r"\pi":
+            return Sym("pi", np.array(math.pi), latex=r"\pi", substitute=False)
         if tok == r"\sqrt":
             return Fn("sqrt", self.group())
         if tok == r"\sigma":
@@ -170,9 +178,10 @@ class _Parser:
             while self.peek() not in ("}", None):
                 name += self.take()
             self.take("}")
-            if name != "sign":
+            key = _OPERATOR_NAMES.get(name)
+            if key is None:
                 raise ParseError(f"no formula for {name}")
-            return Fn("sign", self.paren_arg())
+            return Fn(key, self.paren_arg() if self.peek() == "(" else self.power())
         if tok == r"\mathbb":
             self.take("{")
             self.take("1")
@@ -217,7 +226,8 @@ def _simplify_add(terms):
 def _simplify_mul(factors):
     if all(isinstance(f, Num) for f in factors):
         return Num(np.prod([f.value() for f in factors]))
-    return Mul(*factors)
+    factors = [f for f in factors if not is_one(f)]        # a parameter that is 1 (ELU's scale): no 1 ·
+    return factors[0] if len(factors) == 1 else Mul(*factors)
 
 
 def _simplify_pow(base, exp):

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from . import _blend_ops, _linalg_ops, _nn_ops, _strided, kernels  # noqa: F401 -- they declare the addcmul and lerp, linalg, losses' and layers' entries
+from . import _activation_ops, _blend_ops, _linalg_ops, _nn_ops, _strided, kernels  # noqa: F401 -- they declare the activations', addcmul and lerp, linalg, losses' and layers' entries
 from ._op import OPS, Meta, Op, call, op
 from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
                      _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _to_index,
@@ -370,7 +370,8 @@ op("acos", grad_fn="AcosBackward0", forward=kernels.acos,
 op("erf", grad_fn="ErfBackward0", forward=kernels.erf,   # 2/√π · e^{−x²} · g, in PyTorch's order
    vjps=[lambda g, y, a: np.asarray(2 / math.sqrt(math.pi), a.dtype) * kernels.exp(-(a * a)) * g], uses=["0"],
    latex=r"\operatorname{erf} @0", dlatex=[r"\frac{2}{\sqrt{\pi}} e^{-@0^{2}}"],
-   method="erf", inplace=True, function=True, saved={"self": 0})
+   method="erf", inplace=True, function=True, saved={"self": 0},
+   latex_fn=r"\operatorname{erf}", numpy=np.vectorize(math.erf, otypes=[np.float64]))   # (GELU's derivative reads erf)
 op("sinh", grad_fn="SinhBackward0", forward=_sinh,
    vjps=[lambda g, y, a: g * _cosh(a)], uses=["0"],
    latex=r"\sinh @0", dlatex=[r"\cosh @0"],

@@ -23,6 +23,10 @@ __all__ = ["SETTINGS", "shapes", "arrays", "broadcastable", "op_case", "KIND_OF"
 # Modest, so the whole project's suite stays well under its time budget.
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
+# Where an op's derivative jumps: inputs are kept away from these.
+KINKS = {"leaky_relu": (0,), "leaky_relu_": (0,), "elu": (0,), "elu_": (0,), "celu": (0,), "celu_": (0,),
+         "hardsigmoid": (-3, 3)}
+
 # Which shapes and parameters each op takes: the ``inputs`` of its table entry.
 KIND_OF = {key: op.inputs for key, op in OPS.items()}
 
@@ -69,6 +73,23 @@ def op_case(draw, op):
             params = {"lo": draw(st.sampled_from([-1.0, None])), "hi": 1.0}
         if op.key == "pow":
             params = {"n": draw(st.sampled_from([0, 1, 2, 3, -1, 0.5, 2.5]))}
+        if op.key in KINKS:      # the activations' kinks (a finite difference across one measures neither side)
+            for k in KINKS[op.key]:
+                a = np.where(np.abs(a - k) < 0.05, a + 0.1, a)
+        if op.key in ("leaky_relu", "leaky_relu_"):
+            params = {"negative_slope": draw(st.sampled_from([0.01, 0.2, 1.5]))}
+        if op.key in ("elu", "elu_"):      # elu, and selu's constants
+            params = draw(st.sampled_from([{"alpha": 1.0, "scale": 1, "input_scale": 1}, {"alpha": 0.5, "scale": 1, "input_scale": 1},
+                                           {"alpha": 1.6732632423543772, "scale": 1.0507009873554805, "input_scale": 1}]))
+        if op.key in ("celu", "celu_"):
+            params = {"alpha": draw(st.sampled_from([1.0, 0.5, 2.0]))}
+        if op.key == "softplus":
+            params = draw(st.sampled_from([{"beta": 1, "threshold": 20}, {"beta": 2.0, "threshold": 2.0}]))
+            a = np.where(np.abs(a * params["beta"] - params["threshold"]) < 0.05, a - 0.1, a)
+        if op.key == "hardtanh":
+            params = draw(st.sampled_from([{"min_val": -1.0, "max_val": 1.0}, {"min_val": 0, "max_val": 6}]))
+            for k in params.values():
+                a = np.where(np.abs(a - k) < 0.05, a + 0.1, a)
         return [a], params
     if kind == "binary":
         if op.key == "lerp":      # both of the kernel's branches: from the start (|w| < 0.5) and from the end

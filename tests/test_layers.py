@@ -129,7 +129,7 @@ def test_no_module_is_too_long():
 # and the creation of numbers (random draws, arange/linspace).  The package face re-exports
 # set_num_threads.  The engine, Tensor, the graph, the trace and the widget show no kernel detail.
 KERNEL_USERS = {"gradviz", "gradviz.ops", "gradviz._rules", "gradviz._broadcast", "gradviz._nn_ops", "gradviz._linalg_ops",
-                "gradviz._blend_ops",
+                "gradviz._blend_ops", "gradviz._activation_ops",
                 "gradviz.optim.optimizer", "gradviz._cpu_generator", "gradviz._creation"}
 
 
@@ -181,7 +181,7 @@ LAYERS = [
                            "gradviz._arrays")),
     ("printing and random draws", ("gradviz._format", "gradviz._cpu_generator")),
     ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._linalg_ops", "gradviz._blend_ops",
-                      "gradviz._recorded",
+                      "gradviz._activation_ops", "gradviz._recorded",
                       "gradviz._strided", "gradviz._broadcast", "gradviz._layout")),
     ("the engine", ("gradviz.autograd.grad_mode", "gradviz.autograd.node", "gradviz.autograd.views",
                     "gradviz.autograd.received", "gradviz.autograd.engine", "gradviz.autograd.multi_output",
@@ -190,7 +190,7 @@ LAYERS = [
     ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing", "gradviz._deepcopy",
                 "gradviz._blend", "gradviz._composites",
                 "gradviz._matmul_and_joins", "gradviz._reduction_methods", "gradviz._linalg_norms", "gradviz._linalg_systems", "gradviz._sampling",
-                "gradviz._table_methods", "gradviz._creation", "gradviz._legacy", "gradviz._table_functions",
+                "gradviz._table_methods", "gradviz._creation", "gradviz._activation_functions", "gradviz._legacy", "gradviz._table_functions",
                 "gradviz.random", "gradviz.naming", "gradviz._check")),
     ("PyTorch's packages", ("gradviz.autograd", "gradviz.gradcheck", "gradviz.linalg", "gradviz.nn", "gradviz.optim", "gradviz.utils",
                             "gradviz.serialization", "gradviz.quiz")),

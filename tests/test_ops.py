@@ -285,6 +285,25 @@ REFERENCE = {
         a, others, REFERENCE[inner.key], inner_params, size, stride, storage_offset),
 }
 
+# the activations (gradviz._activation_ops), one number at a time with Python's math module
+_LEAKY = lambda a, negative_slope: _vec(lambda v: v if v > 0 else v * negative_slope)(a)  # noqa: E731
+_ELU = lambda a, alpha, scale, input_scale: _vec(  # noqa: E731
+    lambda v: scale * v if v > 0 else scale * alpha * math.expm1(v * input_scale))(a)
+_CELU = lambda a, alpha: _vec(lambda v: max(0.0, v) + min(0.0, alpha * math.expm1(v / alpha)))(a)  # noqa: E731
+REFERENCE.update({
+    "leaky_relu": _LEAKY, "leaky_relu_": _LEAKY, "elu": _ELU, "elu_": _ELU, "celu": _CELU, "celu_": _CELU,
+    "softplus": lambda a, beta, threshold: _vec(
+        lambda v: v if v * beta > threshold else math.log1p(math.exp(v * beta)) / beta)(a),
+    "silu": _vec(lambda v: v / (1 + math.exp(-v))),
+    "mish": _vec(lambda v: v * math.tanh(math.log1p(math.exp(v)))),
+    "log_sigmoid": _vec(lambda v: -math.log1p(math.exp(-v))),
+    "hardtanh": lambda a, min_val, max_val: _vec(lambda v: min(max(v, min_val), max_val))(a),
+    "hardsigmoid": _vec(lambda v: min(max(v + 3, 0.0), 6.0) / 6),
+    "gelu": lambda a, approximate: _vec(lambda v: v * 0.5 * (1 + math.erf(v / math.sqrt(2))))(a),
+    "gelu_tanh": lambda a, approximate: _vec(
+        lambda v: 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3))))(a),
+})
+
 
 def _written(a, others, f, params, size, stride, offset):
     """``a`` with the strided view (size, stride, offset) replaced by ``f`` of it, written through numpy."""

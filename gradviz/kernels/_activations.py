@@ -25,6 +25,7 @@ or two per call of SLEEF's function, said in each function's docstring.
 import numpy as np
 
 from . import _libm, _sleef, _vml
+from ._blend import clamp
 from ._numerics import fma32, fma64
 from ._threads import _GRAIN, _chunk, _vector, get_num_threads
 
@@ -39,10 +40,11 @@ _EXACT = (np.dtype(_f), np.dtype(_d))
 
 # --- which elements the vector formula computes ------------------------------------------------------
 
-def _vector_part(arrays, shape, dtype, grain=_GRAIN):
+def _vector_part(arrays, shape, dtype, grain=_GRAIN, pairs=True):
     """A flat mask: True where PyTorch's loop runs the vector formula.  Every input row-major in the
     result's shape, or a single number broadcast: pairs of whole vectors from the start of each
-    thread's range; any other layout: none (the scalar formula throughout)."""
+    thread's range (``pairs=False``: single vectors, as hardtanh's gradient runs, measured); any
+    other layout: none (the scalar formula throughout)."""
     n = int(np.prod(shape))
     mask = np.zeros(n, bool)
     if n == 0 or dtype not in _EXACT:
@@ -51,7 +53,7 @@ def _vector_part(arrays, shape, dtype, grain=_GRAIN):
     if not all(a.shape == shape and a.strides == full or a.ndim and not any(a.strides) or a.ndim == 0
                for a in arrays):
         return mask
-    step = 2 * _vector(dtype)
+    step = (2 if pairs else 1) * _vector(dtype)
     size = _chunk(n, grain)
     for begin in range(0, n, size):
         end = min(n, begin + size)
@@ -59,13 +61,13 @@ def _vector_part(arrays, shape, dtype, grain=_GRAIN):
     return mask
 
 
-def _pointwise(vector, scalar, *arrays, grain=_GRAIN):
+def _pointwise(vector, scalar, *arrays, grain=_GRAIN, pairs=True):
     """``vector`` on the elements PyTorch's loop runs in vectors, ``scalar`` on the rest; each is
     called with the inputs' flat values there (one dtype, broadcast together) and returns theirs."""
     arrays = [np.asarray(a) for a in arrays]
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
     dtype = arrays[0].dtype
-    mask = _vector_part(arrays, shape, dtype, grain)
+    mask = _vector_part(arrays, shape, dtype, grain, pairs)
     flat = [np.broadcast_to(a, shape).reshape(-1) for a in arrays]
     out = np.empty(int(np.prod(shape)), dtype)
     with np.errstate(all="ignore"):
@@ -110,11 +112,11 @@ def leaky_relu_backward(g, a, negative_slope=0.01):
 
 
 def hardtanh(a, min_val=-1.0, max_val=1.0):
-    """clamp(x, min_val, max_val): at::clamp with number bounds, nan kept."""
-    lo, hi = _t(a, min_val), _t(a, max_val)
-    with np.errstate(invalid="ignore"):
-        out = np.minimum(np.maximum(a, lo), hi)
-    return out.astype(a.dtype, copy=False)
+    """clamp(x, min_val, max_val): at::clamp with number bounds, nan kept (integers: numpy's clip)."""
+    if a.dtype not in _EXACT:
+        return np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
+    lo, hi = np.array(min_val, a.dtype), np.array(max_val, a.dtype)
+    return clamp(a, lo, hi)        # (which of 0 and −0 a tie keeps: the vector loop's or the scalar one's)
 
 
 def hardtanh_backward(g, a, min_val=-1.0, max_val=1.0):
@@ -122,7 +124,7 @@ def hardtanh_backward(g, a, min_val=-1.0, max_val=1.0):
     (both comparisons false) and 0 in the vector one (``(x > min) & (x < max)``)."""
     lo, hi = _t(g, min_val), _t(g, max_val)
     return _pointwise(lambda g, a: np.where((a > lo) & (a < hi), g, 0),
-                      lambda g, a: np.where((a <= lo) | (a >= hi), 0, g), g, a)
+                      lambda g, a: np.where((a <= lo) | (a >= hi), 0, g), g, a, pairs=False)
 
 
 _THREE, _SIX = 3.0, 6.0
@@ -345,13 +347,15 @@ def mish_backward(g, a):
 def log_sigmoid(a):
     """(log σ(x), buffer): min(x, 0) − log1p(e^{−|x|}), and the buffer e^{−|x|} the gradient reads;
     the kernel loads even the last part vector whole, so SLEEF's functions throughout."""
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a)
     if a.dtype not in _EXACT:
         with np.errstate(all="ignore"):
             buffer = np.exp(-np.abs(a))
             return np.minimum(a, 0) - np.log1p(buffer), buffer
-    buffer = _sleef.exp(-np.abs(a))
-    return np.minimum(a, a.dtype.type(0)) - _sleef.log1p(buffer), buffer
+    flat = a.reshape(-1)
+    buffer = _sleef.exp(-np.abs(flat))
+    out = np.minimum(flat, a.dtype.type(0)) - _sleef.log1p(buffer)
+    return out.reshape(a.shape), buffer.reshape(a.shape)
 
 
 def log_sigmoid_backward(g, a, buffer):

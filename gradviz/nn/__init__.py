@@ -10,6 +10,8 @@
 """
 
 from . import functional, init, utils
+from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU,
+                         Softplus, Softsign)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
@@ -19,6 +21,8 @@ from .normalization import LayerNorm
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Sequential", "ModuleList",
-           "ModuleDict", "ParameterList", "ParameterDict", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Softplus", "Hardtanh", "ReLU6", "Mish",
+           "LogSigmoid", "Softsign", "Hardsigmoid", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+           "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "MSELoss", "L1Loss",
+           "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "functional", "init", "utils"]

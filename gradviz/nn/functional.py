@@ -7,10 +7,15 @@ import numpy as np
 from .. import _dtype, _cpu_generator
 from .._nn_ops import _bn_stats
 from .. import kernels
+from .._activation_functions import (celu, celu_, elu, elu_, gelu, hardsigmoid, hardtanh, hardtanh_, leaky_relu,
+                                     leaky_relu_, logsigmoid, mish, relu6, selu, selu_, silu, softplus, softsign)
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
-__all__ = ["linear", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm", "one_hot", "mse_loss", "l1_loss",
+__all__ = ["linear", "relu", "sigmoid", "tanh", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
+           "celu_", "gelu", "silu", "softplus", "hardtanh", "hardtanh_", "relu6", "mish", "logsigmoid", "softsign",
+           "hardsigmoid", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm", "one_hot", "mse_loss",
+           "l1_loss",
            "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 

@@ -272,6 +272,8 @@ class TorchAdapter(EngineAdapter):
                     grad=None if out_t is None or not out_t.retains_grad or out_t.grad is None else _array(out_t.grad),
                     order=(fn._sequence_nr(), 1, 0), ref=out_t)
         params, complete = self._params(fn, known, shape)
+        if known is OPS["gelu"] and params.get("approximate") == "tanh":   # one node name, two formulas
+            known = op = OPS["gelu_tanh"]
         if known is not None and complete:
             key, symbol, latex, dlatex = known.key, known.symbol, known.latex, known.dlatex
         else:
@@ -926,6 +928,17 @@ _REPLAY = {
     "select": lambda t, a, p: a[0].select(p["dim"], p["index"]),
     "index_select": lambda t, a, p: t.index_select(a[0], p["dim"], t.as_tensor(p["index"])),
     "gather": lambda t, a, p: t.gather(a[0], p["dim"], t.as_tensor(p["index"])),
+    # the activations after ReLU (their numbers read from what each node keeps)
+    "leaky_relu": lambda t, a, p: t.nn.functional.leaky_relu(a[0], p["negative_slope"]),
+    "elu": lambda t, a, p: t._C._nn.elu(a[0], p["alpha"], p["scale"], p["input_scale"]),
+    "celu": lambda t, a, p: t.celu(a[0], p["alpha"]),
+    "gelu": lambda t, a, p: t.nn.functional.gelu(a[0], approximate=p["approximate"]),
+    "gelu_tanh": lambda t, a, p: t.nn.functional.gelu(a[0], approximate=p["approximate"]),
+    "softplus": lambda t, a, p: t.nn.functional.softplus(a[0], p["beta"], p["threshold"]),
+    "hardtanh": lambda t, a, p: t.nn.functional.hardtanh(a[0], p["min_val"], p["max_val"]),
+    **{k: (lambda k: lambda t, a, p: getattr(t.nn.functional, k)(a[0]))(k)
+       for k in ("silu", "mish", "hardsigmoid")},
+    "log_sigmoid": lambda t, a, p: t.nn.functional.logsigmoid(a[0]),
     # the losses and what cross_entropy is made of (log_softmax -> nll_loss)
     "softmax": lambda t, a, p: t.softmax(a[0], p["dim"]), "log_softmax": lambda t, a, p: t.log_softmax(a[0], p["dim"]),
     "nll_loss": lambda t, a, p: t.nn.functional.nll_loss(a[0], t.as_tensor(p["target"]), reduction=p["reduction"]),

@@ -249,16 +249,16 @@ def test_addcmul_addcdiv_and_lerp_are_defined_from_the_table_and_sum_to_grad(eng
 @pytest.mark.torch
 def test_an_op_the_table_lacks_is_defined_with_its_inputs_and_numbers():
     """A PyTorch op gradviz's table does not have (torch engine): every input, then the numbers its node
-    saved (hardtanh's bounds), so the definition says what was computed."""
+    saved (hardshrink's lambda), so the definition says what was computed."""
     torch = pytest.importorskip("torch")
     a = torch.tensor([0.25, 2.0], requires_grad=True)
-    d = torch.nn.functional.hardtanh(a, -0.5, 0.5)
+    d = torch.nn.functional.hardshrink(a, 0.5)
     s = d.sum()
     names = {"a": a, "d": d, "s": s}
     grads = engine_grads(s, names, None)
     w = AutogradWidget(s, names=names)
     read_the_maths(w, grads)
-    assert _definition(w, "d") == r"\operatorname{hardtanh}(a, \mathrm{max\_val} = 0.5, \mathrm{min\_val} = -0.5)"
+    assert _definition(w, "d") == r"\operatorname{hardshrink}(a, \mathrm{lambd} = 0.5)"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -1,0 +1,60 @@
+"""The activations after ReLU in the hand derivation, read as maths: each is defined by its formula
+(ELU with indicators, GELU with Φ, softplus with ln and e), its local derivative is written as maths
+(not the node's rule applied by name), every line evaluates to the engine's ``.grad``, and every
+piece of LaTeX converts to MathML -- in both engines (the torch ones skip without torch).
+"""
+
+import pytest
+
+from gradviz import formula
+from gradviz.widget import AutogradWidget
+from gradviz.widget.derivation import mathml
+from test_derivation_maths import ENGINES, engine_grads, lib_of, read_the_maths, texts
+
+# name: (how the program calls it, what the definition of d must hold, what the derivative must hold)
+ACTIVATIONS = {
+    "leaky_relu": (lambda lib, a: lib.nn.functional.leaky_relu(a, 0.1), r"\max(0, a) + 0.1 \min(0, a)", r"\mathbb{1}"),
+    "elu": (lambda lib, a: lib.nn.functional.elu(a), r"\left(e^{a} - 1\right)", r"e^{a}"),
+    "selu": (lambda lib, a: lib.nn.functional.selu(a), "1.051", r"e^{a}"),
+    "celu": (lambda lib, a: lib.celu(a, 0.5), r"e^{\frac{a}{0.5}}", r"e^{\frac{a}{0.5}}"),
+    "gelu": (lambda lib, a: lib.nn.functional.gelu(a), r"a \Phi(a)", r"\operatorname{erf}"),
+    "gelu_tanh": (lambda lib, a: lib.nn.functional.gelu(a, approximate="tanh"), r"\tanh", r"\tanh^{2}"),
+    "silu": (lambda lib, a: lib.nn.functional.silu(a), r"a \cdot \sigma\left(a\right)", r"\sigma"),
+    "softplus": (lambda lib, a: lib.nn.functional.softplus(a), r"\ln\left(1 + e^{a}\right)", r"\sigma"),
+    "softplus_beta": (lambda lib, a: lib.nn.functional.softplus(a, 2.0), r"\frac{1}{2}", r"\sigma"),
+    "hardtanh": (lambda lib, a: lib.nn.functional.hardtanh(a, -0.5, 0.5), r"\min(\max(a,", r"\mathbb{1}"),
+    "relu6": (lambda lib, a: lib.nn.functional.relu6(a), r"\min(\max(a, 0), 6)", r"\mathbb{1}"),
+    "mish": (lambda lib, a: lib.nn.functional.mish(a), r"\tanh\left(\ln\left(1 + e^{a}\right)\right)", r"\sigma"),
+    "logsigmoid": (lambda lib, a: lib.nn.functional.logsigmoid(a), r"\ln\left(\sigma\left(a\right)\right)", r"\sigma"),
+    "hardsigmoid": (lambda lib, a: lib.nn.functional.hardsigmoid(a), r"\frac{\min(\max(a + 3, 0), 6)}{6}", r"\frac{1}{6}"),
+}
+
+
+def _definition(widget, name):
+    lhs = formula.latex_name(name) + " = "
+    found = [d["latex"] for d in widget.derivation["defs"] if d["latex"].startswith(lhs)]
+    assert found, (name, [d["latex"] for d in widget.derivation["defs"]])
+    return found[0][len(lhs):]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_an_activation_is_derived_as_maths(engine, name):
+    lib = lib_of(engine)
+    make, defined, derivative = ACTIVATIONS[name]
+    a = lib.tensor([-1.5, 0.25, 2.0], requires_grad=True)
+    w = lib.tensor([1.0, -2.0, 0.5])
+    d = make(lib, a)
+    s = (d * w).sum()
+    names = {"a": a, "d": d, "w": w, "s": s}
+    grads = engine_grads(s, names, None)
+    widget = AutogradWidget(s, names=names)
+    read_the_maths(widget, grads)                       # every line is the engine's .grad
+    assert defined in _definition(widget, "d")
+    shown = texts(widget)
+    lines = [t for t in shown if t.startswith(r"\frac{\partial s}{\partial a} = ")]
+    assert lines and all(derivative in t for t in lines), (derivative, lines)   # the derivative, as maths
+    for t in shown:                                    # the derivation's LaTeX converts to MathML
+        if "\\" in t:
+            out = mathml(t)["mathml"]
+            assert out.startswith("<math") and "merror" not in out, (t, out)
