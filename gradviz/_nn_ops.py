@@ -10,7 +10,7 @@ import numpy as np
 from . import kernels
 from ._op import OPS, call, op
 
-__all__ = ["weighted_nll_latex"]
+__all__ = ["weighted_nll_latex", "layer_norm_latex"]
 
 
 # --- losses -------------------------------------------------------------------------------------
@@ -378,13 +378,21 @@ def _ln_grad_bias(g, bias, normalized_shape=(2,), eps=1e-5, has_weight=True, has
         .reshape(bias.shape)
 
 
+def layer_norm_latex(has_weight=True, has_bias=True):
+    """native_layer_norm's ``latex`` with only the weight and bias given written (the kernel's 1 and
+    0 in their place are not)."""
+    return r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}}" + (r" \odot @1" if has_weight else "") + \
+        (" + @2" if has_bias else "")
+
+
 # LayerNorm: each row normalised over its own elements (BatchNorm normalises each channel over the
 # batch); its weight and bias are elementwise, of normalized_shape
 op("native_layer_norm", grad_fn="NativeLayerNormBackward0", symbol="LN", forward=_layer_norm,
    vjps=[lambda g, y, x, w, b, **p: _ln_grad_input(g, x, w, **p),
          lambda g, y, x, w, b, **p: _ln_grad_weight(g, x, w, **p),
          lambda g, y, x, w, b, **p: _ln_grad_bias(g, b, **p)],
-   uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} \odot @1 + @2",
+   uses=["01", "0", ""], latex=layer_norm_latex(),
+   latex_of=lambda has_weight=True, has_bias=True, **p: layer_norm_latex(has_weight, has_bias),
    dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
            r"\hat{x}", "1"],
    params={"normalized_shape": (2,)}, function="nn.functional.layer_norm", inputs="layer_norm",

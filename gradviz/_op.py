@@ -58,6 +58,8 @@ class Op:
     #                              (each input its own part of g: stack, cat); None: the op's own rule, named and applied
     matmul_sides: tuple = None   # a matmul's inputs: "right" (g Bᵀ), "left" (Aᵀ g), "outer" (g ⊗ b), None (Σ g)
     latex_fn: str = None         # written as a function applied, tanh²(u): its LaTeX name, r"\tanh"
+    latex_of: Callable = None    # ``latex`` where the parameters change it, ``latex_of(**params)`` (a
+    #                              layer norm without weight is not written ⊙ 1): read through latex_for
     numpy: Callable = None       # the numpy function that computes it in float64: a formula's value, and
     #                              what a rule's np.exp(...) records under create_graph=True
     contiguous: bool = False     # its result is row-major whatever the inputs' layout (PyTorch allocates it so)
@@ -73,6 +75,10 @@ class Op:
 
     def vjp(self, i):
         return self.vjps[min(i, len(self.vjps) - 1)]
+
+    def latex_for(self, params):
+        """The forward expression for these parameters: ``latex``, unless the entry says it depends on them."""
+        return self.latex if self.latex_of is None else self.latex_of(**params)
 
     def renamed(self, name, **changes):
         """The same maths under another PyTorch name (``reshape`` vs ``view``...)."""

@@ -459,9 +459,34 @@ def _batch_norm(i, g, operands, out, params, in_shape, out_shape):
     return Mul(Frac(gamma, Mul(n, sd)), inner, hadamard=True)
 
 
+def _layer_norm(i, g, operands, out, params, in_shape, out_shape):
+    """Layer norm of each row (its last dimensions, normalized_shape, n numbers): ∂β = Σ_batch g,
+    ∂γ = Σ_batch g ⊙ x̂ and, with h = g ⊙ γ, ∂x = (n h − Σ_j h − x̂ ⊙ Σ_j h ⊙ x̂) / (n √(σ² + ε)), the
+    sums Σ_j along each row (γ is elementwise, so it stays inside the sums, unlike batch norm's)."""
+    x, gamma = operands[0], operands[1]
+    shape = tuple(params.get("normalized_shape", ()))
+    has_weight = params.get("has_weight", True)
+    if g is None or not shape or getattr(x, "v", None) is None or (has_weight and getattr(gamma, "v", None) is None):
+        return None
+    dims = tuple(range(x.v.ndim - len(shape), x.v.ndim))
+    eps = float(params.get("eps", 1e-5))
+    mu, var = x.v.mean(axis=dims, keepdims=True), x.v.var(axis=dims, keepdims=True)
+    sd = Sym("sigma", np.sqrt(var + eps), latex=r"\sqrt{\sigma^{2} + \epsilon}", substitute=False)
+    xhat = Sym("xhat", (x.v - mu) / np.sqrt(var + eps), latex=r"\hat{x}", substitute=False)
+    if i == 2:
+        return Sum(g, in_shape)
+    if i == 1:
+        return Sum(Mul(g, xhat, hadamard=True), in_shape)
+    h = Mul(g, gamma, hadamard=True) if has_weight else g
+    n = Num(math.prod(shape))
+    inner = Add(Mul(n, h), Neg(RowSum(h, dims, "j")),
+                Neg(Mul(xhat, RowSum(Mul(h, xhat, hadamard=True), dims, "j"), hadamard=True)))
+    return Mul(Frac(Num(1), Mul(n, sd)), inner, hadamard=True)
+
+
 COMPOSITES = {"nll_loss": _nll, "log_softmax": _log_softmax, "softmax": _softmax, "mse_loss": _mse,
               "binary_cross_entropy": _bce, "binary_cross_entropy_with_logits": _bce_logits,
-              "native_batch_norm": _batch_norm}
+              "native_batch_norm": _batch_norm, "native_layer_norm": _layer_norm}
 
 
 def linear_step(i, g, x, w, in_shape):

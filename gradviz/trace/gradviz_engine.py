@@ -199,8 +199,8 @@ class GradvizAdapter(EngineAdapter):
                     order=(fn._seq, 1, 0), ref=weakref.ref(out_t) if out_t is not None else None)
         # (a node with several outputs has no hand derivation: its pieces' gradients arrive together)
         step = Step(seq=fn._seq, name=fn.name(), op=None if user or outs else op, key=op.key, symbol=op.symbol,
-                    latex=op.latex, dlatex=op.dlatex, params=dict(fn._params or {}), inputs=inputs, out=out,
-                    cut_only=cut_only, fn=weakref.ref(fn), user=user, outputs=len(outs) if outs else 1)
+                    latex=op.latex_for(fn._params or {}), dlatex=op.dlatex, params=dict(fn._params or {}),
+                    inputs=inputs, out=out, cut_only=cut_only, fn=weakref.ref(fn), user=user, outputs=len(outs) if outs else 1)
         if out_t is not None:
             out.data = out_t._data
         elif fn._saved and fn._saved[-1] is not None:

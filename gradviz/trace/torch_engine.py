@@ -37,6 +37,7 @@ from ..ops import OPS
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
 from . import torch_backward
+from .torch_norms import layer_norm_params
 from .torch_watch import born, watched
 
 __all__ = ["TorchAdapter", "MIN_TORCH", "check_torch"]
@@ -275,7 +276,7 @@ class TorchAdapter(EngineAdapter):
         if known is OPS["gelu"] and params.get("approximate") == "tanh":   # one node name, two formulas
             known = op = OPS["gelu_tanh"]
         if known is not None and complete:
-            key, symbol, latex, dlatex = known.key, known.symbol, known.latex, known.dlatex
+            key, symbol, latex, dlatex = known.key, known.symbol, known.latex_for(params), known.dlatex
         else:
             label = type(fn).__name__.removesuffix("Backward") if user else _op_name(name)
             latex, dlatex = no_derivation_latex(label, len(fn.next_functions), () if user else _saved_numbers(fn))
@@ -328,6 +329,11 @@ class TorchAdapter(EngineAdapter):
             params[key] = value
         if op.key in ("sum_dim", "mean_dim"):
             params["keepdim"] = bool(_saved(fn, "keepdim"))
+        if op.key == "native_layer_norm":                  # (eps is not saved; the mean and rstd are)
+            x, rstd = (_saved(fn, a) for a in ("input", "result2"))
+            params.update(layer_norm_params(None if x is None else _array(x), params["normalized_shape"],
+                                            None if rstd is None else _array(rstd), _saved(fn, "weight") is not None,
+                                            _saved(fn, "bias") is not None))
         if op.key in ("nll_loss", "nll_loss2d"):          # cross_entropy(weight=..., ignore_index=...)
             for key in ("weight", "ignore_index"):
                 value = _saved(fn, key)
