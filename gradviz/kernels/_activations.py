@@ -18,13 +18,15 @@ alone.  The two differ where the functions they call differ:
   (``-ffp-contract=fast``), as measured against torch: :func:`_fma` where it does.
 
 So a tensor of fewer than 2 × LANES floats (every lesson's) is PyTorch's to the bit for every op
-here; what is not (the vector part of gelu(approximate='tanh'), mish, float64 gelu) is within an ulp
-or two per call of SLEEF's function, said in each function's docstring.
+here; what is not (the vector part of elu's expm1, of gelu(approximate='tanh') and mish's tanh, of
+float64 gelu's erf) is within an ulp per call of SLEEF's function, said in each function's docstring.
+float32 gelu of a contiguous tensor of two or more elements is oneDNN's in PyTorch, and here
+(:mod:`._onednn`, to the bit).  hardtanh's gradient runs single vectors, not pairs (measured).
 """
 
 import numpy as np
 
-from . import _libm, _sleef, _vml
+from . import _libm, _onednn, _sleef, _vml
 from ._blend import clamp
 from ._numerics import fma32, fma64
 from ._threads import _GRAIN, _chunk, _vector, get_num_threads
@@ -279,11 +281,18 @@ def _both(formula, *arrays, grain=_GRAIN):
     return _pointwise(lambda *xs: formula(_Vector, *xs), lambda *xs: formula(_Scalar, *xs), *arrays, grain=grain)
 
 
+def _uses_onednn(a, approximate):
+    """Does PyTorch hand this gelu to oneDNN (``use_mkldnn``: float32, contiguous, more than one element)?"""
+    return approximate == "none" and a.dtype == _f and a.size > 1 and a.flags.c_contiguous
+
+
 def gelu(a, approximate="none"):
     """x·Φ(x) = x·½(1 + erf(x/√2)); approximate='tanh': ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
 
-    float32 with approximate='none' and more than one element is computed by oneDNN in PyTorch
-    (``eltwise_gelu_erf``), not re-derived here: ATen's formulas in its place."""
+    float32 with approximate='none', contiguous, of more than one element: oneDNN's kernel, as PyTorch
+    (:mod:`._onednn`)."""
+    if _uses_onednn(np.asarray(a), approximate):
+        return _onednn.gelu_erf(a)
     dt = a.dtype.type
     half, one = dt(0.5), dt(1)
     if approximate == "tanh":
@@ -301,7 +310,11 @@ def gelu(a, approximate="none"):
 
 
 def gelu_backward(g, a, approximate="none"):
-    """g·(Φ(x) + x·φ(x)); approximate='tanh': the derivative of the tanh form, step by step as the kernel."""
+    """g·(Φ(x) + x·φ(x)); approximate='tanh': the derivative of the tanh form, step by step as the kernel
+    (oneDNN's where PyTorch calls it, as for the forward)."""
+    if _uses_onednn(np.asarray(a), approximate):
+        shape = np.broadcast_shapes(np.shape(g), np.shape(a))
+        return np.broadcast_to(_onednn.gelu_erf_backward(g, a), shape).astype(_f)
     dt = g.dtype.type
     half, one = dt(0.5), dt(1)
     if approximate == "tanh":
@@ -320,7 +333,8 @@ def gelu_backward(g, a, approximate="none"):
     def formula(fn, g, x):
         cdf = half * (one + fn.erf(x * alpha))
         pdf = beta * fn.exp(x * x * minus_half)
-        return g * _fma(x, pdf, cdf)
+        # (the vector formula's x·pdf + cdf is fused, the scalar one's is not: measured)
+        return g * (_fma(x, pdf, cdf) if fn is _Vector else cdf + x * pdf)
     return _both(formula, g, a)
 
 
