@@ -432,31 +432,42 @@ def _bce_logits(i, g, operands, out, params, in_shape, out_shape):
     return _scale(g, Mul(Frac(Num(1), Num(n)), d) if n != 1 else d)
 
 
+def _no_weight(gamma):
+    """A normalisation's weight not given: the kernel's ones (or, under real PyTorch, no value)."""
+    if not isinstance(gamma, Num):
+        return False
+    v = np.asarray(gamma.v, np.float64)
+    return bool(v.size == 0 or not np.all(np.isfinite(v)) or np.all(v == 1))
+
+
 def _batch_norm(i, g, operands, out, params, in_shape, out_shape):
-    """Batch norm of a batch of rows (N, C): ∂β = Σ_b g, ∂γ = Σ_b g ⊙ x̂, and while training
-    ∂x = γ / (N √(σ² + ε)) ⊙ (N g − Σ_b g − x̂ ⊙ Σ_b g ⊙ x̂); in eval mode ∂x = g ⊙ γ / √(σ² + ε)."""
-    if len(in_shape) != 2 and i == 0 or len(operands[0].v.shape) != 2 or g is None:
-        return None
+    """Batch norm of each channel (axis 1) over the batch -- and over the positions of sequences and
+    images --, n numbers: ∂β = Σ g, ∂γ = Σ g ⊙ x̂, and while training
+    ∂x = γ / (n √(σ² + ε)) ⊙ (n g − Σ g − x̂ ⊙ Σ g ⊙ x̂); in eval mode ∂x = g ⊙ γ / √(σ² + ε)."""
     x, gamma = operands[0], operands[1]
+    if g is None or getattr(x, "v", None) is None or x.v.ndim < 2 or i == 0 and len(in_shape) != x.v.ndim:
+        return None
+    axes, channel = (0,) + tuple(range(2, x.v.ndim)), (1, -1) + (1,) * (x.v.ndim - 2)
     training, eps = bool(params.get("training", True)), float(params.get("eps", 1e-5))
     if training:
-        mu, var = x.v.mean(axis=0), x.v.var(axis=0)
+        mu, var = x.v.mean(axis=axes, keepdims=True), x.v.var(axis=axes, keepdims=True)
     elif params.get("running_mean") is not None and params.get("running_var") is not None:
-        mu, var = np.asarray(params["running_mean"], np.float64), np.asarray(params["running_var"], np.float64)
+        mu, var = (np.asarray(params[k], np.float64).reshape(channel) for k in ("running_mean", "running_var"))
     else:
         return None
     sd = Sym("sigma", np.sqrt(var + eps), latex=r"\sqrt{\sigma^{2} + \epsilon}", substitute=False)
     xhat = Sym("xhat", (x.v - mu) / np.sqrt(var + eps), latex=r"\hat{x}", substitute=False)
-    if i == 2:
-        return Sum(g, in_shape)
-    if i == 1:
-        return Sum(Mul(g, xhat, hadamard=True), in_shape)
+    index = {2: "b", 3: "b,l"}.get(x.v.ndim, "b,h,w" if x.v.ndim == 4 else "b,d,h,w")
+    if i in (1, 2):
+        e = g if i == 2 else Mul(g, xhat, hadamard=True)
+        return Sum(e, in_shape) if x.v.ndim == 2 else Reshape(RowSum(e, axes, index), in_shape)
+    scale = Num(1) if _no_weight(gamma) else gamma if x.v.ndim == 2 else Reshape(gamma, channel[1:])
     if not training:
-        return Mul(g, Frac(gamma, sd), hadamard=True)
-    n = Num(x.v.shape[0])
-    inner = Add(Mul(n, g), Neg(RowSum(g, 0, "b")), Neg(Mul(xhat, RowSum(Mul(g, xhat, hadamard=True), 0, "b"),
-                                                             hadamard=True)))
-    return Mul(Frac(gamma, Mul(n, sd)), inner, hadamard=True)
+        return Mul(g, Frac(scale, sd), hadamard=True)
+    n = Num(math.prod(x.v.shape[a] for a in axes))
+    inner = Add(Mul(n, g), Neg(RowSum(g, axes, index)), Neg(Mul(xhat, RowSum(Mul(g, xhat, hadamard=True), axes, index),
+                                                                 hadamard=True)))
+    return Mul(Frac(scale, Mul(n, sd)), inner, hadamard=True)
 
 
 def _layer_norm(i, g, operands, out, params, in_shape, out_shape):

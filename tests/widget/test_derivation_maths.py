@@ -601,3 +601,22 @@ def test_layer_norm_without_weight_writes_neither(engine):
     assert r"a = \frac{x - \mu}{\sqrt{\sigma^{2} + \epsilon}} + 0.5" in [m["latex"] for m in w.derivation["defs"]]
     (line,) = [e["paths"][0]["stages"][1]["latex"] for e in w.derivation["leaves"] if e["leaf"] == "x"]
     assert line.startswith(r"\frac{1}{6 \sqrt{\sigma^{2} + \epsilon}}") and r"\odot 1" not in line, line
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_batch_norm_of_images_and_without_weight_has_its_textbook_derivative(engine):
+    """BatchNorm2d: the sums over the batch and each channel's pixels (Σ_{b,h,w}), n = N·H·W; F.batch_norm
+    without weight: no γ written (under real PyTorch its weight has no value: the lines were nan)."""
+    lib = lib_of(engine)
+    x = lib.tensor(np.random.default_rng(4).normal(size=(2, 3, 2, 2)).astype(np.float32).tolist(), requires_grad=True)
+    y = lib.tensor(np.random.default_rng(5).normal(size=(2, 3, 2, 2)).astype(np.float32).tolist())
+    bn = lib.nn.BatchNorm2d(3)
+    out = (bn(x) * y).sum()
+    w = check(out, {"x": x, "y": y, "out": out, "bn.weight": bn.weight, "bn.bias": bn.bias})
+    lines = {e["leaf"]: e["paths"][0]["stages"][1]["latex"] for e in w.derivation["leaves"]}
+    assert lines["x"].startswith(r"\frac{\mathrm{bn.weight}}{8 \sqrt{\sigma^{2} + \epsilon}}"), lines["x"]
+    assert r"\sum_{b,h,w}" in lines["x"] and r"\sum_{b,h,w}" in lines["bn.weight"] and r"\hat{x}" in lines["bn.weight"]
+    out = (lib.nn.functional.batch_norm(x, None, None, training=True) * y).sum()
+    w = check(out, {"x": x, "y": y, "out": out})
+    (line,) = [e["paths"][0]["stages"][1]["latex"] for e in w.derivation["leaves"] if e["leaf"] == "x"]
+    assert line.startswith(r"\frac{1}{8 \sqrt{\sigma^{2} + \epsilon}}"), line
