@@ -86,9 +86,8 @@ def fma32(a, b, c):
         out = p.astype(np.float32)
         low = p.view(np.uint64)
         np.bitwise_and(low, _LOW29, out=low)
-        if not (low == _MID_LOW).any():
-            return out
-        p = np.multiply(a, b, dtype=np.float64)
+        tie = low == _MID_LOW
+        return _settle(out, tie, a, b, c) if tie.any() else out
     s = np.add(p, c, dtype=np.float64)
     low = np.asarray(s).view(np.uint64) & _LOW29
     tie = low == _MID_LOW
@@ -103,6 +102,21 @@ def fma32(a, b, c):
         if np.ndim(p) == 0:
             s = s.reshape(())
     return s.astype(np.float32)
+
+
+def _settle(out, tie, a, b, c):
+    """``out`` (float32, ``a·b + c`` rounded through float64) with its ties settled as :func:`fma32`
+    settles them, worked out at the tie positions only (a few in a million: the arrays whole would
+    cost several passes of doubles)."""
+    at = np.nonzero(tie)
+    p = np.multiply(np.broadcast_to(a, tie.shape)[at], np.broadcast_to(b, tie.shape)[at], dtype=np.float64)
+    c = np.broadcast_to(c, tie.shape)[at].astype(np.float64)
+    s = p + c
+    bb = s - p
+    err = (p - (s - bb)) + (c - bb)           # what the float64 sum rounded away
+    s = np.where(err != 0, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
+    out[at] = s.astype(np.float32)
+    return out
 
 
 def add(a, b, alpha=1, out=None):
