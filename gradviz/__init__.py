@@ -71,6 +71,8 @@ def __getattr__(name):
         return getattr(_lazy.submodule(__name__, "serialization"), name)
     if name in ("linalg", "nn", "optim", "utils"):     # torch.nn, torch.optim...: loaded on first use
         return _lazy.submodule(__name__, name)
+    if name == "cosine_similarity":   # torch.* names whose home is torch.nn.functional
+        return getattr(_lazy.submodule(__name__, "nn").functional, name)
     if name == "serialization":
         return _lazy.submodule(__name__, name)
     if name == "watch":      # with gradviz.watch(): ... -- a real PyTorch forward pass, its values kept

@@ -1,5 +1,5 @@
-"""``addcmul``, ``addcdiv`` and ``lerp`` on tensors: PyTorch's checks (broadcasting, dtypes) and
-then one node of the op table (:mod:`gradviz._blend_ops`).
+"""``addcmul``, ``addcdiv``, ``lerp`` and ``clamp``: PyTorch's checks (broadcasting, dtypes, bounds
+that are numbers or tensors) and then one node of the op table (:mod:`gradviz._blend_ops`, ``gradviz.ops``).
 
 >>> import gradviz as torch
 >>> torch.addcmul(torch.zeros(2), torch.tensor([1., 2.]), torch.tensor([3., 4.]), value=0.5)
@@ -12,11 +12,11 @@ import numpy as np
 
 from . import _dtype
 from .autograd.engine import apply
-from ._operands import _broadcast_error, _literal
+from ._operands import _broadcast_error, _literal, _number
 from ._types import TensorBase
 from .ops import OPS
 
-__all__ = ["addcmul", "addcdiv", "lerp", "clamp", "clamp_bound"]
+__all__ = ["addcmul", "addcdiv", "lerp", "clamp", "clamp_min", "clamp_max"]
 
 
 def _broadcast(*tensors):
@@ -103,7 +103,12 @@ def _mixed_bounds(name, kwargs):
 
 
 def clamp(input, min=None, max=None):
-    """``clamp(x, min=t, max=u)`` with tensor bounds: min(max(x, t), u), one ClampBackward0 node."""
+    """``clamp(x, min, max)``: numbers as bounds record ClampBackward1; tensors, one ClampBackward0
+    node of min(max(x, t), u)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if not isinstance(min, TensorBase) and not isinstance(max, TensorBase):
+        return apply(OPS["clamp"], (input,), _bounded(input, min, max), lo=_number(min), hi=_number(max))
     bounds = {k: b for k, b in (("min", min), ("max", max)) if b is not None}
     if not all(isinstance(b, TensorBase) for b in bounds.values()):
         raise _mixed_bounds("clamp", bounds)
@@ -116,9 +121,28 @@ def clamp(input, min=None, max=None):
     return apply(OPS["clamp_tensor"], (input, lo, hi), arrays)
 
 
-def clamp_bound(input, bound, side):
-    """``x.clamp_min(t)`` (side "min") or ``x.clamp_max(t)`` ("max") with a tensor: ClampMinBackward1 / ClampMaxBackward1."""
+def clamp_min(input, min):
+    """``x.clamp_min(c)``: ClampMinBackward0 for a number, ClampMinBackward1 for a tensor."""
+    return _clamp_side(input, min, "min")
+
+
+def clamp_max(input, max):
+    """``x.clamp_max(c)``: ClampMaxBackward0 for a number, ClampMaxBackward1 for a tensor."""
+    return _clamp_side(input, max, "max")
+
+
+def _clamp_side(input, bound, side):
+    if not isinstance(bound, TensorBase):
+        return apply(OPS[f"clamp_{side}"], (input,), _bounded(input, bound), **{side: _number(bound)})
     dt = _dtype.result_type(input, bound)
     _broadcast(input, bound)
     arrays = [t._data.astype(dt.np, copy=False) for t in (input, bound)]
     return apply(OPS[f"clamp_{side}_tensor"], (input, bound), arrays)
+
+
+def _bounded(t, *bounds):
+    """The input of a clamp by numbers, in the dtype PyTorch computes it in: an integer tensor with a
+    float bound is clamped in the default float dtype (None: as it is)."""
+    if t.dtype.is_floating_point or not any(isinstance(b, float) for b in bounds):
+        return None
+    return [t._data.astype(_dtype.get_default_dtype().np)]

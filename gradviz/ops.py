@@ -313,6 +313,15 @@ op("clamp", grad_fn="ClampBackward1", forward=lambda a, lo, hi: np.clip(a, lo, h
    latex=r"\operatorname{clamp}(@0, @lo, @hi)", dlatex=[r"\mathbb{1}[@lo \le @0 \le @hi]"],
    params={"lo": -1.0, "hi": 1.0}, method="clamp", aliases=("clip",), inplace=True, function=True,
    saved={"self": 0, "min": "@lo", "max": "@hi"}, category="elementwise")
+# x.clamp_min(c), x.clamp_max(c) with a number: a node of their own (clamp(min=c) is ClampBackward1)
+op("clamp_min", grad_fn="ClampMinBackward0", forward=lambda a, min: np.clip(a, min, None).astype(a.dtype),
+   vjps=[lambda g, y, a, min: np.where(a >= min, g, 0)], uses=["0"],
+   latex=r"\max(@0, @min)", dlatex=[r"\mathbb{1}[@0 \ge @min]"], params={"min": -0.5}, method="clamp_min",
+   function=True, saved={"self": 0, "min": "@min"}, category="elementwise")
+op("clamp_max", grad_fn="ClampMaxBackward0", forward=lambda a, max: np.clip(a, None, max).astype(a.dtype),
+   vjps=[lambda g, y, a, max: np.where(a <= max, g, 0)], uses=["0"],
+   latex=r"\min(@0, @max)", dlatex=[r"\mathbb{1}[@0 \le @max]"], params={"max": 0.5}, method="clamp_max",
+   function=True, saved={"self": 0, "max": "@max"}, category="elementwise")
 
 
 def _steps(key, f, symbol, doc, integers="copy", **how):

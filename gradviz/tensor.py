@@ -27,8 +27,8 @@ from ._indexing import getitem, setitem
 from ._inplace import _inplace, _restride, copy, fill, zero
 from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
-                        _floating, _inferred, _is_operand, _legacy_new, _number, _permutation, _rounded_division,
-                        _repeats, _shape_args, _unflattened, _viewable)
+                        _floating, _inferred, _is_operand, _legacy_new, _number, _permutation,
+                        _rounded_division, _repeats, _shape_args, _unflattened, _viewable)
 from ._rules import _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided
@@ -523,18 +523,7 @@ class Tensor(TensorBase):
     def square(self):
         return self ** 2
 
-    def clamp(self, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        if isinstance(min, TensorBase) or isinstance(max, TensorBase):     # ClampBackward0
-            return _blend.clamp(self, min, max)
-        return apply(OPS["clamp"], (self,), lo=_number(min), hi=_number(max))
-
-    def clamp_min(self, min):
-        return _blend.clamp_bound(self, min, "min") if isinstance(min, TensorBase) else self.clamp(min=min)
-
-    def clamp_max(self, max):
-        return _blend.clamp_bound(self, max, "max") if isinstance(max, TensorBase) else self.clamp(max=max)
+    clamp, clamp_min, clamp_max = _blend.clamp, _blend.clamp_min, _blend.clamp_max
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector p-norm (2 unless told): one LinalgVectorNormBackward0 node, as ``torch.norm``."""

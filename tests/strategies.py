@@ -71,6 +71,8 @@ def op_case(draw, op):
         if op.key == "clamp":  # keep away from the kinks at lo and hi
             a = np.where(np.abs(np.abs(a) - 1.0) < 0.05, a * 0.5, a)
             params = {"lo": draw(st.sampled_from([-1.0, None])), "hi": 1.0}
+        if op.key in ("clamp_min", "clamp_max"):  # keep away from the kink at the bound (±0.5)
+            a = np.where(np.abs(np.abs(a) - 0.5) < 0.05, a * 0.5, a)
         if op.key == "pow":
             params = {"n": draw(st.sampled_from([0, 1, 2, 3, -1, 0.5, 2.5]))}
         if op.key in KINKS:      # the activations' kinks (a finite difference across one measures neither side)

@@ -249,6 +249,8 @@ REFERENCE = {
     "sort": lambda a, dim=-1, descending=False: np.flip(np.sort(a, axis=dim), dim) if descending
     else np.sort(a, axis=dim),
     "topk": lambda a, dim, index: np.take_along_axis(a, index, dim),
+    "clamp_min": lambda a, min: np.maximum(a, min),
+    "clamp_max": lambda a, max: np.minimum(a, max),
     "round": _vec(lambda v: float(round(v))),
     "sign": _vec(lambda v: (v > 0) - (v < 0)),
     "diagonal": lambda a, offset=0: np.array([a[i, i + offset] for i in range(a.shape[0])

@@ -14,15 +14,16 @@ from .activation import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardtanh, LeakyReLU
                          Softplus, Softsign)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .layers import Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, Unflatten
+from .layers import (CosineSimilarity, Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax,
+                     Softmin, Tanh, Unflatten)
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
 
 __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax",
-           "LogSoftmax", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Softplus", "Hardtanh", "ReLU6", "Mish",
-           "LogSigmoid", "Softsign", "Hardsigmoid", "Dropout", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-           "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "MSELoss", "L1Loss",
-           "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Softplus", "Hardtanh", "ReLU6",
+           "Mish", "LogSigmoid", "Softsign", "Hardsigmoid", "CosineSimilarity", "Dropout", "Embedding", "BatchNorm1d",
+           "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict", "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "functional", "init", "utils"]

@@ -6,17 +6,18 @@ import numpy as np
 
 from .. import _dtype, _cpu_generator
 from .._nn_ops import _bn_stats
-from .. import kernels
+from .. import kernels, linalg
 from .._activation_functions import (celu, celu_, elu, elu_, gelu, hardsigmoid, hardtanh, hardtanh_, leaky_relu,
                                      leaky_relu_, logsigmoid, mish, relu6, selu, selu_, silu, softplus, softsign)
+from ..autograd import no_grad
 from ..ops import OPS
 from ..tensor import Tensor, _broadcast_error, apply
 
 __all__ = ["linear", "relu", "sigmoid", "tanh", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "softplus", "hardtanh", "hardtanh_", "relu6", "mish", "logsigmoid", "softsign",
-           "hardsigmoid", "softmax", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm", "one_hot", "mse_loss",
-           "l1_loss",
-           "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+           "hardsigmoid", "softmax", "softmin", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm",
+           "one_hot", "mse_loss", "l1_loss", "normalize", "cosine_similarity", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
 def linear(input, weight, bias=None):
@@ -71,6 +72,13 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
     return input.softmax(dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """e^{-x_i} / Σ_j e^{-x_j} along ``dim``: the softmax of ``-input`` (NegBackward0, then SoftmaxBackward0)."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return (-input).softmax(dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -413,3 +421,32 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     pw = None if pos_weight is None else np.broadcast_to(pos_weight._data, input.shape).astype(input._data.dtype)
     return apply(OPS["binary_cross_entropy_with_logits"], (input, target), weight=w, pos_weight=pw,
                  reduction=reduction)
+
+
+# --- distances ------------------------------------------------------------------------------------
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """x / max(‖x‖_p, ε) along ``dim``: rows of length 1, written out of norm, clamp_min, expand and div as PyTorch's is."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom if out is None else out.copy_(input / denom)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """⟨x1, x2⟩ / (‖x1‖ ‖x2‖) along ``dim``, as PyTorch computes it: each input divided by its norm
+    (at least ``eps``) first, so the result stays within [-1, 1]; then their product summed."""
+    dt = _dtype.result_type(x1, x2)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {_dtype.TYPE_NAMES[dt.name]}")
+    x1, x2 = (t if t.dtype.is_floating_point else t.to(dt) for t in (x1, x2))
+    if x1.shape != x2.shape:            # (expand_outplace: both expanded, once the shapes differ)
+        try:
+            shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
+        except ValueError:
+            raise _broadcast_error(x1.shape, x2.shape) from None
+        x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    norms = [linalg.vector_norm(t, 2, dim=dim, keepdim=True).clone() for t in (x1, x2)]
+    with no_grad():
+        for n in norms:
+            n.clamp_min_(eps)
+    return ((x1 / norms[0]) * (x2 / norms[1])).sum(dim)
+

@@ -13,8 +13,8 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Dropout",
-           "Embedding"]
+__all__ = ["Linear", "Identity", "Flatten", "Unflatten", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softmin",
+           "CosineSimilarity", "Dropout", "Embedding"]
 
 
 class Linear(Module):
@@ -162,6 +162,26 @@ class LogSoftmax(Softmax):
 
     def forward(self, input):
         return functional.log_softmax(input, self.dim, _stacklevel=5)
+
+
+class Softmin(Softmax):
+    """Softmax of ``-input`` along ``dim``: the smallest score gets the largest weight."""
+
+    def forward(self, input):
+        return functional.softmin(input, self.dim, _stacklevel=5)
+
+
+class CosineSimilarity(Module):
+    """⟨x1, x2⟩ / (‖x1‖ ‖x2‖) along ``dim`` (``functional.cosine_similarity``)."""
+
+    __module__ = "gradviz.nn.modules.distance"
+
+    def __init__(self, dim=1, eps=1e-08):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return functional.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 # --- dropout ------------------------------------------------------------------------------------
