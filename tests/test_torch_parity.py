@@ -817,6 +817,23 @@ nn.BatchNorm1d(3)(torch.randn(4, 2))
 nn.BatchNorm1d(3)(torch.randn(4))
 nn.BatchNorm1d(3)(torch.randn(2, 3, 4, 5))
 """,
+    'BatchNorm2d, BatchNorm3d, LayerNorm': """
+nn = torch.nn; F = torch.nn.functional; torch.manual_seed(12)
+bn = nn.BatchNorm2d(3); x = torch.randn(4, 3, 5, 5, requires_grad=True)
+y = bn(x); print(bn, y[0, 0, :2], y.grad_fn, bn.running_mean, bn.running_var)
+(y * torch.arange(300.).view(4, 3, 5, 5)).sum().backward(); print(x.grad[1, 2, 0], bn.weight.grad, bn.bias.grad)
+bn.eval(); print(bn(torch.ones(1, 3, 2, 2)))
+b3 = nn.BatchNorm3d(2, momentum=None, affine=False); outs = [b3(torch.randn(2, 2, 3, 3, 3)) for _ in range(3)]; print(b3, b3.running_mean, b3.running_var, b3.num_batches_tracked)
+ln = nn.LayerNorm(5); z = torch.randn(3, 4, 5, requires_grad=True); o = ln(z); print(ln, o[0], o.grad_fn, o.grad_fn._saved_normalized_shape)
+(o * torch.arange(60.).view(3, 4, 5)).sum().backward(); print(z.grad[2], ln.weight.grad, ln.bias.grad)
+l2 = nn.LayerNorm([4, 5], elementwise_affine=False, eps=1e-3); print(l2, l2(z)[1, 0], list(l2.state_dict()), nn.LayerNorm(5, bias=False))
+print(F.layer_norm(z, (5,), None, torch.ones(5))[0, 0], F.layer_norm(z.double(), [4, 5]).dtype)
+nn.BatchNorm2d(3)(torch.randn(4, 3, 5))
+nn.BatchNorm3d(3)(torch.randn(4, 3, 5, 5))
+nn.LayerNorm(4)(torch.randn(2, 5))
+F.layer_norm(torch.randn(2, 3), 3)
+F.layer_norm(torch.randn(2, 3), (3,), torch.ones(2))
+""",
     'keepdims, one_hot, multinomial, jacobian': """
 x = torch.arange(6.).view(2, 3); F = torch.nn.functional
 for name in ['sum', 'mean', 'max', 'min', 'amax', 'amin', 'std', 'var', 'logsumexp', 'median', 'prod', 'argmax', 'argmin', 'any', 'all']: print(name, getattr(x, name)(1, keepdims=True), getattr(torch, name)(x, 0, keepdims=False))
