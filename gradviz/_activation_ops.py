@@ -12,7 +12,7 @@ derivatives, which the hand derivation evaluates and checks against ``.grad``.
 import numpy as np
 
 from . import kernels
-from ._op import op
+from ._op import call, op
 
 __all__ = ["GELU_TANH_LATEX"]
 
@@ -27,6 +27,12 @@ _ELU_INPLACE = ("In-place elu backward calculation is triggered with a negative 
                 "instead.")
 
 
+def _not_implemented(aten):
+    def rule(g, y, *arrays, **params):
+        raise RuntimeError(f"derivative for aten::{aten} is not implemented")
+    return rule
+
+
 def _from_result(slope, message):
     """PyTorch's check before a gradient is taken from the result: a negative slope hides the input's sign."""
     if float(slope) < 0:
@@ -35,7 +41,7 @@ def _from_result(slope, message):
 
 def _leaky_from_result(g, y, negative_slope):
     _from_result(negative_slope, _LEAKY_INPLACE)
-    return kernels.leaky_relu_backward(g, y, negative_slope)
+    return call("leaky_relu_backward", g, y, negative_slope=negative_slope, self_is_result=True)
 
 
 def _elu_from_result(g, y, alpha, scale, input_scale):
@@ -46,7 +52,8 @@ def _elu_from_result(g, y, alpha, scale, input_scale):
 # --- piecewise linear: leaky_relu, hardtanh (relu6), hardsigmoid -----------------------------------------
 
 op("leaky_relu", grad_fn="LeakyReluBackward0", symbol="LeakyReLU", forward=kernels.leaky_relu,
-   vjps=[lambda g, y, a, negative_slope=0.01: kernels.leaky_relu_backward(g, a, negative_slope)], uses=["0"],
+   vjps=[lambda g, y, a, negative_slope=0.01: call("leaky_relu_backward", g, a, negative_slope=negative_slope)],
+   uses=["0"],
    latex=r"\max(0, @0) + @negative_slope \min(0, @0)",
    dlatex=[r"\mathbb{1}[@0 > 0] + @negative_slope \mathbb{1}[@0 \le 0]"],
    params={"negative_slope": 0.01}, function="nn.functional.leaky_relu", category="elementwise",
@@ -59,14 +66,35 @@ op("leaky_relu_", grad_fn="LeakyReluBackward1", symbol="LeakyReLU", forward=kern
    params={"negative_slope": 0.01}, function="nn.functional.leaky_relu_", category="elementwise",
    saved={"result": "o", "negative_slope": "@negative_slope"})
 op("hardtanh", grad_fn="HardtanhBackward0", symbol="Hardtanh", forward=kernels.hardtanh,
-   vjps=[lambda g, y, a, min_val=-1.0, max_val=1.0: kernels.hardtanh_backward(g, a, min_val, max_val)], uses=["0"],
+   vjps=[lambda g, y, a, min_val=-1.0, max_val=1.0: call("hardtanh_backward", g, a, min_val=min_val, max_val=max_val)],
+   uses=["0"],
    latex=r"\min(\max(@0, @min_val), @max_val)", dlatex=[r"\mathbb{1}[@min_val < @0 < @max_val]"],
    params={"min_val": -1.0, "max_val": 1.0}, function="nn.functional.hardtanh", category="elementwise",
    saved={"self": 0, "min_val": "@min_val", "max_val": "@max_val"})
 op("hardsigmoid", grad_fn="HardsigmoidBackward0", symbol="Hardsigmoid", forward=kernels.hardsigmoid,
-   vjps=[lambda g, y, a: kernels.hardsigmoid_backward(g, a)], uses=["0"],
+   vjps=[lambda g, y, a: call("hardsigmoid_backward", g, a)], uses=["0"],
    latex=r"\frac{\min(\max(@0 + 3, 0), 6)}{6}", dlatex=[r"\frac{1}{6} \mathbb{1}[-3 < @0 < 3]"],
    domain=(-2.5, 2.5), function="nn.functional.hardsigmoid", category="elementwise", saved={"self": 0})
+
+
+# Their gradients are ops of their own in PyTorch, seen under create_graph=True: linear in the incoming
+# gradient, constant in the input between kinks (LeakyReluBackwardBackward0, HardtanhBackwardBackward0);
+# hardsigmoid's has no derivative in PyTorch (a NotImplemented node that fails when reached)
+op("leaky_relu_backward", grad_fn="LeakyReluBackwardBackward0", symbol="∂LeakyReLU",
+   forward=lambda g, a, negative_slope=0.01, self_is_result=False: kernels.leaky_relu_backward(g, a, negative_slope),
+   vjps=[lambda gg, o, g, a, **p: call("leaky_relu_backward", gg, a, **p), lambda gg, o, g, a, **p: np.zeros_like(gg)],
+   uses=["1", "1"], latex=r"@0 (\mathbb{1}[@1 > 0] + @negative_slope \mathbb{1}[@1 \le 0])",
+   dlatex=[r"\mathbb{1}[@1 > 0] + @negative_slope \mathbb{1}[@1 \le 0]", "0"], params={"negative_slope": 0.01},
+   inputs="binary", in_rules=True, saved={"self": 1, "negative_slope": "@negative_slope"})
+op("hardtanh_backward", grad_fn="HardtanhBackwardBackward0", symbol="∂Hardtanh",
+   forward=lambda g, a, min_val=-1.0, max_val=1.0: kernels.hardtanh_backward(g, a, min_val, max_val),
+   vjps=[lambda gg, o, g, a, **p: call("hardtanh_backward", gg, a, **p), lambda gg, o, g, a, **p: np.zeros_like(gg)],
+   uses=["1", "1"], latex=r"@0 \mathbb{1}[@min_val < @1 < @max_val]", dlatex=[r"\mathbb{1}[@min_val < @1 < @max_val]", "0"],
+   params={"min_val": -1.0, "max_val": 1.0}, inputs="binary", in_rules=True,
+   saved={"self": 1, "min_val": "@min_val", "max_val": "@max_val"})
+op("hardsigmoid_backward", grad_fn="NotImplemented", symbol="∂Hardsigmoid", forward=kernels.hardsigmoid_backward,
+   vjps=[_not_implemented("hardsigmoid_backward")] * 2, uses=["", ""],
+   latex=r"\frac{@0}{6} \mathbb{1}[-3 < @1 < 3]", dlatex=["?", "?"], domain=(-2.5, 2.5), inputs="binary", in_rules=True)
 
 
 # --- exponentials: elu (selu), celu, softplus, silu, mish, log_sigmoid -------------------------------------

@@ -25,7 +25,7 @@ SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
 
 # Where an op's derivative jumps: inputs are kept away from these.
 KINKS = {"leaky_relu": (0,), "leaky_relu_": (0,), "elu": (0,), "elu_": (0,), "celu": (0,), "celu_": (0,),
-         "hardsigmoid": (-3, 3)}
+         "hardsigmoid": (-3, 3), "leaky_relu_backward": (0,), "hardtanh_backward": (-1, 1)}
 
 # Which shapes and parameters each op takes: the ``inputs`` of its table entry.
 KIND_OF = {key: op.inputs for key, op in OPS.items()}
@@ -101,6 +101,9 @@ def op_case(draw, op):
         a, b = draw(broadcastable(lo, hi))
         if op.key in ("clamp_min_tensor", "clamp_max_tensor"):  # x on odd eighths, the bound on quarters: no ties
             a, b = np.asarray(np.round(a * 4) / 4 + 0.125), np.asarray(np.round(b * 4) / 4)
+        if op.key in KINKS:      # (an activation's gradient: its input b away from the kinks)
+            for k in KINKS[op.key]:
+                b = np.where(np.abs(b - k) < 0.05, b + 0.1, b)
         if op.key in ("maximum", "minimum"):  # on a grid: exact ties (half each) or far apart
             a, b = np.asarray(np.round(a * 4) / 4), np.asarray(np.round(b * 4) / 4)
         return [a, b], params

@@ -192,3 +192,21 @@ def test_errors_as_pytorch(code):
     program = "F = torch.nn.functional\n" + code
     out = printed(gradviz, program)
     assert out.startswith("ERROR") and out == printed(torch, program)
+
+
+def test_second_derivatives_of_the_piecewise_linear_ones_as_pytorch():
+    """create_graph=True: leaky_relu's and hardtanh's gradients are nodes of their own
+    (LeakyReluBackwardBackward0, HardtanhBackwardBackward0) whose own gradient in x is 0; hardsigmoid's
+    has none in PyTorch, and backward through it fails with PyTorch's message."""
+    from parity import printed
+    code = '''
+F = torch.nn.functional
+for f in [lambda t: F.leaky_relu(t, 0.2), lambda t: F.hardtanh(t, -0.5, 0.5), F.relu6, lambda t: F.leaky_relu(t * 1, 0.2, inplace=True),
+          F.hardsigmoid]:
+    x = torch.tensor([-1., 0.25, 2.], requires_grad=True)
+    g, = torch.autograd.grad(f(x).sum(), x, create_graph=True)
+    print(g)
+    g.sum().backward()
+    print(x.grad)
+'''
+    assert printed(gradviz, code) == printed(torch, code)

@@ -301,6 +301,10 @@ REFERENCE.update({
     "log_sigmoid": _vec(lambda v: -math.log1p(math.exp(-v))),
     "hardtanh": lambda a, min_val, max_val: _vec(lambda v: min(max(v, min_val), max_val))(a),
     "hardsigmoid": _vec(lambda v: min(max(v + 3, 0.0), 6.0) / 6),
+    "leaky_relu_backward": lambda g, a, negative_slope, self_is_result=False: g * np.where(a > 0, 1.0, negative_slope),
+    "hardtanh_backward": lambda g, a, min_val, max_val: g * ((a > min_val) & (a < max_val)),
+    # (1/6 rounded to float32 even for doubles, as the kernel's ``scalar_t one_sixth(1.0f / 6.0f)``)
+    "hardsigmoid_backward": lambda g, a: g * ((a > -3) & (a < 3)) * float(np.float32(1) / np.float32(6)),
     "gelu": lambda a, approximate: _vec(lambda v: v * 0.5 * (1 + math.erf(v / math.sqrt(2))))(a),
     "gelu_tanh": lambda a, approximate: _vec(
         lambda v: 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3))))(a),
