@@ -20,12 +20,20 @@ result is row-major whatever its input's layout.
 
 import numpy as np
 
-__all__ = ["POINTWISE", "ROW_MAJOR", "laid_out", "pointwise_strides", "dense_strides"]
+__all__ = ["POINTWISE", "ROW_MAJOR", "row_major", "laid_out", "pointwise_strides", "dense_strides"]
 
 # TensorIterator's ops (by their test kinds); flip and sort allocate like their input as clone does
 POINTWISE = frozenset({"unary", "binary", "steps", "rounded", "where", "flip", "sort"})
 # reductions: PyTorch allocates their result row-major before it reduces into it
 ROW_MAJOR = frozenset({"reduce_all", "reduce_dim", "moments", "norm"})
+
+
+def row_major(arrays):
+    """Are all ``arrays`` laid out row-major (C-contiguous)?  (Asked of every op's inputs.)"""
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            return False
+    return True
 
 
 def laid_out(op, out, arrays, params=None):

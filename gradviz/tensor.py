@@ -59,10 +59,11 @@ class Tensor(TensorBase):
     @classmethod
     def _wrap(cls, array):
         """A new leaf around ``array`` (no copy)."""
-        t = object.__new__(Tensor)
-        t._data, t._requires_grad, t._grad_fn, t._grad = array, False, None, None
-        t._vbox, t._acc, t._retains_grad, t._hooks = [0], None, False, None   # (hooks: a dict once one is added)
-        t._seq, t._literal, t._base, t._view = next(_seq), False, None, None
+        t = object.__new__(Tensor)   # (three stores a line: CPython packs a tuple for four or more)
+        t._data, t._requires_grad, t._grad_fn = array, False, None
+        t._grad, t._vbox, t._acc = None, [0], None
+        t._retains_grad, t._hooks, t._seq = False, None, next(_seq)    # (hooks: a dict once one is added)
+        t._literal, t._base, t._view = False, None, None
         return t
 
     # -- what a student inspects -----------------------------------------------------------------

@@ -61,7 +61,7 @@ def apply(op, inputs, arrays=None, **params):
     if (out.ndim > 1 or not out.flags.c_contiguous) and not (op.is_view or op.column_major):
         # (the layout is the inputs' own, before any promotion copied them)
         own = [t._data for t in inputs] if given and op.inputs in _layout.POINTWISE else arrays
-        if op.contiguous or all([a.flags.c_contiguous for a in own]):
+        if op.contiguous or _layout.row_major(own):
             if not out.flags.c_contiguous:   # PyTorch's results are row-major for row-major inputs (or always)
                 out = np.ascontiguousarray(out)
         elif out.ndim > 1:                   # a pointwise op keeps its inputs' layout, as PyTorch's do
@@ -98,16 +98,20 @@ def _save_plan(op, needs):
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
-    node.next_functions = edges = tuple([edge(t) for t in inputs])   # (an edge may first describe a view anew)
-    needs = tuple([fn is not None for fn, _ in edges])
-    node.op, node._params, node._seq, node._freed, node._hooks, node._packed = op, params, next(_seq), False, None, None
-    node._nograd_inputs = _NO_INPUTS if all(needs) else {i: t for i, t in enumerate(inputs) if not needs[i]}
-    saved = [None] * (len(inputs) + 1)
+    node.next_functions = edges = tuple(map(edge, inputs))   # (an edge may first describe a view anew)
+    node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
+    node._freed, node._hooks, node._packed = False, None, None
     # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
     # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
+    if (None, 0) in edges:
+        needs = tuple([fn is not None for fn, _ in edges])
+        node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not needs[i]}
+    else:                  # (the usual case: every input has an edge, which the count of them says)
+        needs, node._nograd_inputs = len(edges), _NO_INPUTS
     plan = _SAVE_PLANS.get((op.uses, needs))
     if plan is None:   # (worked out once per op and inputs needed)
-        plan = _SAVE_PLANS[op.uses, needs] = _save_plan(op, needs)
+        plan = _SAVE_PLANS[op.uses, needs] = _save_plan(op, (True,) * needs if type(needs) is int else needs)
+    saved = [None] * (len(inputs) + 1)
     for k in plan:
         if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
@@ -118,8 +122,7 @@ def record(op, inputs, arrays, result, params):
     # each input's shape, dtype and layout: what backward knows of a value it did not save
     node._metas = tuple([(a.shape, a.dtype, a.strides) for a in arrays])
     out = result._data
-    node._out_meta = (out.shape, out.dtype)
-    node._out, node._outs = weakref.ref(result), None
+    node._out_meta, node._out, node._outs = (out.shape, out.dtype), weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
     if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
         _hooks.pack_saved(node, [k for k in grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
@@ -347,8 +350,8 @@ def check_saved(node):
 
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
-    saved = check_saved(node)
-    args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, node._metas)]
+    saved, metas = check_saved(node), node._metas
+    args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, metas)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
     rules, variadic = op.vjps, op.variadic
@@ -361,12 +364,12 @@ def apply_node(node, g):
         if gi is None:           # (a custom Function's backward may give an input no gradient)
             grads.append(None)
             continue
-        shape, dtype, _ = node._metas[i]
+        shape, dtype, _ = metas[i]
         if type(gi) is not np.ndarray:
             gi = np.asarray(gi)
         if gi.shape != shape:
             gi = unbroadcast(gi, shape)
-        grads.append(gi if gi.dtype == dtype else gi.astype(dtype))
+        grads.append(gi if gi.dtype is dtype or gi.dtype == dtype else gi.astype(dtype))
     return grads
 
 
