@@ -10,7 +10,7 @@ import numpy as np
 from . import kernels
 from ._op import OPS, call, op
 
-__all__ = ["weighted_nll_latex", "layer_norm_latex"]
+__all__ = ["weighted_nll_latex", "batch_norm_latex", "layer_norm_latex"]
 
 
 # --- losses -------------------------------------------------------------------------------------
@@ -254,6 +254,13 @@ op("embedding", grad_fn="EmbeddingBackward0", symbol="lookup",
    elementwise=False, saved={"indices": "@indices", "padding_idx": "@padding_idx"})
 
 
+def batch_norm_latex(has_weight=True, has_bias=True):
+    """native_batch_norm's ``latex`` with only the weight and bias given written (affine=False: the
+    normalised x alone, not · 1 + 0). The ``given`` flags reach the rules too, which ignore them."""
+    return r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}}" + (" @1" if has_weight else "") + \
+        (" + @2" if has_bias else "")
+
+
 def _bn_channel(v, x):
     """A per-channel vector, shaped to broadcast along axis 1 of ``x``."""
     return np.reshape(v, (1, -1) + (1,) * (x.ndim - 2))
@@ -271,7 +278,7 @@ def _bn_stats(x, training, running_mean, running_var, eps):
     return mean, (1 / np.sqrt(var.astype(np.float64) + eps)).astype(x.dtype), var_sum   # then 1/√ in double
 
 
-def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=True, eps=1e-5):
+def _batch_norm(x, weight, bias, running_mean=None, running_var=None, training=True, eps=1e-5, **given):
     """y = (x − mean) / √(var + eps) · w + b, per channel (axis 1): the batch's statistics while
     training, the running ones in eval mode"""
     mean, invstd, _ = _bn_stats(x, training, running_mean, running_var, eps)
@@ -294,7 +301,7 @@ def _bn_image(x):
     return x.size != x.shape[0] * x.shape[1]
 
 
-def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5):
+def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=True, eps=1e-5, **given):
     """dx = (g − mean(g) − x̂·mean(g·x̂)) · w/σ while training (the batch's statistics depend on x);
     g · w/σ in eval mode. In x's dtype, step by step as PyTorch's kernel computes it (for images,
     mean(g) and the factor of x − mean from the sums in double, rounded once)."""
@@ -318,7 +325,7 @@ def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=T
     return dx * _bn_channel(invstd, x) * _bn_channel(weight, x)
 
 
-def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5):
+def _bn_grad_weight(g, x, running_mean=None, running_var=None, training=True, eps=1e-5, **given):
     """dw = Σ g · x̂ over the batch: the dot product of g with x − mean, times 1/σ"""
     mean, invstd = _bn_backward_stats(x, training, running_mean, running_var, eps)
     return (kernels.batch_norm_backward_sums(g.astype(x.dtype, copy=False), x, mean)[1] * invstd).astype(x.dtype)
@@ -328,7 +335,8 @@ op("native_batch_norm", grad_fn="NativeBatchNormBackward0", symbol="BN", forward
    vjps=[lambda g, y, x, w, b, **p: _bn_grad_input(g, x, w, **p),
          lambda g, y, x, w, b, **p: _bn_grad_weight(g, x, **p),
          lambda g, y, x, w, b, **p: kernels.batch_norm_grad_sum(g.astype(x.dtype, copy=False))],
-   uses=["01", "0", ""], latex=r"\frac{@0 - \mu}{\sqrt{\sigma^{2} + \epsilon}} @1 + @2",
+   uses=["01", "0", ""], latex=batch_norm_latex(),
+   latex_of=lambda has_weight=True, has_bias=True, **p: batch_norm_latex(has_weight, has_bias),
    dlatex=[r"\frac{@1}{\sqrt{\sigma^{2} + \epsilon}}\left(I - \tfrac{1}{n} - \tfrac{1}{n}\hat{x}\hat{x}^{T}\right)",
            r"\hat{x}", "1"],
    params={"training": True}, function="nn.functional.batch_norm", inputs="batch_norm", elementwise=False,

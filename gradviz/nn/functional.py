@@ -143,7 +143,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     b = bias if bias is not None else Tensor._wrap(np.zeros(c, dt))
     rm = None if running_mean is None else running_mean._data
     rv = None if running_var is None else running_var._data
-    out = apply(OPS["native_batch_norm"], (input, w, b), running_mean=rm, running_var=rv, training=training, eps=eps)
+    out = apply(OPS["native_batch_norm"], (input, w, b), running_mean=rm, running_var=rv, training=training, eps=eps,
+                has_weight=weight is not None, has_bias=bias is not None)
     if training and running_mean is not None:
         _update_running_stats(input._data, running_mean, running_var, momentum)
     return out

@@ -329,6 +329,8 @@ class TorchAdapter(EngineAdapter):
             params[key] = value
         if op.key in ("sum_dim", "mean_dim"):
             params["keepdim"] = bool(_saved(fn, "keepdim"))
+        if op.key == "native_batch_norm" and _saved(fn, "weight") is None:   # (the bias is not saved)
+            params.update(has_weight=False, has_bias=fn.next_functions[2][0] is not None)
         if op.key == "native_layer_norm":                  # (eps is not saved; the mean and rstd are)
             x, rstd = (_saved(fn, a) for a in ("input", "result2"))
             params.update(layer_norm_params(None if x is None else _array(x), params["normalized_shape"],

@@ -606,7 +606,8 @@ def test_layer_norm_without_weight_writes_neither(engine):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_batch_norm_of_images_and_without_weight_has_its_textbook_derivative(engine):
     """BatchNorm2d: the sums over the batch and each channel's pixels (Σ_{b,h,w}), n = N·H·W; F.batch_norm
-    without weight: no γ written (under real PyTorch its weight has no value: the lines were nan)."""
+    without weight: no γ written, in the derivative or the definition (under real PyTorch its weight has
+    no value: the lines were nan)."""
     lib = lib_of(engine)
     x = lib.tensor(np.random.default_rng(4).normal(size=(2, 3, 2, 2)).astype(np.float32).tolist(), requires_grad=True)
     y = lib.tensor(np.random.default_rng(5).normal(size=(2, 3, 2, 2)).astype(np.float32).tolist())
@@ -620,3 +621,5 @@ def test_batch_norm_of_images_and_without_weight_has_its_textbook_derivative(eng
     w = check(out, {"x": x, "y": y, "out": out})
     (line,) = [e["paths"][0]["stages"][1]["latex"] for e in w.derivation["leaves"] if e["leaf"] == "x"]
     assert line.startswith(r"\frac{1}{8 \sqrt{\sigma^{2} + \epsilon}}"), line
+    defs = [m["latex"] for m in w.derivation["defs"]]      # (it was · 1 + 0, and ? + ? under PyTorch)
+    assert r"a = \frac{x - \mu}{\sqrt{\sigma^{2} + \epsilon}}" in defs, defs
