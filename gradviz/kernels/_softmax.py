@@ -31,7 +31,8 @@ _f = np.float32
 _d = np.float64
 _FOLDS = tuple(2 ** k for k in reversed(range(LANES.bit_length() - 1)))   # 16 lanes: ⊕8, ⊕4, ⊕2, ⊕1
 _EXACT = (np.dtype(_f), np.dtype(_d))   # the dtypes whose kernels are followed step by step
-_LONG_ROW = 128                         # elements: rows this long are walked one inner loop per row (:func:`_per_row`)
+_LONG_ROW = 128                         # elements: rows this long, in arrays this large, are walked one inner
+_LARGE = 2 ** 14                        # loop per row (:func:`_per_row`; below, the 2 µs of np.errstate would show)
 
 
 def _per_row(ufunc, x, column, out=None):
@@ -42,7 +43,7 @@ def _per_row(ufunc, x, column, out=None):
     the time.  A smaller buffer (scoped by ``np.errstate``, as ``np.setbufsize`` documents) makes
     numpy run one inner loop per row with the column's number as a scalar instead.  Elementwise, so
     the bits are the same either way."""
-    if x.shape[-1] < _LONG_ROW:
+    if x.shape[-1] < _LONG_ROW or x.size < _LARGE:
         return ufunc(x, column, out=out)
     with np.errstate():
         np.setbufsize(16)
