@@ -251,6 +251,9 @@ class Tensor(TensorBase):
     def element_size(self):
         return self._data.itemsize
 
+    itemsize = property(element_size)                                  # bytes per element, and in all
+    nbytes = property(lambda self: self._data.size * self._data.itemsize)
+
     def type(self, dtype=None):
         """``'gradviz.FloatTensor'``, or a converted tensor: ``type(gradviz.DoubleTensor)``."""
         if dtype is None:
