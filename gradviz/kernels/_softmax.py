@@ -268,7 +268,7 @@ def log_softmax_backward(g, y, dim):
     dim %= y.ndim
     if _across(y.shape, dim):
         e = _exp_columns(y, dim)
-        return _fma(np.negative(e, out=e), np.broadcast_to(_down(g, dim), y.shape), g)
+        return _fma(e, np.broadcast_to(-_down(g, dim), y.shape), g)     # (−e)·Σg = e·(−Σg): the sums negated
     return _by_rows(_log_softmax_backward_rows, dim, g, y)
 
 
@@ -280,7 +280,7 @@ def _log_softmax_backward_rows(g, y):
     total = _lanes_sum(g)
     out = np.array(g, order="C")
     if not _mkl.axpy_rows(-total, np.ascontiguousarray(e), out):
-        return _fma(np.negative(e, out=e), total[:, None], g)
+        return _fma(e, -total[:, None], g)
     zero = total == 0
     if zero.any():
         out[zero] = _fma(-e[zero], total[zero, None], g[zero])
