@@ -165,7 +165,9 @@ class _Parser:
             return Fn("exp", self.group())
         if tok == r"\frac":
             num, den = self.group(), self.group()
-            return num if is_one(den) else Frac(num, den)      # (softplus's 1/β with β = 1: no 1/1)
+            if not _left_out(den):
+                return Frac(num, den)
+            return _ParamNum(num.v) if isinstance(num, Num) else num     # (softplus's 1/β with β = 1: left out)
         if tok == r"\pi":
             return Sym("pi", np.array(math.pi), latex=r"\pi", substitute=False)
         if tok == r"\sqrt":
@@ -217,6 +219,8 @@ class _Parser:
 
 
 def _simplify_add(terms):
+    if len(terms) == 1:
+        return terms[0]
     nums = [t for t in terms if isinstance(t, Num) or (isinstance(t, Neg) and isinstance(t.arg, Num))]
     if len(nums) == len(terms):           # constant arithmetic: 2 - 1 is 1
         return Num(sum(t.value() for t in terms))
@@ -226,8 +230,17 @@ def _simplify_add(terms):
 def _simplify_mul(factors):
     if all(isinstance(f, Num) for f in factors):
         return Num(np.prod([f.value() for f in factors]))
-    factors = [f for f in factors if not is_one(f)]        # a parameter that is 1 (ELU's scale): no 1 ·
+    factors = [f for f in factors if not _left_out(f)]     # a parameter that is 1 (ELU's scale): no 1 ·
     return factors[0] if len(factors) == 1 else Mul(*factors)
+
+
+class _ParamNum(Num):
+    """A parameter of the op written as its number (ELU's alpha, softplus's beta)."""
+
+
+def _left_out(e):
+    """A parameter that is 1 is left out of a product (``x * 1`` written by the user stays)."""
+    return isinstance(e, _ParamNum) and is_one(e)
 
 
 def _simplify_pow(base, exp):
@@ -553,5 +566,5 @@ def _param(key, v):
     if v is None and key in ("lo", "hi"):
         return Num(-np.inf if key == "lo" else np.inf)
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-        return Num(v)
+        return _ParamNum(v)
     return None

@@ -51,15 +51,25 @@ def _vector_part(arrays, shape, dtype, grain=_GRAIN, pairs=True):
     mask = np.zeros(n, bool)
     if n == 0 or dtype not in _EXACT:
         return mask
-    full = np.zeros(shape, dtype).strides
-    if not all(a.shape == shape and a.strides == full or a.ndim and not any(a.strides) or a.ndim == 0
-               for a in arrays):
-        return mask
     step = (2 if pairs else 1) * _vector(dtype)
-    size = _chunk(n, grain)
-    for begin in range(0, n, size):
-        end = min(n, begin + size)
-        mask[begin:begin + (end - begin) // step * step] = True
+    full = np.zeros(shape, dtype).strides
+    strides = [np.broadcast_to(a, shape).strides for a in arrays]
+    single = [not any(st) for st in strides]                # one number, broadcast
+    if all(st == full or one for st, one in zip(strides, single)):
+        if sum(single) > 1:
+            return mask
+        size = _chunk(n, grain)
+        for begin in range(0, n, size):
+            end = min(n, begin + size)
+            mask[begin:begin + (end - begin) // step * step] = True
+        return mask
+    # otherwise row by row (the last dim), when every input runs along it contiguously or is one
+    # number there (a gradient expanded from a sum over dim 0: strides (0, 4))
+    inner = [st[-1] for st in strides]
+    if len(shape) == 0 or sum(s == 0 for s in inner) > 1 or any(s not in (0, dtype.itemsize) for s in inner):
+        return mask
+    rows = mask.reshape(-1, shape[-1])
+    rows[:, :shape[-1] // step * step] = True
     return mask
 
 

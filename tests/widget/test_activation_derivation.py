@@ -27,14 +27,19 @@ ACTIVATIONS = {
     "mish": (lambda lib, a: lib.nn.functional.mish(a), r"\tanh\left(\ln\left(1 + e^{a}\right)\right)", r"\sigma"),
     "logsigmoid": (lambda lib, a: lib.nn.functional.logsigmoid(a), r"\ln\left(\sigma\left(a\right)\right)", r"\sigma"),
     "hardsigmoid": (lambda lib, a: lib.nn.functional.hardsigmoid(a), r"\frac{\min(\max(a + 3, 0), 6)}{6}", r"\frac{1}{6}"),
+    # in place: the node keeps the result (LeakyReluBackward1, EluBackward1, CeluBackward1)
+    "leaky_relu_": (lambda lib, a: lib.nn.functional.leaky_relu(a * 1, 0.1, inplace=True), r"\min(0,", r"\mathbb{1}"),
+    "elu_": (lambda lib, a: lib.nn.functional.elu(a * 1, inplace=True), r"\left(e^{", r"e^{"),
+    "celu_": (lambda lib, a: lib.celu_(a * 1, 0.5), r"e^{\frac{", r"e^{\frac{"),
 }
 
 
 def _definition(widget, name):
-    lhs = formula.latex_name(name) + " = "
-    found = [d["latex"] for d in widget.derivation["defs"] if d["latex"].startswith(lhs)]
+    """The right-hand side of ``name``'s definition (of its last version, d_{2}, after an in-place op)."""
+    lhs = [formula.latex_name(name) + " = ", formula.latex_name(name) + "_{2} = "]
+    found = [d["latex"] for d in widget.derivation["defs"] if d["latex"].startswith(tuple(lhs))]
     assert found, (name, [d["latex"] for d in widget.derivation["defs"]])
-    return found[0][len(lhs):]
+    return found[-1].split(" = ", 1)[1]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
