@@ -9,7 +9,7 @@ import pytest
 from gradviz import formula
 from gradviz.widget import AutogradWidget
 from gradviz.widget.derivation import mathml
-from test_derivation_maths import ENGINES, engine_grads, lib_of, read_the_maths, texts
+from test_derivation_maths import ENGINES, after_run_all, engine_grads, lib_of, read_the_maths, texts
 
 # name: (how the program calls it, what the definition of d must hold, what the derivative must hold)
 ACTIVATIONS = {
@@ -63,3 +63,20 @@ def test_an_activation_is_derived_as_maths(engine, name):
         if "\\" in t:
             out = mathml(t)["mathml"]
             assert out.startswith("<math") and "merror" not in out, (t, out)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_live_buttons_after_run_all(engine):
+    """The notebook's own backward() frees the graph and a training step moves the leaves; the widget's
+    backward(), zero_(), backward() run the activations again (PyTorch's own ops, with the numbers each
+    node keeps, in the torch engine) and end with ✓ on every leaf."""
+    lib = lib_of(engine)
+    F = lib.nn.functional
+    a = lib.tensor([-1.5, 0.25, 2.0], requires_grad=True)
+    b = lib.tensor([0.5, -0.75, 1.25], requires_grad=True)
+    h = F.leaky_relu(a, 0.1) + F.elu(b, 0.5) + F.gelu(a * b) + F.gelu(b, approximate="tanh")
+    h = F.silu(h) + F.softplus(h, 2.0) + F.hardtanh(h, -0.5, 0.5) + lib.selu(h) + lib.celu(h, 0.7)
+    s = (F.mish(h) + F.logsigmoid(h) + F.hardsigmoid(h)).sum()
+    tensors = {"a": a, "b": b, "h": h, "s": s}
+    w = AutogradWidget(s, names=tensors)
+    after_run_all(lib, w, s, None, tensors, train=True)
