@@ -18,8 +18,9 @@ from types import ModuleType as _ModuleType
 from . import autograd, ops, random
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace,
                         bernoulli, multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
-                        randn_like, randperm, tensor, zeros, zeros_like)
-from ._dtype import (bool, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
+                        randn_like, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like)
+from ._composites import meshgrid
+from ._dtype import (bool, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8, int16, int32, int64,
                      set_default_dtype, uint8)
 from .autograd.engine import apply
 from ._activation_functions import celu, celu_, selu, selu_

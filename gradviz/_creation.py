@@ -17,7 +17,7 @@ from ._operands import _finish, _new_shape, _shape_args
 from ._types import check_device
 from .tensor import Tensor
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "ones", "zeros", "empty", "full", "ones_like", "zeros_like",
+__all__ = ["tensor", "as_tensor", "tril_indices", "triu_indices", "from_numpy", "ones", "zeros", "empty", "full", "ones_like", "zeros_like",
            "empty_like", "full_like", "arange", "linspace", "logspace", "eye", "rand", "randn", "rand_like",
            "randn_like", "randint", "randint_like", "randperm", "bernoulli", "multinomial", "normal"]
 
@@ -149,6 +149,20 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _new(np.eye(n, m, dtype=(_dtype.as_dtype(dtype) or _dtype.get_default_dtype()).np), None, requires_grad)
+
+
+def tril_indices(row, col, offset=0, dtype=None, device=None, layout=None):
+    """The (row, column) indices of a ``row`` x ``col`` matrix's lower triangle, row by row, as two rows."""
+    return _tri_indices(np.tril_indices(row, offset, col), dtype)
+
+
+def triu_indices(row, col, offset=0, dtype=None, device=None, layout=None):
+    """The (row, column) indices of the upper triangle (``offset`` diagonals up), row by row."""
+    return _tri_indices(np.triu_indices(row, offset, col), dtype)
+
+
+def _tri_indices(pair, dtype):
+    return _new(np.stack(pair).astype((_dtype.as_dtype(dtype) or _dtype.int64).np).reshape(2, -1), None, False)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -5,7 +5,7 @@ import builtins as _builtins
 import numpy as np
 
 __all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
-           "get_default_dtype", "set_default_dtype", "result_type", "as_dtype"]
+           "get_default_dtype", "set_default_dtype", "result_type", "as_dtype", "finfo", "iinfo"]
 
 
 class dtype:
@@ -138,3 +138,39 @@ def result_type(*operands):
         if best is not None:
             return best
     return (bool, int64, get_default_dtype())[top]
+
+
+class finfo:
+    """``torch.finfo``: the limits of a floating-point dtype (the default dtype if none is named)."""
+
+    __module__ = "gradviz"
+
+    def __init__(self, type=None):
+        type = type or get_default_dtype()
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
+        info = np.finfo(type.np)
+        self.bits, self.dtype = info.bits, type.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """``torch.iinfo``: the limits of an integer dtype."""
+
+    __module__ = "gradviz"
+
+    def __init__(self, type):
+        if type.is_floating_point or type.name == "bool":
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.dtype, self.min, self.max = info.bits, type.name, int(info.min), int(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+

@@ -68,8 +68,9 @@ def _function_names():
     """``gradviz.exp(x)`` for ``x.exp()``: every op the table marks as a function, and the methods
     below, which are not table entries (composites, comparisons, and what records no gradient)."""
     names = [n for op in OPS.values() if op.function is True for n in (op.method, *op.aliases)]
-    return names + ("true_divide floor_divide remainder fmod amax amin argmax argmin argsort chunk flatten unflatten tile broadcast_to diff "
-                    "square isnan isinf isfinite nonzero any all detach numel allclose equal isclose "
+    return names + ("true_divide floor_divide remainder fmod amax amin argmax argmin argsort chunk flatten unflatten "
+                    "tile broadcast_to diff ravel movedim moveaxis swapdims fliplr flipud take_along_dim argwhere "
+                    "count_nonzero square isnan isinf isfinite nonzero any all detach numel allclose equal isclose "
                     "eq ne lt le gt ge is_floating_point logical_not logical_and logical_or fill_ zero_").split()
 
 
