@@ -134,15 +134,15 @@ def pointer(a):
 
 
 def _at(a):
-    """``a``'s first element as a ctypes argument (a pointer to it): as :func:`pointer`, without the
-    round trip through a Python int where the array lends its buffer.  (The flags are read first:
-    a failed ``from_buffer`` would cost an exception, about 1 µs.)"""
+    """``a``'s first element as a ctypes argument (a pointer to it), ``a`` not empty: as :func:`pointer`,
+    without the round trip through a Python int where the array lends its buffer.  (The flags are
+    read first: a failed ``from_buffer`` would cost an exception, about 1 µs.)"""
     flags = a.flags
-    if flags.writeable and a.size:
-        if flags.c_contiguous:
+    if flags.c_contiguous:
+        if flags.writeable:
             return _byref(_char_view(a))
-        if flags.f_contiguous:
-            return _byref(_char_view(a.T))
+    elif flags.f_contiguous and flags.writeable:
+        return _byref(_char_view(a.T))
     return _void_p(a.__array_interface__["data"][0])
 
 
@@ -163,14 +163,15 @@ _ROUTINES = {}   # (kind, dtype) -> (routine, scalar type, 1, 0), looked up once
 
 
 def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
-    """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS): ``a``, ``b``, ``c``
-    are arrays whose first element is the matrix's, ``transa``/``transb`` say whether op transposes;
-    the sizes and leading dimensions are Python ints below 2^31."""
+    """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS): ``a``, ``b`` are
+    arrays whose first element is the matrix's, ``c`` one laid out by rows that the caller allocated
+    (so it lends its buffer); ``transa``/``transb`` say whether op transposes; the sizes (at least 1)
+    and leading dimensions are Python ints below 2^31."""
     fn, scalar, one, zero = _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
     # (beta 0, of either sign, means c is not read: BLAS's rule, so one 0 stands for both)
     fn(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS, m, n, k,
        one if alpha == 1 else scalar(alpha), _at(a), lda, _at(b), ldb,
-       zero if beta == 0 else one if beta == 1 else scalar(beta), _at(c), ldc)
+       zero if beta == 0 else one if beta == 1 else scalar(beta), _byref(_char_view(c)), ldc)
 
 
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):

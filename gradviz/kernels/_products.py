@@ -404,12 +404,22 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
     rows, k = m1.shape
     cols = m2.shape[1]
     dtype = m1.dtype
-    size = dtype.itemsize
     result = np.empty((rows, cols), dtype)
     if bias is not None and beta != 0:
         result[...] = bias
     else:
         beta = 0                  # (BLAS then never reads the result's old values: no need to zero it)
+    f1, f2 = m1.flags, m2.flags
+    if rows > 1 and cols > 1 and k > 1 and (f1.c_contiguous or f1.f_contiguous) \
+            and (f2.c_contiguous or f2.f_contiguous) and m1.size <= _INT_MAX and m2.size <= _INT_MAX:
+        # The usual case, what the lays below come to when no side is a vector and each operand
+        # is laid by rows or by columns: m2ᵀ m1ᵀ, an operand by rows read as it lies (leading
+        # dimension its row's length), one by columns transposed (its column's length).
+        by_columns1, by_columns2 = f1.f_contiguous, f2.f_contiguous
+        _mkl.gemm(dtype, by_columns2, by_columns1, cols, rows, k, alpha, m2, k if by_columns2 else cols,
+                  m1, rows if by_columns1 else k, beta, result, cols)
+        return result
+    size = dtype.itemsize
     (p0, p1), (q0, q1) = m1.strides, m2.strides
     if p0 % size or p1 % size:    # not whole elements (no PyTorch tensor lies so): as a copy by rows would
         m1 = np.ascontiguousarray(m1)
@@ -497,10 +507,13 @@ def _fallback_addmm(c, a, b, beta, alpha):
 
 def mm(a, b):
     """``a @ b`` for 2-D arrays, as PyTorch's CPU ``mm`` computes it (``addmm`` with beta 0)."""
-    if type(a) is np.ndarray and type(b) is np.ndarray and _to_blas(a, b):
-        out = _addmm_blas(None, a, b, 0, 1)
-        if out is not None:
-            return out
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        dtype = a.dtype               # (the usual case, _to_blas written out: a product of lesson size
+        if (dtype is _F32 or dtype is _F64) and b.dtype is dtype and b.ndim == 2 and a.size and b.size \
+                and _mkl.library() is not None:         # costs less in MKL than in these checks)
+            out = _addmm_blas(None, a, b, 0, 1)
+            if out is not None:
+                return out
     return addmm(None, a, b, 0)
 
 
