@@ -115,7 +115,9 @@ def _in_float(f):
     differ in the last bits of the half)."""
     @functools.wraps(f)
     def run(*arrays, **kw):
-        dt = next(a.dtype for a in arrays if isinstance(a, np.ndarray))
+        dt = next((a.dtype for a in arrays if isinstance(a, np.ndarray)), None)
+        if dt is None:     # (recorded tensors under create_graph=True: the engine says it cannot record this)
+            raise TypeError(f"{f.__name__} computes on numpy arrays")
         with np.errstate(all="ignore"):
             if dt in _LANES:
                 return f(*arrays, **kw)

@@ -62,6 +62,15 @@ def test_module_parameters_train_and_eval_alike():
     assert nn.LayerNorm(3, elementwise_affine=False).state_dict() == {}
 
 
+def test_double_backward_says_it_cannot_yet():
+    """create_graph=True through a layer norm: PyTorch's double backward is not repeated; gradviz says so
+    (it raised a bare StopIteration)."""
+    x = gradviz.randn(2, 3, requires_grad=True)
+    y = F.layer_norm(x, (3,))
+    with pytest.raises(RuntimeError, match="cannot differentiate the backward of NativeLayerNormBackward0 twice yet"):
+        gradviz.autograd.grad((y * y).sum(), x, create_graph=True)
+
+
 @contextlib.contextmanager
 def _threads(torch, n):
     before, mine = torch.get_num_threads(), gradviz.get_num_threads()
