@@ -178,7 +178,7 @@ def test_the_torch_import_paths_are_modules():
 LAYERS = [
     ("kernels", ("gradviz.kernels",)),
     ("numbers and types", ("gradviz._dtype", "gradviz._types", "gradviz._keywords", "gradviz._devices", "gradviz._gc", "gradviz._lazy",
-                           "gradviz._arrays")),
+                           "gradviz._arrays", "gradviz._errstate")),
     ("printing and random draws", ("gradviz._format", "gradviz._cpu_generator")),
     ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._linalg_ops", "gradviz._blend_ops",
                       "gradviz._activation_ops", "gradviz._recorded",

@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from .._broadcast import unbroadcast
-from .. import _hooks, _layout, _strided
+from .. import _errstate, _hooks, _layout, _strided
 from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
@@ -75,7 +75,7 @@ def apply(op, inputs, arrays=None, **params):
             record(op, inputs, arrays, result, params)
     elif needs:
         # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
-        result._cut = ("no_grad()", tuple(weakref.ref(t) for t in inputs if t._requires_grad))
+        result._cut = ("no_grad()", tuple([weakref.ref(t) for t in inputs if t._requires_grad]))
     return result
 
 
@@ -134,7 +134,6 @@ _NO_INPUTS = types.MappingProxyType({})   # a node whose every input has an edge
 
 # --- 3. run_backward: each node once, when every gradient for it has arrived ---------------------
 
-@np.errstate(all="ignore")   # nan and inf come silently, as in PyTorch (one errstate per pass, not per node)
 def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate=True, root_outputs=None,
                  create_graph=False, steps=None):
     """Propagate ``root_grads`` from ``roots`` (grad_fn nodes) down to the leaves.
@@ -149,11 +148,13 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
     """
     # (enable_grad() if create_graph else no_grad(), written out: a pass is short on small graphs)
     previous, _GradMode.enabled = _GradMode.enabled, bool(create_graph)
+    quiet = _errstate.silence()     # nan and inf come silently, as in PyTorch (once a pass, not per node)
     try:
         return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph,
                              steps or (apply_node, _accumulate))
     finally:
         _GradMode.enabled = previous
+        _errstate.restore(quiet)
 
 
 def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph, steps):
