@@ -2,12 +2,11 @@
 random inputs with 0, −0, ±inf, nan and large numbers among them; node names, saved values, reprs,
 in-place forms and PyTorch's errors.
 
-Bit for bit at every size: every op in float32 (gelu: oneDNN's kernel, :mod:`gradviz.kernels._onednn`;
-SLEEF's tanhf and expm1f, :mod:`gradviz.kernels._sleef_hyperbolic`), and in float64 leaky_relu,
-hardtanh, relu6, hardsigmoid, softplus, silu, logsigmoid and the gradients of elu, selu, celu.  float64
-elu, selu, celu values (expm1), gelu with approximate='tanh' and mish (tanh), gelu (erf): bit for bit
-on fewer elements than PyTorch's kernels take in a pair of vectors (every lesson's tensors), within a
-few ulp of the input's scale above (a SLEEF function MKL's stands in for).
+Bit for bit at every size, float32 and float64 (float32 gelu: oneDNN's kernel,
+:mod:`gradviz.kernels._onednn`; SLEEF's tanh and expm1, :mod:`gradviz.kernels._sleef_hyperbolic`), but
+float64 gelu(approximate='none'): bit for bit on fewer elements than PyTorch's kernels take in a pair of
+vectors (every lesson's tensors), within a few ulp of the input's scale above (SLEEF's double erf, for
+which MKL's stands in).
 """
 
 import numpy as np
@@ -42,15 +41,15 @@ OPS = {
     "softplus(0.5, 3)": (lambda lib, t: _f(lib).softplus(t, beta=0.5, threshold=3.0), BOTH),
     "silu": (lambda lib, t: _f(lib).silu(t), BOTH),
     "logsigmoid": (lambda lib, t: _f(lib).logsigmoid(t), BOTH),
-    "elu": (lambda lib, t: _f(lib).elu(t), (np.float32,)),
-    "elu(0.5)": (lambda lib, t: _f(lib).elu(t, 0.5), (np.float32,)),
-    "selu": (lambda lib, t: _f(lib).selu(t), (np.float32,)),
-    "torch.selu": (lambda lib, t: lib.selu(t), (np.float32,)),
-    "celu(0.7)": (lambda lib, t: lib.celu(t, 0.7), (np.float32,)),
-    "celu": (lambda lib, t: _f(lib).celu(t), (np.float32,)),
+    "elu": (lambda lib, t: _f(lib).elu(t), BOTH),
+    "elu(0.5)": (lambda lib, t: _f(lib).elu(t, 0.5), BOTH),
+    "selu": (lambda lib, t: _f(lib).selu(t), BOTH),
+    "torch.selu": (lambda lib, t: lib.selu(t), BOTH),
+    "celu(0.7)": (lambda lib, t: lib.celu(t, 0.7), BOTH),
+    "celu": (lambda lib, t: _f(lib).celu(t), BOTH),
     "gelu": (lambda lib, t: _f(lib).gelu(t), (np.float32,)),
-    "gelu(tanh)": (lambda lib, t: _f(lib).gelu(t, approximate="tanh"), (np.float32,)),
-    "mish": (lambda lib, t: _f(lib).mish(t), (np.float32,)),
+    "gelu(tanh)": (lambda lib, t: _f(lib).gelu(t, approximate="tanh"), BOTH),
+    "mish": (lambda lib, t: _f(lib).mish(t), BOTH),
 }
 
 

@@ -9,18 +9,17 @@ formula and the elements left over through the scalar one, in each thread's rang
 32,768 elements are shared (:func:`_vector_part`); other layouts go through the scalar formula
 alone.  The two differ where the functions they call differ:
 
-* vectors call SLEEF's ``exp``/``log1p`` (:mod:`._sleef`, bit for bit), its float32 ``tanh`` and
-  ``expm1`` (:mod:`._sleef_hyperbolic`, bit for bit), ATen's own float32 ``erf`` (a polynomial,
-  :func:`_vec_erf32`, bit for bit), SLEEF's double ``tanh``, ``expm1`` and ``erf`` (not re-derived
-  here: MKL's in their place, within 1 ulp of each call);
+* vectors call SLEEF's ``exp``/``log1p`` (:mod:`._sleef`, bit for bit), its ``tanh`` and ``expm1``
+  (:mod:`._sleef_hyperbolic`, bit for bit), ATen's own float32 ``erf`` (a polynomial,
+  :func:`_vec_erf32`, bit for bit), SLEEF's double ``erf`` (not re-derived here: MKL's in its place,
+  within 1 ulp of each call);
 * single numbers call the C library's ``expf``/``exp``, ``log1p``, ``erf``, ``tanh``
   (:mod:`._libm`, bit for bit);
 * the compiler fuses a product into the sum that follows it in the scalar formulas
   (``-ffp-contract=fast``), as measured against torch: :func:`_fma` where it does.
 
-So float32 is PyTorch's to the bit at every size for every op here, and float64 on fewer than
-2 × LANES/2 doubles (every lesson's tensors); above, float64 elu's expm1, gelu(approximate='tanh') and
-mish's tanh and gelu's erf are within an ulp per call of SLEEF's function.
+So every op here is PyTorch's to the bit at every size, float32 and float64, but float64
+gelu(approximate='none') of 16 or more doubles (SLEEF's double erf: within an ulp per call).
 float32 gelu of a contiguous tensor of two or more elements is oneDNN's in PyTorch, and here
 (:mod:`._onednn`, to the bit).  hardtanh's gradient runs single vectors, not pairs (measured).
 """
@@ -167,7 +166,7 @@ def _elu_coefficients(x, alpha, scale, input_scale):
 
 def elu(a, alpha=1.0, scale=1.0, input_scale=1.0):
     """scale·x for x >= 0, else (e^{x·input_scale} − 1)·alpha·scale, with expm1: the C library's on
-    single numbers; on vectors SLEEF's (float32 re-derived; float64 MKL's in its place, within 1 ulp)."""
+    single numbers; on vectors SLEEF's (:mod:`._sleef_hyperbolic`)."""
     neg, pos, ipt = _elu_coefficients(a, alpha, scale, input_scale)
     return _pointwise(lambda x: np.where(x >= 0, x * pos, _sleef_hyperbolic.expm1(x * ipt) * neg),
                       lambda x: np.where(x < 0, _libm.expm1(x * ipt) * neg, x * pos), a)
@@ -266,8 +265,7 @@ def _vec_erf(x):
 
 
 def _vec_tanh(x):
-    """``Vectorized<T>::tanh`` is SLEEF's tanh (u10): float32 re-derived (:mod:`._sleef_hyperbolic`),
-    float64 MKL's in its place (within 1 ulp)."""
+    """``Vectorized<T>::tanh`` is SLEEF's tanh (u10), re-derived (:mod:`._sleef_hyperbolic`)."""
     return _sleef_hyperbolic.tanh(x)
 
 
