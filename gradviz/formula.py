@@ -607,7 +607,9 @@ class Reshape(_Shaped):
 
     def value(self):
         v = np.asarray(self.arg.value())
-        return np.reshape(np.broadcast_to(v, self.shape) if v.size == 1 else v, self.shape)
+        if v.size == 1 and math.prod(self.shape) != 1:    # one number standing for every element
+            v = np.broadcast_to(v.reshape(()), self.shape)
+        return np.reshape(v, self.shape)
 
 
 class Expand(Reshape):

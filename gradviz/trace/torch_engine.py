@@ -125,6 +125,17 @@ def _saved(fn, attr):
         return None
 
 
+def _signed(dim):
+    """A dim as PyTorch keeps it (an unsigned int64: -1 shows as 2**64 - 1) back to a Python int, or a tuple of them."""
+    if isinstance(dim, (tuple, list)):
+        return tuple(_signed(d) for d in dim)
+    return dim - 2 ** 64 if isinstance(dim, int) and dim >= 2 ** 63 else dim
+
+
+# The saved attribute an op-table parameter is read from, where it has another name on this node
+_SAVED_AS = {("repeat", "sizes"): "repeats", ("slice", "s"): "start", ("topk", "index"): "indices"}
+
+
 def _saved_numbers(fn):
     """The numbers a node the op table does not know saved (addcmul's value, lerp's weight): part of what it computed."""
     out = []
@@ -309,10 +320,12 @@ class TorchAdapter(EngineAdapter):
             return {}, False
         params = {}
         for key, default in op.params.items():
-            if key in ("shape", "sizes"):
+            if key in ("shape", "sizes") and op.key != "repeat":
                 params[key] = out_shape
                 continue
-            value = _saved(fn, PARAM_ALIAS.get(key, key))
+            value = _saved(fn, _SAVED_AS.get((op.key, key)) or PARAM_ALIAS.get(key, key))
+            if key == "s":        # x[a:b]: the slice the node keeps as start, end, step
+                value = slice(value, _saved(fn, "end"), _saved(fn, "step")) if value is not None else None
             if value is None:
                 if op.key in FIXED:
                     params[key] = default
@@ -324,11 +337,15 @@ class TorchAdapter(EngineAdapter):
                 value = REDUCTIONS.get(value, value)
             if isinstance(value, self.torch.Tensor):   # (embedding's indices): the op table reads numpy
                 value = _array(value)
+            if key == "dim":       # (a dim given as -1 PyTorch keeps as given, shown as 2**64 - 1)
+                value = _signed(value)
             if key == "dim" and isinstance(default, tuple) and isinstance(value, int):
                 value = (value,)
             params[key] = value
         if op.key in ("sum_dim", "mean_dim"):
             params["keepdim"] = bool(_saved(fn, "keepdim"))
+        if op.key == "norm":                               # (the op table gives norm no defaults to read)
+            params.update(ord=_saved(fn, "ord"), dim=_signed(_saved(fn, "dim")), keepdim=bool(_saved(fn, "keepdim")))
         if op.key == "native_batch_norm" and _saved(fn, "weight") is None:   # (the bias is not saved)
             params.update(has_weight=False, has_bias=fn.next_functions[2][0] is not None)
         if op.key == "native_layer_norm":                  # (eps is not saved; the mean and rstd are)
@@ -932,6 +949,11 @@ _REPLAY = {
     "unsqueeze": lambda t, a, p: a[0].unsqueeze(p["dim"]), "squeeze": lambda t, a, p: a[0].squeeze(),
     "squeeze_dim": lambda t, a, p: a[0].squeeze(p["dim"]), "expand": lambda t, a, p: a[0].expand(p["shape"]),
     "permute": lambda t, a, p: a[0].permute(p["dims"]),
+    "repeat": lambda t, a, p: a[0].repeat(p["sizes"]),
+    "slice": lambda t, a, p: a[0][(slice(None),) * (p["dim"] % a[0].ndim) + (p["s"],)],
+    "clamp": lambda t, a, p: t.clamp(a[0], p["lo"], p["hi"]),
+    "clamp_min": lambda t, a, p: t.clamp_min(a[0], p["min"]), "clamp_max": lambda t, a, p: t.clamp_max(a[0], p["max"]),
+    "norm": lambda t, a, p: t.linalg.vector_norm(a[0], p["ord"], p["dim"], p["keepdim"]),
     # picking elements: x[i], index_select, gather (the indices the node keeps)
     "select": lambda t, a, p: a[0].select(p["dim"], p["index"]),
     "index_select": lambda t, a, p: t.index_select(a[0], p["dim"], t.as_tensor(p["index"])),

@@ -459,7 +459,8 @@ def after_run_all(lib, w, root, gradient, tensors, train=False, words=False, pre
     every leaf, then the buttons backward(), zero_(), backward(): never ✗ nor an error, and at the end
     ✓ on every leaf, the derivation at the values the last press ran on reading as the engine's
     .grad -- or, with ``words`` (a custom Function: the user's code is never run again), the note
-    saying backward() was not run and why, .grad left as it was. ``presses``: any buttons pressed
+    saying backward() was not run and why, .grad left as it was (``words="op"``: the reason given is
+    an op the widget cannot call again). ``presses``: any buttons pressed
     before those three ("backward", "backward_retain" with retain_graph=True, "zero")."""
     leaves = {k: t for k, t in tensors.items() if getattr(t, "is_leaf", False) and t.requires_grad}
     for t in leaves.values():
@@ -483,7 +484,8 @@ def after_run_all(lib, w, root, gradient, tensors, train=False, words=False, pre
                                                                                   range(len(new))])
     last = w.frames[-1]
     if words:
-        assert last["phase"] == "note" and last["unchecked"] is True and last["msg"][1]["reason"] == ["why_user", {}]
+        why = "why_" + (words if isinstance(words, str) else "user")
+        assert last["phase"] == "note" and last["unchecked"] is True and last["msg"][1]["reason"] == [why, {}]
         return
     assert last["kind"] == "done" and not any(f.get("unchecked") for f in new), render("en", last["msg"])
     shown = {}
