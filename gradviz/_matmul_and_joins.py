@@ -28,7 +28,7 @@ def matmul(a, b):
         a, b = (x if isinstance(x, TensorBase) else like._wrap(np.array(as_array(x))) for x in (a, b))
     x, y = a._data, b._data
     if x.ndim == 2 and y.ndim == 2 and x.dtype == y.dtype and x.shape[1] == y.shape[0]:
-        return apply(OPS["mm"], (a, b))      # (the usual case, straight to mm)
+        return apply(OPS["mm"], (a, b), (x, y))      # (the usual case, straight to mm, the arrays at hand)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")

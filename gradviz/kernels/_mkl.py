@@ -164,13 +164,15 @@ _ROUTINES = {}   # (kind, dtype) -> (routine, scalar type, 1, 0), looked up once
 
 def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     """``c ← alpha·op(a)·op(b) + beta·c`` by MKL's gemm (column-major, as BLAS): ``a``, ``b`` are
-    arrays whose first element is the matrix's, ``c`` one laid out by rows that the caller allocated
-    (so it lends its buffer); ``transa``/``transb`` say whether op transposes; the sizes (at least 1)
-    and leading dimensions are Python ints below 2^31."""
+    arrays whose first element is the matrix's (quickest laid out by rows), ``c`` one laid out by
+    rows that the caller allocated (so it lends its buffer); ``transa``/``transb`` say whether op
+    transposes; the sizes (at least 1) and leading dimensions are Python ints below 2^31."""
     fn, scalar, one, zero = _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
+    fa, fb = a.flags, b.flags     # (_at written out for the usual operands, laid by rows and writable)
     # (beta 0, of either sign, means c is not read: BLAS's rule, so one 0 stands for both)
     fn(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS, m, n, k,
-       one if alpha == 1 else scalar(alpha), _at(a), lda, _at(b), ldb,
+       one if alpha == 1 else scalar(alpha), _byref(_char_view(a)) if fa.c_contiguous and fa.writeable else _at(a),
+       lda, _byref(_char_view(b)) if fb.c_contiguous and fb.writeable else _at(b), ldb,
        zero if beta == 0 else one if beta == 1 else scalar(beta), _byref(_char_view(c)), ldc)
 
 

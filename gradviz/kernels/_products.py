@@ -414,10 +414,11 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
             and (f2.c_contiguous or f2.f_contiguous) and m1.size <= _INT_MAX and m2.size <= _INT_MAX:
         # The usual case, what the lays below come to when no side is a vector and each operand
         # is laid by rows or by columns: m2ᵀ m1ᵀ, an operand by rows read as it lies (leading
-        # dimension its row's length), one by columns transposed (its column's length).
+        # dimension its row's length), one by columns transposed (its column's length), handed
+        # over as its transpose, which lies by rows (the address MKL gets is the same; see _mkl._at).
         by_columns1, by_columns2 = f1.f_contiguous, f2.f_contiguous
-        _mkl.gemm(dtype, by_columns2, by_columns1, cols, rows, k, alpha, m2, k if by_columns2 else cols,
-                  m1, rows if by_columns1 else k, beta, result, cols)
+        _mkl.gemm(dtype, by_columns2, by_columns1, cols, rows, k, alpha, m2.T if by_columns2 else m2,
+                  k if by_columns2 else cols, m1.T if by_columns1 else m1, rows if by_columns1 else k, beta, result, cols)
         return result
     size = dtype.itemsize
     (p0, p1), (q0, q1) = m1.strides, m2.strides
