@@ -26,3 +26,17 @@ def printed(L, code, **names):
             print(f"ERROR {type(e).__name__}: {e}")
     text = re.sub(r"at 0x[0-9a-f]+", "at 0x?", buf.getvalue())
     return re.sub(r"\bgradviz(?=\.|::|\b)", "torch", text)
+
+
+@contextlib.contextmanager
+def same_threads(torch, n=1):
+    """PyTorch and gradviz on ``n`` threads each (what a kernel's bits can depend on), then back."""
+    import gradviz
+    before, mine = torch.get_num_threads(), gradviz.get_num_threads()
+    torch.set_num_threads(n)
+    gradviz.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+        gradviz.set_num_threads(mine)

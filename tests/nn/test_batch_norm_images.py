@@ -6,7 +6,6 @@ vector at a time, the planes' sums added in double.  Each channel is one thread'
 the bits do not depend on the thread count; the tests still run torch and gradviz on one thread.
 """
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -14,20 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradviz
+from parity import same_threads
 
 pytestmark = pytest.mark.torch
-
-
-@contextlib.contextmanager
-def _one_thread(torch, threads=1):
-    before, mine = torch.get_num_threads(), gradviz.get_num_threads()
-    torch.set_num_threads(threads)
-    gradviz.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-        gradviz.set_num_threads(mine)
 
 
 def _run(lib, x, g, w, b, rm, rv, training):
@@ -46,7 +34,7 @@ def _check(torch, shape, seed, training, threads=1):
     g = rng.standard_normal(shape).astype(np.float32)
     w, b, rm = (rng.standard_normal(c).astype(np.float32) for _ in range(3))
     rv = (rng.random(c) + 0.5).astype(np.float32)
-    with _one_thread(torch, threads):
+    with same_threads(torch, threads):
         want = _run(torch, x, g, w, b, rm, rv, training)
         got = _run(gradviz, x, g, w, b, rm, rv, training)
     for name, a, e in zip(("output", "running_mean", "running_var", "input grad", "weight grad", "bias grad"),

@@ -4,12 +4,12 @@ several steps of training then eval mode bit for bit against torch on 1 and 2 th
 reprs are golden (tests/golden/repr/norms.txt); F.batch_norm's own sums are
 tests/nn/test_batch_norm_images.py's."""
 
-import contextlib
 
 import numpy as np
 import pytest
 
 import gradviz
+from parity import same_threads
 from gradviz import nn
 
 
@@ -58,18 +58,6 @@ def test_affine_false_has_no_parameters_and_eval_uses_running_stats():
     np.testing.assert_allclose(bn(x).numpy()[0, :, 0, 0, 0], expected.numpy(), rtol=1e-6)
 
 
-@contextlib.contextmanager
-def _threads(torch, n):
-    before, mine = torch.get_num_threads(), gradviz.get_num_threads()
-    torch.set_num_threads(n)
-    gradviz.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-        gradviz.set_num_threads(mine)
-
-
 def _steps(lib, cls, x, g, **options):
     """Three training steps (inputs x, 2x, 3x), then one in eval mode: every output, gradient and
     running statistic, as numpy arrays."""
@@ -105,7 +93,7 @@ def test_training_then_eval_is_bit_identical(cls, shape, options, threads):
     rng = np.random.default_rng(sum(shape) + threads)
     x = (rng.standard_normal(shape) * 2 + 0.5).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)
-    with _threads(torch, threads):
+    with same_threads(torch, threads):
         want, want_repr = _steps(torch, cls, x, g, **options)
         got, got_repr = _steps(gradviz, cls, x, g, **options)
     assert got_repr == want_repr

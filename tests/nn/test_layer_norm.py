@@ -5,7 +5,6 @@ weight's and bias's gradients are summed per thread).  The maths alone (against 
 differences) is the op table's test, tests/test_ops.py; the reprs are golden (tests/golden/repr/norms.txt).
 """
 
-import contextlib
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradviz
+from parity import same_threads
 from gradviz import nn
 
 F = gradviz.nn.functional
@@ -71,18 +71,6 @@ def test_double_backward_says_it_cannot_yet():
         gradviz.autograd.grad((y * y).sum(), x, create_graph=True)
 
 
-@contextlib.contextmanager
-def _threads(torch, n):
-    before, mine = torch.get_num_threads(), gradviz.get_num_threads()
-    torch.set_num_threads(n)
-    gradviz.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-        gradviz.set_num_threads(mine)
-
-
 def _run(lib, x, g, w, b, normalized, eps):
     """(y, dx, dw, db) of F.layer_norm in ``lib`` as numpy arrays (None for what was not given)."""
     xt = lib.tensor(x, requires_grad=True)
@@ -100,7 +88,7 @@ def _check(torch, shape, k, seed, dtype=np.float32, given=(True, True), threads=
     g = rng.standard_normal(shape).astype(dtype)
     w = rng.standard_normal(normalized).astype(dtype) if given[0] else None
     b = rng.standard_normal(normalized).astype(dtype) if given[1] else None
-    with _threads(torch, threads):
+    with same_threads(torch, threads):
         want = _run(torch, x, g, w, b, normalized, eps)
         got = _run(gradviz, x, g, w, b, normalized, eps)
     bits = np.uint32 if dtype == np.float32 else np.uint64
@@ -152,6 +140,6 @@ def test_module_steps_are_bit_identical():
             out += [np.array(p.detach().numpy()) for p in model.parameters()]
         return out
 
-    with _threads(torch, 1):
+    with same_threads(torch, 1):
         for a, e in zip(steps(gradviz), steps(torch)):
             assert np.array_equal(a.view(np.uint32), e.view(np.uint32))
