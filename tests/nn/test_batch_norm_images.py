@@ -6,7 +6,6 @@ vector at a time, the planes' sums added in double.  Each channel is one thread'
 the bits do not depend on the thread count; the tests still run torch and gradviz on one thread.
 """
 
-
 import numpy as np
 import pytest
 from hypothesis import given, settings

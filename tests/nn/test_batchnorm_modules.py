@@ -4,7 +4,6 @@ several steps of training then eval mode bit for bit against torch on 1 and 2 th
 reprs are golden (tests/golden/repr/norms.txt); F.batch_norm's own sums are
 tests/nn/test_batch_norm_images.py's."""
 
-
 import numpy as np
 import pytest
 

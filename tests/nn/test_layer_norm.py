@@ -5,7 +5,6 @@ weight's and bias's gradients are summed per thread).  The maths alone (against 
 differences) is the op table's test, tests/test_ops.py; the reprs are golden (tests/golden/repr/norms.txt).
 """
 
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
