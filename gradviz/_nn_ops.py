@@ -10,7 +10,7 @@ import numpy as np
 from . import kernels
 from ._op import OPS, call, op
 
-__all__ = ["weighted_nll_latex", "batch_norm_latex", "layer_norm_latex"]
+__all__ = ["regression_loss_latex", "weighted_nll_latex", "batch_norm_latex", "layer_norm_latex"]
 
 
 # --- losses -------------------------------------------------------------------------------------
@@ -144,6 +144,63 @@ OPS["nll_loss2d"] = OPS["nll_loss"].renamed(
 def _reduce_loss(loss, reduction):
     return loss if reduction == "none" else \
         np.asarray(kernels.sum(loss) / loss.size if reduction == "mean" else kernels.sum(loss), loss.dtype)
+
+
+# smooth_l1_loss and huber_loss: one node each in PyTorch, quadratic near the target and linear
+# beyond β (δ); the numbers are kernels.smooth_l1/huber and their gradients, PyTorch's kernels step by
+# step. A target that requires grad gets the same gradient with input and target swapped (x − t → t − x),
+# as PyTorch's derivatives.yaml writes it. (smooth_l1_loss with beta=0 is l1_loss, composed: see nn.functional)
+
+def _norm(a, reduction):
+    """the kernels' norm: 1/n in double for the mean (rounded to the dtype there), else 1"""
+    return 1.0 / a.size if reduction == "mean" else 1.0
+
+
+# |x − t| in a template, and the two pieces' indicators
+_Z = r"|@0 - @1|"
+_IN, _OUT = rf"\mathbb{{1}}[{_Z} < @{{p}}]", rf"\mathbb{{1}}[{_Z} \ge @{{p}}]"
+# each element's loss and its derivative (for the input; the target's is its negative), without the
+# mean's 1/n, as regression_loss_latex writes them for each reduction
+SMOOTH_L1_PIECES = (rf"\frac{{(@0 - @1)^{{2}}}}{{2 @beta}} {_IN} + ({_Z} - \frac{{@beta}}{{2}}) {_OUT}".replace("{p}", "beta"),
+                    rf"\frac{{@0 - @1}}{{@beta}} {_IN} + \operatorname{{sign}}(@0 - @1) {_OUT}".replace("{p}", "beta"))
+HUBER_PIECES = (rf"\frac{{1}}{{2}} (@0 - @1)^{{2}} {_IN} + @delta ({_Z} - \frac{{@delta}}{{2}}) {_OUT}".replace("{p}", "delta"),
+                rf"(@0 - @1) {_IN} + @delta \operatorname{{sign}}(@0 - @1) {_OUT}".replace("{p}", "delta"))
+# (β = 1, δ = 1: the textbook's ½(x − t)², no parameter written)
+_ONE = (r"\frac{1}{2} (@0 - @1)^{2} \mathbb{1}[|@0 - @1| < 1] + (|@0 - @1| - \frac{1}{2}) \mathbb{1}[|@0 - @1| \ge 1]",
+        r"(@0 - @1) \mathbb{1}[|@0 - @1| < 1] + \operatorname{sign}(@0 - @1) \mathbb{1}[|@0 - @1| \ge 1]")
+
+
+def regression_loss_latex(key, reduction="mean", derivative=False, beta=1.0, delta=1.0):
+    """smooth_l1_loss's or huber_loss's LaTeX for a reduction: (1/n)Σ(...) for the mean, Σ(...) for
+    the sum, the element's own loss for 'none' (``derivative=True``: ∂ℓ/∂x, 1/n kept for the mean)."""
+    smooth = key == "smooth_l1_loss"
+    pieces = _ONE if (beta if smooth else delta) == 1 else SMOOTH_L1_PIECES if smooth else HUBER_PIECES
+    piece = pieces[1 if derivative else 0]
+    if derivative:
+        return rf"\frac{{1}}{{n}} ({piece})" if reduction == "mean" else piece
+    return {"mean": rf"\frac{{1}}{{n}}\sum ({piece})", "sum": rf"\sum ({piece})"}.get(reduction, piece)
+
+
+op("smooth_l1_loss", grad_fn="SmoothL1LossBackward0", symbol="SmoothL1",
+   forward=lambda a, b, reduction="mean", beta=1.0: _reduce_loss(kernels.smooth_l1(a, b, beta), reduction),
+   vjps=[lambda g, y, a, b, reduction="mean", beta=1.0: kernels.smooth_l1_backward(g, a, b, _norm(a, reduction), beta),
+         lambda g, y, a, b, reduction="mean", beta=1.0: kernels.smooth_l1_backward(g, b, a, _norm(a, reduction), beta)],
+   uses=["01", "01"],
+   latex=rf"\frac{{1}}{{n}}\sum ({SMOOTH_L1_PIECES[0]})",
+   latex_of=lambda reduction="mean", **p: regression_loss_latex("smooth_l1_loss", reduction, **p),
+   dlatex=[rf"\frac{{1}}{{n}} ({SMOOTH_L1_PIECES[1]})", rf"-\frac{{1}}{{n}} ({SMOOTH_L1_PIECES[1]})"],
+   params={"reduction": "mean", "beta": 1.0}, function="nn.functional.smooth_l1_loss", inputs="loss",
+   saved={"self": 0, "target": 1, "beta": "@beta"}, category="reduction")
+op("huber_loss", grad_fn="HuberLossBackward0", symbol="Huber",
+   forward=lambda a, b, reduction="mean", delta=1.0: _reduce_loss(kernels.huber(a, b, delta), reduction),
+   vjps=[lambda g, y, a, b, reduction="mean", delta=1.0: kernels.huber_backward(g, a, b, _norm(a, reduction), delta),
+         lambda g, y, a, b, reduction="mean", delta=1.0: kernels.huber_backward(g, b, a, _norm(a, reduction), delta)],
+   uses=["01", "01"],
+   latex=rf"\frac{{1}}{{n}}\sum ({HUBER_PIECES[0]})",
+   latex_of=lambda reduction="mean", **p: regression_loss_latex("huber_loss", reduction, **p),
+   dlatex=[rf"\frac{{1}}{{n}} ({HUBER_PIECES[1]})", rf"-\frac{{1}}{{n}} ({HUBER_PIECES[1]})"],
+   params={"reduction": "mean", "delta": 1.0}, function="nn.functional.huber_loss", inputs="loss",
+   saved={"self": 0, "target": 1, "delta": "@delta"}, category="reduction")
 
 
 def _bce(a, t, weight=None, reduction="mean"):

@@ -28,6 +28,7 @@ import re
 import numpy as np
 
 from .formula import Add, Expand, Fn, Frac, Ind, MatMul, Mul, Neg, Num, Pow, Reshape, Rule, RowSum, Sum, Sym, T, Take
+from ._nn_ops import regression_loss_latex
 from .ops import OPS
 
 __all__ = ["parse", "step", "ParseError", "is_one", "times", "category", "COMPOSITES", "linear_step"]
@@ -421,6 +422,25 @@ def _mse(i, g, operands, out, params, in_shape, out_shape):
     return _scale(g, d)
 
 
+def _regression(key):
+    """smooth_l1_loss, huber_loss: g copied back to every element, times the piecewise derivative
+    (the op table's, 1/n for the mean; written without a 1/1 for the sum); g ⊙ it for 'none'."""
+    def composite(i, g, operands, out, params, in_shape, out_shape):
+        reduction = params.get("reduction", "mean")
+        refs = {"0": operands[0], "1": operands[1], "n": Num(math.prod(in_shape))}
+        for k in ("beta", "delta"):
+            if _param(k, params.get(k)) is not None:
+                refs[k] = _param(k, params[k])
+        piece = regression_loss_latex(key, reduction, derivative=True,
+                                      **{k: v for k, v in params.items() if k in ("beta", "delta")})
+        d = parse(piece, refs)
+        d = d if i == 0 else Neg(d)
+        if reduction == "none":
+            return Mul(_gg(g), d, hadamard=True) if g is not None else d
+        return _scale(g, d)
+    return composite
+
+
 def _bce(i, g, operands, out, params, in_shape, out_shape):
     if params.get("weight") is not None or i != 0:
         return None
@@ -510,7 +530,8 @@ def _layer_norm(i, g, operands, out, params, in_shape, out_shape):
 
 COMPOSITES = {"nll_loss": _nll, "log_softmax": _log_softmax, "softmax": _softmax, "mse_loss": _mse,
               "binary_cross_entropy": _bce, "binary_cross_entropy_with_logits": _bce_logits,
-              "native_batch_norm": _batch_norm, "native_layer_norm": _layer_norm}
+              "native_batch_norm": _batch_norm, "native_layer_norm": _layer_norm,
+              "smooth_l1_loss": _regression("smooth_l1_loss"), "huber_loss": _regression("huber_loss")}
 
 
 def linear_step(i, g, x, w, in_shape):

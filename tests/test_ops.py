@@ -167,6 +167,12 @@ REFERENCE = {
     "mse_loss": lambda a, b, reduction: {"none": lambda e: e, "sum": lambda e: math.fsum(e.ravel().tolist()),
                                          "mean": lambda e: math.fsum(e.ravel().tolist()) / e.size}[reduction](
         np.vectorize(lambda u, v: (u - v) ** 2, otypes=[np.float64])(a, b)),
+    "smooth_l1_loss": lambda a, b, reduction, beta=1.0: _reduced(np.vectorize(
+        lambda u, v: 0.5 * (u - v) ** 2 / beta if abs(u - v) < beta else abs(u - v) - 0.5 * beta,
+        otypes=[np.float64])(a, b), reduction),
+    "huber_loss": lambda a, b, reduction, delta=1.0: _reduced(np.vectorize(
+        lambda u, v: 0.5 * (u - v) ** 2 if abs(u - v) < delta else delta * (abs(u - v) - 0.5 * delta),
+        otypes=[np.float64])(a, b), reduction),
     "div_scalar": lambda a, c: a * (1.0 / c),
     "mul_scalar": lambda a, c: a * c,
     "masked_select": lambda a, mask: np.broadcast_to(a, np.broadcast_shapes(a.shape, mask.shape))[

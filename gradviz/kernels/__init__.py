@@ -35,6 +35,7 @@ from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softm
 from ._activations import (elu, elu_backward, gelu, gelu_backward, hardsigmoid, hardsigmoid_backward, hardtanh,
                            hardtanh_backward, leaky_relu, leaky_relu_backward, log_sigmoid, log_sigmoid_backward, mish,
                            mish_backward, silu, silu_backward, softplus, softplus_backward)
+from ._losses import huber, huber_backward, smooth_l1, smooth_l1_backward
 from ._threads import LANES, get_num_threads, set_num_threads
 from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, sin, sqrt, tan, tanh, tanh_backward
 from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorch's scalar loops call them
@@ -45,7 +46,7 @@ __all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tens
            "layer_norm_bias_grad", "batch_norm_backward_sums", "batch_norm_grad_sum", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward", "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "gelu",
            "gelu_backward", "silu", "silu_backward", "softplus", "softplus_backward", "hardtanh", "hardtanh_backward", "mish",
-           "mish_backward", "log_sigmoid", "log_sigmoid_backward", "hardsigmoid", "hardsigmoid_backward", "exp", "log", "sin",
+           "mish_backward", "smooth_l1", "smooth_l1_backward", "huber", "huber_backward", "log_sigmoid", "log_sigmoid_backward", "hardsigmoid", "hardsigmoid_backward", "exp", "log", "sin",
            "cos", "tan", "tanh", "sqrt", "atan",
            "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",
            "sleef_log", "sleef_log1p", "get_exact_limit", "set_exact_limit", "LANES", "get_num_threads", "set_num_threads", "info"]

@@ -16,7 +16,7 @@ from ..tensor import Tensor, _broadcast_error, apply
 __all__ = ["linear", "relu", "sigmoid", "tanh", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "softplus", "hardtanh", "hardtanh_", "relu6", "mish", "logsigmoid", "softsign",
            "hardsigmoid", "softmax", "softmin", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm",
-           "one_hot", "mse_loss", "l1_loss", "normalize", "cosine_similarity", "nll_loss", "cross_entropy",
+           "one_hot", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "normalize", "cosine_similarity", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
@@ -269,6 +269,53 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     loss = (a - b).abs()
     return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
 
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """½(x − t)²/β where |x − t| < β, |x − t| − ½β beyond, averaged: one SmoothL1LossBackward0 node.
+
+    ``beta=0`` is :func:`l1_loss` (composed: SubBackward0, AbsBackward0, MeanBackward0), as in PyTorch.
+    """
+    _check_sizes(input, target)
+    _reduction(reduction)
+    a, b = _broadcast(input, target)
+    if beta == 0.0:
+        loss = (a - b).abs()
+        return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    # (an integer target is made floating; a float64 one is promoted inside the op: no ToCopyBackward0)
+    if not b.is_floating_point():
+        b = b.to(a.dtype if a.is_floating_point() else _dtype.result_type(a, b))
+    return apply(OPS["smooth_l1_loss"], (a, b), reduction=reduction, beta=float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """½(x − t)² where |x − t| < δ, δ(|x − t| − ½δ) beyond, averaged: one HuberLossBackward0 node.
+
+    With ``delta=1`` it is smooth_l1_loss; in general δ times smooth_l1_loss with β = δ.  ``weight``
+    (one per element) multiplies the unreduced losses before the mean or sum, as PyTorch does.
+    """
+    _check_sizes(input, target)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        loss = huber_loss(a, b, reduction="none", delta=delta) * weight
+        if reduction == "none":
+            return loss
+        if reduction == "sum":
+            return loss.sum()
+        if reduction == "mean":
+            return loss.mean()
+        raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+    _reduction(reduction)
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    # (PyTorch writes the loss into a tensor like the input: a float64 target computes in double, then rounds)
+    if not b.is_floating_point():
+        b = b.to(a.dtype if a.is_floating_point() else _dtype.result_type(a, b))
+    return apply(OPS["huber_loss"], (a, b), reduction=reduction, delta=float(delta))
 
 
 # --- classification losses ------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""The losses: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCELoss and BCEWithLogitsLoss, printing and computing as PyTorch's do."""
+"""The losses: MSELoss, L1Loss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss and BCEWithLogitsLoss, printing and computing as PyTorch's do."""
 
 from . import functional
 from .module import Module
 
-__all__ = ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 class _Loss(Module):
@@ -33,6 +33,37 @@ class L1Loss(_Loss):
 
     def forward(self, input, target):
         return functional.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Quadratic for errors smaller than ``beta``, linear beyond: ½(x − t)²/β or |x − t| − ½β, averaged.
+
+    >>> import gradviz as torch
+    >>> torch.nn.SmoothL1Loss()(torch.tensor([0.5, 3.0]), torch.tensor([0.0, 0.0]))
+    tensor(1.3125)
+    """
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return functional.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Quadratic for errors smaller than ``delta``, linear beyond: ½(x − t)² or δ(|x − t| − ½δ), averaged."""
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return functional.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class _WeightedLoss(_Loss):

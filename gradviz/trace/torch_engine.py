@@ -973,6 +973,8 @@ _REPLAY = {
     "softmax": lambda t, a, p: t.softmax(a[0], p["dim"]), "log_softmax": lambda t, a, p: t.log_softmax(a[0], p["dim"]),
     "nll_loss": lambda t, a, p: t.nn.functional.nll_loss(a[0], t.as_tensor(p["target"]), reduction=p["reduction"]),
     "mse_loss": lambda t, a, p: t.nn.functional.mse_loss(a[0], a[1], reduction=p["reduction"]),
+    "smooth_l1_loss": lambda t, a, p: t.nn.functional.smooth_l1_loss(a[0], a[1], reduction=p["reduction"], beta=p["beta"]),
+    "huber_loss": lambda t, a, p: t.nn.functional.huber_loss(a[0], a[1], reduction=p["reduction"], delta=p["delta"]),
     "binary_cross_entropy": lambda t, a, p: t.nn.functional.binary_cross_entropy(a[0], a[1], reduction=p["reduction"]),
     "binary_cross_entropy_with_logits": lambda t, a, p: t.nn.functional.binary_cross_entropy_with_logits(
         a[0], a[1], reduction=p["reduction"]),

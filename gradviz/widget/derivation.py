@@ -481,7 +481,7 @@ def _count(node, in_shape, out_shape):
     """The n a mean divides by: how many numbers went into each output number."""
     if node.key in ("mean", "mean_dim"):
         return max(1, math.prod(in_shape) // max(1, math.prod(out_shape)))
-    if node.key in ("mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"):
+    if node.key in ("mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss"):
         return max(1, math.prod(in_shape)) if node.params.get("reduction", "mean") == "mean" else 1
     if node.key in ("nll_loss", "nll_loss2d"):            # the batch: N rows
         return max(1, in_shape[0]) if len(in_shape) > 1 and node.params.get("reduction", "mean") == "mean" else 1
@@ -582,9 +582,12 @@ class Delta:
 
     def __init__(self, lesson):
         self.lesson, self.node, self.named = lesson, None, None
+        read = [id(t) for n in lesson.nodes for kind, t in lesson.kinds(n) if kind == "op"]
         for node in reversed(lesson.nodes):
             if node.key in chain_rule.COMPOSITES:       # (δ is named below softmax & co: at the logits)
                 continue
+            if read.count(id(node)) > 1:   # (two losses of one output: each path brings a part, no one δ)
+                break
             if _is_matrix(node) and chain_rule.category(node.key) != "transpose" or any(
                     kind == "op" and (chain_rule.category(getattr(thing, "key", None)) == "matmul"
                                       or getattr(thing, "members", None))
