@@ -88,7 +88,11 @@ def _rows_outside(x, axis):
     (axes of one element left out, an axis of negative strides turned round): so the summed axis
     must run forwards, and some other axis of more than one element must lie closer packed."""
     step = x.strides[axis]
-    return step > 0 and any(n > 1 and 0 < s < step for d, (n, s) in enumerate(zip(x.shape, x.strides)) if d != axis)
+    if step > 0:
+        for d, (n, s) in enumerate(zip(x.shape, x.strides)):   # (a loop: asked of every small sum, twice)
+            if n > 1 and 0 < s < step and d != axis:
+                return True
+    return False
 
 
 def _groups(items, width):
@@ -108,11 +112,10 @@ def _cascade(rows):
     adds whole groups of :math:`2^p` of the level below, in order, from 0.  What is left in each
     level at the end is added up last, level 0 first.  (Every group at once, no loop over rows.)"""
     size = rows.shape[0]
-    power = max(4, (math.ceil(math.log2(size)) if size > 1 else 0) // _LEVELS)
-    step = 1 << power
     zero = rows.dtype.type(0)
-    if size < step:  # one level used, from 0: the other three hold zeros (adding one turns -0 into 0)
-        return _in_order(rows) + zero
+    if size < 16:    # fewer rows than a chunk (2^p, p at least 4; p > 4 only past 2^16 rows): one level
+        return _in_order(rows) + zero   # used, from 0: the other three hold zeros (adding one turns -0 into 0)
+    step = 1 << max(4, math.ceil(math.log2(size)) // _LEVELS)
     left, items = [], rows
     for _ in range(_LEVELS - 1):
         items, rest = _groups(items, step)
@@ -183,12 +186,12 @@ def torch_sum(a, axis=None, keepdims=False):
         axes = (axis % ndim,)
     else:
         axes = tuple(sorted([d % ndim for d in axis]))
-    out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape)) if keepdims \
-        else tuple(n for d, n in enumerate(shape) if d not in axes)
-    kept = [d for d in range(ndim) if shape[d] != 1]
-    if len(kept) < ndim and any(shape[d] != 1 for d in axes):   # size-1 dimensions change no order:
-        squeezed = a.reshape([shape[d] for d in kept])          # PyTorch's TensorIterator drops them
-        return torch_sum(squeezed, tuple(kept.index(d) for d in axes if shape[d] != 1)).reshape(out_shape)
+    out_shape = tuple([1 if d in axes else n for d, n in enumerate(shape)]) if keepdims \
+        else tuple([n for d, n in enumerate(shape) if d not in axes])
+    if 1 in shape and any([shape[d] != 1 for d in axes]):    # size-1 dimensions change no order:
+        kept = [d for d in range(ndim) if shape[d] != 1]       # PyTorch's TensorIterator drops them
+        squeezed = a.reshape([shape[d] for d in kept])
+        return torch_sum(squeezed, tuple([kept.index(d) for d in axes if shape[d] != 1])).reshape(out_shape)
     first, last = axes[0], axes[-1]
     run = last - first + 1 == len(axes)                    # adjacent dimensions
     if run:
