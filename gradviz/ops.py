@@ -403,6 +403,27 @@ op("log10", grad_fn="Log10Backward0", symbol="log₁₀", forward=kernels.log10,
    category="elementwise", latex_fn=r"\log_{10}", numpy=np.log10)
 
 
+def _xlogy(a, b):
+    """x·log(y), 0 where x == 0 (even for y 0 or ∞), nan where y is: PyTorch's scalar loop with the C library's log"""
+    dtype = np.result_type(a, b)
+    a, b = np.asarray(a, dtype), np.asarray(b, dtype)
+    with np.errstate(all="ignore"):
+        log = kernels.c_log(b)
+        if dtype == np.float64:      # (log of a negative double: torch's nan has no sign bit, measured; glibc's has)
+            log = np.where(b < 0, dtype.type(np.nan), log)
+        return np.where(np.isnan(b), dtype.type(np.nan), np.where(a == 0, dtype.type(0), a * log))
+
+
+def _xlogy_vjp(g, a, b):
+    """xlogy(g, y), 0 where x == 0 and y <= 0 (PyTorch's choice there: the derivative along x = 0)"""
+    return np.where((a == 0) & (b <= 0), np.result_type(g, b).type(0), _xlogy(g, b))
+
+
+# (its gradient for x is g · log y, for y g · x / y, as PyTorch's derivatives.yaml writes them)
+op("xlogy", grad_fn="XlogyBackward0", forward=_xlogy,
+   vjps=[lambda g, y, a, b: _xlogy_vjp(g, a, b), lambda g, y, a, b: g * a / b], uses=["01", "01"],
+   latex=r"@0 \ln @1", dlatex=[r"\ln @1", r"\frac{@0}{@1}"], domain=(0.5, 3.0),
+   method="xlogy", inplace=True, function=True, inputs="binary", saved={"self": 0, "other": 1}, category="elementwise")
 op("maximum", grad_fn="MaximumBackward0", symbol="max", forward=np.maximum,
    vjps=[lambda g, y, a, b: _winner(a, b, g, np.greater), lambda g, y, a, b: _winner(b, a, g, np.greater)], uses=["01", "01"],
    latex=r"\max(@0, @1)", dlatex=[r"\mathbb{1}[@0 > @1]", r"\mathbb{1}[@1 > @0]"],

@@ -173,6 +173,7 @@ REFERENCE = {
     "huber_loss": lambda a, b, reduction, delta=1.0: _reduced(np.vectorize(
         lambda u, v: 0.5 * (u - v) ** 2 if abs(u - v) < delta else delta * (abs(u - v) - 0.5 * delta),
         otypes=[np.float64])(a, b), reduction),
+    "xlogy": lambda a, b: _vec2(lambda u, v: 0.0 if u == 0 else u * math.log(v))(a, b),
     "div_scalar": lambda a, c: a * (1.0 / c),
     "mul_scalar": lambda a, c: a * c,
     "masked_select": lambda a, mask: np.broadcast_to(a, np.broadcast_shapes(a.shape, mask.shape))[

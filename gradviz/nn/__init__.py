@@ -16,7 +16,7 @@ from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (CosineSimilarity, Dropout, Embedding, Flatten, Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax,
                      Softmin, Tanh, Unflatten)
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
@@ -25,5 +25,5 @@ __all__ = ["Parameter", "Module", "Linear", "Identity", "Flatten", "Unflatten", 
            "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Softplus", "Hardtanh", "ReLU6",
            "Mish", "LogSigmoid", "Softsign", "Hardsigmoid", "CosineSimilarity", "Dropout", "Embedding", "BatchNorm1d",
            "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-           "ParameterDict", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "ParameterDict", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "functional", "init", "utils"]

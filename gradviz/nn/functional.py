@@ -16,7 +16,7 @@ from ..tensor import Tensor, _broadcast_error, apply
 __all__ = ["linear", "relu", "sigmoid", "tanh", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
            "celu_", "gelu", "silu", "softplus", "hardtanh", "hardtanh_", "relu6", "mish", "logsigmoid", "softsign",
            "hardsigmoid", "softmax", "softmin", "log_softmax", "dropout", "embedding", "batch_norm", "layer_norm",
-           "one_hot", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "normalize", "cosine_similarity", "nll_loss", "cross_entropy",
+           "one_hot", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "normalize", "cosine_similarity", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
@@ -316,6 +316,38 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if not b.is_floating_point():
         b = b.to(a.dtype if a.is_floating_point() else _dtype.result_type(a, b))
     return apply(OPS["huber_loss"], (a, b), reduction=reduction, delta=float(delta))
+
+
+_KL_MEAN = ("reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Σ t·(log t − x) with x = log q (log-probabilities) and t the target's probabilities: written out of
+    other ops, as PyTorch 2.13 writes it -- xlogy(t, t) − t·x (log_target: e^t·(t − x)), then the mean,
+    the sum, or ('batchmean') the sum divided by the batch size, the KL divergence itself.
+    """
+    if reduction == "mean":
+        warnings.warn(_KL_MEAN, stacklevel=2)
+    if reduction != "batchmean":
+        _reduction(reduction)
+    for t in (input, target):
+        if not t.is_floating_point():
+            raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        out = target.exp() * (target - input)
+    else:
+        # (t·x recorded first, as PyTorch's compiled C++ evaluates the right operand first: a target that
+        # requires grad gets xlogy's two parts added before t·x's, as there)
+        product = target * input
+        out = target.xlogy(target) - product
+    if reduction == "none":
+        return out
+    if reduction == "mean":
+        return out.mean()
+    out = out.sum()
+    return out / input.size()[0] if reduction == "batchmean" and input.dim() != 0 else out
 
 
 # --- classification losses ------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""The losses: MSELoss, L1Loss, SmoothL1Loss, HuberLoss, CrossEntropyLoss, NLLLoss, BCELoss and BCEWithLogitsLoss, printing and computing as PyTorch's do."""
+"""The losses: MSELoss, L1Loss, SmoothL1Loss, HuberLoss, KLDivLoss, CrossEntropyLoss, NLLLoss, BCELoss and BCEWithLogitsLoss, printing and computing as PyTorch's do."""
 
 from . import functional
 from .module import Module
 
-__all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 class _Loss(Module):
@@ -64,6 +64,21 @@ class HuberLoss(_Loss):
 
     def forward(self, input, target):
         return functional.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """The KL divergence of the target's distribution from the input's log-probabilities:
+    Σ t·(log t − x), averaged over the elements (``'batchmean'``: summed and divided by the batch size,
+    the divergence itself); ``log_target=True`` takes the target as log-probabilities too."""
+
+    __module__ = "gradviz.nn.modules.loss"
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return functional.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class _WeightedLoss(_Loss):

@@ -1,9 +1,11 @@
-"""smooth_l1_loss and huber_loss in the hand derivation, read as maths: each loss is defined by its
+"""smooth_l1_loss, huber_loss and kl_div (with xlogy) in the hand derivation, read as maths: each loss is defined by its
 pieces (½(x − y)² inside β, linear beyond, with indicators), its derivative is written as maths (the
 indicators and sign(x − y), 1/n for the mean, g ⊙ it for 'none'), every line evaluates to the engine's
 ``.grad``, every piece of LaTeX converts to MathML, and the live buttons after Run All end with ✓ --
 in both engines (the torch ones skip without torch).
 """
+
+import warnings
 
 import pytest
 
@@ -64,3 +66,44 @@ def test_the_live_buttons_after_run_all(engine):
     tensors = {"w": w, "p": p, "s": s}
     widget = AutogradWidget(s, names=tensors)
     after_run_all(lib, widget, s, None, tensors, train=True)
+
+
+# kl_div is written out of other ops (xlogy(t, t) − t·x, or e^t·(t − x) for log_target): no zero in a
+# target that requires grad (its ∂/∂t is log t + 1 − x, −∞ there, as in PyTorch)
+KL = [("batchmean", False, False), ("mean", True, False), ("sum", False, True), ("none", True, True)]
+
+
+def _kl(lib, reduction, log_target, target_grad):
+    z = lib.tensor([[0.2, -0.4, 1.0], [0.5, 0.1, -0.3]], requires_grad=True)
+    x = z.log_softmax(1)
+    t = lib.tensor([[0.2, 0.5, 0.3], [0.05, 0.9, 0.05]])
+    t = (t.log() if log_target else t).requires_grad_(target_grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # ('mean' warns, as in PyTorch)
+        L = lib.nn.functional.kl_div(x, t, reduction=reduction, log_target=log_target)
+    s = L if reduction != "none" else L.sum()
+    names = {"z": z, "x": x, "L": L, "s": s}
+    return s, {**names, "t": t} if target_grad else names
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", KL)
+def test_kl_div_reads_as_maths(engine, case):
+    """Every line evaluates to the engine's .grad (z's, and t's when it requires grad: through xlogy,
+    ln t and t/t written as such)."""
+    lib = lib_of(engine)
+    s, names = _kl(lib, *case)
+    widget = AutogradWidget(s, names=names)
+    read_the_maths(widget, engine_grads(s, names, None))
+    if case[2] and not case[1]:
+        shown = " ".join(texts(widget))
+        assert r"t \cdot \ln\left(t\right)" in shown and r"\frac{t}{t}" in shown   # b = t ln t, ∂b/∂t⁽²⁾ = t/t
+
+
+@pytest.mark.parametrize("case", KL)
+def test_kl_div_live_buttons_after_run_all(case):
+    """backward(), zero_(), backward() after the notebook's own backward() and a training step end with ✓
+    (gradviz's engine; under real torch the sub of xlogy's unkept value cannot run again: the words note)."""
+    s, names = _kl(__import__("gradviz"), *case)
+    widget = AutogradWidget(s, names=names)
+    after_run_all(__import__("gradviz"), widget, s, None, names, train=True)
