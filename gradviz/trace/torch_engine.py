@@ -686,9 +686,15 @@ class TorchAdapter(EngineAdapter):
         lost = {}      # id(step) -> its first output with 0 for each constant PyTorch did not keep
         pieces, old_pieces = {}, {}     # a node of several outputs (split): its new and its first tensors
 
+        def zero(i):      # 0 for a constant PyTorch did not keep, as a tensor where it was one of a known
+            #                 dtype (t.xlogy(t) - y: 0.0 - y would record RsubBackward1, not SubBackward0)
+            if i.dtype is None:
+                return 0.0
+            return torch.from_numpy(np.zeros(tuple(i.shape or ()), np.dtype(i.dtype)))
+
         def then(i):      # an input as the first pass read it (0 for a constant PyTorch did not keep)
             if i.kind == "const" and i.data is None:
-                return 0.0
+                return zero(i)
             if i.kind == "op" and id(i.src) in lost:
                 return lost[id(i.src)]
             if i.output_nr and i.data is None:
@@ -700,7 +706,7 @@ class TorchAdapter(EngineAdapter):
                 return i.src.tensor()
             if i.kind == "op":
                 return pieces[id(i.src)][i.output_nr] if i.output_nr else made[id(i.src)]
-            return 0.0 if i.data is None else _tensor(torch, i.data, i.src)
+            return zero(i) if i.data is None else _tensor(torch, i.data, i.src)
 
         for s in self.all_steps:
             if s.outputs > 1:
@@ -973,6 +979,7 @@ _REPLAY = {
     "softmax": lambda t, a, p: t.softmax(a[0], p["dim"]), "log_softmax": lambda t, a, p: t.log_softmax(a[0], p["dim"]),
     "nll_loss": lambda t, a, p: t.nn.functional.nll_loss(a[0], t.as_tensor(p["target"]), reduction=p["reduction"]),
     "mse_loss": lambda t, a, p: t.nn.functional.mse_loss(a[0], a[1], reduction=p["reduction"]),
+    "xlogy": lambda t, a, p: t.xlogy(a[0], a[1]),
     "smooth_l1_loss": lambda t, a, p: t.nn.functional.smooth_l1_loss(a[0], a[1], reduction=p["reduction"], beta=p["beta"]),
     "huber_loss": lambda t, a, p: t.nn.functional.huber_loss(a[0], a[1], reduction=p["reduction"], delta=p["delta"]),
     "binary_cross_entropy": lambda t, a, p: t.nn.functional.binary_cross_entropy(a[0], a[1], reduction=p["reduction"]),
