@@ -147,6 +147,7 @@
   // --- the clicker ----------------------------------------------------------------------------------
   // → / PageDown / Space step the widget on the slide shown until its animation is at its end, then
   // move the deck (as reveal's fragments do); ← / PageUp step it back to its start, then the deck.
+  // A widget in a fragment not shown yet is not stepped: → shows the fragment first.
   // No click on the picture is needed. Keys typed into a control (the speed menu...) are its own.
   var FORWARD = { ArrowRight: 1, PageDown: 1, " ": 1, Spacebar: 1 };
   var BACK = { ArrowLeft: 1, PageUp: 1 };
@@ -155,6 +156,7 @@
     document.querySelectorAll(".reveal .slides section.present .gv-fit").forEach(function (box) {
       var slide = box.closest("section");
       if (!slide.classList.contains("present")) return;
+      if (box.closest(".fragment:not(.visible)")) return;    // not shown yet: → first reveals it
       var w = box.shadowRoot && box.shadowRoot.querySelector(".gv-widget");
       if (w && w.gvControl) out.push(w.gvControl);
     });

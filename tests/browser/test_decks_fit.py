@@ -3,7 +3,8 @@
 - Every widget shows its whole graph (every node inside the graph's box) at the first and at the
   last frame, its smallest text (the graph's and the HTML's: caption, derivation, MathML scripts)
   at 11 px or more, its caption whole or visibly scrolling, and the widget inside its slide.
-- A clicker alone (→ and PageDown, nothing else) plays every widget to its end, its check ✓ where
+- A clicker alone (→ and PageDown, nothing else) plays every widget to its end (one in a fragment only once the
+  fragment is shown), its check ✓ where
   the widget writes a derivation and never ✗, and reaches the last slide.
 
 Screenshots: tests/artifacts/deck-<lesson>-<widget>-{first,last}.png (look at them).
@@ -79,8 +80,9 @@ def open_deck(offline_page, deck_path):
 
 
 def show_widget(page, nth):
-    page.evaluate("""(nth) => { const d = window.gradvizDeck;
-        const i = d.getIndices(document.querySelectorAll('.gv-fit')[nth].closest('section')); d.slide(i.h, i.v); }""", nth)
+    page.evaluate("""(nth) => { const d = window.gradvizDeck, box = document.querySelectorAll('.gv-fit')[nth];
+        const i = d.getIndices(box.closest('section')), frag = box.closest('.fragment');   // (shown, if in one)
+        d.slide(i.h, i.v, frag ? parseInt(frag.dataset.fragmentIndex || '0', 10) : undefined); }""", nth)
     settle(page)
     return page.locator(".gv-fit").nth(nth)
 
@@ -120,7 +122,8 @@ def test_a_clicker_alone_plays_every_widget_and_reaches_the_last_slide(open_deck
               const w = b.shadowRoot.querySelector('.gv-widget');
               return w.gvControl.atEnd() ? { ok: w.querySelectorAll('.gv-check.gv-ok').length,
                                             bad: w.querySelectorAll('.gv-check.gv-bad').length,
-                                            leaves: w.querySelectorAll('.gv-dleaf').length } : null; });
+                                            leaves: w.querySelectorAll('.gv-dleaf').length,
+                                            seen: !b.closest('.fragment:not(.visible)') } : null; });
             return { at: d.getSlidePastCount(), last: d.isLastSlide(), ends }; }""")
         for k, e in enumerate(state["ends"]):
             if e is not None and k not in ended:
@@ -133,6 +136,8 @@ def test_a_clicker_alone_plays_every_widget_and_reaches_the_last_slide(open_deck
     else:
         raise AssertionError(f"{lesson}: 3000 presses did not reach the end of the deck")
     assert sorted(ended) == list(range(len(state["ends"]))), f"{lesson}: widgets never played to their end"
+    unseen = [k for k, e in ended.items() if not e["seen"]]
+    assert not unseen, f"{lesson}: widgets {unseen} played to their end while their fragment was hidden"
     for k, e in ended.items():
         assert e["bad"] == 0, f"{lesson} widget {k + 1}: ✗ at its end"
         if e["leaves"]:
