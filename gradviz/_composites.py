@@ -9,6 +9,8 @@ tensor([3., 5.], grad_fn=<SubBackward0>)
 ('RepeatBackward0', 'ExpandBackward0')
 """
 
+import warnings
+
 import numpy as np
 
 from . import _dtype
@@ -39,13 +41,13 @@ def diff(self, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _dims(dim, self.ndim)[0]
-    ends = [t for t in (prepend, append) if t is not None]
-    for t in ends:
+    parts = [t for t in (prepend, self, append) if t is not None]
+    for t in parts:
         if not isinstance(t, TensorBase) or t.ndim != self.ndim:
             raise RuntimeError(f"diff expects {'prepend' if t is prepend else 'append'} or "
                                f"{'append' if t is prepend else 'prepend'} to be the same dimension as input")
-    if ends:
-        self = cat([t for t in (prepend, self, append) if t is not None], d)
+    if len(parts) > 1:
+        self = cat(parts, d)
     if n == 0:              # PyTorch hands back a copy (its graph: CopyBackwards)
         return self.new_zeros(self.shape).copy_(self) if self.dtype.is_floating_point else self.clone()
     length = self.shape[d] - 1
@@ -129,7 +131,6 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
@@ -152,13 +153,23 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
-def _cast(dtype):
-    return lambda self, memory_format=None: self.to(dtype)
+# The legacy casts, each ``.to(dtype)``: x.float(), x.long(), x.byte()...
+_CASTS = {"float": _dtype.float32, "double": _dtype.float64, "half": _dtype.float16, "long": _dtype.int64,
+          "int": _dtype.int32, "short": _dtype.int16, "char": _dtype.int8, "byte": _dtype.uint8, "bool": _dtype.bool}
+
+
+def _cast(name, dtype):
+    def cast(self, memory_format=None):
+        return self.to(dtype)
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"``self.to({dtype!r})``: a copy in {dtype.name} (self itself when it is {dtype.name} already)."
+    return cast
 
 
 def install_composites(cls):
-    """Set the composites as methods of the tensor class ``cls``."""
+    """Set the composites and the casts as methods of the tensor class ``cls``."""
     for fn in (tile, broadcast_to, diff, ravel, movedim, fliplr, flipud, take_along_dim, argwhere, count_nonzero):
         setattr(cls, fn.__name__, fn)
     cls.moveaxis, cls.swapdims, cls.outer, cls.ger = movedim, cls.transpose, outer, outer
-    cls.char, cls.byte, cls.short = _cast(_dtype.int8), _cast(_dtype.uint8), _cast(_dtype.int16)
+    for name, dtype in _CASTS.items():
+        setattr(cls, name, _cast(name, dtype))

@@ -373,23 +373,7 @@ class Tensor(TensorBase):
             return self
         return apply(OPS["to"], (self,), dtype=dtype.np)
 
-    def float(self):
-        return self.to(_dtype.float32)
-
-    def double(self):
-        return self.to(_dtype.float64)
-
-    def half(self):
-        return self.to(_dtype.float16)
-
-    def long(self):
-        return self.to(_dtype.int64)
-
-    def int(self):
-        return self.to(_dtype.int32)
-
-    def bool(self):
-        return self.to(_dtype.bool)
+    # x.float(), x.long()...: each .to(dtype), set by install_composites (gradviz/_composites.py)
 
     def cpu(self):
         return self
