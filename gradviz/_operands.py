@@ -233,13 +233,19 @@ def _finish(t, requires_grad):
     return t
 
 
+def _filled_in(shape, n):
+    """``shape`` with its one ``-1`` worked out for ``n`` elements where the others divide ``n`` (else as it is)."""
+    known = math.prod(d for d in shape if d != -1)
+    if -1 in shape and known and n % known == 0:
+        return tuple(n // known if d == -1 else d for d in shape)
+    return shape
+
+
 def _inferred(shape, n):
     """``shape`` with its ``-1`` worked out for ``n`` elements, refused as PyTorch refuses it."""
-    known = math.prod(d for d in shape if d != -1)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    if -1 in shape and known and n % known == 0:
-        shape = tuple(n // known if d == -1 else d for d in shape)
+    shape = _filled_in(shape, n)
     if math.prod(shape) != n or any(d < 0 for d in shape):
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {n}")
     return shape
@@ -275,9 +281,7 @@ def _unflattened(t, dim, sizes):
     if sizes.count(-1) > 1:
         raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be inferred")
     size = t.shape[d]
-    known = math.prod(n for n in sizes if n != -1)
-    if -1 in sizes and known and size % known == 0:
-        sizes = tuple(size // known if n == -1 else n for n in sizes)
+    sizes = _filled_in(sizes, size)
     if math.prod(sizes) != size or -1 in sizes:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
                            f"({size}) in the input tensor")
