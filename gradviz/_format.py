@@ -1,7 +1,6 @@
 """PyTorch-identical printing of tensors (a port of ``torch/_tensor_str.py``)."""
 
 import contextlib
-import dataclasses
 import math
 
 import numpy as np
@@ -12,13 +11,12 @@ from ._dtype import get_default_dtype, int64
 __all__ = ["set_printoptions", "get_printoptions", "printoptions", "tensor_repr", "format_array"]
 
 
-@dataclasses.dataclass
 class _PrintOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: object = None
+    """What every tensor prints with (PyTorch's ``PRINT_OPTS``); its attributes, in this order, are
+    ``get_printoptions()``.  (A plain class: ``dataclasses`` costs a millisecond of ``import gradviz``.)"""
+
+    def __init__(self):
+        self.precision, self.threshold, self.edgeitems, self.linewidth, self.sci_mode = 4, 1000, 3, 80, None
 
 
 PRINT_OPTS = _PrintOptions()
@@ -39,7 +37,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def get_printoptions():
-    return dataclasses.asdict(PRINT_OPTS)
+    return dict(vars(PRINT_OPTS))
 
 
 @contextlib.contextmanager

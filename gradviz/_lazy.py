@@ -13,7 +13,7 @@ True
 """
 
 import importlib
-import importlib.util
+import importlib.machinery
 import sys
 
 __all__ = ["submodule", "install"]
@@ -28,7 +28,9 @@ class _Alias:
     """Loads ``alias.x`` as the already importable ``gradviz...x``: the very module object.
 
     (A loader and a finder are protocols: ``importlib.abc``'s base classes would add nothing used
-    here, and importing that module loads ``importlib.resources``, ``tempfile`` and ``shutil``.)"""
+    here, and importing that module loads ``importlib.resources``, ``tempfile`` and ``shutil``;
+    ``importlib.util`` costs a millisecond of ``import gradviz`` too, ``importlib.machinery`` is
+    loaded by Python's start-up already.)"""
 
     def __init__(self, real):
         self.real = real
@@ -51,12 +53,13 @@ class _SameModule:
         parent, _, child = fullname.rpartition(".")
         if not parent:
             return None
-        real = getattr(sys.modules.get(parent), "__name__", None)
-        if real is None or real == parent or real.split(".")[0] != __name__.split(".")[0]:
+        package = sys.modules.get(parent)
+        real, path = getattr(package, "__name__", None), getattr(package, "__path__", None)
+        if real is None or path is None or real == parent or real.split(".")[0] != __name__.split(".")[0]:
             return None
-        if importlib.util.find_spec(f"{real}.{child}") is None:
+        if importlib.machinery.PathFinder.find_spec(f"{real}.{child}", path) is None:
             return None
-        return importlib.util.spec_from_loader(fullname, _Alias(f"{real}.{child}"))
+        return importlib.machinery.ModuleSpec(fullname, _Alias(f"{real}.{child}"))
 
 
 def install():

@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.data", "gradviz.drawing",
         "gradviz.widget", "gradviz.trace", "zipfile",   # (pickle: numpy imports it)
         "gradviz.nn", "gradviz.optim", "gradviz.linalg", "gradviz.utils", "gradviz.autograd.functional",
-        "gradviz.autograd.graph")
+        "gradviz.autograd.graph", "gradviz.autograd.function")
 
 
 def run(code):
@@ -38,15 +38,19 @@ import gradviz.nn.functional as F
 from gradviz.nn import functional
 from gradviz.autograd.functional import jacobian
 import gradviz.autograd.graph
+from gradviz.autograd import Function
+from gradviz.autograd.function import FunctionCtx, once_differentiable
 print(a is nn.Linear, F is functional is torch.nn.functional, optim.SGD.__name__, linalg.norm.__name__,
       utils.hooks.__name__, jacobian is torch.autograd.functional.jacobian,
-      torch.autograd.graph.__name__, listed)
-""") == "True True SGD norm gradviz.utils.hooks True gradviz.autograd.graph True"
+      torch.autograd.graph.__name__, listed,
+      Function is torch.autograd.Function is torch.autograd.function.Function, FunctionCtx is torch.autograd.FunctionCtx,
+      'Function' in dir(torch.autograd) and 'function' in dir(torch.autograd))
+""") == "True True SGD norm gradviz.utils.hooks True gradviz.autograd.graph True True True True"
 
 
 # Standard-library and third-party modules that ``import gradviz`` must not load beyond what numpy's
 # own import loads (they cost milliseconds each, or spawn processes: ctypes.util.find_library).
-HEAVY = ("pathlib", "tempfile", "shutil", "importlib.abc", "importlib.resources", "glob", "subprocess",
+HEAVY = ("pathlib", "tempfile", "shutil", "importlib.abc", "importlib.resources", "importlib.util", "glob", "subprocess",
          "ctypes.util", "zipfile", "urllib.parse", "ipaddress", "email", "http", "json", "random", "bz2", "lzma",
          "hypothesis", "graphviz", "anywidget", "traitlets", "ipywidgets", "IPython", "torch", "html", "xml")
 

@@ -14,8 +14,6 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_detect_anomaly, set_grad_enabled)
 from ..gradcheck import gradcheck, gradgradcheck
 from ..tensor import Tensor
-from . import function  # noqa: I001 -- torch.autograd.function: a module (.functional and .graph: on first use)
-from .function import Function, FunctionCtx
 from .. import _lazy
 
 __all__ = ["Variable", "Function", "FunctionCtx", "backward", "grad", "gradcheck", "gradgradcheck", "no_grad",
@@ -51,13 +49,19 @@ class Variable(metaclass=_VariableMeta):
         return out
 
 
+# torch.autograd.function (custom Functions), .functional (jacobian, hessian...) and .graph
+# (saved-tensor hooks): modules that load on first use, so that ``import gradviz`` stays light (issue 16)
+_LAZY_MODULES = ("function", "functional", "graph")
+_LAZY_NAMES = {"Function": "function", "FunctionCtx": "function"}    # torch.autograd.Function: the class
+
+
 def __getattr__(name):
-    # torch.autograd.functional (jacobian, hessian...) and .graph (saved-tensor hooks): modules that
-    # load on first use, so that ``import gradviz`` stays light (issue 16)
-    if name in ("functional", "graph"):
+    if name in _LAZY_MODULES:
         return _lazy.submodule(__name__, name)
+    if name in _LAZY_NAMES:
+        return getattr(_lazy.submodule(__name__, _LAZY_NAMES[name]), name)
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"functional", "graph"})
+    return sorted(set(globals()) | set(_LAZY_MODULES) | set(_LAZY_NAMES))
