@@ -4,7 +4,6 @@ declares an entry.  The entries are in :mod:`gradviz.ops` (and the losses' and l
 """
 
 import warnings
-from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -21,9 +20,14 @@ __all__ = ["Op", "Meta", "OPS", "op", "call"]
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz\.")
 
 
-@dataclass(frozen=True)
 class Op:
-    """One primitive: how to compute it, how to differentiate it, how to show it, how to reach it."""
+    """One primitive: how to compute it, how to differentiate it, how to show it, how to reach it.
+
+    Its fields are listed below, each with its default; ``Op(key, name, symbol, forward, vjps, uses,
+    latex, dlatex, **others)`` makes one, and an entry never changes once made.  (Written out
+    rather than a frozen dataclass: generating that class and its 33-argument ``__init__`` cost
+    about 2 ms of ``import gradviz``, issue 16.)
+    """
 
     key: str                     # short name used in the table and the tests
     name: str                    # PyTorch grad_fn class name, e.g. "MulBackward0"
@@ -46,7 +50,7 @@ class Op:
     # -- how it is tested (tests/strategies.py draws inputs of this kind, inside the domain)
     inputs: str = "unary"
     domain: tuple = (-3.0, 3.0)  # where tests draw inputs from (kept away from kinks and poles)
-    params: dict = field(default_factory=dict)  # parameter values used by the table-driven tests
+    params: dict = None          # parameter values used by the table-driven tests ({} when not given)
     # -- how it is drawn and written
     operand: tuple = None        # (param, position, symbol): a number drawn as an operand (x ** 2: n, 1, "^")
     coefficient_first: bool = False  # commutative, its constant operand drawn and written first (5 * u)
@@ -68,10 +72,27 @@ class Op:
     #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
     #    "%i" for its element count. A tensor the rule did not need is not saved (None), as in PyTorch,
     #    and after backward() the saved tensors are freed (the autograd-mechanics notes read these).
-    saved: dict = field(default_factory=dict)
+    saved: dict = None           # ({} when not given)
     multi_output: bool = False   # forward returns a list of arrays (split); the rule gets one gradient per output
     in_rules: bool = False       # reached only from other entries' rules (``call("tanh_backward", g, y)``):
     #                              a node of the gradient's own graph under create_graph=True
+
+    def __init__(self, key, name, symbol, forward, vjps, uses, latex, dlatex, **others):
+        fields = vars(self)
+        fields.update(key=key, name=name, symbol=symbol, forward=forward, vjps=vjps, uses=uses, latex=latex,
+                      dlatex=dlatex, params={}, saved={})
+        for field, value in others.items():
+            if field not in _FIELDS and field not in type(self).__annotations__:   # (a subclass's own fields)
+                raise TypeError(f"Op.__init__() got an unexpected keyword argument '{field}'")
+            fields[field] = value
+
+    def __setattr__(self, field, value):
+        raise AttributeError(f"cannot assign to field '{field}': an op-table entry does not change")
+
+    __delattr__ = __setattr__
+
+    def __repr__(self):
+        return f"Op({self.key!r}, {self.name!r})"
 
     def vjp(self, i):
         return self.vjps[min(i, len(self.vjps) - 1)]
@@ -82,7 +103,11 @@ class Op:
 
     def renamed(self, name, **changes):
         """The same maths under another PyTorch name (``reshape`` vs ``view``...)."""
-        return replace(self, name=name, **changes)
+        fields = dict(vars(self), name=name, **changes)
+        return type(self)(*[fields.pop(f) for f in _FIELDS[:8]], **fields)
+
+
+_FIELDS = tuple(Op.__annotations__)    # key, name, ..., in_rules: what Op() takes, in order
 
 
 class Meta:

@@ -51,7 +51,7 @@ print(a is nn.Linear, F is functional is torch.nn.functional, optim.SGD.__name__
 # Standard-library and third-party modules that ``import gradviz`` must not load beyond what numpy's
 # own import loads (they cost milliseconds each, or spawn processes: ctypes.util.find_library).
 HEAVY = ("pathlib", "tempfile", "shutil", "importlib.abc", "importlib.resources", "importlib.util", "glob", "subprocess",
-         "ctypes.util", "zipfile", "urllib.parse", "ipaddress", "email", "http", "json", "random", "bz2", "lzma",
+         "ctypes.util", "zipfile", "dataclasses", "urllib.parse", "ipaddress", "email", "http", "json", "random", "bz2", "lzma",
          "hypothesis", "graphviz", "anywidget", "traitlets", "ipywidgets", "IPython", "torch", "html", "xml")
 
 

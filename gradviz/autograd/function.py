@@ -6,7 +6,6 @@ PyTorch's docs work: ``forward(ctx, *args)``, or ``forward(*args)`` with
 ``setup_context(ctx, inputs, output)``.
 """
 
-import dataclasses
 import functools
 
 import numpy as np
@@ -199,7 +198,6 @@ def _function_op(cls, ctx, args, inputs, outs):
                        doc=cls.__doc__ or "", variadic=True, materialize_grads=ctx.materialize_grads)
 
 
-@dataclasses.dataclass(frozen=True)
 class _FunctionOp(Op):
     """The entry of one custom Function call, which may ask for None, not zeros, where no gradient came."""
 
