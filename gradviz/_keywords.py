@@ -13,12 +13,12 @@ tensor([[1],
 import functools
 import inspect
 
-__all__ = ["ALIASES", "accepting_numpy_names", "install_numpy_names"]
+__all__ = ["ALIASES", "accepting_numpy_names", "install_numpy_names", "parameter_names"]
 
 ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
 
 
-def _parameter_names(fn):
+def parameter_names(fn):
     """The names in ``inspect.signature(fn)``, read from the code object where there is one: this
     runs for every method and function at ``import gradviz``, where ``inspect.signature`` cost
     most of the package's own import time."""
@@ -37,7 +37,7 @@ def _parameter_names(fn):
 
 
 def _aliases_for(fn):
-    params = _parameter_names(fn)
+    params = parameter_names(fn)
     return {alias: name for alias, name in ALIASES.items() if name in params and alias not in params}
 
 

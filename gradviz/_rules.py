@@ -4,10 +4,9 @@ scattering a gradient to where the values came from, ties, sorting, and computin
 Kept apart from :mod:`gradviz.ops` so that the table reads as one entry per op.
 """
 
-import inspect
-
 import numpy as np
 
+from ._keywords import parameter_names
 
 __all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
 
@@ -155,7 +154,7 @@ def _scalar_as_vector(f):
     it held one element along it; numpy has no axis 0 there.  So the 0-d arrays are seen as
     one-element vectors, the dims as 0 and kept, and the result is 0-d again.
     """
-    keeps = "keepdim" in inspect.signature(f).parameters
+    keeps = "keepdim" in parameter_names(f)     # (not inspect.signature: this runs for 36 entries at import)
 
     def along(*args, **params):
         if np.ndim(args[-1]) != 0:        # the op's input (last for a rule: g, y, input)
