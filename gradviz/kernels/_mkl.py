@@ -29,7 +29,8 @@ import numpy as np
 
 from ._threads import FOLLOWERS, get_num_threads
 
-__all__ = ["VERSION", "FUNCTIONS", "library", "vml", "pointer", "gemm", "gemv", "dot", "axpy", "axpy_rows", "gemm_batch"]
+__all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "gemm_routine", "gemm", "gemv", "dot",
+           "axpy", "axpy_rows", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
@@ -114,7 +115,7 @@ def vml(name, a, out=None):
 # and addresses as ctypes objects.
 
 _BLAS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
-_COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112
+COL_MAJOR, NO_TRANS, TRANS = 102, 111, 112       # CBLAS's CblasColMajor, CblasNoTrans, CblasTrans
 
 
 _address, _char_view, _void_p, _byref = ctypes.addressof, ctypes.c_char.from_buffer, ctypes.c_void_p, ctypes.byref
@@ -146,6 +147,39 @@ def _at(a):
     return _void_p(a.__array_interface__["data"][0])
 
 
+# The planned products (:mod:`._products`) choose, once per layout, how MKL is handed each array's
+# first element: a lender.  A writable array laid by rows lends its buffer as a ctypes array of no
+# length (``(c_char * 0).from_buffer``, about 0.2 µs), which ctypes passes as its address; one laid by
+# columns lends its transpose's (the same address); any other (or a read-only one, where
+# ``from_buffer`` raises TypeError and the caller takes the long way) its ``__array_interface__``
+# address, about 1 µs.
+_lend_rows = (ctypes.c_char * 0).from_buffer
+
+
+def _lend_columns(a):
+    return _lend_rows(a.T)
+
+
+def _lend_any(a):
+    return _void_p(a.__array_interface__["data"][0])
+
+
+def lender(a):
+    """The cheapest function handing MKL the first element of an array laid out as ``a`` is
+    (``lender(a)(a)``: a ctypes argument); for a writable one laid by rows or by columns, it raises
+    TypeError on a read-only one."""
+    flags = a.flags
+    return _lend_rows if flags.c_contiguous else _lend_columns if flags.f_contiguous else _lend_any
+
+
+def gemm_routine(dtype):
+    """MKL's ``cblas_sgemm``/``dgemm`` for ``dtype`` as :func:`gemm` calls it, for callers that plan
+    their calls: (routine, scalar type, its 1, its 0), the routine a function object of its own
+    with no ``argtypes``: its 14 arguments are passed as C ints, the scalars as the scalar type,
+    the addresses as lenders give them (:func:`lender`)."""
+    return _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
+
+
 def _routine(kind, dtype):
     """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch") for ``dtype``, its scalar type, and that
     type's 1 and 0: a function object of its own (``lib[name]``, not the attribute ``lib.name``
@@ -170,7 +204,7 @@ def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     fn, scalar, one, zero = _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
     fa, fb = a.flags, b.flags     # (_at written out for the usual operands, laid by rows and writable)
     # (beta 0, of either sign, means c is not read: BLAS's rule, so one 0 stands for both)
-    fn(_COL_MAJOR, _TRANS if transa else _NO_TRANS, _TRANS if transb else _NO_TRANS, m, n, k,
+    fn(COL_MAJOR, TRANS if transa else NO_TRANS, TRANS if transb else NO_TRANS, m, n, k,
        one if alpha == 1 else scalar(alpha), _byref(_char_view(a)) if fa.c_contiguous and fa.writeable else _at(a),
        lda, _byref(_char_view(b)) if fb.c_contiguous and fb.writeable else _at(b), ldb,
        zero if beta == 0 else one if beta == 1 else scalar(beta), _byref(_char_view(c)), ldc)
@@ -179,7 +213,7 @@ def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
     """``y ← alpha·op(a)·x + beta·y`` by MKL's gemv (arrays and sizes as in :func:`gemm`)."""
     fn, scalar, _, _ = _routine("gemv", dtype)
-    fn(_COL_MAJOR, _TRANS if trans else _NO_TRANS, m, n, scalar(alpha), _at(a), lda, _at(x), incx, scalar(beta),
+    fn(COL_MAJOR, TRANS if trans else NO_TRANS, m, n, scalar(alpha), _at(a), lda, _at(x), incx, scalar(beta),
        _at(y), incy)
 
 
@@ -242,8 +276,8 @@ def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b
     routine = library()[f"cblas_{letter}gemm_batch"]
     routine.restype = None
     routine(
-        i(_COL_MAJOR), ctypes.byref(i(_TRANS if transa else _NO_TRANS)),
-        ctypes.byref(i(_TRANS if transb else _NO_TRANS)), ctypes.byref(i(m)),
+        i(COL_MAJOR), ctypes.byref(i(TRANS if transa else NO_TRANS)),
+        ctypes.byref(i(TRANS if transb else NO_TRANS)), ctypes.byref(i(m)),
         ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)), pointers[0], ctypes.byref(i(lda)),
         pointers[1], ctypes.byref(i(ldb)), ctypes.byref(scalar(beta)), pointers[2], ctypes.byref(i(ldc)), i(1),
         ctypes.byref(i(count)))

@@ -394,33 +394,17 @@ def _lay(s0, s1, rows, cols):
     return None
 
 
-def _addmm_blas(bias, m1, m2, beta, alpha):
-    """``beta·bias + alpha·(m1 @ m2)`` as ``addmm_impl_cpu_`` hands it to MKL, or None where
-    PyTorch's gemm would not call BLAS.
+def _gemm_operands(m1, m2):
+    """How ``addmm_impl_cpu_`` hands ``m1 @ m2`` (2-D, neither empty) to gemm: ``(swap, a, b, transa,
+    transb, m, n, k, lda, ldb, ldc)``, ``a`` and ``b`` the operands as gemm reads them (``m2`` and
+    ``m1`` when ``swap``), each as it lies or a copy by rows where its strides fit no lay; or None
+    where PyTorch's gemm would not call BLAS (leading dimensions out of its bounds).
 
     The result is allocated by rows, as PyTorch allocates it; BLAS writes by columns, so (unless it
-    has one column) PyTorch computes its transpose, ``m2ᵀ m1ᵀ``.  Each operand is read as it lies,
-    transposed or not, or copied by rows where its strides fit neither."""
+    has one column) PyTorch computes its transpose, ``m2ᵀ m1ᵀ``."""
     rows, k = m1.shape
     cols = m2.shape[1]
-    dtype = m1.dtype
-    result = np.empty((rows, cols), dtype)
-    if bias is not None and beta != 0:
-        result[...] = bias
-    else:
-        beta = 0                  # (BLAS then never reads the result's old values: no need to zero it)
-    f1, f2 = m1.flags, m2.flags
-    if rows > 1 and cols > 1 and k > 1 and (f1.c_contiguous or f1.f_contiguous) \
-            and (f2.c_contiguous or f2.f_contiguous) and m1.size <= _INT_MAX and m2.size <= _INT_MAX:
-        # The usual case, what the lays below come to when no side is a vector and each operand
-        # is laid by rows or by columns: m2ᵀ m1ᵀ, an operand by rows read as it lies (leading
-        # dimension its row's length), one by columns transposed (its column's length), handed
-        # over as its transpose, which lies by rows (the address MKL gets is the same; see _mkl._at).
-        by_columns1, by_columns2 = f1.f_contiguous, f2.f_contiguous
-        _mkl.gemm(dtype, by_columns2, by_columns1, cols, rows, k, alpha, m2.T if by_columns2 else m2,
-                  k if by_columns2 else cols, m1.T if by_columns1 else m1, rows if by_columns1 else k, beta, result, cols)
-        return result
-    size = dtype.itemsize
+    size = m1.itemsize
     (p0, p1), (q0, q1) = m1.strides, m2.strides
     if p0 % size or p1 % size:    # not whole elements (no PyTorch tensor lies so): as a copy by rows would
         m1 = np.ascontiguousarray(m1)
@@ -428,7 +412,8 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
     if q0 % size or q1 % size:    # (negative strides fit no lay below: those operands are copied there)
         m2 = np.ascontiguousarray(m2)
         q0, q1 = m2.strides
-    if cols == 1:                 # one column: the result by columns as it is, m1 @ m2
+    swap = cols != 1
+    if not swap:                  # one column: the result by columns as it is, m1 @ m2
         m, n, a, b, ldc = rows, 1, m1, m2, rows
         lay_a, lay_b = _lay(p0 // size, p1 // size, rows, k), _lay(q0 // size, q1 // size, k, 1)
         if lay_a is None:
@@ -443,11 +428,95 @@ def _addmm_blas(bias, m1, m2, beta, alpha):
         if lay_b is None:
             b, lay_b = np.ascontiguousarray(b), (False, k)
     (ta, lda), (tb, ldb) = lay_a, lay_b
-    # The lays meet use_blas_gemm's bounds on the leading dimensions by construction: what is left
-    # of cpublas::gemm is a vector's normalised leading dimensions and the 32-bit limit (_gemm)
-    if m == 1 or n == 1 or k == 1 or lda > _INT_MAX or ldb > _INT_MAX or ldc > _INT_MAX or n > _INT_MAX or k > _INT_MAX:
-        return result if _gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, result, ldc) else None
-    _mkl.gemm(dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, result, ldc)
+    if m == 1 or n == 1 or k == 1:        # cpublas::gemm: a vector's leading dimensions normalised,
+        lda, ldb, ldc = _normalize_last_dims(ta, tb, m, n, k, lda, ldb, ldc)
+    if lda < (k if ta else m) or ldb < (n if tb else k) or ldc < m \
+            or max(m, n, k, lda, ldb, ldc) > _INT_MAX:                    # then use_blas_gemm
+        return None
+    return swap, a, b, ta, tb, m, n, k, lda, ldb, ldc
+
+
+# --- planned products: what gemm is handed, worked out once per layout -----------------------------
+# A product of lesson size costs less in MKL (well under a microsecond) than in working out its
+# call, so that is done once per (shapes, strides, dtypes) of the operands and remembered: the
+# plan is the routine, its integer arguments, and the cheapest lender of each operand's address
+# (_mkl.lender).  A call then allocates the result, asks the lenders and calls MKL: about 2 µs,
+# of which ctypes itself takes about 1.5 (the call, 0.8 with its 14 arguments; the three
+# addresses, 0.2 each).  Layouts that need a copy (plan None) take the long way each time.
+
+_PLANS = {}
+_MAX_PLANS = 4096     # (a program that multiplies ever new shapes starts over, rather than grow)
+
+
+def _plan(m1, m2):
+    """The plan for ``m1 @ m2`` (arrays of one BLAS dtype, 2-D, neither empty, MKL found): ``(routine,
+    scalar type, 1, 0, result shape, swap, transa, transb, m, n, k, lda, ldb, ldc, lender of a,
+    lender of b)``, or None where an operand must be copied or BLAS is not called."""
+    operands = _gemm_operands(m1, m2)
+    if operands is None:
+        return None
+    swap, a, b, ta, tb, m, n, k, lda, ldb, ldc = operands
+    if a is not (m2 if swap else m1) or b is not (m1 if swap else m2):
+        return None
+    routine, scalar, one, zero = _mkl.gemm_routine(m1.dtype)
+    trans = _mkl.TRANS, _mkl.NO_TRANS
+    return (routine, scalar, one, zero, (m1.shape[0], m2.shape[1]), swap, trans[not ta], trans[not tb], m, n, k,
+            lda, ldb, ldc, _mkl.lender(a), _mkl.lender(b))
+
+
+def _planned(bias, m1, m2, beta, alpha):
+    """``beta·bias + alpha·(m1 @ m2)`` by the plan for the operands' layout (``m1``, ``m2`` numpy
+    arrays, ``bias`` None or of their dtype, MKL found), or None: no plan (see :func:`_plan`), or a
+    read-only operand, whose lender refuses it (the long way gets its address another way)."""
+    key = (m1.shape, m1.strides, m2.shape, m2.strides, m1.dtype, m2.dtype)
+    plan = _PLANS.get(key, _UNSEEN)
+    if plan is _UNSEEN:
+        if m1.ndim != 2 or m2.ndim != 2 or m1.dtype not in _BLAS_TYPES or m2.dtype is not m1.dtype \
+                or not m1.size or not m2.size:
+            plan = None
+        else:
+            plan = _plan(m1, m2)
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    if plan is None:
+        return None
+    routine, scalar, one, zero, shape, swap, ta, tb, m, n, k, lda, ldb, ldc, lend_a, lend_b = plan
+    result = np.empty(shape, m1.dtype)
+    if bias is not None and beta != 0:
+        result[...] = bias
+    else:
+        beta = 0                  # (BLAS then never reads the result's old values: no need to zero it)
+    a, b = (m2, m1) if swap else (m1, m2)
+    try:                          # (beta 0, of either sign, means c is not read: BLAS's rule)
+        routine(_mkl.COL_MAJOR, ta, tb, m, n, k, one if alpha == 1 else scalar(alpha), lend_a(a), lda, lend_b(b), ldb,
+                zero if beta == 0 else one if beta == 1 else scalar(beta), _lend_rows(result), ldc)
+    except TypeError:             # a read-only operand
+        return None
+    return result
+
+
+_UNSEEN = object()
+_lend_rows = _mkl.lender(np.empty((1, 1)))      # (the result is allocated by rows)
+
+
+def _addmm_blas(bias, m1, m2, beta, alpha):
+    """``beta·bias + alpha·(m1 @ m2)`` as ``addmm_impl_cpu_`` hands it to MKL, or None where
+    PyTorch's gemm would not call BLAS: planned (:func:`_planned`), or else worked out here, each
+    operand read as it lies, transposed or not, or copied by rows where its strides fit neither."""
+    result = _planned(bias, m1, m2, beta, alpha)
+    if result is not None:
+        return result
+    operands = _gemm_operands(m1, m2)
+    if operands is None:
+        return None
+    _, a, b, ta, tb, m, n, k, lda, ldb, ldc = operands
+    result = np.empty((m1.shape[0], m2.shape[1]), m1.dtype)
+    if bias is not None and beta != 0:
+        result[...] = bias
+    else:
+        beta = 0
+    _mkl.gemm(m1.dtype, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, result, ldc)
     return result
 
 
@@ -465,12 +534,17 @@ def addmm(c, a, b, beta=1, alpha=1):
 
     Without MKL (or another dtype): float32 products with inner dimension up to 192 in the order
     PyTorch's BLAS adds them (measured on AVX2), else numpy's matmul (within rounding)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and (c is None or type(c) is np.ndarray and c.dtype is a.dtype) \
+            and _mkl.library() is not None:
+        out = _planned(c, a, b, beta, alpha)         # (the usual case: a plan, then MKL)
+        if out is not None:
+            return out
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
         a, b = np.asarray(a), np.asarray(b)
     if c is not None and type(c) is not np.ndarray:
         c = np.asarray(c)
     if _to_blas(a, b) and (c is None or c.dtype is a.dtype):
-        out = _addmm_blas(c, a, b, beta, alpha)      # (the usual case: a few checks, then MKL)
+        out = _addmm_blas(c, a, b, beta, alpha)
         if out is not None:
             return out
         return _fallback_addmm(c, a, b, beta, alpha)
@@ -508,13 +582,10 @@ def _fallback_addmm(c, a, b, beta, alpha):
 
 def mm(a, b):
     """``a @ b`` for 2-D arrays, as PyTorch's CPU ``mm`` computes it (``addmm`` with beta 0)."""
-    if type(a) is np.ndarray and type(b) is np.ndarray:
-        dtype = a.dtype               # (the usual case, _to_blas written out: a product of lesson size
-        if (dtype is _F32 or dtype is _F64) and b.dtype is dtype and b.ndim == 2 and a.size and b.size \
-                and _mkl.library() is not None:         # costs less in MKL than in these checks)
-            out = _addmm_blas(None, a, b, 0, 1)
-            if out is not None:
-                return out
+    if type(a) is np.ndarray and type(b) is np.ndarray and _mkl.library() is not None:
+        out = _planned(None, a, b, 0, 1)     # (the usual case: a product of lesson size costs
+        if out is not None:                  # less in MKL than in working out its call)
+            return out
     return addmm(None, a, b, 0)
 
 

@@ -1,0 +1,82 @@
+"""gradviz.kernels._products: the planned products (gemm's call worked out once per layout) give what
+working it out each time gives, bit for bit, and step aside where MKL is missing.
+
+Their agreement with torch is asserted in ``test_vecmath.py`` (every shape class and layout); here
+the plan is compared with the long way it short-cuts, so a wrong plan fails even without torch.
+"""
+
+import numpy as np
+import pytest
+
+from gradviz import kernels
+from gradviz.kernels import _mkl, _products
+
+needs_mkl = pytest.mark.skipif(_mkl.library() is None,
+                               reason='MKL 2024.2 is not installed (from the clone: pip install -e ".[exact]")')
+
+
+def _layouts(rng, rows, cols, dtype):
+    """A ``rows`` x ``cols`` matrix as PyTorch's tensors could lie: by rows, by columns, a slice of
+    a wider one, a single row or column picked out of a larger one, and read-only copies of
+    the first two (MKL gets their addresses another way)."""
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    wide = rng.standard_normal((rows + 2, cols + 3)).astype(dtype)
+    read_only = [x.copy(), np.asfortranarray(x)]
+    for r in read_only:
+        r.flags.writeable = False
+    return [x, np.asfortranarray(x), wide[1:rows + 1, 2:cols + 2], wide[1:rows + 1, 2:cols + 2].T.copy().T,
+            np.asfortranarray(wide)[:rows, 1:cols + 1], *read_only]
+
+
+def _long_way(monkeypatch, product):
+    """``product()`` with no plan: gemm's call worked out from the strides (the plans set aside)."""
+    with monkeypatch.context() as m:
+        m.setattr(_products, "_PLANS", {})
+        m.setattr(_products, "_plan", lambda m1, m2: None)
+        return product()
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_planned_products_as_worked_out(monkeypatch, dtype):
+    """mm and addmm by plan, first and later calls, equal the long way bit for bit for every layout
+    of both operands, vectors (one row, one column, inner dimension 1) included; writable operands
+    lying as PyTorch's tensors can are planned (read-only ones take the long way)."""
+    rng = np.random.default_rng(3)
+    for rows, k, cols in [(2, 2, 2), (32, 2, 16), (32, 16, 1), (1, 16, 16), (5, 1, 4), (1, 1, 1), (7, 33, 9)]:
+        bias = rng.standard_normal(cols).astype(dtype)
+        for a in _layouts(rng, rows, k, dtype):
+            for b in _layouts(rng, k, cols, dtype):
+                for product in (lambda: kernels.mm(a, b), lambda: kernels.addmm(bias, a, b),
+                                lambda: kernels.addmm(bias, a, b, beta=0.5, alpha=-2.0),
+                                lambda: kernels.addmm(bias, a, b, beta=0.0)):
+                    want = _long_way(monkeypatch, product)
+                    for _ in range(2):      # the first call makes the plan, the second reads it
+                        got = product()
+                        assert got.dtype == want.dtype and got.flags.c_contiguous
+                        assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (rows, k, cols)
+                if a.flags.writeable and b.flags.writeable:   # (planned indeed: no quiet long way)
+                    assert _products._planned(None, a, b, 0, 1) is not None
+
+
+@needs_mkl
+def test_plans_step_aside_without_mkl(monkeypatch):
+    """A product planned while MKL was there is numpy's once MKL is gone (float64: numpy's matmul)."""
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((9, 300)), rng.standard_normal((300, 7))
+    kernels.mm(a, b)
+    monkeypatch.setattr(_mkl, "library", lambda: None)
+    assert np.array_equal(kernels.mm(a, b), np.matmul(a, b))
+    assert np.array_equal(kernels.addmm(b[0], a, b), b[0] + np.matmul(a, b))
+
+
+@needs_mkl
+def test_plans_kept_few(monkeypatch):
+    """A program multiplying ever new shapes does not grow the plans without end, and is still right."""
+    monkeypatch.setattr(_products, "_PLANS", {})
+    monkeypatch.setattr(_products, "_MAX_PLANS", 8)
+    rng = np.random.default_rng(5)
+    for n in range(1, 30):
+        a, b = rng.standard_normal((n, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+        assert np.array_equal(kernels.mm(a, b), _long_way(monkeypatch, lambda: kernels.mm(a, b)))
+        assert len(_products._PLANS) <= 8
