@@ -284,6 +284,8 @@ LAZY = {
     ("gradviz.__main__", "gradviz.slides"): "the command line loads the deck builder (nbconvert) only for `slides`",
     ("gradviz.trace", "gradviz.trace.torch_engine"): "PyTorch's adapter only when handed torch tensors",
     ("gradviz.slides", "gradviz.widget.standalone"): "a deck inlines the widget's page only when it has widgets",
+    ("gradviz.autograd._backward_grad", "gradviz.autograd.double_backward"):
+        "create_graph=True's recorded steps (and _recorded's tensors) load on first use, not at import gradviz",
 }
 
 

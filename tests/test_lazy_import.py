@@ -11,7 +11,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.data", "gradviz.drawing",
         "gradviz.widget", "gradviz.trace", "zipfile",   # (pickle: numpy imports it)
         "gradviz.nn", "gradviz.optim", "gradviz.linalg", "gradviz.utils", "gradviz.autograd.functional",
-        "gradviz.autograd.graph", "gradviz.autograd.function")
+        "gradviz.autograd.graph", "gradviz.autograd.function", "gradviz.autograd.double_backward",
+        "gradviz._recorded")
 
 
 def run(code):

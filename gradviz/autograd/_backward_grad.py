@@ -9,10 +9,19 @@ import warnings
 import numpy as np
 
 from .._types import Size, TensorBase
-from .double_backward import STEPS
 from .engine import edge, run_backward
 
 __all__ = ["backward", "grad"]
+
+
+def _steps(create_graph):
+    """What the engine runs a node and fills a ``.grad`` with: its own steps (None), or the recorded
+    ones of :mod:`.double_backward` for ``create_graph=True``, loaded on that first use: they and
+    the recorded tensors they compute with are not part of ``import gradviz`` (issue 16)."""
+    if not create_graph:
+        return None
+    from .double_backward import STEPS
+    return STEPS
 
 
 def _make_grads(outputs, grads):
@@ -96,7 +105,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         targets = {edge(t)[0] for t in inputs}
     run_backward([fn for fn, _ in edges], seeds, create_graph if retain_graph is None else bool(retain_graph),
                  targets=targets, root_outputs=[k for _, k in edges], create_graph=bool(create_graph),
-                 steps=STEPS if create_graph else None)
+                 steps=_steps(create_graph))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -117,7 +126,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                             create_graph if retain_graph is None else bool(retain_graph),
                             root_outputs=[edge(t)[1] for t in outputs],
                             targets=set(targets), accumulate=False, create_graph=bool(create_graph),
-                            steps=STEPS if create_graph else None)
+                            steps=_steps(create_graph))
     result = []
     for i, (t, node) in enumerate(zip(inputs, targets)):
         g = captured.get(node)
