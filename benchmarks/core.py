@@ -56,16 +56,23 @@ def per_call(*fns, rounds=7, min_time=0.05):
     return best
 
 
-def import_time(module, runs=5):
-    code = f"import time; t = time.process_time(); import {module}; print(time.process_time() - t)"
+def import_times(modules, runs=7):
+    """{module: the median CPU seconds of ``import module`` in a fresh interpreter (None: not
+    importable)}.  The modules take turns, round after round, so that a machine busier at one
+    moment slows them alike; a first round, not counted, writes the bytecode caches."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="")
-    times = []
-    for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-        if out.returncode:
-            return None
-        times.append(float(out.stdout))
-    return statistics.median(times)
+    times = {m: [] for m in modules}
+    for round_ in range(runs + 1):
+        for module in modules:
+            if times[module] is None:
+                continue
+            code = f"import time; t = time.process_time(); import {module}; print(time.process_time() - t)"
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+            if out.returncode:
+                times[module] = None
+            elif round_:
+                times[module].append(float(out.stdout))
+    return {m: None if t is None else statistics.median(t) for m, t in times.items()}
 
 
 # --- small ops, forward and backward -------------------------------------------------------------
@@ -287,8 +294,8 @@ def main():
     g, n, *t = per_call(*steps)
     rows.append(("MLP 2-16-16-1 step, batch 32", g, t[0] if t else None, n))
     # gradviz's import includes numpy's: the numpy column is the floor a numpy library starts from
-    rows.insert(0, ("import (fresh interpreter)", import_time("gradviz"),
-                    import_time("torch") if torch is not None else None, import_time("numpy")))
+    imports = import_times(("gradviz", "torch", "numpy") if torch is not None else ("gradviz", "numpy"))
+    rows.insert(0, ("import (fresh interpreter)", imports["gradviz"], imports.get("torch"), imports["numpy"]))
 
     print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
           f"Python {sys.version.split()[0]}")
