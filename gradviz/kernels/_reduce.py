@@ -12,7 +12,9 @@ PyTorch's CPU sum (``aten/src/ATen/native/cpu/SumKernel.cpp``) adds in a fixed p
 This module reproduces that pattern with numpy for float32 and float64 reductions over all
 dimensions, over any run of adjacent dimensions (what ``x.sum()``, ``x.sum(1)``, ``x.sum(0)``
 and broadcasting's gradient sums do) and over dimensions apart (``x.sum((0, 2))``, :func:`_apart`);
-other dtypes fall back to ``np.sum``.
+other dtypes fall back to ``np.sum``.  Each level of the pattern is one whole-array numpy addition
+along an axis of a reshaped view (:func:`_chains`), and what to reshape how is worked out once per
+shape (:func:`_plan`): a lesson-sized sum is a handful of numpy calls, a long one runs as fast as memory.
 
 >>> x = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
 >>> float(torch_sum(x)) == float(np.float32(np.float32(np.float32(np.float32(0.1 + np.float32(0.5))
@@ -22,6 +24,7 @@ True
 
 import functools
 import math
+import numbers
 
 import numpy as np
 
@@ -95,120 +98,175 @@ def _rows_outside(x, axis):
     return False
 
 
-def _groups(items, width):
-    """(the sums of each whole group of ``width`` items along axis 0, each from 0; the sum of the
-    items left after the last whole group, from 0)."""
-    whole = items.shape[0] // width
-    rest = items[whole * width:]
-    left = _in_order(rest) if len(rest) else np.zeros(items.shape[1:], items.dtype)
-    return _in_order(items[:whole * width].reshape((whole, width) + items.shape[1:]), axis=1), left
+# --- PyTorch's sum, as a few whole-array additions ---------------------------------------------
+#
+# Every helper below takes items laid out as (batch, n, ...) and adds along axis 1 (the axis
+# dropped), each of the batch's sums as PyTorch adds it alone.  Each chain of additions starts
+# from +0, as PyTorch's accumulators do (``initial=0``), so even the sign of a zero sum is
+# PyTorch's: a chain from +0 never gives -0 (x + y rounds to -0 only when both are -0).
+
+_SMALL = 1 << 13   # items up to which numpy's own reduction is quicker than einsum (no buffer at this size)
 
 
-def _cascade(rows):
-    r"""Sum ``rows`` (axis 0) through 4 cascade levels, as ``multi_row_sum`` does.
+def _chains(x, axis=1):
+    r"""Sum ``x`` along ``axis`` left to right from 0, one rounding per addition:
+    :math:`((0 + x_0) + x_1) + \dots`, the axis dropped.
 
-    Level 0 adds the rows a chunk of :math:`2^p` at a time; each chunk's sum is carried up to level
-    1, whose sums are carried to level 2 every :math:`2^p` chunks, and so on to level 3: each level
-    adds whole groups of :math:`2^p` of the level below, in order, from 0.  What is left in each
-    level at the end is added up last, level 0 first.  (Every group at once, no loop over rows.)"""
-    size = rows.shape[0]
-    zero = rows.dtype.type(0)
-    if size < 16:    # fewer rows than a chunk (2^p, p at least 4; p > 4 only past 2^16 rows): one level
-        return _in_order(rows) + zero   # used, from 0: the other three hold zeros (adding one turns -0 into 0)
+    ``np.add.reduce`` adds the rows of an axis that is not the closest-packed one after the other
+    (its inner loop runs across a closer-packed axis, never pairwise); ``x`` is laid out by rows (C
+    order, as every caller's reshapes and slices of a C-contiguous array are), so this holds when the
+    axes after ``axis`` hold 2 items or more.  Otherwise the summed axis is put first in a copy (one
+    sum alone: a running sum); long arrays go to :func:`_in_order`'s einsum, quicker there."""
+    n = x.shape[axis]
+    if x.size > _SMALL:
+        return _in_order(x, axis)
+    if x.size == n * math.prod(x.shape[:axis]):               # nothing packed closer than the summed axis
+        if x.size == n:
+            total = np.add.accumulate(x.reshape(n))[-1:]
+            total += x.dtype.type(0)                           # (from 0: a sum of -0s is +0)
+            return total.reshape(x.shape[:axis] + x.shape[axis + 1:])
+        x, axis = np.ascontiguousarray(np.moveaxis(x, axis, 0)), 0
+    return np.add.reduce(x, axis=axis, initial=0)
+
+
+def _part(x, start, stop=None):
+    """``x[:, start:stop]``: the items ``start`` to ``stop`` of each sum."""
+    return x[:, start:stop]
+
+
+def _cascade(x):
+    r"""Sum ``x`` (batch, n, ...) along axis 1 as ``multi_row_sum`` does: one accumulator in 4 levels.
+
+    Level 0 adds the items a chunk of :math:`s = 2^p` at a time (:math:`p = \max(4, \lceil\log_2 n\rceil / 4)`);
+    each chunk's sum is added into level 1, whose sum is carried into level 2 after every :math:`s` chunks,
+    and level 2's into level 3 after every :math:`s^2`: each level adds whole groups of :math:`s` sums of
+    the level below, in order, from 0.  At the end :math:`\text{level}_0 + \text{level}_1 + \text{level}_2 +
+    \text{level}_3`, each holding what came after its last carry.  Fewer than :math:`s` items: one chain."""
+    size = x.shape[1]
+    if size < 16:
+        return _chains(x)
     step = 1 << max(4, math.ceil(math.log2(size)) // _LEVELS)
-    left, items = [], rows
-    for _ in range(_LEVELS - 1):
-        items, rest = _groups(items, step)
-        left.append(rest)
-    left.append(_in_order(items) if len(items) else np.zeros(rows.shape[1:], rows.dtype))
-    return _running_sum(left[0], np.stack(left[1:])) + zero
+    left, items = [], x
+    for _ in range(_LEVELS - 1):                       # levels 0, 1, 2: the whole groups go one level up
+        n = items.shape[1]
+        whole = n - n % step
+        left.append(_chains(_part(items, whole)) if whole < n else None)
+        if not whole:
+            items = None
+            break
+        items = _chains(_part(items, 0, whole).reshape((items.shape[0], whole // step, step) + items.shape[2:]), 2)
+    if items is not None:
+        left.append(_chains(items))                   # level 3: never carried
+    total = None
+    for level in left:                                # level 0 + level 1 + level 2 + level 3 (empty ones hold 0)
+        if level is not None:
+            total = level if total is None else total + level
+    return total
 
 
-def _running_sum(start, rows):
-    """``start + rows[0] + rows[1] + ...``, left to right, rounding after every addition."""
-    return _in_order(np.concatenate((np.asarray(start, rows.dtype)[None], rows)))
-
-
-def _row_sum(items):
-    """Sum ``items`` (axis 0) with 4 interleaved accumulators, each a cascade (``row_sum``)."""
-    size = items.shape[0]
-    groups = size // _ILP
-    if groups:
-        partial = _cascade(items[:groups * _ILP].reshape((groups, _ILP) + items.shape[1:]))
-    else:
-        partial = np.zeros((_ILP,) + items.shape[1:], items.dtype)
-    if groups * _ILP < size:
-        partial[0] = _running_sum(partial[0], items[groups * _ILP:])
-    return _running_sum(partial[0], partial[1:])
+def _row_sum(x):
+    r"""Sum ``x`` (batch, n, ...) along axis 1 as ``row_sum`` does: 4 interleaved accumulators
+    :math:`a_k = \sum_i x_{4i+k}` (each a :func:`_cascade`), the :math:`n \bmod 4` items left added into
+    :math:`a_0`, then :math:`((a_0 + a_1) + a_2) + a_3`."""
+    n = x.shape[1]
+    whole = n - n % _ILP
+    if not whole:
+        return _chains(x)
+    acc = _cascade(_part(x, 0, whole).reshape((x.shape[0], whole // _ILP, _ILP) + x.shape[2:]))
+    if whole < n:
+        acc = np.concatenate((acc[:, :1], _part(x, whole), acc[:, 1:]), axis=1)
+    return _chains(acc)
 
 
 def _inner(x):
-    """Sum each row of ``x`` (shape (rows, n), contiguous along n) -> (rows,)."""
+    r"""Sum each row of ``x`` (rows, n), contiguous along n, as ``vectorized_inner_sum`` does: the row
+    as vectors of 8 floats (4 doubles) summed lane by lane (:func:`_row_sum` of the vectors), then
+    :math:`0 + \text{(the items after the last whole vector)} + \text{lane}_0 + \dots + \text{lane}_7`,
+    in order.  Rows shorter than a vector: ``scalar_inner_sum``, :func:`_row_sum` of the items."""
     rows, n = x.shape
     lanes = _LANES[x.dtype]
     if n < lanes:
-        return _row_sum(np.ascontiguousarray(x.T))
-    vectors = n // lanes
-    blocks = x[:, :vectors * lanes].reshape(rows, vectors, lanes).transpose(1, 2, 0)
-    per_lane = _row_sum(blocks)                    # (lanes, rows)
-    if vectors * lanes == n:                       # no leftovers: the lanes, added from 0
-        return np.add.accumulate(per_lane, axis=0, dtype=x.dtype)[-1] + x.dtype.type(0)
-    total = _running_sum(np.zeros(rows, x.dtype), x[:, vectors * lanes:].T)   # the leftovers first
-    return _running_sum(total, per_lane)                                       # then the lanes
+        return _row_sum(np.ascontiguousarray(x.T)[None])[0]
+    whole = n - n % lanes
+    per_lane = _row_sum(x[:, :whole].reshape(rows, whole // lanes, lanes))          # (rows, lanes)
+    if whole < n:
+        per_lane = np.concatenate((x[:, whole:], per_lane), axis=1)
+    return _chains(np.ascontiguousarray(per_lane.T), 0)
 
 
 def _outer(x):
-    """Sum each column of ``x`` down axis 0: shape (n, columns) -> (columns,), contiguous along the
-    columns; a batch of such sums (n, batch, columns) -> (batch, columns) at once, each as alone."""
+    """Sum each column of ``x`` (batch, n, columns), contiguous along the columns, down axis 1 as
+    ``vectorized_outer_sum`` does: the columns 4 vectors at a time by one :func:`_cascade` each,
+    the other columns by :func:`_row_sum`; fewer columns than a vector: ``scalar_outer_sum``, 4
+    columns at a time by :func:`_cascade`, the others by :func:`_row_sum`."""
     columns = x.shape[-1]
     lanes = _LANES[x.dtype]
-    width = _ILP * lanes if columns >= lanes else _ILP   # columns summed by the plain cascade
-    cascaded = columns // width * width
+    width = _ILP * lanes if columns >= lanes else _ILP
+    cascaded = columns - columns % width
     if cascaded == columns:
         return _cascade(x)
     if not cascaded:
         return _row_sum(x)
-    out = np.empty(x.shape[1:], x.dtype)
-    out[..., :cascaded] = _cascade(x[..., :cascaded])
-    out[..., cascaded:] = _row_sum(x[..., cascaded:])
-    return out
+    return np.concatenate((_cascade(x[..., :cascaded]), _row_sum(x[..., cascaded:])), axis=-1)
 
 
 def torch_sum(a, axis=None, keepdims=False):
-    """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses."""
+    """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses.
+
+    What to add in which order depends only on the shape, the dtype and the axes: that is worked out
+    once (:func:`_plan`), and each call is then a few whole-array numpy additions.
+
+    >>> torch_sum(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), axis=0).tolist()
+    [4.0, 6.0]
+    """
     a = np.asarray(a)
-    ndim, shape = a.ndim, a.shape
-    if a.dtype not in _LANES or a.size == 0 or ndim == 0:
+    plan = _plan(a.shape, a.dtype, tuple(axis) if isinstance(axis, list) else axis, keepdims)
+    kind = plan[0]
+    if kind == "numpy":
         return np.sum(a, axis=axis, keepdims=keepdims)
-    if axis is None:
-        axes = tuple(range(ndim))
-    elif isinstance(axis, int):
-        axes = (axis % ndim,)
-    else:
-        axes = tuple(sorted([d % ndim for d in axis]))
-    out_shape = tuple([1 if d in axes else n for d, n in enumerate(shape)]) if keepdims \
-        else tuple([n for d, n in enumerate(shape) if d not in axes])
-    if 1 in shape and any([shape[d] != 1 for d in axes]):    # size-1 dimensions change no order:
-        kept = [d for d in range(ndim) if shape[d] != 1]       # PyTorch's TensorIterator drops them
-        squeezed = a.reshape([shape[d] for d in kept])
-        return torch_sum(squeezed, tuple([kept.index(d) for d in axes if shape[d] != 1])).reshape(out_shape)
-    first, last = axes[0], axes[-1]
-    run = last - first + 1 == len(axes)                    # adjacent dimensions
-    if run:
-        reduced = math.prod(shape[first:last + 1])
-        rest = a.size // reduced
-    else:
-        reduced = math.prod([shape[d] for d in axes])
-        rest = math.prod([n for d, n in enumerate(shape) if d not in axes])
     c = np.ascontiguousarray(a)
-    if rest == 1 or reduced == 1 or (run and last == ndim - 1):
-        result = _inner(c.reshape(rest, reduced))          # all, or the trailing dimensions
-    elif run:                                              # leading or middle dimensions, per slice
+    if kind == "inner":
+        result = _inner(c.reshape(plan[1]))
+    elif kind == "outer":
+        result = _outer(c.reshape(plan[1]))
+    elif kind == "apart":
+        result = _apart(c.reshape(plan[1]), plan[2])
+    else:                                                  # nothing to add: every summed dimension has size 1
+        result = c + a.dtype.type(0)                       # (PyTorch's output, an accumulator from +0)
+    return result.reshape(plan[-1])
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(shape, dtype, axis, keepdims):
+    """How :func:`torch_sum` sums an array of ``shape`` and ``dtype`` over ``axis``: (kind, the shape
+    to view the contiguous array as, [the dimensions apart], the result's shape).
+
+    Dimensions of size 1 change no order: PyTorch's TensorIterator drops them.  The summed dimensions
+    are then all of them, or the trailing ones ("inner": rows summed along memory), or a run of
+    leading or middle ones ("outer": columns summed across rows, for each slice before them), or
+    dimensions apart (:func:`_apart`)."""
+    ndim = len(shape)
+    size = math.prod(shape)
+    if dtype not in _LANES or size == 0 or ndim == 0:
+        return ("numpy",)
+    axes = tuple(range(ndim)) if axis is None else (axis % ndim,) if isinstance(axis, numbers.Integral) \
+        else tuple(sorted({d % ndim for d in axis}))
+    out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape)) if keepdims \
+        else tuple(n for d, n in enumerate(shape) if d not in axes)
+    kept = [d for d in range(ndim) if shape[d] != 1]
+    axes = [kept.index(d) for d in axes if shape[d] != 1]
+    shape = [shape[d] for d in kept]
+    if not axes:
+        return ("copy", out_shape)
+    first, last = axes[0], axes[-1]
+    reduced = math.prod(shape[d] for d in axes)
+    rest = size // reduced
+    if rest == 1 or last == len(shape) - 1 and last - first + 1 == len(axes):
+        return ("inner", (rest, reduced), out_shape)
+    if last - first + 1 == len(axes):
         before = math.prod(shape[:first])
-        result = _outer(c.reshape(before, reduced, rest // before).transpose(1, 0, 2))   # every slice at once
-    else:                                                  # dimensions apart
-        result = _apart(c, axes)
-    return result.reshape(out_shape)
+        return ("outer", (before, reduced, rest // before), out_shape)
+    return ("apart", tuple(shape), tuple(axes), out_shape)
 
 
 def _apart(c, axes):
@@ -228,9 +286,8 @@ def _apart(c, axes):
         rows = np.ascontiguousarray(c.transpose(others + kept + inner)).reshape(-1, size)
         sums = _inner(rows)
     else:                                                  # a strided row: the scalar row sum
-        sums = _row_sum(c.transpose(inner + others + kept).reshape(size, -1))
-    sums = sums.reshape(math.prod(c.shape[d] for d in others), -1)
-    return _in_order(sums, axis=0) + c.dtype.type(0)       # into the output of zeros, in memory order
+        sums = _row_sum(np.ascontiguousarray(c.transpose(inner + others + kept)).reshape(1, size, -1))[0]
+    return _chains(sums.reshape(1, math.prod(c.shape[d] for d in others), -1))[0]   # into the output, in memory order
 
 
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------
