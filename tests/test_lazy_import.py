@@ -98,10 +98,12 @@ for name in list(sys.modules):
 import torch.optim.lr_scheduler
 from torch.utils.data import DataLoader
 import torch.serialization
+from torch.autograd.function import Function
 print(torch.optim.lr_scheduler is sys.modules['gradviz.optim.lr_scheduler'],
       torch.optim.lr_scheduler.__spec__.name, DataLoader is gradviz.utils.data.DataLoader,
-      sys.modules['torch.serialization'] is gradviz.serialization)
-""") == "True gradviz.optim.lr_scheduler True True"
+      sys.modules['torch.serialization'] is gradviz.serialization,
+      sys.modules['torch.autograd.function'] is gradviz.autograd.function and Function is gradviz.autograd.Function)
+""") == "True gradviz.optim.lr_scheduler True True True"
 
 
 def test_other_packages_are_untouched():
