@@ -32,7 +32,8 @@ def silence():
         context.__enter__()
         return context
     current, (seen, quiet) = _extobj_contextvar.get(), _quieted
-    if current is not seen:     # (the user's np.seterr or an errstate block made another one)
+    if current is not seen and current is not quiet:   # (the user's np.seterr or an errstate block made
+        # another one; an op run quietly inside a silenced backward pass finds the quiet one itself)
         quiet = _make_extobj(all="ignore")     # (its callback and buffer size kept)
         _quieted = (current, quiet)
     return _extobj_contextvar.set(quiet)

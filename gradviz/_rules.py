@@ -6,6 +6,7 @@ Kept apart from :mod:`gradviz.ops` so that the table reads as one entry per op.
 
 import numpy as np
 
+from . import _errstate
 from ._keywords import parameter_names
 
 __all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
@@ -125,8 +126,11 @@ def _own_doc(f):
 def _quiet(f):
     """``f`` without numpy's warnings: PyTorch makes nan and inf silently (log(-1), 1/0, exp(1000))."""
     def quietly(*args, **kwargs):
-        with np.errstate(all="ignore"):
+        token = _errstate.silence()     # (np.errstate's work, done once: it would cost as much as a small op)
+        try:
             return f(*args, **kwargs)
+        finally:
+            _errstate.restore(token)
     quietly.__name__, quietly.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
     return quietly
 

@@ -197,12 +197,16 @@ def power(a, n):
     (:func:`pow_kernel`), so the bits agree."""
     if a.dtype.kind != "f":
         return np.power(a, n, dtype=a.dtype)
-    special = {0: lambda: np.ones_like(a), 1: lambda: a.copy(), 2: lambda: a * a, 3: lambda: a * a * a,
-               -1: lambda: 1 / a, -2: lambda: 1 / (a * a), 0.5: lambda: _vml.sqrt(a),
-               -0.5: lambda: 1 / np.sqrt(a)}
-    if n in special:
-        return special[n]()
+    special = _SPECIAL.get(n)
+    if special is not None:
+        return special(a)
     return pow_kernel(a, n, LANES) if a.dtype == np.float32 else _vml.in_double(lambda t: np.power(t, n))(a)
+
+
+# PyTorch's pow_tensor_scalar_optimized_kernel (aten/src/ATen/native/cpu/PowKernel.cpp) writes
+# these exponents out as multiplications, a reciprocal or a square root, in the tensor's dtype
+_SPECIAL = {0: np.ones_like, 1: lambda a: a.copy(), 2: lambda a: a * a, 3: lambda a: a * a * a, -1: lambda a: 1 / a,
+            -2: lambda a: 1 / (a * a), 0.5: lambda a: _vml.sqrt(a), -0.5: lambda a: 1 / np.sqrt(a)}
 
 
 def powers(a, b):
