@@ -125,6 +125,58 @@ def _inplace(self, fn, *args, overlap=True, internal=True):
     return self
 
 
+def arithmetic(key, method):
+    """The in-place twin of binary op ``key`` (``t.add_(u, alpha=2)``, ``t -= u``, ``t.mul_(0.9)``):
+    ``method`` (``Tensor.add``) written into t by :func:`_inplace`, or, where nothing is recorded and
+    the op's forward ``writes_out`` (an SGD step under no_grad), that forward writing into t's
+    storage itself: the same kernel, so the same bits, without a result to allocate and copy back."""
+    op = OPS[key]
+    assert op.writes_out, key
+
+    if "alpha" in op.saved:
+        def inplace(self, other, alpha=1):
+            done = _written(self, op, other, alpha)
+            return _inplace(self, method, other, alpha) if done is None else done
+    else:
+        def inplace(self, other):
+            done = _written(self, op, other, 1)
+            return _inplace(self, method, other) if done is None else done
+    inplace.__name__ = inplace.__qualname__ = key + "_"
+    inplace.__doc__ = f"``t.{key}_(...)``: ``t.{key}(...)`` written into t's own storage."
+    return inplace
+
+
+def _written(self, op, other, alpha):
+    """``op`` of self and ``other`` (a tensor of self's floating dtype and shape, or 0-d; or a Python
+    number) computed by its forward straight into self's storage, the version counter up: self;
+    None where :func:`_inplace`'s general path must decide (a gradient recorded, promotion,
+    broadcasting into another shape, shared memory, an expanded or read-only tensor)."""
+    a = self._data
+    if a.dtype.kind != "f" or not a.flags.writeable or 0 in a.strides and a.size > 1:
+        return None
+    if isinstance(other, TensorBase):
+        b = other._data
+        if b.dtype != a.dtype or b.shape != a.shape and b.ndim or _GradMode.enabled and (
+                requires_grad(self) or requires_grad(other)):
+            return None
+        if b is not a and (a.base is not None or b.base is not None) and np.may_share_memory(a, b):
+            return None     # (memory shared with another layout: _inplace's checks decide)
+    elif type(other) is float or type(other) is int:
+        if _GradMode.enabled and requires_grad(self):
+            return None
+        b = np.asarray(other).astype(a.dtype)    # PyTorch's wrapped number, in self's dtype (_literal's)
+    else:
+        return None
+    if type(alpha) is not int and type(alpha) is not float:
+        return None
+    if alpha == 1:
+        op.forward(a, b, out=a)
+    else:
+        op.forward(a, b, alpha=alpha, out=a)
+    self._vbox[0] += 1
+    return self
+
+
 def _restride(self, key, **params):
     """``x.t_()``, ``x.transpose_()``, ``x.(un)squeeze_()``: x itself becomes the view (same
     storage, new shape) and, when it has a history, the view's node continues it."""

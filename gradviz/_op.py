@@ -44,6 +44,8 @@ class Op:
     method: str = None           # the Tensor method that records this node: x.atan()
     aliases: tuple = ()          # other names of that method: x.arctan()
     inplace: bool = False        # an in-place twin exists: x.atan_() (the method, written back into x)
+    writes_out: bool = False     # forward(*arrays, out=a) writes its result into a: an in-place twin that
+    #                              records nothing computes straight into the tensor's storage (p -= lr * g)
     function: object = False     # True: gradviz.atan(x) as well; a name: the function that records it
     integers: str = "float"      # what integer inputs get: "float" (computed in the default float dtype),
     #                              "same" (their own dtype: abs, relu), "copy" (already whole: floor)

@@ -48,20 +48,20 @@ __all__ = ["Op", "Meta", "OPS", "op", "call"]
 
 # --- arithmetic -------------------------------------------------------------------------------
 
-def _sub(a, b, alpha=1):
+def _sub(a, b, alpha=1, out=None):
     """a − αb"""
-    return np.subtract(a, b) if alpha == 1 else kernels.add(a, b, -alpha)
+    return np.subtract(a, b, out=out) if alpha == 1 else kernels.add(a, b, -alpha, out=out)
 
 
 op("add", grad_fn="AddBackward0", symbol="+", forward=kernels.add,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: g if alpha == 1 else g * alpha], uses=["", ""],
    latex="@0 + @1", dlatex=["1", "1"],
-   method="add", inplace=True, function=True, inputs="binary", precedence=1, saved={"alpha": "@alpha=1"},
-   category="elementwise")
+   method="add", inplace=True, writes_out=True, function=True, inputs="binary", precedence=1,
+   saved={"alpha": "@alpha=1"}, category="elementwise")
 op("sub", grad_fn="SubBackward0", symbol="−", forward=_sub,
    vjps=[lambda g, y, a, b, alpha=1: g, lambda g, y, a, b, alpha=1: -g if alpha == 1 else -g * alpha], uses=["", ""],
    latex="@0 - @1", dlatex=["1", "-1"],
-   method="sub", aliases=("subtract",), inplace=True, function=True, inputs="binary", precedence=1,
+   method="sub", aliases=("subtract",), inplace=True, writes_out=True, function=True, inputs="binary", precedence=1,
    saved={"alpha": "@alpha=1"}, category="elementwise")
 op("rsub", grad_fn="RsubBackward1", symbol="−", forward=lambda a, c: np.subtract(c, a, dtype=a.dtype),
    vjps=[lambda g, y, a, c: -g], uses=[""],
@@ -79,12 +79,12 @@ op("sub_scalar", grad_fn="SubBackward1", symbol="−", forward=lambda a, c: np.s
 op("mul", grad_fn="MulBackward0", symbol="×", forward=np.multiply,
    vjps=[lambda g, y, a, b: g * b, lambda g, y, a, b: g * a], uses=["1", "0"],
    latex=r"@0 \cdot @1", dlatex=["@1", "@0"],
-   method="mul", aliases=("multiply",), inplace=True, function=True, inputs="binary", precedence=2,
+   method="mul", aliases=("multiply",), inplace=True, writes_out=True, function=True, inputs="binary", precedence=2,
    coefficient_first=True, saved={"self": 0, "other": 1}, category="elementwise")
 op("div", grad_fn="DivBackward0", symbol="÷", forward=_quiet(np.divide),
    vjps=[lambda g, y, a, b: g / b, lambda g, y, a, b: -g * (a / b / b)], uses=["1", "01"],
    latex=r"\frac{@0}{@1}", dlatex=[r"\frac{1}{@1}", r"-\frac{@0}{@1^{2}}"],
-   domain=(0.5, 3.0), method="div", aliases=("divide", "true_divide"), inplace=True, function=True,
+   domain=(0.5, 3.0), method="div", aliases=("divide", "true_divide"), inplace=True, writes_out=True, function=True,
    inputs="binary", precedence=5, saved={"self": 0, "other": 1}, category="elementwise")
 # --- rounded divisions ------------------------------------------------------------------------------
 # ``//`` has no derivative in PyTorch: its node is a NotImplemented that fails when backward reaches

@@ -24,7 +24,7 @@ from .autograd.engine import apply
 from ._format import tensor_repr
 from ._matmul_and_joins import bmm, matmul, where
 from ._indexing import getitem, setitem
-from ._inplace import _inplace, _restride, copy, fill, zero
+from ._inplace import _inplace, _restride, arithmetic, copy, fill, zero
 from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
                         _floating, _inferred, _is_operand, _legacy_new, _number, _permutation,
@@ -919,17 +919,8 @@ class Tensor(TensorBase):
 
     # -- in place --------------------------------------------------------------------------------
 
-    def add_(self, other, alpha=1):
-        return _inplace(self, Tensor.add, other, alpha)
-
-    def sub_(self, other, alpha=1):
-        return _inplace(self, Tensor.sub, other, alpha)
-
-    def mul_(self, other):
-        return _inplace(self, Tensor.mul, other)
-
-    def div_(self, other):
-        return _inplace(self, Tensor.div, other)
+    add_, sub_, mul_, div_ = (arithmetic(key, method) for key, method in
+                              (("add", add), ("sub", sub), ("mul", mul), ("div", div)))
 
     def pow_(self, exponent):
         return _inplace(self, Tensor.pow, exponent)

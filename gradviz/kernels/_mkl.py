@@ -230,14 +230,19 @@ def axpy(alpha, x, y):
     dtype, other shapes or layouts, not contiguous, or ``alpha`` 0 (BLAS returns at once, where
     the kernel adds 0·x, which is nan for x = ∞ and turns -0 into +0)."""
     dtype = y.dtype
-    if not alpha or x.dtype != dtype or x.shape != y.shape or dtype not in _BLAS or not y.flags.writeable \
-            or y.size > _MAX_N or library() is None:
+    if not alpha or x.dtype != dtype or x.shape != y.shape:
         return False
-    if not (x.flags.c_contiguous and y.flags.c_contiguous or x.strides == y.strides and x.flags.f_contiguous):
+    entry = _ROUTINES.get(("axpy", dtype))     # (found once a first call has looked it up: MKL is there)
+    if entry is None:
+        if dtype not in _BLAS or library() is None:
+            return False
+        entry = _routine("axpy", dtype)
+    fx, fy = x.flags, y.flags
+    if not fy.writeable or y.size > _MAX_N or not (
+            fx.c_contiguous and fy.c_contiguous or x.strides == y.strides and fx.f_contiguous):
         return False
-    if y.size:
-        fn, scalar, _, _ = _routine("axpy", dtype)
-        fn(y.size, scalar(alpha), _at(x), 1, _at(y), 1)
+    if y.size:   # (y writable and laid out in one block: it lends its buffer, by rows or through its transpose)
+        entry[0](y.size, entry[1](alpha), _at(x), 1, _byref(_char_view(y if fy.c_contiguous else y.T)), 1)
     return True
 
 

@@ -125,7 +125,7 @@ def add(a, b, alpha=1, out=None):
     if alpha == 1:
         return np.add(a, b, out=out)
     dtype = a.dtype
-    if dtype == b.dtype and dtype in (np.float32, np.float64):
+    if dtype == b.dtype and dtype.char in "fd":
         # PyTorch's kernel is one fused multiply-add, b·α + a rounded once: what makes
         # ``param.add_(grad, alpha=-lr)`` (every SGD step) agree to the last bit.  MKL's axpy adds
         # so, in place (a copy of a, unless out is a); else the fused multiply-add in numpy
