@@ -29,7 +29,7 @@ import numpy as np
 
 from ._threads import FOLLOWERS, get_num_threads
 
-__all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "gemm_routine", "gemm", "gemv", "dot",
+__all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "routine", "gemm", "gemv", "dot",
            "axpy", "axpy_rows", "gemm_batch"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
@@ -172,18 +172,12 @@ def lender(a):
     return _lend_rows if flags.c_contiguous else _lend_columns if flags.f_contiguous else _lend_any
 
 
-def gemm_routine(dtype):
-    """MKL's ``cblas_sgemm``/``dgemm`` for ``dtype`` as :func:`gemm` calls it, for callers that plan
-    their calls: (routine, scalar type, its 1, its 0), the routine a function object of its own
-    with no ``argtypes``: its 14 arguments are passed as C ints, the scalars as the scalar type,
-    the addresses as lenders give them (:func:`lender`)."""
-    return _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
-
-
-def _routine(kind, dtype):
-    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch") for ``dtype``, its scalar type, and that
-    type's 1 and 0: a function object of its own (``lib[name]``, not the attribute ``lib.name``
-    ctypes shares), no ``argtypes``."""
+def routine(kind, dtype):
+    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch", "gemm_batch") for ``dtype``, its
+    scalar type, and that type's 1 and 0: ``(routine, scalar type, 1, 0)``, the routine a function
+    object of its own (``lib[name]``, not the attribute ``lib.name`` ctypes shares) with no
+    ``argtypes``: integers are passed as C ints (MKL_INT in the LP64 interface), scalars as the
+    scalar type, addresses as :func:`lender` gives them.  (For callers that plan their calls.)"""
     entry = _ROUTINES.get((kind, dtype))
     if entry is None:
         letter, scalar = _BLAS[np.dtype(dtype)]
@@ -201,7 +195,7 @@ def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
     arrays whose first element is the matrix's (quickest laid out by rows), ``c`` one laid out by
     rows that the caller allocated (so it lends its buffer); ``transa``/``transb`` say whether op
     transposes; the sizes (at least 1) and leading dimensions are Python ints below 2^31."""
-    fn, scalar, one, zero = _ROUTINES.get(("gemm", dtype)) or _routine("gemm", dtype)
+    fn, scalar, one, zero = _ROUTINES.get(("gemm", dtype)) or routine("gemm", dtype)
     fa, fb = a.flags, b.flags     # (_at written out for the usual operands, laid by rows and writable)
     # (beta 0, of either sign, means c is not read: BLAS's rule, so one 0 stands for both)
     fn(COL_MAJOR, TRANS if transa else NO_TRANS, TRANS if transb else NO_TRANS, m, n, k,
@@ -212,14 +206,14 @@ def gemm(dtype, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
 
 def gemv(dtype, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
     """``y ← alpha·op(a)·x + beta·y`` by MKL's gemv (arrays and sizes as in :func:`gemm`)."""
-    fn, scalar, _, _ = _routine("gemv", dtype)
+    fn, scalar, _, _ = routine("gemv", dtype)
     fn(COL_MAJOR, TRANS if trans else NO_TRANS, m, n, scalar(alpha), _at(a), lda, _at(x), incx, scalar(beta),
        _at(y), incy)
 
 
 def dot(dtype, n, x, incx, y, incy):
     """``Σ x_i·y_i`` by MKL's ``cblas_sdot``/``cblas_ddot`` (arrays and sizes as in :func:`gemm`)."""
-    return _routine("dot", dtype)[0](n, _at(x), incx, _at(y), incy)
+    return routine("dot", dtype)[0](n, _at(x), incx, _at(y), incy)
 
 
 def axpy(alpha, x, y):
@@ -236,7 +230,7 @@ def axpy(alpha, x, y):
     if entry is None:
         if dtype not in _BLAS or library() is None:
             return False
-        entry = _routine("axpy", dtype)
+        entry = routine("axpy", dtype)
     fx, fy = x.flags, y.flags
     if not fy.writeable or y.size > _MAX_N or not (
             fx.c_contiguous and fy.c_contiguous or x.strides == y.strides and fx.f_contiguous):
@@ -263,7 +257,7 @@ def axpy_rows(alpha, x, y):
     sizes, ones = np.full(rows, n, np.int32), np.ones(rows, np.int32)     # MKL_INT: 32 bits (LP64)
     step = np.arange(rows, dtype=np.uint64) * np.uint64(n * y.itemsize)
     xs, ys = pointer(x) + step, pointer(y) + step                         # each row's first element
-    fn = _routine("axpy_batch", dtype)[0]
+    fn = routine("axpy_batch", dtype)[0]
     fn(*(_void_p(a.ctypes.data) for a in (sizes, alpha, xs, ones, ys, ones)), ctypes.c_int(rows),
        _void_p(ones.ctypes.data))
     return True
@@ -274,13 +268,11 @@ def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b
     """``count`` products ``c_i ← alpha·op(a_i)·op(b_i) + beta·c_i`` in one call of MKL's
     ``cblas_sgemm_batch`` (one group, the matrices ``stride_*`` bytes apart from each array's first
     element), as PyTorch's ``mkl_gemm_batched`` calls it."""
-    letter, scalar = _BLAS[np.dtype(dtype)]
+    fn, scalar, _, _ = routine("gemm_batch", np.dtype(dtype))
     i = ctypes.c_int
-    pointers = [(ctypes.c_void_p * count)(*(pointer(arr) + j * stride for j in range(count)))
-                for arr, stride in ((a, stride_a), (b, stride_b), (c, stride_c))]
-    routine = library()[f"cblas_{letter}gemm_batch"]
-    routine.restype = None
-    routine(
+    pointers = [(ctypes.c_void_p * count)(*[first + j * stride for j in range(count)])
+                for first, stride in ((pointer(a), stride_a), (pointer(b), stride_b), (pointer(c), stride_c))]
+    fn(
         i(COL_MAJOR), ctypes.byref(i(TRANS if transa else NO_TRANS)),
         ctypes.byref(i(TRANS if transb else NO_TRANS)), ctypes.byref(i(m)),
         ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)), pointers[0], ctypes.byref(i(lda)),

@@ -2,14 +2,17 @@ r"""Matrix products (``mm``, ``addmm``, ``mv``, ``dot``, ``bmm``) computed where
 
 PyTorch 2.13's CPU products call the BLAS of the MKL it ships: ``addmm``/``mm`` hand ``sgemm_``/``dgemm_``
 the operands with transposes and leading dimensions read from their strides (a row-major result is
-computed as its transpose, so ``x @ W.t()`` is ``gemm('T', 'N')``), ``mv`` calls ``gemv``, ``dot`` calls
-``dot``, and ``bmm`` loops itself over small batches (fewer than 400 multiply-adds per matrix) and
-calls MKL's batched gemm for larger ones.  The second half of this module repeats that dispatch step
-by step and calls the same MKL (:mod:`gradviz.kernels._mkl`), so every shape and layout, float32 and
-float64, gives PyTorch's bits -- MKL cuts long sums into blocks (an inner dimension of 200 is added
-as 100 + 100) that no emulation could guess.  MKL runs on PyTorch's threading (GNU OpenMP)
-with :func:`gradviz.get_num_threads` threads, so large products split their work as PyTorch's do; where
-``libgomp`` is missing, on one thread, which agrees with ``torch.set_num_threads(1)`` and with small products.
+computed as its transpose, so ``x @ W.t()`` is ``gemm('T', 'N')``), ``mv`` calls ``gemv`` (but adds
+the products in order itself for a vector of stride 0, such as ``sum``'s expanded gradient), ``dot``
+calls ``dot``, and ``bmm`` loops itself over small batches (fewer than 400 multiply-adds per matrix)
+and calls MKL's batched gemm for larger ones.  The second half of this module repeats that dispatch
+step by step and calls the same MKL (:mod:`gradviz.kernels._mkl`), once per layout: what it hands
+MKL is remembered (a plan), so a product of lesson size costs little more than the ctypes call
+itself.  Every shape and layout, float32 and float64, gives PyTorch's bits -- MKL cuts long sums
+into blocks (an inner dimension of 200 is added as 100 + 100) that no emulation could guess.  MKL
+runs on PyTorch's threading (GNU OpenMP) with :func:`gradviz.get_num_threads` threads, so large
+products split their work as PyTorch's do; where ``libgomp`` is missing, on one thread, which
+agrees with ``torch.set_num_threads(1)`` and with small products.
 
 Without MKL, the first half of this module takes over at lesson sizes: the order PyTorch's BLAS
 adds float32 products in (measured on AVX2): plain loops, the vectorised kernel (one fused
@@ -458,7 +461,7 @@ def _plan(m1, m2):
     swap, a, b, ta, tb, m, n, k, lda, ldb, ldc = operands
     if a is not (m2 if swap else m1) or b is not (m1 if swap else m2):
         return None
-    routine, scalar, one, zero = _mkl.gemm_routine(m1.dtype)
+    routine, scalar, one, zero = _mkl.routine("gemm", m1.dtype)
     trans = _mkl.TRANS, _mkl.NO_TRANS
     return (routine, scalar, one, zero, (m1.shape[0], m2.shape[1]), swap, trans[not ta], trans[not tb], m, n, k,
             lda, ldb, ldc, _mkl.lender(a), _mkl.lender(b))
@@ -471,14 +474,8 @@ def _planned(bias, m1, m2, beta, alpha):
     key = (m1.shape, m1.strides, m2.shape, m2.strides, m1.dtype, m2.dtype)
     plan = _PLANS.get(key, _UNSEEN)
     if plan is _UNSEEN:
-        if m1.ndim != 2 or m2.ndim != 2 or m1.dtype not in _BLAS_TYPES or m2.dtype is not m1.dtype \
-                or not m1.size or not m2.size:
-            plan = None
-        else:
-            plan = _plan(m1, m2)
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        _PLANS[key] = plan
+        plan = _remember(key, _plan(m1, m2) if m1.ndim == 2 and m2.ndim == 2 and m1.dtype in _BLAS_TYPES
+                         and m2.dtype is m1.dtype and m1.size and m2.size else None)
     if plan is None:
         return None
     routine, scalar, one, zero, shape, swap, ta, tb, m, n, k, lda, ldb, ldc, lend_a, lend_b = plan
@@ -589,42 +586,120 @@ def mm(a, b):
     return addmm(None, a, b, 0)
 
 
+def _remember(key, plan):
+    """Keep ``plan`` under ``key`` (and start over when there are too many) and return it."""
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
+
+
+def _lies_as_a_tensor(x):
+    """Are ``x``'s strides ones a PyTorch tensor could have (whole elements, none negative)?"""
+    size = x.itemsize
+    return all(s >= 0 and s % size == 0 for s in x.strides)
+
+
+def _gemv_operands(a, v):
+    """How ``addmv_impl_cpu_`` hands ``a @ v`` to gemv (``a`` 2-D and ``v`` 1-D, neither empty, both
+    lying as a tensor could, ``v``'s stride not 0): ``(mat, trans, m, n, lda, incx)``, ``mat``
+    ``a`` read by columns ('N') or by rows ('T') as it lies, or its copy by rows."""
+    rows, cols = a.shape
+    s0, s1 = _steps(a)
+    if s0 == 1 and (cols == 1 or s1 >= max(1, rows)):          # lda_cond
+        mat, trans, m, n, lda = a, False, rows, cols, s1
+    elif s1 == 1 and (rows == 1 or s0 >= max(1, cols)):
+        mat, trans, m, n, lda = a, True, cols, rows, s0
+    else:
+        mat, trans, m, n, lda = np.ascontiguousarray(a), True, cols, rows, cols
+    if n == 1:                                                  # cpublas::gemv
+        lda = m
+    return mat, trans, m, n, lda, _steps(v)[0]
+
+
+def _mv_plan(a, v):
+    """The plan for ``a @ v``: ``(routine, its 1, its 0, rows, trans, m, n, lda, incx, lender of a,
+    lender of v)``, or None where the long way is taken (other dtypes or dimensions, empty, a copy,
+    or ``v``'s stride 0: PyTorch's own loop)."""
+    dtype = a.dtype
+    if a.ndim != 2 or v.ndim != 1 or dtype not in _BLAS_TYPES or v.dtype is not dtype or not a.size \
+            or a.shape[1] != v.shape[0] or not _lies_as_a_tensor(a) or not _lies_as_a_tensor(v) or not v.strides[0]:
+        return None
+    mat, trans, m, n, lda, inc = _gemv_operands(a, v)
+    if mat is not a:
+        return None
+    routine, _, one, zero = _mkl.routine("gemv", dtype)
+    return (routine, one, zero, a.shape[0], _mkl.TRANS if trans else _mkl.NO_TRANS, m, n, lda, inc, _mkl.lender(a),
+            _mkl.lender(v))
+
+
 def mv(a, v):
     """``a @ v`` (matrix times vector) as PyTorch's CPU ``mv`` computes it: MKL's gemv, the matrix
-    read by columns ('N') or by rows ('T') as it lies."""
+    read by columns ('N') or by rows ('T') as it lies; a vector of stride 0 (an expanded one, as
+    ``sum``'s gradient) by PyTorch's own loop, each output the products added in order."""
+    if type(a) is np.ndarray and type(v) is np.ndarray and _mkl.library() is not None:
+        key = ("mv", a.shape, a.strides, v.shape, v.strides, a.dtype, v.dtype)
+        plan = _PLANS.get(key, _UNSEEN)
+        if plan is _UNSEEN:
+            plan = _remember(key, _mv_plan(a, v))
+        if plan is not None:
+            routine, one, zero, rows, trans, m, n, lda, inc, lend_a, lend_v = plan
+            y = np.empty(rows, a.dtype)
+            try:
+                routine(_mkl.COL_MAJOR, trans, m, n, one, lend_a(a), lda, lend_v(v), inc, zero, _lend_rows(y), 1)
+            except TypeError:     # a read-only operand: the long way
+                pass
+            else:
+                return y
     a, v = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(v))
     rows, cols = a.shape
     if not rows:
         return np.zeros(0, np.result_type(a, v))
     if not cols:
         return np.zeros(rows, np.result_type(a, v))
-    if not _blas_ready(a, v) or _steps(v)[0] == 0:
+    if not v.strides[0] and a.dtype in _BLAS_TYPES and v.dtype is a.dtype:
+        # gemv's fast path wants incx > 0: PyTorch's loop, by rows ('T') or by columns ('N') alike
+        # Σ_j fl(a_ij·v_j) in order from 0 (a zero sum +0)
+        return np.add.accumulate(a * v, axis=1)[:, -1] + a.dtype.type(0)
+    if not _blas_ready(a, v):
         if a.dtype == v.dtype and _emulate(a.dtype, rows, cols, 1):
             return _emulated_mv(a, v)
         return np.matmul(a, v)
-    y = np.zeros(rows, a.dtype)
-    s = _steps(a)
-
-    def fits(m, n, lda):                               # lda_cond
-        return n == 1 or lda >= max(1, m)
-    if s[0] == 1 and fits(rows, cols, s[1]):
-        trans, m, n, lda, mat = False, rows, cols, s[1], a
-    elif s[1] == 1 and fits(cols, rows, s[0]):
-        trans, m, n, lda, mat = True, cols, rows, s[0], a
-    else:
-        mat = np.ascontiguousarray(a)
-        trans, m, n, lda = True, cols, rows, cols
-    if n == 1:
-        lda = m
-    _mkl.gemv(a.dtype, trans, m, n, 1.0, mat, lda, v, _steps(v)[0] or 1, 0.0, y, 1)
+    mat, trans, m, n, lda, inc = _gemv_operands(a, v)
+    y = np.empty(rows, a.dtype)
+    _mkl.gemv(a.dtype, trans, m, n, 1.0, mat, lda, v, inc, 0.0, y, 1)
     return y
 
 
+def _dot_plan(a, b):
+    """The plan for ``a · b``: ``(routine, n, incx, incy, lender of a, lender of b, scalar type)``,
+    or None (another dtype or dimension, empty, a copy: the long way)."""
+    dtype = a.dtype
+    if a.ndim != 1 or b.shape != a.shape or dtype not in _BLAS_TYPES or b.dtype is not dtype or not a.size \
+            or not _lies_as_a_tensor(a) or not _lies_as_a_tensor(b):
+        return None
+    n = a.shape[0]
+    inc_a, inc_b = (1, 1) if n == 1 else (_steps(a)[0], _steps(b)[0])
+    return _mkl.routine("dot", dtype)[0], n, inc_a, inc_b, _mkl.lender(a), _mkl.lender(b), dtype.type
+
+
 def dot(a, b):
-    """``a · b`` for vectors as PyTorch's CPU ``dot`` computes it: MKL's dot."""
+    """``a · b`` for vectors as PyTorch's CPU ``dot`` computes it: MKL's dot (an expanded vector too:
+    PyTorch hands BLAS its stride 0)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and _mkl.library() is not None:
+        key = ("dot", a.shape, a.strides, b.shape, b.strides, a.dtype, b.dtype)
+        plan = _PLANS.get(key, _UNSEEN)
+        if plan is _UNSEEN:
+            plan = _remember(key, _dot_plan(a, b))
+        if plan is not None:
+            routine, n, inc_a, inc_b, lend_a, lend_b, scalar = plan
+            try:
+                return scalar(routine(n, lend_a(a), inc_a, lend_b(b), inc_b))
+            except TypeError:     # a read-only operand: the long way
+                pass
     a, b = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(b))
     n = a.shape[0]
-    if not _blas_ready(a, b) or not n or 0 in (_steps(a)[0], _steps(b)[0]):
+    if not _blas_ready(a, b) or not n:
         if a.dtype == b.dtype and n and _emulate(a.dtype, 1, n, 1):
             return _emulated_dot(a, b)
         return np.dot(a, b)

@@ -80,3 +80,64 @@ def test_plans_kept_few(monkeypatch):
         a, b = rng.standard_normal((n, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
         assert np.array_equal(kernels.mm(a, b), _long_way(monkeypatch, lambda: kernels.mm(a, b)))
         assert len(_products._PLANS) <= 8
+
+
+def _vectors(rng, n, dtype):
+    """A vector of ``n`` as a tensor's could lie: contiguous, every other element of a longer one,
+    a column of a matrix, read-only."""
+    v = rng.standard_normal(n).astype(dtype)
+    read_only = v.copy()
+    read_only.flags.writeable = False
+    return [v, rng.standard_normal(2 * n).astype(dtype)[::2], rng.standard_normal((n, 3)).astype(dtype)[:, 1], read_only]
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_planned_vector_products_as_worked_out(monkeypatch, dtype):
+    """mv (gemv) and dot by plan equal the long way bit for bit, every layout of matrix and vectors."""
+    rng = np.random.default_rng(6)
+    for rows, cols in [(2, 2), (32, 3), (3, 32), (1, 5), (5, 1), (1, 1), (17, 40)]:
+        for a in _layouts(rng, rows, cols, dtype):
+            for v in _vectors(rng, cols, dtype):
+                for product in (lambda: kernels.mv(a, v), lambda: kernels.dot(a[0], v)):
+                    want = _long_way(monkeypatch, product)
+                    for _ in range(2):
+                        got = product()
+                        assert np.shape(got) == np.shape(want) and got.dtype == want.dtype
+                        assert np.array_equal(np.reshape(got, -1).view(np.uint8), np.reshape(want, -1).view(np.uint8))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("mkl", [True, False], ids=["MKL", "no MKL"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_expanded_vectors_as_torch(monkeypatch, dtype, mkl):
+    """A vector of stride 0 (``sum``'s gradient, expanded) times a matrix: PyTorch's gemv hands it
+    not to BLAS but to its own loop (products added in order), with or without MKL; ``dot`` hands
+    it to MKL's dot, stride 0 and all.  ``(X @ w).sum().backward()`` then gives torch's ``w.grad``."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    if not mkl:
+        monkeypatch.setattr(_mkl, "library", lambda: None)
+    rng = np.random.default_rng(7)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for rows, cols in [(16, 16), (5, 7), (100, 40), (32, 3), (3, 300), (1, 9), (9, 1)]:
+            a = (rng.standard_normal((rows, cols)) * 10.0 ** rng.integers(-3, 3, (rows, cols))).astype(dtype)
+            g = rng.standard_normal(1).astype(dtype)
+            for ta, na in [(torch.tensor(a), a), (torch.tensor(a.T.copy()).t(), np.asfortranarray(a))]:
+                want = torch.mv(ta, torch.tensor(g).expand(cols)).numpy()
+                got = kernels.mv(na, np.broadcast_to(g, (cols,)))
+                assert got.dtype == want.dtype and np.array_equal(got, want), (rows, cols)
+            if mkl:
+                want = torch.dot(torch.tensor(a[0]), torch.tensor(g).expand(cols)).numpy()
+                assert np.array_equal(kernels.dot(a[0], np.broadcast_to(g, (cols,))), want)
+            grads = []
+            for lib in (torch, gradviz):      # X by rows, then X a transposed view (gemv 'N', then 'T')
+                w, v = lib.tensor(a[0], requires_grad=True), lib.tensor(a[0], requires_grad=True)
+                (lib.tensor(a) @ w).sum().backward()
+                (lib.tensor(a.T.copy()).t() @ v).sum().backward()
+                grads.append((w.grad.numpy(), v.grad.numpy()))
+            assert all(np.array_equal(t, v) for t, v in zip(*grads)), (rows, cols)
+    finally:
+        torch.set_num_threads(before)

@@ -279,6 +279,10 @@ EXACT_PRODUCTS = {
     "addmm Linear(33, 2), one row": ("linear", 1, 33, 2),
     "mm 2x33 @ 33x1": ("mm", 2, 33, 1),
     "mv 7x64 @ 64": ("mv", 7, 64, 1),
+    # a vector of stride 0 (sum's gradient, expanded): PyTorch's own gemv loop; MKL's dot at stride 0
+    "w.grad of (X @ w).sum(), X 32x16": ("vgrad", 32, 16, 1),
+    "w.grad of (X @ w).sum(), X 100x40 a transposed view": ("vgradT", 100, 40, 1),
+    "dot of 100, one operand expanded": ("dotx", 1, 100, 1),
     # one size up: inner dimensions past 192, where MKL cuts the sum into blocks (200 -> 100 + 100)
     "mm 8x193 @ 193x8": ("mm", 8, 193, 8),
     "mm 32x200 @ 200x64": ("mm", 32, 200, 64),
@@ -302,6 +306,7 @@ EXACT_PRODUCTS = {
     "float64 addmm Linear(3, 1), batch 100": ("linear", 100, 3, 1, np.float64),
     "float64 mv 32x16 @ 16": ("mv", 32, 16, 1, np.float64),
     "float64 dot of 100": ("dot", 1, 100, 1, np.float64),
+    "float64 w.grad of (X @ w).sum(), X 100x40": ("vgrad", 100, 40, 1, np.float64),
     "float64 bmm 2 x (3x5 @ 5x4)": ("bmm", 3, 5, 4, np.float64),
     "float64 bmm 2 x (16x200 @ 200x32)": ("bmm", 16, 200, 32, np.float64),
 }
@@ -382,6 +387,13 @@ def _product_share(torch, kind, m, k, n, dtype=f32, trials=40):
                 out = lib.mv(A, B[:, 0])
             elif kind == "dot":
                 out = lib.dot(A[0], B[:, 0]).reshape(1)
+            elif kind == "dotx":
+                out = lib.dot(A[0], B[:1, 0].expand(k)).reshape(1)
+            elif kind in ("vgrad", "vgradT"):   # mv(Xᵀ, g) with g sum's gradient, expanded (stride 0)
+                X = lib.tensor(a) if kind == "vgrad" else lib.tensor(a.T.copy()).t()
+                w = lib.tensor(b[:, 0], requires_grad=True)
+                (X @ w).sum().backward()
+                out = w.grad
             elif kind == "bmmT":     # the second operand as a transposed view
                 out = lib.bmm(lib.stack([A, A * 2]), lib.stack([B.t(), B.t() - 1]).transpose(1, 2))
             else:
