@@ -17,7 +17,7 @@ Fixtures (use them from any test under ``tests/browser/``):
                      known token, no browser, no update or news checks, a read-only extension
                      manager, ``window.jupyterapp`` exposed), serving a temporary root dir; see :class:`Lab` for its helpers
                      (``lab.copy_notebook(path)``, ``lab.new_notebook(name, cells)``, ``lab.url(path)``,
-                     ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.wait_executed(page)``,
+                     ``lab.open(page, name)``, ``lab.run_all(page)``, ``lab.run_notebook(page, name, widgets)``, ``lab.wait_executed(page)``,
                      ``lab.wait_idle(page)``, ``lab.wait_widgets(page, n)``, ``lab.command(page, id)``, ``lab.set_theme(page, name)``).
                      The server is shared by the whole session: give each test's notebook its own name.
 ``artifacts``        ``tests/artifacts/`` (git-ignored), for screenshots to look at.
@@ -304,6 +304,14 @@ class Lab:
         page.wait_for_function(f"n => document.querySelectorAll('{sel}').length >= n", arg=count, timeout=timeout)
         settle(page)
         return page.locator(sel)
+
+    def run_notebook(self, page, name, widgets=0, timeout=120000):
+        """Open notebook ``name``, Run All as a student would, and wait until every cell has run and
+        ``widgets`` widgets are drawn (their locator is returned, in the notebook's order)."""
+        self.open(page, name)
+        self.run_all(page)
+        self.wait_executed(page, timeout=timeout)
+        return self.wait_widgets(page, widgets, timeout=timeout) if widgets else None
 
     def run_all(self, page):
         """Run > Run All Cells, through the menu bar as a student would."""

@@ -255,10 +255,7 @@ def test_in_jupyterlab_the_cell_shows_the_ends_at_the_start_and_at_the_end(jupyt
     output and some leaves, and after End, at its last frame, the same."""
     page = lab_page
     name = jupyterlab.new_notebook("ends-twenty-vectors.ipynb", LAB_CELLS)
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
-    widget = jupyterlab.wait_widgets(page, 1).first
+    widget = jupyterlab.run_notebook(page, name, widgets=1).first
     for at in ("first", "wider", "last"):
         if at == "wider":
             page.set_viewport_size({"width": 1680, "height": 900})

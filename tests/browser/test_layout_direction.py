@@ -210,10 +210,7 @@ def test_in_jupyterlab_the_cell_gets_the_larger_direction_and_keeps_it_across_a_
     keeps that direction; the animation plays to its ✓ there."""
     page = lab_page
     name = jupyterlab.new_notebook("direction-six-vectors.ipynb", LAB_CELLS)
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
-    widget = jupyterlab.wait_widgets(page, 1).first
+    widget = jupyterlab.run_notebook(page, name, widgets=1).first
     page.wait_for_function("w => w.lang === 'ko'", arg=widget.element_handle(), timeout=30000)
     settle(page)
     s = widget.evaluate("""w => ({ drawn: w.dataset.gvRankdir, fits: w.querySelector('.gv-main').dataset.fits,

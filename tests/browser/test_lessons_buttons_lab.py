@@ -59,9 +59,7 @@ def test_after_run_all_the_buttons_never_show_a_cross(jupyterlab, lab_page, less
              for k in ("animate", "practice") if f"gradviz.{k}(" in c.source]
     animates = len(kinds)
     name = jupyterlab.copy_notebook(path, name=f"buttons-{lesson}.ipynb")
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page, timeout=240000)
+    jupyterlab.run_notebook(page, name, timeout=240000)
     jupyterlab.wait_idle(page)
     widgets = jupyterlab.wait_widgets(page, animates)
     assert widgets.count() == animates

@@ -367,9 +367,7 @@ CELLS = [
 def lab_widget(jupyterlab, page, name, cells):
     """A new notebook of ``cells`` in JupyterLab at 1366x768, run all: its widget, ready and in view."""
     page.set_viewport_size({"width": 1366, "height": 768})
-    jupyterlab.open(page, jupyterlab.new_notebook(name, cells))
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
+    jupyterlab.run_notebook(page, jupyterlab.new_notebook(name, cells))
     widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     widget.scroll_into_view_if_needed()
     settle(page)

@@ -228,10 +228,7 @@ def lab_widget_checks(page, widget, artifacts, name):
 def test_seed_widget_fits_jupyterlab(jupyterlab, lab_page, artifacts):
     page = lab_page
     page.set_viewport_size(VIEW)
-    name = jupyterlab.new_notebook("fit-seed.ipynb", SEED_CELLS)
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
+    jupyterlab.run_notebook(page, jupyterlab.new_notebook("fit-seed.ipynb", SEED_CELLS))
     widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     lab_widget_checks(page, widget, artifacts, "seed")
     assert not page.gv_blocked
@@ -241,10 +238,8 @@ def test_lesson_6_network_fits_jupyterlab(jupyterlab, lab_page, artifacts):
     page = lab_page
     page.set_viewport_size(VIEW)
     name = jupyterlab.copy_notebook(NOTEBOOKS / "06_neuron_and_mlp.ipynb", "fit-06.ipynb")
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page, timeout=240000)
-    jupyterlab.wait_widgets(page, 3)           # the neuron's, the practice cell's, the training step's
+    # three widgets: the neuron's, the practice cell's, the training step's
+    jupyterlab.run_notebook(page, name, widgets=3, timeout=240000)
     widgets = page.locator('.jp-OutputArea-output .gv-widget[data-gv-ready="1"]:not(.gv-practicing)')
     # the training step's graph: the widget with the most nodes (the practice one before it asks first)
     sizes = [widgets.nth(i).evaluate("w => w.querySelectorAll('svg .gv-node').length") for i in range(widgets.count())]

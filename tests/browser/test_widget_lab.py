@@ -55,9 +55,7 @@ def notebook(jupyterlab):
 
 def test_widget_in_jupyterlab(jupyterlab, lab_page, notebook, artifacts):
     page = lab_page
-    jupyterlab.open(page, notebook)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
+    jupyterlab.run_notebook(page, notebook)
     try:
         widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     except Exception:
@@ -163,10 +161,7 @@ def test_after_run_all_two_presses_show_accumulation(jupyterlab, lab_page, artif
     about retain_graph presses backward() twice and sees ✓ for what each call added, and the .grad
     as k × the chain rule, not an error."""
     page = lab_page
-    name = jupyterlab.new_notebook("run-all-accumulate.ipynb", LESSON_FLOW)
-    jupyterlab.open(page, name)
-    jupyterlab.run_all(page)
-    jupyterlab.wait_executed(page)
+    jupyterlab.run_notebook(page, jupyterlab.new_notebook("run-all-accumulate.ipynb", LESSON_FLOW))
     widget = wait_ready(page, ".jp-OutputArea-output", timeout=90000)
     widget.scroll_into_view_if_needed()
     settle(page)
