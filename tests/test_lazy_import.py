@@ -67,6 +67,18 @@ print(' '.join(sorted(set(sys.modules) - before)))
     assert not [m for m in HEAVY if m in added or any(a.startswith(m + ".") for a in added)], sorted(added)
 
 
+def test_import_gradviz_loads_no_native_library():
+    """MKL (the ``exact`` extra, found through ctypes, with its OpenMP) loads on the first kernel call
+    that needs it, not at import: ``kernels._mkl.library()`` has not run, and no MKL is mapped."""
+    assert run("""
+import sys
+import gradviz
+from gradviz.kernels import _mkl
+maps = open('/proc/self/maps').read() if sys.platform.startswith('linux') else ''
+print(_mkl.library.cache_info().misses, 'libmkl' in maps, 'libgomp' in maps)
+""") == "0 False False"
+
+
 def test_lazy_paths_are_one_module_each_way():
     assert run("""
 import gradviz
