@@ -9,12 +9,14 @@ PyTorch's CPU sum (``aten/src/ATen/native/cpu/SumKernel.cpp``) adds in a fixed p
 * across rows (a reduction over the leading dimension) each column is summed on its own, by the
   same cascade or by 4 interleaved accumulators.
 
-This module reproduces that pattern with numpy for float32 and float64 reductions over all
-dimensions, over any run of adjacent dimensions (what ``x.sum()``, ``x.sum(1)``, ``x.sum(0)``
-and broadcasting's gradient sums do) and over dimensions apart (``x.sum((0, 2))``, :func:`_apart`);
-other dtypes fall back to ``np.sum``.  Each level of the pattern is one whole-array numpy addition
-along an axis of a reshaped view (:func:`_chains`), and what to reshape how is worked out once per
-shape (:func:`_plan`): a lesson-sized sum is a handful of numpy calls, a long one runs as fast as memory.
+Which kernel runs, and over which rows, follows from the tensor's shape and strides through
+PyTorch's TensorIterator (:func:`_plan`): a transposed or sliced tensor is summed in its memory
+order, as PyTorch sums it.  This module reproduces all of it with numpy for float32 and float64
+sums over any dimensions (``x.sum()``, ``x.sum(1)``, ``x.sum(0)``, ``x.sum((0, 2))``, broadcasting's
+gradient sums); other dtypes fall back to ``np.sum``.  Each level of the pattern is one whole-array
+numpy addition along an axis of a reshaped view (:func:`_chains`), and what to reshape how is worked
+out once per shape (:func:`_plan`): a lesson-sized sum is a handful of numpy calls, a long one runs
+about as fast as memory.
 
 >>> x = np.array([0.1, 0.2, 0.3, 0.4, 0.5], np.float32)
 >>> float(torch_sum(x)) == float(np.float32(np.float32(np.float32(np.float32(0.1 + np.float32(0.5))
@@ -179,29 +181,25 @@ def _row_sum(x):
 
 
 def _inner(x):
-    r"""Sum each row of ``x`` (rows, n), contiguous along n, as ``vectorized_inner_sum`` does: the row
-    as vectors of 8 floats (4 doubles) summed lane by lane (:func:`_row_sum` of the vectors), then
-    :math:`0 + \text{(the items after the last whole vector)} + \text{lane}_0 + \dots + \text{lane}_7`,
-    in order.  Rows shorter than a vector: ``scalar_inner_sum``, :func:`_row_sum` of the items."""
-    rows, n = x.shape
+    r"""Sum rows of at least one vector, laid out as ``x`` (batch, n, rows) (the rows outermost or
+    innermost), as ``vectorized_inner_sum`` does: the row as vectors of 8 floats (4 doubles) summed
+    lane by lane (:func:`_row_sum` of the vectors), then :math:`0 + \text{(the items after the last
+    whole vector)} + \text{lane}_0 + \dots + \text{lane}_7`, in order.  Returns (batch · rows,)."""
+    batch, n, rows = x.shape
     lanes = _LANES[x.dtype]
-    if n < lanes:
-        return _row_sum(np.ascontiguousarray(x.T)[None])[0]
     whole = n - n % lanes
-    per_lane = _row_sum(x[:, :whole].reshape(rows, whole // lanes, lanes))          # (rows, lanes)
+    per_lane = _row_sum(x[:, :whole].reshape(batch, whole // lanes, lanes, rows))   # (batch, lanes, rows)
     if whole < n:
         per_lane = np.concatenate((x[:, whole:], per_lane), axis=1)
-    return _chains(np.ascontiguousarray(per_lane.T), 0)
+    return _chains(per_lane).reshape(-1)
 
 
-def _outer(x):
-    """Sum each column of ``x`` (batch, n, columns), contiguous along the columns, down axis 1 as
-    ``vectorized_outer_sum`` does: the columns 4 vectors at a time by one :func:`_cascade` each,
-    the other columns by :func:`_row_sum`; fewer columns than a vector: ``scalar_outer_sum``, 4
-    columns at a time by :func:`_cascade`, the others by :func:`_row_sum`."""
+def _outer(x, width):
+    """Sum each column of ``x`` (batch, n, columns) down axis 1, ``width`` columns at a time by one
+    :func:`_cascade` each (``multi_row_sum`` of 4 accumulators), the columns left by :func:`_row_sum`:
+    ``vectorized_outer_sum`` takes 4 vectors of columns at a time (``width`` 32 floats, 16 doubles),
+    ``scalar_outer_sum`` 4 columns."""
     columns = x.shape[-1]
-    lanes = _LANES[x.dtype]
-    width = _ILP * lanes if columns >= lanes else _ILP
     cascaded = columns - columns % width
     if cascaded == columns:
         return _cascade(x)
@@ -211,83 +209,94 @@ def _outer(x):
 
 
 def torch_sum(a, axis=None, keepdims=False):
-    """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses.
+    """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses for a
+    tensor of ``a``'s shape and strides (a tensor with negative or zero strides as its copy in rows).
 
-    What to add in which order depends only on the shape, the dtype and the axes: that is worked out
-    once (:func:`_plan`), and each call is then a few whole-array numpy additions.
+    What to add in which order depends only on the shape, the strides, the dtype and the dimensions:
+    that is worked out once (:func:`_plan`), and each call is then a few whole-array numpy additions.
 
     >>> torch_sum(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), axis=0).tolist()
     [4.0, 6.0]
     """
     a = np.asarray(a)
-    plan = _plan(a.shape, a.dtype, tuple(axis) if isinstance(axis, list) else axis, keepdims)
+    plan = _plan(a.shape, a.strides, a.dtype, tuple(axis) if isinstance(axis, list) else axis, keepdims)
     kind = plan[0]
     if kind == "numpy":
         return np.sum(a, axis=axis, keepdims=keepdims)
-    c = np.ascontiguousarray(a)
-    if kind == "inner":
-        result = _inner(c.reshape(plan[1]))
-    elif kind == "outer":
-        result = _outer(c.reshape(plan[1]))
-    elif kind == "apart":
-        result = _apart(c.reshape(plan[1]), plan[2])
-    else:                                                  # nothing to add: every summed dimension has size 1
-        result = c + a.dtype.type(0)                       # (PyTorch's output, an accumulator from +0)
-    return result.reshape(plan[-1])
+    if kind == "copy":                                     # nothing to add: every summed dimension has size 1
+        return (a + a.dtype.type(0)).reshape(plan[-1])     # (PyTorch's output: an accumulator from +0)
+    kind, order, shape, rows, out_shape = plan
+    v = np.ascontiguousarray(a.transpose(order)).reshape(shape)   # the items in the order the loops visit them
+    if kind == "vectorized inner":
+        sums = _inner(v)
+    elif kind == "scalar inner":
+        sums = _row_sum(v)[0]
+    else:
+        sums = _outer(v, _ILP * _LANES[a.dtype] if kind == "vectorized outer" else _ILP)
+    if rows > 1:                                           # row sums added into the output, in order
+        sums = _chains(sums.reshape(1, rows, -1))[0]
+    return sums.reshape(out_shape)
 
 
 @functools.lru_cache(maxsize=4096)
-def _plan(shape, dtype, axis, keepdims):
-    """How :func:`torch_sum` sums an array of ``shape`` and ``dtype`` over ``axis``: (kind, the shape
-    to view the contiguous array as, [the dimensions apart], the result's shape).
+def _plan(shape, strides, dtype, axis, keepdims):
+    """How :func:`torch_sum` sums an array of this shape, strides and dtype over ``axis``, as PyTorch's
+    TensorIterator and ``cascade_sum`` do: (the loop, the order of ``a``'s dimensions to read the items
+    in, the shape to view them as, how many row sums go into each output, the result's shape).
 
-    Dimensions of size 1 change no order: PyTorch's TensorIterator drops them.  The summed dimensions
-    are then all of them, or the trailing ones ("inner": rows summed along memory), or a run of
-    leading or middle ones ("outer": columns summed across rows, for each slice before them), or
-    dimensions apart (:func:`_apart`)."""
+    TensorIterator drops dimensions of size 1, puts the summed dimensions innermost, the closest-packed
+    first (the kept ones as the output lies, in rows), and joins neighbours that lie one after the
+    other in memory.  Its loop then gets the two innermost (dimension 0 summed; dimension 1 kept or
+    summed too) for each index of the others, and picks a kernel by their strides: rows contiguous and
+    a vector long: ``vectorized_inner_sum`` (:func:`_inner`); columns contiguous and a vector wide:
+    ``vectorized_outer_sum``; else the scalar kernel along the closer-packed one (:func:`_row_sum` per
+    row, or :func:`_outer` by 4 columns).  With more than one summed dimension left, each row's sum is
+    added into the output (zeroed first) in the order the loop visits them."""
     ndim = len(shape)
-    size = math.prod(shape)
-    if dtype not in _LANES or size == 0 or ndim == 0:
+    if dtype not in _LANES or 0 in shape or ndim == 0:
         return ("numpy",)
-    axes = tuple(range(ndim)) if axis is None else (axis % ndim,) if isinstance(axis, numbers.Integral) \
-        else tuple(sorted({d % ndim for d in axis}))
+    axes = set(range(ndim)) if axis is None else {axis % ndim} if isinstance(axis, numbers.Integral) \
+        else {d % ndim for d in axis}
     out_shape = tuple(1 if d in axes else n for d, n in enumerate(shape)) if keepdims \
         else tuple(n for d, n in enumerate(shape) if d not in axes)
-    kept = [d for d in range(ndim) if shape[d] != 1]
-    axes = [kept.index(d) for d in axes if shape[d] != 1]
-    shape = [shape[d] for d in kept]
-    if not axes:
+    dims = [d for d in range(ndim) if shape[d] != 1]
+    if not axes.intersection(dims):
         return ("copy", out_shape)
-    first, last = axes[0], axes[-1]
-    reduced = math.prod(shape[d] for d in axes)
-    rest = size // reduced
-    if rest == 1 or last == len(shape) - 1 and last - first + 1 == len(axes):
-        return ("inner", (rest, reduced), out_shape)
-    if last - first + 1 == len(axes):
-        before = math.prod(shape[:first])
-        return ("outer", (before, reduced, rest // before), out_shape)
-    return ("apart", tuple(shape), tuple(axes), out_shape)
-
-
-def _apart(c, axes):
-    """Sum contiguous ``c`` over ``axes`` that are not one run of adjacent dimensions, as PyTorch's
-    TensorIterator does: it puts the reduced dimensions innermost, the closest-packed first, joins
-    adjacent ones, and zeroes the output; its loop then sums the innermost run for each index of the
-    other reduced dimensions (a row sum, :func:`_inner`, when that run is the trailing dimensions;
-    else the strided scalar one, :func:`_row_sum`) and adds each of those sums to the output, in
-    memory order, one rounding per addition.  Returns the kept dimensions' sums, flattened."""
-    inner = [axes[-1]]
-    while inner[0] - 1 in axes:                            # the last run of adjacent reduced dimensions
-        inner.insert(0, inner[0] - 1)
-    others = [d for d in axes if d not in inner]
-    kept = [d for d in range(c.ndim) if d not in axes]
-    size = math.prod(c.shape[d] for d in inner)
-    if inner[-1] == c.ndim - 1:                            # a contiguous row per (others, kept) index
-        rows = np.ascontiguousarray(c.transpose(others + kept + inner)).reshape(-1, size)
-        sums = _inner(rows)
-    else:                                                  # a strided row: the scalar row sum
-        sums = _row_sum(np.ascontiguousarray(c.transpose(inner + others + kept)).reshape(1, size, -1))[0]
-    return _chains(sums.reshape(1, math.prod(c.shape[d] for d in others), -1))[0]   # into the output, in memory order
+    if any(strides[d] <= 0 for d in dims):                 # no such tensor: as its copy in rows
+        strides = np.empty(shape, dtype).strides
+    summed = sorted((d for d in dims if d in axes), key=lambda d: (strides[d], shape[d]))
+    inner_first = summed + [d for d in reversed(dims) if d not in axes]
+    groups = [[inner_first[0]]]                            # joined dimensions, innermost first
+    for d in inner_first[1:]:
+        last = groups[-1]
+        if (d in axes) == (last[0] in axes) and strides[last[0]] * math.prod(shape[e] for e in last) == strides[d]:
+            last.append(d)
+        else:
+            groups.append([d])
+    sizes = [math.prod(shape[d] for d in g) for g in groups]
+    step0, step1 = strides[groups[0][0]], strides[groups[1][0]] if len(groups) > 1 else 0
+    item, lanes = dtype.itemsize, _LANES[dtype]
+    if step0 == item and sizes[0] >= lanes:
+        kind = "vectorized inner"
+    elif step1 == item and len(sizes) > 1 and sizes[1] >= lanes:
+        kind = "vectorized outer"
+    else:                                                  # (one column alone: its row sum)
+        kind = "scalar inner" if step0 < step1 or len(sizes) == 1 else "scalar outer"
+    n_summed = sum(1 for g in groups if g[0] in axes)
+    if n_summed > 1 and kind.endswith("outer"):            # (only with overlapping strides): as in rows
+        return _plan(shape, np.empty(shape, dtype).strides, dtype, axis, keepdims)
+    outer_first = [list(reversed(g)) for g in reversed(groups)]    # each group's dimensions outermost first
+    row_groups = outer_first[len(groups) - n_summed:-1]  # the summed dimensions but the innermost, then the kept
+    row_groups += outer_first[:len(groups) - n_summed]
+    rows = math.prod(sizes[1:n_summed])
+    if kind == "vectorized inner" and math.prod(sizes) > _SMALL:     # long: the rows as they lie
+        order, view = sum(row_groups, []) + outer_first[-1], (-1, sizes[0], 1)
+    elif kind.endswith("inner"):                       # short: the rows innermost (numpy's loops run along them)
+        order, view = outer_first[-1] + sum(row_groups, []), (1, sizes[0], -1)
+    else:                                                  # (one summed dimension: the columns are the next)
+        order, view = sum(outer_first[:-2], []) + outer_first[-1] + outer_first[-2], (-1, sizes[0], sizes[1])
+    ones = [d for d in range(ndim) if shape[d] == 1]       # (anywhere: they hold one item)
+    return (kind, tuple(ones + order), view, rows, out_shape)
 
 
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------

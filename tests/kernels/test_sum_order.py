@@ -1,0 +1,130 @@
+"""kernels.sum and kernels.mean add in PyTorch's order at the sizes lessons and exercises use: bit for bit
+(the sign of a zero included) against torch on drawn shapes, dimensions, memory layouts (a tensor's
+transposes and slices are summed in memory order, as PyTorch sums them) and values, one thread; and
+the one numpy step they are built from adds in order."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradviz import kernels
+from gradviz.kernels import _reduce
+
+_MAX_SIDE = {1: 3000, 2: 80, 3: 16, 4: 8}
+
+
+@st.composite
+def _shape(draw):
+    """1 to 4 dimensions of up to 3,000 elements in all, odd sizes and ones included."""
+    ndim = draw(st.integers(1, 4))
+    shape = []
+    for _ in range(ndim):
+        room = 3000 // math.prod(shape or [1])
+        shape.append(draw(st.integers(1, max(1, min(_MAX_SIDE[ndim], room)))))
+    return tuple(shape)
+
+
+@st.composite
+def _dims(draw, ndim):
+    """Every kind of dim: None (all), one int (maybe negative), or a tuple: all, leading, trailing,
+    middle or apart dimensions, in any order."""
+    kind = draw(st.sampled_from(["none", "int", "tuple"]))
+    if kind == "none":
+        return None
+    if kind == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    dims = draw(st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True))
+    return tuple(d - ndim if draw(st.booleans()) else d for d in dims)
+
+
+def _values(rng, shape, dtype, special):
+    """Magnitudes from 2^-20 to 2^20 (so any other order rounds differently), with -0 and +0 here and
+    there or everywhere, or infinities, or a nan."""
+    x = rng.standard_normal(shape) * np.exp2(rng.integers(-20, 20, shape))
+    if special == "zeros":
+        x[rng.random(shape) < 0.5] = -0.0
+        x[rng.random(shape) < 0.2] = 0.0
+    elif special == "negative zeros":
+        x[...] = -0.0
+    elif special == "signed zeros":
+        x = np.where(rng.random(shape) < 0.5, -0.0, 0.0)
+    elif special == "infinities":
+        x[rng.random(shape) < 0.03] = np.inf
+        x[rng.random(shape) < 0.03] = -np.inf
+    elif special == "nan":
+        x.flat[rng.integers(0, x.size)] = np.nan
+    return x.astype(dtype)
+
+
+def _laid_out(rng, x, layout):
+    """The same values as ``x`` in another memory layout: dimensions permuted, every other element
+    (as a tensor's transposes and slices lie), or reversed (no tensor lies so: torch.tensor copies it
+    into rows)."""
+    if layout == "permuted":
+        order = rng.permutation(x.ndim)
+        return np.ascontiguousarray(x.transpose(order)).transpose(np.argsort(order))
+    if layout == "strided":
+        wide = np.repeat(x, 2, axis=-1)
+        wide[..., 1::2] = np.nan
+        return wide[..., ::2]
+    if layout == "reversed":
+        return np.ascontiguousarray(x[::-1])[::-1]
+    return x
+
+
+def _same(got, want):
+    """Bit for bit, a nan anywhere taken for a nan, and the sign of every zero."""
+    got, want = np.asarray(got), np.asarray(want)
+    return (got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+            and np.array_equal(np.signbit(got) | np.isnan(got), np.signbit(want) | np.isnan(want)))
+
+
+@pytest.mark.torch
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")   # inf - inf, as np.sum warns
+@settings(max_examples=300, deadline=None)
+@given(shape=_shape(), data=st.data(), dtype=st.sampled_from([np.float32, np.float64]),
+       special=st.sampled_from(["", "", "", "zeros", "negative zeros", "signed zeros", "infinities", "nan"]),
+       layout=st.sampled_from(["rows", "rows", "permuted", "strided", "reversed"]), keepdim=st.booleans(),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_sum_and_mean_identical_to_torch(shape, data, dtype, special, layout, keepdim, seed):
+    torch = pytest.importorskip("torch")
+    dims = data.draw(_dims(len(shape)))
+    rng = np.random.default_rng(seed)
+    x = _laid_out(rng, _values(rng, shape, dtype, special), layout)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        t = torch.from_numpy(x.copy() if layout == "reversed" else x)   # the same strides, or its copy in rows
+        if dims is None:
+            want_sum, want_mean = t.sum(), t.mean()
+            if keepdim:
+                want_sum, want_mean = want_sum.reshape((1,) * x.ndim), want_mean.reshape((1,) * x.ndim)
+        else:
+            want_sum, want_mean = t.sum(dims, keepdim=keepdim), t.mean(dims, keepdim=keepdim)
+    finally:
+        torch.set_num_threads(before)
+    assert _same(kernels.sum(x, axis=dims, keepdims=keepdim), want_sum.numpy()), (shape, dims, layout)
+    assert _same(kernels.mean(x, axis=dims, keepdims=keepdim), want_mean.numpy()), (shape, dims, layout)
+
+
+@settings(max_examples=150, deadline=None)
+@given(batch=st.integers(1, 5), n=st.integers(1, 40), tail=st.lists(st.integers(1, 9), max_size=2),
+       axis=st.integers(1, 2), cut=st.integers(0, 3), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_chains_add_in_order_from_zero(batch, n, tail, axis, cut, dtype, seed):
+    """_chains, the one numpy step of every ordered sum, adds along its axis one item after the other
+    from +0, as a running sum does (numpy's accumulate), on the layouts the sums hand it: rows of a
+    C-contiguous array, cut short along the last dimension; rows of -0 sum to +0."""
+    shape = (batch, n, *tail)
+    axis = min(axis, len(shape) - 1)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-30, 30, shape))).astype(dtype)
+    x[rng.random(shape) < 0.2] = -0.0
+    x[0] = -0.0
+    x = x[..., :max(1, shape[-1] - cut)]
+    running = np.add.accumulate(x, axis=axis).take(-1, axis=axis) + dtype(0)
+    got = _reduce._chains(x, axis)
+    assert got.shape == running.shape and np.array_equal(got.view(np.uint8), running.view(np.uint8))
