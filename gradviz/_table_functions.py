@@ -4,6 +4,7 @@ methods that are not table entries.
 """
 
 import functools
+import sys
 import warnings
 
 import numpy as np
@@ -23,45 +24,69 @@ def is_tensor(obj):
 
 
 def _method(name):
-    def fn(input, *args, **kwargs):
-        if not isinstance(input, Tensor):
-            input = tensor(input)
-        return getattr(input, name)(*args, **kwargs)
+    """``gradviz.<name>(t, ...)``: ``t.<name>(...)``, ``t`` made a tensor first when it is not one;
+    with ``out=`` (:func:`_into`) unless the method works in place.  (One function, not the method
+    call wrapped again for ``out=``: both cost at ``import gradviz`` and on every call.)"""
+    if name.endswith("_"):
+        def fn(input, *args, **kwargs):
+            if not isinstance(input, Tensor):
+                input = tensor(input)
+            return getattr(input, name)(*args, **kwargs)
+    else:
+        def fn(input, *args, out=None, **kwargs):
+            if out is not None:
+                return _into(name, out, (input, *args, *kwargs.values()), lambda: fn(input, *args, **kwargs))
+            if not isinstance(input, Tensor):
+                input = tensor(input)
+            return getattr(input, name)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``gradviz.{name}(t, ...)`` is ``t.{name}(...)``."
     return fn
 
 
 def _with_out(name, fn):
-    """``fn`` that also takes ``out=t``, as PyTorch's functions do: the result is written into ``t``
-    (resized, with PyTorch's warning, when ``t`` has elements and another shape) and ``t`` returned.
-    Nothing is recorded, so no argument may require grad while grad mode is on."""
+    """``fn`` (a function written out, not a method) that also takes ``out=t`` (:func:`_into`)."""
     @functools.wraps(fn)
     def with_out(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        # (not any(): this module's globals hold gradviz.any)
-        needs_grad = [a for a in (out, *args, *kwargs.values()) if isinstance(a, Tensor) and a.requires_grad]
-        if is_grad_enabled() and needs_grad:
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                               "differentiation, but one of the arguments requires grad.")
-        result = fn(*args, **kwargs)
-        if result.dtype.kind > out.dtype.kind:
-            raise RuntimeError(f"result type {_dtype.TYPE_NAMES[result._data.dtype.name]} can't be cast to the "
-                               f"desired output type {_dtype.TYPE_NAMES[out._data.dtype.name]}")
-        if out.shape != result.shape:
-            if out.numel():
-                warnings.warn(f"An output with one or more elements was resized since it had shape "
-                              f"{list(out.shape)}, which does not match the required output shape "
-                              f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
-                              "release outputs will not be resized unless they have zero elements. You can "
-                              "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                              "with t.resize_(0).", UserWarning, stacklevel=2)
-            out._data = np.empty(result.shape, out._data.dtype)
-        return _inplace.copy(out, result)
+        return _into(name, out, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
     return with_out
+
+
+def _into(name, out, given, compute):
+    """``out=t``, as PyTorch's functions take it: the result of ``compute()`` is written into ``t``
+    (resized, with PyTorch's warning, when ``t`` has elements and another shape) and ``t`` returned.
+    Nothing is recorded, so no argument (``given``) may require grad while grad mode is on."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    # (not any(): this module's globals hold gradviz.any)
+    needs_grad = [a for a in (out, *given) if isinstance(a, Tensor) and a.requires_grad]
+    if is_grad_enabled() and needs_grad:
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    result = compute()
+    if result.dtype.kind > out.dtype.kind:
+        raise RuntimeError(f"result type {_dtype.TYPE_NAMES[result._data.dtype.name]} can't be cast to the "
+                           f"desired output type {_dtype.TYPE_NAMES[out._data.dtype.name]}")
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out.shape)}, which does not match the required output shape "
+                          f"{list(result.shape)}. This behavior is deprecated, and in a future PyTorch "
+                          "release outputs will not be resized unless they have zero elements. You can "
+                          "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                          "with t.resize_(0).", UserWarning, stacklevel=_outside_gradviz())
+        out._data = np.empty(result.shape, out._data.dtype)
+    return _inplace.copy(out, result)
+
+
+def _outside_gradviz():
+    """The ``stacklevel`` of the first frame outside gradviz: a warning points at the user's line."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "gradviz":
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def _function_names():
@@ -75,8 +100,8 @@ def _function_names():
 
 
 FUNCTIONS = {name: _method(name) for name in _function_names()}
-FUNCTIONS.update(matmul=matmul, where=where)    # written out: matmul dispatches, where takes a condition
-FUNCTIONS = {name: accepting_numpy_names(fn if name.endswith("_") else _with_out(name, fn))
-             for name, fn in FUNCTIONS.items()}
+# written out: matmul dispatches, where takes a condition
+FUNCTIONS.update(matmul=_with_out("matmul", matmul), where=_with_out("where", where))
+FUNCTIONS = {name: accepting_numpy_names(fn) for name, fn in FUNCTIONS.items()}
 globals().update(FUNCTIONS)
 __all__ = sorted(FUNCTIONS) + ["is_tensor"]

@@ -1,6 +1,8 @@
 """Tensor: construction (modern and legacy), dtypes and PyTorch's promotion rules, shapes, indexing,
 and the random numbers PyTorch's generator gives."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -547,3 +549,13 @@ def test_results_kept_and_zero_d_products_the_fuzzer_found():
         z = torch.tensor(float("nan"), requires_grad=True)
         reduce(z).backward()                       # prod_backward passes a 0-d input's gradient through
         assert z.grad.item() == 1.0
+
+
+def test_out_resize_warning_points_at_the_callers_line():
+    """``gradviz.exp(x, out=t)`` with ``t`` of another shape warns, as PyTorch does, from the line
+    that called it (not from gradviz's own wrappers), for a method's function and a written-out one."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.exp(torch.ones(2), out=torch.zeros(3))
+        torch.matmul(torch.ones(2, 2), torch.ones(2), out=torch.zeros(3))
+    assert [(w.filename, "was resized" in str(w.message)) for w in caught] == [(__file__, True)] * 2
