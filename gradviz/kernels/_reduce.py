@@ -174,7 +174,10 @@ def _row_sum(x):
     whole = n - n % _ILP
     if not whole:
         return _chains(x)
-    acc = _cascade(_part(x, 0, whole).reshape((x.shape[0], whole // _ILP, _ILP) + x.shape[2:]))
+    if whole == _ILP:       # one item each: that item (0 + x differs only for x = -0, and the sum below starts from 0)
+        acc = _part(x, 0, whole)
+    else:
+        acc = _cascade(_part(x, 0, whole).reshape((x.shape[0], whole // _ILP, _ILP) + x.shape[2:]))
     if whole < n:
         acc = np.concatenate((acc[:, :1], _part(x, whole), acc[:, 1:]), axis=1)
     return _chains(acc)
