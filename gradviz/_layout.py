@@ -20,7 +20,7 @@ result is row-major whatever its input's layout.
 
 import numpy as np
 
-__all__ = ["POINTWISE", "ROW_MAJOR", "row_major", "laid_out", "pointwise_strides", "dense_strides"]
+__all__ = ["POINTWISE", "ROW_MAJOR", "row_major", "laid_out", "pointwise_strides", "dense_strides", "with_strides"]
 
 # TensorIterator's ops (by their test kinds); flip and sort allocate like their input as clone does
 POINTWISE = frozenset({"unary", "binary", "steps", "rounded", "where", "flip", "sort"})
@@ -51,7 +51,7 @@ def laid_out(op, out, arrays, params=None):
     strides = pointwise_strides(out.shape, operands, out.itemsize)
     if strides is None or out.strides == strides:
         return out
-    return _with_strides(out, strides)
+    return with_strides(out, strides)
 
 
 def pointwise_strides(shape, arrays, itemsize):
@@ -125,7 +125,7 @@ def _row_major(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def _with_strides(out, strides):
+def with_strides(out, strides):
     """A copy of ``out`` with exactly these strides (bytes; dense, no overlap, as PyTorch's are)."""
     buffer = np.empty(max(out.size, 1), out.dtype)
     result = np.ndarray(out.shape, out.dtype, buffer=buffer, strides=strides)

@@ -15,7 +15,7 @@ from .._broadcast import unbroadcast
 from .._recorded import NotRecordable, Recorded
 from .._types import TensorBase
 from ..ops import OPS, Meta
-from .engine import apply, apply_node, arrays_of, check_saved, grad_order
+from .engine import apply, apply_node, arrays_of, check_saved, grad_order, new_grad
 from .grad_mode import _Observing
 
 __all__ = ["apply_node_graph", "accumulate_graph", "STEPS"]
@@ -77,7 +77,7 @@ def accumulate_graph(var, g, rec):
             rec._leaf(var, g._data, before, g._data.copy() if before is None else before + g._data)
         return
     if var._grad is None:
-        var._grad = apply(OPS["copy"], (var._wrap(np.empty_like(var._data)), g))
+        var._grad = apply(OPS["copy"], (var._wrap(new_grad(var._data)), g))
     else:
         var._grad = var._grad + g
     if rec is not None:

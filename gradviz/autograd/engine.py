@@ -394,12 +394,30 @@ def _accumulate(var, g, rec):
             rec._leaf(var, g, before, after)
         return
     if var._grad is None:
-        var._grad = var._wrap(np.array(g, dtype=var._data.dtype, copy=True))
+        var._grad = var._wrap(new_grad(var._data, g))
     else:
         var._grad._data += g
         var._grad._vbox[0] += 1
     if rec is not None:
         rec._leaf(var, g, before, var._grad._data.copy())
+
+
+def new_grad(data, g=None):
+    """A new ``.grad`` for a leaf holding ``data``: ``g`` copied (uninitialised without it), laid
+    out by PyTorch's layout contract for gradients (AccumulateGrad): a gradient whose strides are
+    the leaf's (on its dims of more than one element) keeps its layout; otherwise it is copied into
+    the leaf's own strides where the leaf covers its memory densely (a transposed parameter gets a
+    transposed ``.grad``), else row-major.  (Under create_graph=True PyTorch always copies.)"""
+    if g is not None:
+        g = np.asarray(g, dtype=data.dtype)
+        if g.flags.c_contiguous and data.flags.c_contiguous:   # (the usual case)
+            return np.array(g, order="C", copy=True)
+    strides = _layout.dense_strides(data)
+    if strides is None:
+        return np.empty(data.shape, data.dtype) if g is None else np.array(g, order="C", copy=True)
+    if g is not None and all(n == 1 and s != 0 or s == t for n, s, t in zip(g.shape, g.strides, data.strides)):
+        return np.array(g, order="K", copy=True)
+    return _layout.with_strides(np.empty(data.shape, data.dtype) if g is None else g, data.strides)
 
 
 # --- edges: where a tensor's gradient goes; a view written through since gets a history anew ---------

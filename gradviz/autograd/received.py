@@ -54,7 +54,7 @@ def _output_received(node, k, out, g, wrap):
         if isinstance(g, TensorBase):
             out._grad = g if out._grad is None else out._grad + g
         elif out._grad is None:
-            out._grad = out._wrap(np.array(g, copy=True))
+            out._grad = out._wrap(np.array(g, order="C", copy=True))   # (a row-major clone, as PyTorch's retain_grad)
         else:
             out._grad._data += g
     return g

@@ -573,3 +573,45 @@ def test_a_clamp_bound_not_given_is_saved_as_none():
     assert (type(fn).__name__, fn._saved_max, repr(fn._saved_min)) == ("ClampBackward0", None, "tensor(0.)")
     fn = torch.clamp(x, max=torch.tensor(0.0)).grad_fn
     assert (fn._saved_min, repr(fn._saved_max)) == (None, "tensor(0.)")
+
+
+GRAD_LAYOUTS = [  # (the leaf, how its gradient arrives): the strides of .grad in torch 2.13
+    ("torch.ones(3, 4)", "(x.t() * 2).backward(torch.ones(4, 3))", (4, 1)),
+    ("torch.ones(3, 4)", "(x * 1).backward(torch.ones(4, 3).t())", (4, 1)),
+    ("torch.ones(4, 3).t()", "(x * 2).sum().backward()", (1, 3)),
+    ("torch.ones(4, 6)[:, ::2]", "(x * 2).backward(torch.ones(3, 4).t())", (3, 1)),
+    ("torch.ones(3, 1).t()", "(x * 2).sum().backward()", (3, 1)),
+    ("torch.ones(2, 3, 4).permute(2, 0, 1)", "(x * 2).sum().backward()", (1, 12, 4)),
+    ("torch.ones(4, 3).t()", "(x * x).sum().backward(create_graph=True)", (1, 3)),
+]
+GRAD_LAYOUT = "x = {}.detach().requires_grad_()\n{}\nprint(x.grad.stride(), x.grad.is_contiguous())"
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+@pytest.mark.parametrize("leaf, run, strides", GRAD_LAYOUTS)
+def test_a_new_grad_is_laid_out_as_pytorch_lays_it(leaf, run, strides):
+    """PyTorch's layout contract for gradients: a new ``.grad`` keeps the gradient's layout where its
+    strides are the leaf's, else takes the leaf's where the leaf is dense (a transposed parameter, a
+    transposed .grad), else is row-major. (``.grad.sum()`` adds in memory order: a batched det's
+    A.grad.sum() printed other digits before.)"""
+    x = eval(leaf).detach().requires_grad_()
+    exec(run)
+    assert x.grad.stride() == strides
+
+
+def test_a_retained_grad_is_row_major():
+    x = torch.ones(3, 4, requires_grad=True)
+    y = x.t() * 2
+    y.retain_grad()
+    y.backward(torch.ones(3, 4).t())
+    assert y.grad.stride() == (3, 1)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("leaf, run, strides", GRAD_LAYOUTS)
+def test_grad_layouts_are_torchs(leaf, run, strides):
+    real = pytest.importorskip("torch")
+    from parity import printed
+    code = GRAD_LAYOUT.format(leaf, run)
+    shown = [[line for line in printed(lib, code).splitlines() if not line.startswith("WARNING")] for lib in (torch, real)]
+    assert shown[0] == shown[1]     # (create_graph's warning comes once a process, and so is not compared)
