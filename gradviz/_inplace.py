@@ -220,7 +220,13 @@ def zero(t):
     """``t.zero_()``: recorded as ZeroBackward0 when a gradient flows through ``t``."""
     if _recording(t):
         return _inplace(t, lambda s: apply(OPS["zero"], (s,)), internal=False)
-    return fill(t, 0)
+    a = t._data          # (nothing to check: fill's path, written out for p.grad.zero_() in every step)
+    if a.flags.writeable:
+        a.fill(0)
+    else:
+        _writable(a)[...] = 0
+    t._vbox[0] += 1
+    return t
 
 
 def copy(t, src):

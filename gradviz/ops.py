@@ -177,7 +177,7 @@ op("reciprocal", grad_fn="ReciprocalBackward0", symbol="1/x", forward=_quiet(np.
    category="elementwise", numpy=np.reciprocal)
 
 
-op("pow", grad_fn="PowBackward0", symbol="^@n", forward=_quiet(kernels.pow),
+op("pow", grad_fn="PowBackward0", symbol="^@n", forward=kernels.pow,
    vjps=[lambda g, y, a, n: g * (np.asarray(n, g.dtype) * call("pow", a, n=n - 1)) if n != 0 else 0 * g], uses=["0"],
    latex="@0^{@n}", dlatex=["@n @0^{@n - 1}"],
    domain=(0.5, 3.0), params={"n": 2}, method="pow", inplace=True, function=True, operand=("n", 1, "^"),

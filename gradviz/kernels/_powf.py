@@ -203,10 +203,21 @@ def power(a, n):
     return pow_kernel(a, n, LANES) if a.dtype == np.float32 else _vml.in_double(lambda t: np.power(t, n))(a)
 
 
+def _quietly(f):
+    """``f`` without numpy's warnings (1/0 and the root of −1 are ordinary inputs: PyTorch is silent)."""
+    def quiet(a):
+        with np.errstate(all="ignore"):
+            return f(a)
+    return quiet
+
+
 # PyTorch's pow_tensor_scalar_optimized_kernel (aten/src/ATen/native/cpu/PowKernel.cpp) writes
-# these exponents out as multiplications, a reciprocal or a square root, in the tensor's dtype
-_SPECIAL = {0: np.ones_like, 1: lambda a: a.copy(), 2: lambda a: a * a, 3: lambda a: a * a * a, -1: lambda a: 1 / a,
-            -2: lambda a: 1 / (a * a), 0.5: lambda a: _vml.sqrt(a), -0.5: lambda a: 1 / np.sqrt(a)}
+# these exponents out as multiplications, a reciprocal or a square root, in the tensor's dtype.
+# Every path of power() is silent where numpy would warn (the products can only overflow, which
+# gradviz's warning filter hides, as for x * x), so the op table calls it without np.errstate
+_SPECIAL = {0: np.ones_like, 1: lambda a: a.copy(), 2: lambda a: a * a, 3: lambda a: a * a * a,
+            -1: _quietly(lambda a: 1 / a), -2: _quietly(lambda a: 1 / (a * a)), 0.5: lambda a: _vml.sqrt(a),
+            -0.5: _quietly(lambda a: 1 / np.sqrt(a))}
 
 
 def powers(a, b):

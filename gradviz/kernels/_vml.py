@@ -104,9 +104,8 @@ def tanh_backward(g, y):
     multiply-add)"""
     if y.dtype == np.float64:
         return g * fma64(-y, y, np.float64(1))
-    if type(y) is np.ndarray and y.dtype == np.float32:     # in double, then rounded to float32 once:
-        d = y.astype(np.float64)                              # (in_double's steps, written into one array)
-        np.multiply(d, d, out=d)
-        np.subtract(1.0, d, out=d)
-        return g * d.astype(np.float32)
+    if type(y) is np.ndarray is type(g) and y.dtype == np.float32 and g.dtype == np.float32:
+        d = np.multiply(y, y, dtype=np.float64)     # in double (in_double's steps, in one array), then
+        d = np.subtract(1.0, d, out=d) if y.ndim else 1.0 - d    # rounded to float32 once, inside
+        return np.multiply(g, d, dtype=np.float32, casting="same_kind")     # the product's loop
     return g * in_double(lambda t: 1 - t * t)(y)
