@@ -443,9 +443,11 @@ def _gemm_operands(m1, m2):
 # A product of lesson size costs less in MKL (well under a microsecond) than in working out its
 # call, so that is done once per (shapes, strides, dtypes) of the operands and remembered: the
 # plan is the routine, its integer arguments, and the cheapest lender of each operand's address
-# (_mkl.lender).  A call then allocates the result, asks the lenders and calls MKL: about 2 µs,
-# of which ctypes itself takes about 1.5 (the call, 0.8 with its 14 arguments; the three
-# addresses, 0.2 each).  Layouts that need a copy (plan None) take the long way each time.
+# (_mkl.lender), and which operands gemm cannot read as they lie and gets copied by rows.  A
+# call then allocates the result, asks the lenders and calls MKL: about 2.3 µs for a 2x2 product
+# here, where the floor through ctypes is about 1.45 (a ctypes call with 14 arguments 0.5, MKL's
+# own 2x2 sgemm 0.15, three addresses 0.2 each, the result's allocation 0.15; numpy's matmul takes
+# 0.65 in all).  A read-only operand read as it lies (its lender refuses it) takes the long way.
 
 _PLANS = {}
 _MAX_PLANS = 4096     # (a program that multiplies ever new shapes starts over, rather than grow)
@@ -454,17 +456,17 @@ _MAX_PLANS = 4096     # (a program that multiplies ever new shapes starts over, 
 def _plan(m1, m2):
     """The plan for ``m1 @ m2`` (arrays of one BLAS dtype, 2-D, neither empty, MKL found): ``(routine,
     scalar type, 1, 0, result shape, swap, transa, transb, m, n, k, lda, ldb, ldc, lender of a,
-    lender of b)``, or None where an operand must be copied or BLAS is not called."""
+    lender of b, copy a?, copy b?)``, or None where BLAS is not called.  An operand whose strides
+    fit no lay (an expanded gradient's 0s, numpy's flips) is copied by rows at each call."""
     operands = _gemm_operands(m1, m2)
     if operands is None:
         return None
     swap, a, b, ta, tb, m, n, k, lda, ldb, ldc = operands
-    if a is not (m2 if swap else m1) or b is not (m1 if swap else m2):
-        return None
+    copy_a, copy_b = a is not (m2 if swap else m1), b is not (m1 if swap else m2)
     routine, scalar, one, zero = _mkl.routine("gemm", m1.dtype)
     trans = _mkl.TRANS, _mkl.NO_TRANS
     return (routine, scalar, one, zero, (m1.shape[0], m2.shape[1]), swap, trans[not ta], trans[not tb], m, n, k,
-            lda, ldb, ldc, _mkl.lender(a), _mkl.lender(b))
+            lda, ldb, ldc, _mkl.lender(a), _mkl.lender(b), copy_a, copy_b)
 
 
 def _planned(bias, m1, m2, beta, alpha):
@@ -478,15 +480,20 @@ def _planned(bias, m1, m2, beta, alpha):
                          and m2.dtype is m1.dtype and m1.size and m2.size else None)
     if plan is None:
         return None
-    routine, scalar, one, zero, shape, swap, ta, tb, m, n, k, lda, ldb, ldc, lend_a, lend_b = plan
+    routine, scalar, one, zero, shape, swap, ta, tb, m, n, k, lda, ldb, ldc, lend_a, lend_b, copy_a, copy_b = plan
     result = np.empty(shape, m1.dtype)
     if bias is not None and beta != 0:
         result[...] = bias
     else:
         beta = 0                  # (BLAS then never reads the result's old values: no need to zero it)
-    a, b = (m2, m1) if swap else (m1, m2)
+    if swap:                      # (m1, m2 now gemm's a and b)
+        m1, m2 = m2, m1
+    if copy_a:
+        m1 = np.ascontiguousarray(m1)
+    if copy_b:
+        m2 = np.ascontiguousarray(m2)
     try:                          # (beta 0, of either sign, means c is not read: BLAS's rule)
-        routine(_mkl.COL_MAJOR, ta, tb, m, n, k, one if alpha == 1 else scalar(alpha), lend_a(a), lda, lend_b(b), ldb,
+        routine(_COL_MAJOR, ta, tb, m, n, k, one if alpha == 1 else scalar(alpha), lend_a(m1), lda, lend_b(m2), ldb,
                 zero if beta == 0 else one if beta == 1 else scalar(beta), _lend_rows(result), ldc)
     except TypeError:             # a read-only operand
         return None
@@ -495,15 +502,14 @@ def _planned(bias, m1, m2, beta, alpha):
 
 _UNSEEN = object()
 _lend_rows = _mkl.lender(np.empty((1, 1)))      # (the result is allocated by rows)
+_COL_MAJOR = _mkl.COL_MAJOR
 
 
 def _addmm_blas(bias, m1, m2, beta, alpha):
     """``beta·bias + alpha·(m1 @ m2)`` as ``addmm_impl_cpu_`` hands it to MKL, or None where
-    PyTorch's gemm would not call BLAS: planned (:func:`_planned`), or else worked out here, each
-    operand read as it lies, transposed or not, or copied by rows where its strides fit neither."""
-    result = _planned(bias, m1, m2, beta, alpha)
-    if result is not None:
-        return result
+    PyTorch's gemm would not call BLAS: worked out here (where there is no plan, or a read-only
+    operand), each operand read as it lies, transposed or not, or copied by rows where its strides
+    fit neither."""
     operands = _gemm_operands(m1, m2)
     if operands is None:
         return None
@@ -536,6 +542,11 @@ def addmm(c, a, b, beta=1, alpha=1):
         out = _planned(c, a, b, beta, alpha)         # (the usual case: a plan, then MKL)
         if out is not None:
             return out
+    return _addmm(c, a, b, beta, alpha)
+
+
+def _addmm(c, a, b, beta, alpha):
+    """:func:`addmm` the long way: any operands, a plan or none."""
     if type(a) is not np.ndarray or type(b) is not np.ndarray:
         a, b = np.asarray(a), np.asarray(b)
     if c is not None and type(c) is not np.ndarray:
@@ -583,7 +594,7 @@ def mm(a, b):
         out = _planned(None, a, b, 0, 1)     # (the usual case: a product of lesson size costs
         if out is not None:                  # less in MKL than in working out its call)
             return out
-    return addmm(None, a, b, 0)
+    return _addmm(None, a, b, 0, 1)
 
 
 def _remember(key, plan):
@@ -646,7 +657,7 @@ def mv(a, v):
             routine, one, zero, rows, trans, m, n, lda, inc, lend_a, lend_v = plan
             y = np.empty(rows, a.dtype)
             try:
-                routine(_mkl.COL_MAJOR, trans, m, n, one, lend_a(a), lda, lend_v(v), inc, zero, _lend_rows(y), 1)
+                routine(_COL_MAJOR, trans, m, n, one, lend_a(a), lda, lend_v(v), inc, zero, _lend_rows(y), 1)
             except TypeError:     # a read-only operand: the long way
                 pass
             else:

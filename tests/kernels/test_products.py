@@ -17,15 +17,22 @@ needs_mkl = pytest.mark.skipif(_mkl.library() is None,
 
 def _layouts(rng, rows, cols, dtype):
     """A ``rows`` x ``cols`` matrix as PyTorch's tensors could lie: by rows, by columns, a slice of
-    a wider one, a single row or column picked out of a larger one, and read-only copies of
-    the first two (MKL gets their addresses another way)."""
+    a wider one, a single row or column picked out of a larger one, read-only copies of the
+    first two (MKL gets their addresses another way); and as gemm cannot read it: expanded (stride
+    0, as ``sum``'s gradient), flipped by numpy (negative strides), each copied by rows first."""
     x = rng.standard_normal((rows, cols)).astype(dtype)
     wide = rng.standard_normal((rows + 2, cols + 3)).astype(dtype)
     read_only = [x.copy(), np.asfortranarray(x)]
     for r in read_only:
         r.flags.writeable = False
     return [x, np.asfortranarray(x), wide[1:rows + 1, 2:cols + 2], wide[1:rows + 1, 2:cols + 2].T.copy().T,
-            np.asfortranarray(wide)[:rows, 1:cols + 1], *read_only]
+            np.asfortranarray(wide)[:rows, 1:cols + 1], *read_only, np.broadcast_to(x[:1, :1], (rows, cols)),
+            x[::-1, ::-1]]
+
+
+def _expanded(x):
+    """Is ``x`` expanded along a dimension of more than one element (read-only, copied before gemm)?"""
+    return any(stride == 0 and size > 1 for stride, size in zip(x.strides, x.shape))
 
 
 def _long_way(monkeypatch, product):
@@ -40,8 +47,8 @@ def _long_way(monkeypatch, product):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_planned_products_as_worked_out(monkeypatch, dtype):
     """mm and addmm by plan, first and later calls, equal the long way bit for bit for every layout
-    of both operands, vectors (one row, one column, inner dimension 1) included; writable operands
-    lying as PyTorch's tensors can are planned (read-only ones take the long way)."""
+    of both operands, vectors (one row, one column, inner dimension 1) included; all are planned
+    but those reading a read-only operand as it lies (they take the long way)."""
     rng = np.random.default_rng(3)
     for rows, k, cols in [(2, 2, 2), (32, 2, 16), (32, 16, 1), (1, 16, 16), (5, 1, 4), (1, 1, 1), (7, 33, 9)]:
         bias = rng.standard_normal(cols).astype(dtype)
@@ -55,8 +62,8 @@ def test_planned_products_as_worked_out(monkeypatch, dtype):
                         got = product()
                         assert got.dtype == want.dtype and got.flags.c_contiguous
                         assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (rows, k, cols)
-                if a.flags.writeable and b.flags.writeable:   # (planned indeed: no quiet long way)
-                    assert _products._planned(None, a, b, 0, 1) is not None
+                if all(x.flags.writeable or _expanded(x) for x in (a, b)):   # (planned indeed: no
+                    assert _products._planned(None, a, b, 0, 1) is not None        # quiet long way)
 
 
 @needs_mkl

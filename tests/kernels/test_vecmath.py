@@ -642,7 +642,7 @@ def test_training_loop_prints_torchs_losses():
 @pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_random_shapes_in_every_layout(dtype):
     """mm and addmm of random shapes (1 to 40 each way), each operand by rows, by columns (a
-    transposed view) or a slice of a wider matrix, writable or read-only, with and without a bias,
+    transposed view), a slice of a wider matrix or expanded, writable or read-only, with and without a bias,
     beta and alpha, agree with torch to the bit: the kernel choice follows shapes and layouts."""
     torch = pytest.importorskip("torch")
     with threads(torch, 1):
@@ -669,6 +669,9 @@ def _random_shapes_in_every_layout(torch, dtype):
         if trial % 7 == 0:      # read-only views, same layouts (MKL gets their addresses another way)
             na, nb = na.view(), nb.view()
             na.flags.writeable = nb.flags.writeable = False
+        if trial % 11 == 0:     # expanded (sum's gradient): a row of a, a column of b (copied by rows)
+            ta, na = torch.tensor(a[:1]).expand(m, k), np.broadcast_to(a[:1], (m, k))
+            tb, nb = torch.tensor(b[:, :1]).expand(k, n), np.broadcast_to(b[:, :1], (k, n))
         scales = [{"beta": 0.5, "alpha": 2.0}, {"beta": 0.0}, {}][trial % 3]
         want = (torch.mm(ta, tb) if bias is None else torch.addmm(torch.tensor(bias), ta, tb, **scales)).numpy()
         got = kernels.mm(na, nb) if bias is None else kernels.addmm(bias, na, nb, **scales)
