@@ -213,7 +213,8 @@ def _outer(x, width):
 
 def torch_sum(a, axis=None, keepdims=False):
     """``np.sum(a, axis, keepdims=keepdims)``, added up in the order PyTorch's CPU kernel uses for a
-    tensor of ``a``'s shape and strides (a tensor with negative or zero strides as its copy in rows).
+    tensor of ``a``'s shape and strides (a broadcast dimension is one of stride 0, as ``expand`` makes
+    it; an array with negative strides, which no tensor has, is summed as its copy in rows).
 
     What to add in which order depends only on the shape, the strides, the dtype and the dimensions:
     that is worked out once (:func:`_plan`), and each call is then a few whole-array numpy additions.
@@ -228,7 +229,7 @@ def torch_sum(a, axis=None, keepdims=False):
         return np.sum(a, axis=axis, keepdims=keepdims)
     if kind == "copy":                                     # nothing to add: every summed dimension has size 1
         return (a + a.dtype.type(0)).reshape(plan[-1])     # (PyTorch's output: an accumulator from +0)
-    kind, order, shape, rows, out_shape = plan
+    kind, order, shape, across, rows, out_shape = plan
     v = np.ascontiguousarray(a.transpose(order)).reshape(shape)   # the items in the order the loops visit them
     if kind == "vectorized inner":
         sums = _inner(v)
@@ -236,9 +237,45 @@ def torch_sum(a, axis=None, keepdims=False):
         sums = _row_sum(v)[0]
     else:
         sums = _outer(v, _ILP * _LANES[a.dtype] if kind == "vectorized outer" else _ILP)
-    if rows > 1:                                           # row sums added into the output, in order
+    if across == "rows":                                   # row sums added into the output, in order
         sums = _chains(sums.reshape(1, rows, -1))[0]
+    elif across == "columns":                              # column sums, each output's in a row
+        sums = _chains(np.ascontiguousarray(sums.reshape(-1, rows).T)[None])[0]
     return sums.reshape(out_shape)
+
+
+def _iteration_order(dims, axes, shape, strides):
+    """The dimensions innermost first, as TensorIterator's ``reorder_dimensions`` sorts them for a sum
+    (insertion sort from the last dimension in, PyTorch's comparison): the summed ones first (the
+    output, zeroed, has stride 0 there), then by the output's strides (it lies in rows), then by the
+    input's; a stride 0 (a broadcast dimension) decides nothing, and ties leave the order as it is."""
+    out, step = {}, 1
+    for d in reversed(dims):
+        out[d] = 0 if d in axes else step
+        step *= 1 if d in axes else shape[d]
+
+    def should_swap(d0, d1):
+        if (out[d0] == 0) != (out[d1] == 0):
+            return 1 if out[d1] == 0 else -1
+        for s0, s1 in ((out[d0], out[d1]), (strides[d0], strides[d1])):
+            if s0 and s1:
+                if s0 != s1:
+                    return -1 if s0 < s1 else 1
+                if shape[d0] > shape[d1]:
+                    return 1
+        return 0
+
+    order = dims[::-1]
+    for i in range(1, len(order)):
+        at = i
+        for j in range(i - 1, -1, -1):
+            swap = should_swap(order[j], order[at])
+            if swap > 0:
+                order[j], order[at] = order[at], order[j]
+                at = j
+            elif swap < 0:
+                break
+    return order
 
 
 @functools.lru_cache(maxsize=4096)
@@ -265,14 +302,13 @@ def _plan(shape, strides, dtype, axis, keepdims):
     dims = [d for d in range(ndim) if shape[d] != 1]
     if not axes.intersection(dims):
         return ("copy", out_shape)
-    if any(strides[d] <= 0 for d in dims):                 # no such tensor: as its copy in rows
+    if any(strides[d] < 0 for d in dims):                  # no such tensor: as its copy in rows
         strides = np.empty(shape, dtype).strides
-    summed = sorted((d for d in dims if d in axes), key=lambda d: (strides[d], shape[d]))
-    inner_first = summed + [d for d in reversed(dims) if d not in axes]
-    groups = [[inner_first[0]]]                            # joined dimensions, innermost first
-    for d in inner_first[1:]:
+    groups = [[]]                                          # joined dimensions, innermost first
+    for d in _iteration_order(dims, axes, shape, strides):
         last = groups[-1]
-        if (d in axes) == (last[0] in axes) and strides[last[0]] * math.prod(shape[e] for e in last) == strides[d]:
+        if not last or (d in axes) == (last[0] in axes) and \
+                strides[last[0]] * math.prod(shape[e] for e in last) == strides[d]:
             last.append(d)
         else:
             groups.append([d])
@@ -286,20 +322,21 @@ def _plan(shape, strides, dtype, axis, keepdims):
     else:                                                  # (one column alone: its row sum)
         kind = "scalar inner" if step0 < step1 or len(sizes) == 1 else "scalar outer"
     n_summed = sum(1 for g in groups if g[0] in axes)
-    if n_summed > 1 and kind.endswith("outer"):            # (only with overlapping strides): as in rows
-        return _plan(shape, np.empty(shape, dtype).strides, dtype, axis, keepdims)
     outer_first = [list(reversed(g)) for g in reversed(groups)]    # each group's dimensions outermost first
-    row_groups = outer_first[len(groups) - n_summed:-1]  # the summed dimensions but the innermost, then the kept
-    row_groups += outer_first[:len(groups) - n_summed]
+    summed_rows = outer_first[len(groups) - n_summed:-1]  # the summed dimensions but the innermost
+    kept = outer_first[:len(groups) - n_summed]
     rows = math.prod(sizes[1:n_summed])
+    across = "rows" if rows > 1 else None                  # several row sums into each output
     if kind == "vectorized inner" and math.prod(sizes) > _SMALL:     # long: the rows as they lie
-        order, view = sum(row_groups, []) + outer_first[-1], (-1, sizes[0], 1)
+        order, view = sum(summed_rows + kept, []) + outer_first[-1], (-1, sizes[0], 1)
     elif kind.endswith("inner"):                       # short: the rows innermost (numpy's loops run along them)
-        order, view = outer_first[-1] + sum(row_groups, []), (1, sizes[0], -1)
-    else:                                                  # (one summed dimension: the columns are the next)
-        order, view = sum(outer_first[:-2], []) + outer_first[-1] + outer_first[-2], (-1, sizes[0], sizes[1])
+        order, view = outer_first[-1] + sum(summed_rows + kept, []), (1, sizes[0], -1)
+    else:                                              # columns: the next dimension (summed too when the
+        order = sum(outer_first[:-2], []) + outer_first[-1] + outer_first[-2]   # rows lie at stride 0)
+        view = (-1, sizes[0], sizes[1])
+        across = "columns" if n_summed > 1 else None
     ones = [d for d in range(ndim) if shape[d] == 1]       # (anywhere: they hold one item)
-    return (kind, tuple(ones + order), view, rows, out_shape)
+    return (kind, tuple(ones + order), view, across, rows, out_shape)
 
 
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------

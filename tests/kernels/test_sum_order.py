@@ -1,6 +1,7 @@
 """kernels.sum and kernels.mean add in PyTorch's order at the sizes lessons and exercises use: bit for bit
 (the sign of a zero included) against torch on drawn shapes, dimensions, memory layouts (a tensor's
-transposes and slices are summed in memory order, as PyTorch sums them) and values, one thread; and
+transposes, slices and broadcast dimensions are summed as PyTorch's TensorIterator orders them) and
+values, one thread; and
 the one numpy step they are built from adds in order."""
 
 import math
@@ -60,19 +61,24 @@ def _values(rng, shape, dtype, special):
 
 
 def _laid_out(rng, x, layout):
-    """The same values as ``x`` in another memory layout: dimensions permuted, every other element
-    (as a tensor's transposes and slices lie), or reversed (no tensor lies so: torch.tensor copies it
-    into rows)."""
+    """The values of ``x`` in another memory layout, and how torch makes the same tensor: dimensions
+    permuted, every other element (as a tensor's transposes and slices lie), broadcast from size 1
+    along some dimensions (stride 0, as ``expand`` makes them), or reversed (no tensor lies so: torch
+    gets its copy in rows)."""
     if layout == "permuted":
         order = rng.permutation(x.ndim)
-        return np.ascontiguousarray(x.transpose(order)).transpose(np.argsort(order))
-    if layout == "strided":
+        x = np.ascontiguousarray(x.transpose(order)).transpose(np.argsort(order))
+    elif layout == "strided":
         wide = np.repeat(x, 2, axis=-1)
         wide[..., 1::2] = np.nan
-        return wide[..., ::2]
-    if layout == "reversed":
-        return np.ascontiguousarray(x[::-1])[::-1]
-    return x
+        x = wide[..., ::2]
+    elif layout == "broadcast":
+        base = np.ascontiguousarray(x[tuple(slice(0, 1) if rng.random() < 0.5 else slice(None) for _ in x.shape)])
+        return np.broadcast_to(base, x.shape), lambda torch: torch.from_numpy(base).expand(x.shape)
+    elif layout == "reversed":
+        x = np.ascontiguousarray(x[::-1])[::-1]
+        return x, lambda torch: torch.from_numpy(x.copy())
+    return x, lambda torch: torch.from_numpy(x)   # the same strides
 
 
 def _same(got, want):
@@ -87,17 +93,17 @@ def _same(got, want):
 @settings(max_examples=300, deadline=None)
 @given(shape=_shape(), data=st.data(), dtype=st.sampled_from([np.float32, np.float64]),
        special=st.sampled_from(["", "", "", "zeros", "negative zeros", "signed zeros", "infinities", "nan"]),
-       layout=st.sampled_from(["rows", "rows", "permuted", "strided", "reversed"]), keepdim=st.booleans(),
+       layout=st.sampled_from(["rows", "rows", "permuted", "strided", "broadcast", "reversed"]), keepdim=st.booleans(),
        seed=st.integers(0, 2 ** 32 - 1))
 def test_sum_and_mean_identical_to_torch(shape, data, dtype, special, layout, keepdim, seed):
     torch = pytest.importorskip("torch")
     dims = data.draw(_dims(len(shape)))
     rng = np.random.default_rng(seed)
-    x = _laid_out(rng, _values(rng, shape, dtype, special), layout)
+    x, tensor = _laid_out(rng, _values(rng, shape, dtype, special), layout)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        t = torch.from_numpy(x.copy() if layout == "reversed" else x)   # the same strides, or its copy in rows
+        t = tensor(torch)
         if dims is None:
             want_sum, want_mean = t.sum(), t.mean()
             if keepdim:
@@ -128,3 +134,36 @@ def test_chains_add_in_order_from_zero(batch, n, tail, axis, cut, dtype, seed):
     running = np.add.accumulate(x, axis=axis).take(-1, axis=axis) + dtype(0)
     got = _reduce._chains(x, axis)
     assert got.shape == running.shape and np.array_equal(got.view(np.uint8), running.view(np.uint8))
+
+
+_VIEWS = {
+    "x.t().sum()": lambda x: x.t().sum(),
+    "x.t().sum(0)": lambda x: x.t().sum(0),
+    "x.t().sum(1)": lambda x: x.t().sum(1),
+    "x[:, ::2].sum()": lambda x: x[:, ::2].sum(),
+    "x[::3, 1::2].sum(0)": lambda x: x[::3, 1::2].sum(0),
+    "x[::3, 1::2].sum(1)": lambda x: x[::3, 1::2].sum(1),
+    "x[:1].expand(45, 37).sum()": lambda x: x[:1].expand(45, 37).sum(),
+    "x[:1].expand(45, 37).sum(0)": lambda x: x[:1].expand(45, 37).sum(0),
+    "x[:, :1].expand(40, 37).sum()": lambda x: x[:, :1].expand(40, 37).sum(),
+    "x[:, :1].expand(40, 37).sum(1)": lambda x: x[:, :1].expand(40, 37).sum(1),
+    "x[:1].expand(3, 40, 37).sum((0, 2))": lambda x: x[:1].expand(3, 40, 37).sum((0, 2)),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", list(_VIEWS))
+def test_views_summed_in_memory_order(case):
+    """A transposed, sliced or expanded tensor is summed in the order PyTorch's TensorIterator reads
+    its memory (not as its copy in rows): the same bits as torch, one thread."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(len(case))
+    x = (rng.standard_normal((40, 37)) * np.exp2(rng.integers(-10, 10, (40, 37)))).astype(np.float32)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        want = _VIEWS[case](torch.tensor(x)).numpy()
+    finally:
+        torch.set_num_threads(before)
+    assert _same(_VIEWS[case](gradviz.tensor(x)).numpy(), want)
