@@ -68,7 +68,7 @@ def _fma_step(a, b, c):
     exact there or far from a float32 tie, so the general tie check of ``fma32`` is left out
     (the comparison on all 2³² inputs is what shows it)."""
     p = np.multiply(a, b, dtype=_d)
-    if type(p) is np.ndarray and p.ndim and (np.ndim(c) == 0 or np.shape(c) == p.shape):
+    if type(p) is np.ndarray and p.ndim and (type(c) is not np.ndarray or not c.ndim or c.shape == p.shape):
         return np.add(p, c, out=p).astype(_f)         # in place: one float64 array, not two
     return np.add(p, c).astype(_f)
 
