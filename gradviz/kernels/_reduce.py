@@ -131,11 +131,6 @@ def _chains(x, axis=1):
     return np.add.reduce(x, axis=axis, initial=0)
 
 
-def _part(x, start, stop=None):
-    """``x[:, start:stop]``: the items ``start`` to ``stop`` of each sum."""
-    return x[:, start:stop]
-
-
 def _cascade(x):
     r"""Sum ``x`` (batch, n, ...) along axis 1 as ``multi_row_sum`` does: one accumulator in 4 levels.
 
@@ -152,11 +147,11 @@ def _cascade(x):
     for _ in range(_LEVELS - 1):                       # levels 0, 1, 2: the whole groups go one level up
         n = items.shape[1]
         whole = n - n % step
-        left.append(_chains(_part(items, whole)) if whole < n else None)
+        left.append(_chains(items[:, whole:]) if whole < n else None)
         if not whole:
             items = None
             break
-        items = _chains(_part(items, 0, whole).reshape((items.shape[0], whole // step, step) + items.shape[2:]), 2)
+        items = _chains(items[:, :whole].reshape((items.shape[0], whole // step, step) + items.shape[2:]), 2)
     if items is not None:
         left.append(_chains(items))                   # level 3: never carried
     total = None
@@ -175,11 +170,11 @@ def _row_sum(x):
     if not whole:
         return _chains(x)
     if whole == _ILP:       # one item each: that item (0 + x differs only for x = -0, and the sum below starts from 0)
-        acc = _part(x, 0, whole)
+        acc = x[:, :whole]
     else:
-        acc = _cascade(_part(x, 0, whole).reshape((x.shape[0], whole // _ILP, _ILP) + x.shape[2:]))
+        acc = _cascade(x[:, :whole].reshape((x.shape[0], whole // _ILP, _ILP) + x.shape[2:]))
     if whole < n:
-        acc = np.concatenate((acc[:, :1], _part(x, whole), acc[:, 1:]), axis=1)
+        acc = np.concatenate((acc[:, :1], x[:, whole:], acc[:, 1:]), axis=1)
     return _chains(acc)
 
 
@@ -281,8 +276,9 @@ def _iteration_order(dims, axes, shape, strides):
 @functools.lru_cache(maxsize=4096)
 def _plan(shape, strides, dtype, axis, keepdims):
     """How :func:`torch_sum` sums an array of this shape, strides and dtype over ``axis``, as PyTorch's
-    TensorIterator and ``cascade_sum`` do: (the loop, the order of ``a``'s dimensions to read the items
-    in, the shape to view them as, how many row sums go into each output, the result's shape).
+    TensorIterator and ``cascade_sum`` do: (the kernel, the order of ``a``'s dimensions to read the
+    items in, the shape to view them as, whether the sums of rows or of columns are then added into
+    each output and how many, the result's shape).
 
     TensorIterator drops dimensions of size 1, puts the summed dimensions innermost, the closest-packed
     first (the kept ones as the output lies, in rows), and joins neighbours that lie one after the
