@@ -630,18 +630,30 @@ def _gemv_operands(a, v):
 
 def _mv_plan(a, v):
     """The plan for ``a @ v``: ``(routine, its 1, its 0, rows, trans, m, n, lda, incx, lender of a,
-    lender of v)``, or None where the long way is taken (other dtypes or dimensions, empty, a copy,
-    or ``v``'s stride 0: PyTorch's own loop)."""
+    lender of v)``; :data:`_IN_ORDER` for a vector of stride 0 (PyTorch's own loop); or None where
+    the long way is taken (other dtypes or dimensions, empty, a copy)."""
     dtype = a.dtype
     if a.ndim != 2 or v.ndim != 1 or dtype not in _BLAS_TYPES or v.dtype is not dtype or not a.size \
-            or a.shape[1] != v.shape[0] or not _lies_as_a_tensor(a) or not _lies_as_a_tensor(v) or not v.strides[0]:
+            or a.shape[1] != v.shape[0] or not _lies_as_a_tensor(a) or not _lies_as_a_tensor(v):
         return None
+    if not v.strides[0]:
+        return _IN_ORDER
     mat, trans, m, n, lda, inc = _gemv_operands(a, v)
     if mat is not a:
         return None
     routine, _, one, zero = _mkl.routine("gemv", dtype)
     return (routine, one, zero, a.shape[0], _mkl.TRANS if trans else _mkl.NO_TRANS, m, n, lda, inc, _mkl.lender(a),
             _mkl.lender(v))
+
+
+def _in_order_mv(a, v):
+    """``a @ v`` for a vector of stride 0 as PyTorch's cpublas::gemv computes it (its fast path, BLAS,
+    wants incx > 0): its own loop, by rows ('T') or by columns ('N') alike Σ_j fl(a_ij·v_j) added in
+    order from 0 (a zero sum +0)."""
+    return np.add.accumulate(a * v, axis=1)[:, -1] + a.dtype.type(0)
+
+
+_IN_ORDER = "in order"     # (mv's plan for a vector of stride 0)
 
 
 def mv(a, v):
@@ -653,6 +665,8 @@ def mv(a, v):
         plan = _PLANS.get(key, _UNSEEN)
         if plan is _UNSEEN:
             plan = _remember(key, _mv_plan(a, v))
+        if plan is _IN_ORDER:
+            return _in_order_mv(a, v)
         if plan is not None:
             routine, one, zero, rows, trans, m, n, lda, inc, lend_a, lend_v = plan
             y = np.empty(rows, a.dtype)
@@ -669,9 +683,7 @@ def mv(a, v):
     if not cols:
         return np.zeros(rows, np.result_type(a, v))
     if not v.strides[0] and a.dtype in _BLAS_TYPES and v.dtype is a.dtype:
-        # gemv's fast path wants incx > 0: PyTorch's loop, by rows ('T') or by columns ('N') alike
-        # Σ_j fl(a_ij·v_j) in order from 0 (a zero sum +0)
-        return np.add.accumulate(a * v, axis=1)[:, -1] + a.dtype.type(0)
+        return _in_order_mv(a, v)
     if not _blas_ready(a, v):
         if a.dtype == v.dtype and _emulate(a.dtype, rows, cols, 1):
             return _emulated_mv(a, v)

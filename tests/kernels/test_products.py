@@ -91,11 +91,12 @@ def test_plans_kept_few(monkeypatch):
 
 def _vectors(rng, n, dtype):
     """A vector of ``n`` as a tensor's could lie: contiguous, every other element of a longer one,
-    a column of a matrix, read-only."""
+    a column of a matrix, read-only, expanded (stride 0)."""
     v = rng.standard_normal(n).astype(dtype)
     read_only = v.copy()
     read_only.flags.writeable = False
-    return [v, rng.standard_normal(2 * n).astype(dtype)[::2], rng.standard_normal((n, 3)).astype(dtype)[:, 1], read_only]
+    return [v, rng.standard_normal(2 * n).astype(dtype)[::2], rng.standard_normal((n, 3)).astype(dtype)[:, 1], read_only,
+            np.broadcast_to(v[:1], (n,))]
 
 
 @needs_mkl
