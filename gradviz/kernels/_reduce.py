@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from ._numerics import fma
+from ._numerics import _LOW29, _MID_LOW, fma
 from ._threads import get_num_threads
 
 __all__ = ["torch_sum", "in_order", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums",
@@ -401,16 +401,38 @@ def batch_norm_sums(x):
         mean = (total / n).astype(x.dtype)
         squares = np.zeros(x.shape[1], np.float64)
         for r in runs:
-            acc = np.zeros(x.shape[1], x.dtype)
-            for dx in r - mean:                         # a fused multiply-add per row: a loop
-                acc = fma(dx, dx, acc, x.dtype)         # (numpy has no fused running sum)
-            squares += acc
+            d = r - mean
+            squares += _fused_running_sum(d, d, x.dtype)
         return mean, squares.astype(x.dtype)
     flat = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)     # per channel, in memory order
     mean = (np.add.accumulate(flat.astype(np.float64), axis=1)[:, -1] / n).astype(x.dtype)
     d = flat - mean[:, None]
     squares = np.add.accumulate((d * d).astype(np.float64), axis=1)[:, -1]
     return mean, squares.astype(x.dtype)
+
+
+def _fused_running_sum(a, b, dtype):
+    r"""Σ a_i·b_i down axis 0 in ``dtype``, from 0, each step one fused multiply-add:
+    :math:`s_{i+1} = \mathrm{fl}(a_i b_i + s_i)`, as PyTorch's channels-last BatchNorm loop adds
+    (a loop over the rows: numpy has no fused running sum).
+
+    For float32 the products are exact in float64, so a step is the float64 sum rounded to float32,
+    which is the fused result unless that float64 sum lands on a float32 midpoint (as :func:`fma32`
+    finds): the chain runs so, two numpy calls a row, and in the rare case of a midpoint anywhere it
+    runs again one :func:`fma` at a time."""
+    if dtype == np.float32 and a.dtype == b.dtype == np.float32:
+        products = np.multiply(a, b, dtype=np.float64)
+        sums = np.empty_like(products)
+        total = np.zeros(a.shape[1:], np.float32)
+        for product, s in zip(products, sums):
+            np.add(product, total, out=s)
+            total = s.astype(np.float32)
+        if not ((sums.view(np.uint64) & _LOW29) == _MID_LOW).any():
+            return total
+    total = np.zeros(a.shape[1:], dtype)
+    for x, y in zip(a, b):
+        total = fma(x, y, total, dtype)
+    return total
 
 
 def _bn_runs(rows):
@@ -430,10 +452,7 @@ def batch_norm_backward_sums(g, x, mean):
         rows, grads = x.reshape(x.shape[0], -1), g.reshape(x.shape[0], -1)
         dot = np.zeros(x.shape[1], np.float64)              # the threads' sums added in double
         for xr, gr in zip(_bn_runs(rows), _bn_runs(grads)):
-            p = np.zeros(x.shape[1], x.dtype)
-            for xi, gi in zip(xr, gr):                      # a fused multiply-add per row: a loop
-                p = fma(xi - mean, gi, p, x.dtype)          # (numpy has no fused running sum)
-            dot += p
+            dot += _fused_running_sum(xr - mean, gr, x.dtype)
         return batch_norm_grad_sum(g), dot.astype(x.dtype)
     planes = x.reshape(x.shape[0], x.shape[1], -1)
     centred = planes - mean.astype(x.dtype)[:, None]       # x − mean, rounded, as the kernel's map

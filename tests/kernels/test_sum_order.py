@@ -167,3 +167,36 @@ def test_views_summed_in_memory_order(case):
     finally:
         torch.set_num_threads(before)
     assert _same(_VIEWS[case](gradviz.tensor(x)).numpy(), want)
+
+
+def _fma_loop(a, b, dtype):
+    """The running sum one fused multiply-add at a time (kernels' fma, itself checked against exact
+    arithmetic in tests/kernels/test_vecmath.py)."""
+    total = np.zeros(a.shape[1:], dtype)
+    for x, y in zip(a, b):
+        total = kernels.fma(x, y, total, dtype)
+    return total
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 70), channels=st.integers(1, 9), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_fused_running_sum_is_one_fma_per_row(rows, channels, dtype, seed):
+    """BatchNorm's running Σ a·b (channels-last) steps as one fused multiply-add per row, whatever
+    the magnitudes and signs (-0 included)."""
+    rng = np.random.default_rng(seed)
+    a, b = ((rng.standard_normal((rows, channels)) * np.exp2(rng.integers(-30, 30, (rows, channels)))).astype(dtype)
+            for _ in range(2))
+    a[rng.random(a.shape) < 0.1] = -0.0
+    got, want = _reduce._fused_running_sum(a, b, dtype), _fma_loop(a, b, dtype)
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_fused_running_sum_settles_a_double_rounding():
+    """1 + a·b with a·b = 2^-24 + 2^-70 (8384513 · 8392705 = 2^46 + 1): the float64 sum lands on the
+    float32 midpoint 1 + 2^-24, which rounds to even (1.0); the fused sum is above it, 1 + 2^-23."""
+    a = np.array([[1.0, 1.0], [8384513 * 2.0 ** -35, 0.5]], np.float32)
+    b = np.array([[1.0, 1.0], [8392705 * 2.0 ** -35, 0.5]], np.float32)
+    got = _reduce._fused_running_sum(a, b, np.float32)
+    assert got.tolist() == [1 + 2 ** -23, 1.25]
+    assert np.array_equal(got, _fma_loop(a, b, np.float32))
