@@ -30,7 +30,7 @@ import numpy as np
 from ._threads import FOLLOWERS, get_num_threads
 
 __all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "routine", "gemm", "gemv", "dot",
-           "axpy", "axpy_rows", "gemm_batch"]
+           "axpy", "axpy_rows", "gemm_batch", "batch_caller"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
@@ -268,13 +268,22 @@ def gemm_batch(dtype, transa, transb, count, m, n, k, alpha, a, lda, stride_a, b
     """``count`` products ``c_i ← alpha·op(a_i)·op(b_i) + beta·c_i`` in one call of MKL's
     ``cblas_sgemm_batch`` (one group, the matrices ``stride_*`` bytes apart from each array's first
     element), as PyTorch's ``mkl_gemm_batched`` calls it."""
+    batch_caller(dtype, transa, transb, count, m, n, k, alpha, lda, stride_a, ldb, stride_b, beta, ldc, stride_c)(a, b, c)
+
+
+def batch_caller(dtype, transa, transb, count, m, n, k, alpha, lda, stride_a, ldb, stride_b, beta, ldc, stride_c):
+    """:func:`gemm_batch` with all but the arrays given, as a function ``run(a, b, c)``: the arguments
+    MKL takes by reference are made once, and so are the offsets of the matrices from each array's
+    first element (a call adds that address to them: the array of pointers MKL reads)."""
     fn, scalar, _, _ = routine("gemm_batch", np.dtype(dtype))
-    i = ctypes.c_int
-    pointers = [(ctypes.c_void_p * count)(*[first + j * stride for j in range(count)])
-                for first, stride in ((pointer(a), stride_a), (pointer(b), stride_b), (pointer(c), stride_c))]
-    fn(
-        i(COL_MAJOR), ctypes.byref(i(TRANS if transa else NO_TRANS)),
-        ctypes.byref(i(TRANS if transb else NO_TRANS)), ctypes.byref(i(m)),
-        ctypes.byref(i(n)), ctypes.byref(i(k)), ctypes.byref(scalar(alpha)), pointers[0], ctypes.byref(i(lda)),
-        pointers[1], ctypes.byref(i(ldb)), ctypes.byref(scalar(beta)), pointers[2], ctypes.byref(i(ldc)), i(1),
-        ctypes.byref(i(count)))
+    i, ref = ctypes.c_int, ctypes.byref
+    head = (i(COL_MAJOR), ref(i(TRANS if transa else NO_TRANS)), ref(i(TRANS if transb else NO_TRANS)), ref(i(m)),
+            ref(i(n)), ref(i(k)), ref(scalar(alpha)))
+    lda, ldb, beta, ldc, groups, sizes = ref(i(lda)), ref(i(ldb)), ref(scalar(beta)), ref(i(ldc)), i(1), ref(i(count))
+    offsets_a, offsets_b, offsets_c = (np.arange(count, dtype=np.uint64) * np.uint64(stride)
+                                       for stride in (stride_a, stride_b, stride_c))
+
+    def run(a, b, c):
+        fn(*head, _lend_rows(offsets_a + pointer(a)), lda, _lend_rows(offsets_b + pointer(b)),
+           ldb, beta, _lend_rows(offsets_c + pointer(c)), ldc, groups, sizes)
+    return run

@@ -737,10 +737,57 @@ def _items_by_rows_or_columns(t):
     return (s[2] == 1 and (rows == 1 or s[1] >= cols)) or (s[1] == 1 and (cols == 1 or s[2] >= rows))
 
 
+def _batch_operands(a, b):
+    """How ``bmm_out_or_baddbmm_`` hands a batch of more than one product to MKL's batched gemm (the
+    matrices by rows or by columns, 3-D arrays of one BLAS dtype, none empty): ``(transa, transb,
+    m, n, k, lda, ldb, ldc)`` for gemm's a = b's and b = a's matrices (it sees everything
+    transposed) and a result by rows; or None where use_blas_gemm refuses the leading dimensions."""
+    _, rows, k = a.shape
+    cols = b.shape[2]
+    sa, sb = _steps(a), _steps(b)
+    ta = sb[1] == 1 and sb[2] >= b.shape[1]
+    tb = sa[1] == 1 and sa[2] >= a.shape[1]
+    m, n = cols, rows
+    lda, ldb, ldc = _normalize_last_dims(ta, tb, m, n, k, sb[2 if ta else 1], sa[2 if tb else 1], cols)
+    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and ldc >= max(1, m)):
+        return None
+    return ta, tb, m, n, k, lda, ldb, ldc
+
+
+def _bmm_plan(a, b):
+    """The plan for ``bmm(a, b)`` where it goes to MKL's batched gemm: (result shape, the prepared
+    call, :func:`gradviz.kernels._mkl.batch_caller`), or None (anything else takes the long way)."""
+    dtype = a.dtype
+    if a.ndim != 3 or b.ndim != 3 or dtype not in _BLAS_TYPES or b.dtype is not dtype or a.shape[0] != b.shape[0] \
+            or a.shape[2] != b.shape[1] or not _lies_as_a_tensor(a) or not _lies_as_a_tensor(b):
+        return None
+    count, rows, k = a.shape
+    cols = b.shape[2]
+    if count < 2 or not rows * cols * k or k * rows * cols < 400 \
+            or not (_items_by_rows_or_columns(a) and _items_by_rows_or_columns(b)):
+        return None
+    operands = _batch_operands(a, b)
+    if operands is None:
+        return None
+    ta, tb, m, n, k, lda, ldb, ldc = operands
+    return (count, rows, cols), _mkl.batch_caller(dtype, ta, tb, count, m, n, k, 1.0, lda, b.strides[0], ldb,
+                                                  a.strides[0], 0.0, ldc, rows * cols * dtype.itemsize)
+
+
 def bmm(a, b):
     """A batch of matrix products as PyTorch's CPU ``bmm`` computes it: small ones (fewer than 400
     multiply-adds each) by its own loop, the products added one after the other; larger ones by
     MKL's batched gemm (or one gemm per matrix, for other layouts)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and _mkl.library() is not None:
+        key = ("bmm", a.shape, a.strides, b.shape, b.strides, a.dtype, b.dtype)
+        plan = _PLANS.get(key, _UNSEEN)
+        if plan is _UNSEEN:
+            plan = _remember(key, _bmm_plan(a, b))
+        if plan is not None:
+            shape, run = plan
+            result = np.empty(shape, a.dtype)        # (beta 0: MKL does not read it)
+            run(b, a, result)
+            return result
     a, b = _as_torch_lays(np.asarray(a)), _as_torch_lays(np.asarray(b))
     count, rows, k = a.shape
     cols = b.shape[2]
@@ -761,18 +808,17 @@ def bmm(a, b):
     if not (_items_by_rows_or_columns(a) and _items_by_rows_or_columns(b)):
         return np.stack([mm(x, y) for x, y in zip(a, b)])
     result = np.zeros((count, rows, cols), dtype)
-    sa, sb, sr = _steps(a), _steps(b), _steps(result)
-    ta = sb[1] == 1 and sb[2] >= b.shape[1]         # gemm sees everything transposed:
-    tb = sa[1] == 1 and sa[2] >= a.shape[1]                        # b first, then a
-    m, n = cols, rows
-    lda, ldb, ldc = sb[2 if ta else 1], sa[2 if tb else 1], sr[1]
     if count == 1:
-        if not _gemm(ta, tb, m, n, k, 1.0, b, lda, a, ldb, 0.0, result, ldc):
+        sa, sb = _steps(a), _steps(b)
+        ta = sb[1] == 1 and sb[2] >= b.shape[1]     # gemm sees everything transposed:
+        tb = sa[1] == 1 and sa[2] >= a.shape[1]                    # b first, then a
+        if not _gemm(ta, tb, cols, rows, k, 1.0, b, sb[2 if ta else 1], a, sa[2 if tb else 1], 0.0, result, cols):
             return np.stack([mm(x, y) for x, y in zip(a, b)])
         return result
-    lda, ldb, ldc = _normalize_last_dims(ta, tb, m, n, k, lda, ldb, ldc)     # then use_blas_gemm
-    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and ldc >= max(1, m)):
+    operands = _batch_operands(a, b)                # then use_blas_gemm
+    if operands is None:
         return np.stack([mm(x, y) for x, y in zip(a, b)])
+    ta, tb, m, n, k, lda, ldb, ldc = operands
     _mkl.gemm_batch(dtype, ta, tb, count, m, n, k, 1.0, b, lda, b.strides[0], a, ldb, a.strides[0], 0.0,
                     result, ldc, result.strides[0])
     return result

@@ -39,7 +39,8 @@ def _long_way(monkeypatch, product):
     """``product()`` with no plan: gemm's call worked out from the strides (the plans set aside)."""
     with monkeypatch.context() as m:
         m.setattr(_products, "_PLANS", {})
-        m.setattr(_products, "_plan", lambda m1, m2: None)
+        for name in ("_plan", "_mv_plan", "_dot_plan", "_bmm_plan"):
+            m.setattr(_products, name, lambda *operands: None)
         return product()
 
 
@@ -149,3 +150,31 @@ def test_expanded_vectors_as_torch(monkeypatch, dtype, mkl):
             assert all(np.array_equal(t, v) for t, v in zip(*grads)), (rows, cols)
     finally:
         torch.set_num_threads(before)
+
+
+def _batches(rng, count, rows, cols, dtype):
+    """A batch of ``count`` matrices as a tensor's could lie: each by rows, each by columns (a
+    transposed view), every other matrix of a longer batch, one matrix expanded (stride 0),
+    read-only; and flipped by numpy (copied first)."""
+    x = rng.standard_normal((count, rows, cols)).astype(dtype)
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    return [x, x.transpose(0, 2, 1).copy().transpose(0, 2, 1), rng.standard_normal((2 * count, rows, cols)).astype(dtype)[::2],
+            np.broadcast_to(x[:1], x.shape), read_only, x[::-1]]
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_planned_batched_products_as_worked_out(monkeypatch, dtype):
+    """bmm by plan (MKL's batched gemm, its arguments made once) equals the long way bit for bit,
+    first and later calls, every layout of both batches; small products (PyTorch's own loop) too."""
+    rng = np.random.default_rng(9)
+    for count, rows, k, cols in [(2, 16, 32, 16), (3, 1, 40, 12), (4, 12, 40, 1), (2, 9, 1, 50), (3, 2, 3, 2), (1, 16, 32, 16)]:
+        for a in _batches(rng, count, rows, k, dtype):
+            for b in _batches(rng, count, k, cols, dtype):
+                want = _long_way(monkeypatch, lambda: kernels.bmm(a, b))
+                for _ in range(2):
+                    got = kernels.bmm(a, b)
+                    assert got.dtype == want.dtype and got.shape == want.shape
+                    assert np.array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                          np.ascontiguousarray(want).view(np.uint8)), (count, rows, k, cols)
