@@ -224,9 +224,11 @@ def torch_sum(a, axis=None, keepdims=False):
         return np.sum(a, axis=axis, keepdims=keepdims)
     if kind == "copy":                                     # nothing to add: every summed dimension has size 1
         return (a + a.dtype.type(0)).reshape(plan[-1])     # (PyTorch's output: an accumulator from +0)
-    kind, order, shape, across, rows, out_shape = plan
+    kind, order, shape, across, rows, split, out_shape = plan
     v = np.ascontiguousarray(a.transpose(order)).reshape(shape)   # the items in the order the loops visit them
-    if kind == "vectorized inner":
+    if split and get_num_threads() > 1:
+        sums = _by_threads(v, kind)
+    elif kind == "vectorized inner":
         sums = _inner(v)
     elif kind == "scalar inner":
         sums = _row_sum(v)[0]
@@ -237,6 +239,26 @@ def torch_sum(a, axis=None, keepdims=False):
     elif across == "columns":                              # column sums, each output's in a row
         sums = _chains(np.ascontiguousarray(sums.reshape(-1, rows).T)[None])[0]
     return sums.reshape(out_shape)
+
+
+_GRAIN = 32768   # at::internal::GRAIN_SIZE: a sum of fewer items runs on one thread
+
+
+def _by_threads(items, kind):
+    r"""Sum ``items`` (1, n, 1), one run of memory summed into one output, on PyTorch's threads
+    (``two_pass_reduction``): ``parallel_for`` cuts the n items into :math:`t = \min(T, \lceil n /
+    32768\rceil)` runs of :math:`\lceil n / t\rceil` (T = :func:`get_num_threads`), each run is summed
+    alone by the kernel into its thread's slot of a buffer of T zeros, and the buffer is then summed
+    by the same kernels into the output (from 0)."""
+    threads = get_num_threads()
+    n = items.shape[1]
+    used = min(threads, -(-n // _GRAIN))
+    size = -(-n // used)
+    buffer = np.zeros((1, threads, 1), items.dtype)
+    for t in range(used):                              # (a loop over the threads)
+        run = items[:, t * size:(t + 1) * size]
+        buffer[0, t] = _inner(run) if kind == "vectorized inner" else _row_sum(run)[0]
+    return _inner(buffer) if threads >= _LANES[items.dtype] else _row_sum(buffer)[0]
 
 
 def _iteration_order(dims, axes, shape, strides):
@@ -332,7 +354,8 @@ def _plan(shape, strides, dtype, axis, keepdims):
         view = (-1, sizes[0], sizes[1])
         across = "columns" if n_summed > 1 else None
     ones = [d for d in range(ndim) if shape[d] == 1]       # (anywhere: they hold one item)
-    return (kind, tuple(ones + order), view, across, rows, out_shape)
+    split = len(groups) == 1 and sizes[0] >= _GRAIN       # one run of memory into one output: by threads
+    return (kind, tuple(ones + order), view, across, rows, split, out_shape)
 
 
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------

@@ -200,3 +200,26 @@ def test_fused_running_sum_settles_a_double_rounding():
     got = _reduce._fused_running_sum(a, b, np.float32)
     assert got.tolist() == [1 + 2 ** -23, 1.25]
     assert np.array_equal(got, _fma_loop(a, b, np.float32))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_long_sums_cut_between_threads_as_torch(threads):
+    """A sum of 32,768 items or more into one output is cut between PyTorch's threads (each thread's
+    run summed alone, then the threads' sums): the same bits as torch on as many threads, for runs of
+    memory read at stride 1 or 2, in float32 and float64."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(threads)
+    before, mine = torch.get_num_threads(), gradviz.get_num_threads()
+    torch.set_num_threads(threads)
+    gradviz.set_num_threads(threads)
+    try:
+        for dtype in (np.float32, np.float64):
+            for size in (32768, 40001, 100000):
+                x = (rng.standard_normal(size) * np.exp2(rng.integers(-20, 20, size))).astype(dtype)
+                for view in (x, x[::2], x[:size - size % 8].reshape(8, -1)):
+                    assert _same(kernels.sum(view), torch.from_numpy(view).sum().numpy()), (size, view.shape)
+    finally:
+        torch.set_num_threads(before)
+        gradviz.set_num_threads(mine)
