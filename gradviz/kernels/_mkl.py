@@ -226,9 +226,11 @@ def axpy(alpha, x, y):
     dtype = y.dtype
     if not alpha or x.dtype != dtype or x.shape != y.shape:
         return False
-    entry = _ROUTINES.get(("axpy", dtype))     # (found once a first call has looked it up: MKL is there)
+    if library() is None:
+        return False
+    entry = _ROUTINES.get(("axpy", dtype))     # (found once a first call has looked it up)
     if entry is None:
-        if dtype not in _BLAS or library() is None:
+        if dtype not in _BLAS:
             return False
         entry = routine("axpy", dtype)
     fx, fy = x.flags, y.flags

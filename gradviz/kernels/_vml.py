@@ -37,12 +37,12 @@ def _torch_vml(name, f):
     """``f`` as PyTorch's CPU kernels compute it: by MKL's vector maths (``name`` is MKL's) for
     float32 and float64 when MKL is installed, else in double and rounded once."""
     fallback = in_double(f)
-    routines = {}   # dtype -> MKL's vms<name>/vmd<name>, or None where MKL cannot compute it
+    routines = {}   # dtype -> MKL's vms<name>/vmd<name>, or None for a dtype MKL does not compute
 
     def vml(a, out=None):     # (out: an array MKL may write into, a itself for in place; see _mkl.vml)
         # the usual call, an array laid by rows: straight to MKL (no np.errstate, which costs more
         # than the function on a lesson's 512 floats: MKL raises no numpy error)
-        if type(a) is np.ndarray and 0 < a.size <= _MAX_N:
+        if type(a) is np.ndarray and 0 < a.size <= _MAX_N and _mkl.library() is not None:
             flags = a.flags
             if flags.c_contiguous:
                 dtype = a.dtype
@@ -75,12 +75,12 @@ _byref, _char_view = ctypes.byref, ctypes.c_char.from_buffer     # (the quickest
 def _routine(name, dtype):
     """MKL's vector function ``name`` for ``dtype`` as a function object of its own, called without
     ``argtypes`` (ctypes converting declared arguments costs more than MKL on a lesson's array):
-    the size as a C int (MKL_INT, LP64), addresses and the mode as ctypes objects.  None where MKL is
-    missing or has no such function for the dtype (then :func:`_mkl.vml` and the fallback decide)."""
+    the size as a C int (MKL_INT, LP64), addresses and the mode as ctypes objects; MKL is loaded.
+    None for a dtype MKL has no such function for (then :func:`_mkl.vml` and the fallback decide)."""
     prefix = _mkl._PREFIX.get(dtype)
-    lib = _mkl.library() if prefix else None
-    if lib is None:
+    if prefix is None:
         return None
+    lib = _mkl.library()
     fn = lib[prefix + name]
     fn.restype = None
     return fn

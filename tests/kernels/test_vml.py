@@ -73,3 +73,14 @@ def test_tanh_of_a_0d_tensor_and_its_gradient_as_torch():
         y.backward(lib.tensor([0.3, -0.7]))
         results.append((y.detach().numpy(), x.grad.numpy()))
     assert all(np.array_equal(a, b) for a, b in zip(*results))
+
+
+def test_without_mkl_the_functions_are_computed_in_double(monkeypatch):
+    """Once MKL is gone (as where it is not installed), no call reaches it, even after calls that did."""
+    a = np.random.default_rng(4).standard_normal((64, 64)).astype(np.float32) * 3
+    kernels.tanh(a)
+    monkeypatch.setattr(_mkl, "library", lambda: None)
+    assert np.array_equal(kernels.tanh(a), _vml.in_double(np.tanh)(a))
+    assert np.array_equal(kernels.exp(a[:1, :5]), _vml.in_double(np.exp)(a[:1, :5]))
+    y = a.copy()
+    assert not _mkl.axpy(np.float32(0.5), a, y) and np.array_equal(y, a)
