@@ -10,7 +10,8 @@ same arithmetic with gradients derived by hand: the floor any numpy autograd is 
 Then the sizes one step up from the lessons (issue 16), each against torch in the same run, both on
 one thread: float32 ``mm`` at 64, 256 and 1,024; one training step of a 2-64-64-1 and of a 784-256-10
 MLP on batches of 256; ``sigmoid``, ``softmax``, ``log_softmax``, ``sum``, ``mean`` and ``relu`` of 1M
-elements; the losses of the larger MLPs after 20 steps, printed by both.  Goals (issue 16): 2x2 op +
+elements, and the backward pass of softmax and log_softmax along either dim; the losses of the
+larger MLPs after 20 steps, printed by both.  Goals (issue 16): 2x2 op +
 backward <= 1x torch, forward only <= 1.5x, the small MLP step <= 1.5x; mm and the larger MLP steps
 <= 2x; the 1M-element functions <= 3x; every result identical to torch's.
 """
@@ -238,6 +239,13 @@ MILLION = {"sigmoid, 1M": lambda t: t.sigmoid(),
            "mean, 1M": lambda t: t.mean(),
            "relu, 1M": lambda t: t.relu()}
 
+# the gradients too: the kernels of the backward pass, along the last dim and across the first
+# (Σ_j g_j·y_j down a column is one fused multiply-add after another in PyTorch's kernel)
+BACKWARD = {"softmax(dim=0) backward, 1000x1000": lambda t: t.softmax(0),
+            "softmax(dim=-1) backward, 1000x1000": lambda t: t.softmax(-1),
+            "log_softmax(dim=0) backward, 1000x1000": lambda t: t.log_softmax(0),
+            "log_softmax(dim=1) backward, 1000x1000": lambda t: t.log_softmax(1)}
+
 
 def scaling_rows():
     rows = []
@@ -251,6 +259,14 @@ def scaling_rows():
     gx, tx = gradviz.tensor(x), torch.tensor(x)
     for label, f in MILLION.items():
         g, t = timed(lambda: f(gx), lambda: f(tx), rounds=7)
+        rows.append((label, g, t, None))
+    for label, f in BACKWARD.items():
+        passes = []
+        for lib in (gradviz, torch):
+            y = f(lib.tensor(x, requires_grad=True))
+            g = lib.ones_like(y)
+            passes.append(lambda y=y, g=g: y.backward(g, retain_graph=True))
+        g, t = timed(*passes, rounds=7)
         rows.append((label, g, t, None))
     return rows
 
