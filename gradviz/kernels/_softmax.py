@@ -17,12 +17,13 @@ softmax's gradient, sigmoid over 32,768 elements), the last bits depend on the t
 """
 
 import math
+import sys
 
 import numpy as np
 
 from . import _exact, _libm, _mkl, _sleef, _vml
 from ._reduce import _in_order, in_order
-from ._numerics import fma32, fma64
+from ._numerics import _LOW29, _MID_LOW, fma32, fma64
 from ._threads import _GRAIN, LANES, _chunk, _shares, _vector, get_num_threads
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "softmax_backward", "log_softmax_backward"]
@@ -174,10 +175,47 @@ def _down(x, dim):
 def _fma_down(g, y, dim):
     """Σ_j g_j·y_j along ``dim`` from 0, one fused multiply-add per step (kept as a dim of 1)."""
     g, y = np.moveaxis(g, dim, 0), np.moveaxis(y, dim, 0)
+    if g.dtype == _f:
+        return np.expand_dims(_fma_chain32(g, y), dim)
     acc = np.zeros(g.shape[1:], g.dtype)
     for gj, yj in zip(g, y):
         acc = _fma(gj, yj, acc)
     return np.expand_dims(acc, dim)
+
+
+_LITTLE = sys.byteorder == "little"
+_LOW29_32, _MID_LOW_32 = np.uint32(_LOW29), np.uint32(_MID_LOW)   # (a float64's low word: a float32 midpoint)
+
+
+def _fma_chain32(g, y):
+    r"""float32 :math:`a_j = \mathrm{fl}(g_j y_j + a_{j-1})` down axis 0 from :math:`a_{-1} = 0` (``g``
+    of 2 dims or more), two whole-row steps a row: every product at once (exact in float64: 24 + 24
+    bits), then each row's sum in float64, rounded to float32.  That rounds twice where
+    :func:`fma32` rounds once, and differs only when float64 rounded a sum onto a float32
+    midpoint; the sums are kept, such ties found among them all at once (as :func:`fma32` finds
+    them: the midpoint in the low bits, the part rounded away by two-sum), and only the columns
+    that have one are summed again by :func:`fma32`, step by step."""
+    sums = np.multiply(g, y, dtype=np.float64)        # the products, each row's sum then written over it
+    acc = np.zeros(g.shape[1:], _f)
+    for row in sums:
+        np.add(acc, row, out=row)
+        np.copyto(acc, row, casting="same_kind")    # (rounded to float32)
+    low = sums.view(np.uint32)[..., ::2] if _LITTLE else sums.view(np.uint32)[..., 1::2]    # low 32 bits
+    step, *column = np.nonzero((low & _LOW29_32) == _MID_LOW_32)
+    if len(step):     # sums on a midpoint: exact ones are right; was any rounded there?
+        at = (step, *column)
+        s = sums[at]
+        p = np.multiply(g[at], y[at], dtype=np.float64)
+        before = np.where(step > 0, sums[(step - 1, *column)].astype(_f), 0).astype(np.float64)
+        bb = s - p
+        lost = (p - (s - bb)) + (before - bb) != 0   # what the float64 sum rounded away (two-sum)
+        if lost.any():
+            at = tuple(np.unique(np.stack(column)[:, lost], axis=1))
+            redo = np.zeros(len(at[0]), _f)
+            for gj, yj in zip(g[(slice(None), *at)], y[(slice(None), *at)]):
+                redo = fma32(gj, yj, redo)
+            acc[at] = redo
+    return acc
 
 
 def softmax(a, dim):
