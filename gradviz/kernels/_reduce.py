@@ -227,7 +227,8 @@ def torch_sum(a, axis=None, keepdims=False):
     kind, order, shape, across, rows, split, out_shape = plan
     v = np.ascontiguousarray(a.transpose(order)).reshape(shape)   # the items in the order the loops visit them
     if split and get_num_threads() > 1:
-        sums = _by_threads(v, kind)
+        sums = _by_threads(v, kind, rows)
+        across = None
     elif kind == "vectorized inner":
         sums = _inner(v)
     elif kind == "scalar inner":
@@ -244,21 +245,45 @@ def torch_sum(a, axis=None, keepdims=False):
 _GRAIN = 32768   # at::internal::GRAIN_SIZE: a sum of fewer items runs on one thread
 
 
-def _by_threads(items, kind):
-    r"""Sum ``items`` (1, n, 1), one run of memory summed into one output, on PyTorch's threads
-    (``two_pass_reduction``): ``parallel_for`` cuts the n items into :math:`t = \min(T, \lceil n /
-    32768\rceil)` runs of :math:`\lceil n / t\rceil` (T = :func:`get_num_threads`), each run is summed
-    alone by the kernel into its thread's slot of a buffer of T zeros, and the buffer is then summed
-    by the same kernels into the output (from 0)."""
+def _by_threads(v, kind, rows):
+    r"""Sum all of ``v`` (as :func:`_plan` lays it out: ``rows`` rows of the summed items) into one
+    output on PyTorch's threads (``two_pass_reduction``): ``parallel_for`` cuts the items, in the
+    order the loop visits them, into :math:`t = \min(T, \lceil n / 32768\rceil)` runs of
+    :math:`\lceil n / t\rceil` (T = :func:`get_num_threads`); each thread adds the sums of its rows
+    (a run's first and last rows cut short, each summed alone by the kernel for its length) into its
+    slot of a buffer of T zeros, in order, and the buffer is then summed by the same kernels."""
     threads = get_num_threads()
-    n = items.shape[1]
+    n, length = v.size, v.size // rows
     used = min(threads, -(-n // _GRAIN))
     size = -(-n // used)
-    buffer = np.zeros((1, threads, 1), items.dtype)
+    lined = v.reshape(rows, length) if v.shape[0] == rows else v.reshape(length, rows).T   # (rows, items)
+    whole = None
+    buffer = np.zeros((1, threads, 1), v.dtype)
     for t in range(used):                              # (a loop over the threads)
-        run = items[:, t * size:(t + 1) * size]
-        buffer[0, t] = _inner(run) if kind == "vectorized inner" else _row_sum(run)[0]
-    return _inner(buffer) if threads >= _LANES[items.dtype] else _row_sum(buffer)[0]
+        start, stop = t * size, min(n, (t + 1) * size)
+        first, last = divmod(start, length), divmod(stop, length)
+        if first[0] == last[0]:                        # within one row
+            parts = [_row_sums(lined[first[0], first[1]:last[1]], kind)]
+        else:
+            parts = [_row_sums(lined[first[0], first[1]:], kind)] if first[1] else []
+            if first[0] + (first[1] > 0) < last[0]:    # whole rows
+                whole = _row_sums(v, kind) if whole is None else whole
+                parts.append(whole[first[0] + (first[1] > 0):last[0]])
+            if last[1]:
+                parts.append(_row_sums(lined[last[0], :last[1]], kind))
+        sums = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        buffer[0, t] = _chains(sums.reshape(1, -1, 1))[0, 0] if len(sums) > 1 else sums[0]
+    return _row_sums(buffer, "vectorized inner")
+
+
+def _row_sums(v, kind):
+    """Each row's sum by the kernel for its length: ``v`` laid out as :func:`_plan` lays it out
+    ((1, items, rows) or (rows, items, 1)), or one row of items alone."""
+    if v.ndim == 1:
+        v = np.ascontiguousarray(v).reshape(1, -1, 1)
+    if kind == "vectorized inner" and v.shape[1] >= _LANES[v.dtype]:
+        return _inner(v)
+    return _row_sum(v).reshape(-1)
 
 
 def _iteration_order(dims, axes, shape, strides):
@@ -354,7 +379,7 @@ def _plan(shape, strides, dtype, axis, keepdims):
         view = (-1, sizes[0], sizes[1])
         across = "columns" if n_summed > 1 else None
     ones = [d for d in range(ndim) if shape[d] == 1]       # (anywhere: they hold one item)
-    split = len(groups) == 1 and sizes[0] >= _GRAIN       # one run of memory into one output: by threads
+    split = n_summed == len(groups) and math.prod(sizes) >= _GRAIN and kind.endswith("inner")   # by threads
     return (kind, tuple(ones + order), view, across, rows, split, out_shape)
 
 

@@ -206,8 +206,9 @@ def test_fused_running_sum_settles_a_double_rounding():
 @pytest.mark.parametrize("threads", [2, 3, 8])
 def test_long_sums_cut_between_threads_as_torch(threads):
     """A sum of 32,768 items or more into one output is cut between PyTorch's threads (each thread's
-    run summed alone, then the threads' sums): the same bits as torch on as many threads, for runs of
-    memory read at stride 1 or 2, in float32 and float64."""
+    run summed alone, rows cut short at its ends, then the threads' sums): the same bits as torch on
+    as many threads, for one run of memory at stride 1 or 2, and for rows apart (a slice, a
+    transpose, an expanded first dimension), in float32 and float64."""
     torch = pytest.importorskip("torch")
     import gradviz
     rng = np.random.default_rng(threads)
@@ -220,6 +221,13 @@ def test_long_sums_cut_between_threads_as_torch(threads):
                 x = (rng.standard_normal(size) * np.exp2(rng.integers(-20, 20, size))).astype(dtype)
                 for view in (x, x[::2], x[:size - size % 8].reshape(8, -1)):
                     assert _same(kernels.sum(view), torch.from_numpy(view).sum().numpy()), (size, view.shape)
+            for shape in ((301, 401), (7, 9001), (33, 7, 301)):
+                x = (rng.standard_normal(shape) * np.exp2(rng.integers(-20, 20, shape))).astype(dtype)
+                t = torch.from_numpy(x)
+                for view, want in ((x[..., :-1], t[..., :-1]), (x[..., 1::3], t[..., 1::3]),
+                                   (x[::2, ..., :-2].swapaxes(0, -1), t[::2, ..., :-2].transpose(0, -1)),
+                                   (np.broadcast_to(x[:1], shape), torch.from_numpy(x[:1].copy()).expand(shape))):
+                    assert _same(kernels.sum(view), want.sum().numpy()), (shape, view.strides)
     finally:
         torch.set_num_threads(before)
         gradviz.set_num_threads(mine)
