@@ -25,7 +25,8 @@ def _literal(value, dt, like, kept=True):
     The number itself is kept: a node that saved it shows it as PyTorch does, in its own type
     (``(x * 2).grad_fn._saved_other`` is ``tensor(2)``, an int64).  ``kept=False``: a stand-in
     PyTorch has no tensor for (a bound of ``clamp`` not given), saved as None."""
-    t = like._wrap(np.asarray(value).astype(dt.np))   # wraps around as PyTorch does: int8 * 200
+    # (an integer dtype wraps around as PyTorch does: int8 * 200)
+    t = like._wrap(np.array(value, dt.np) if dt.kind == 2 else np.asarray(value).astype(dt.np))
     t._literal = True
     t.__dict__["_number"] = value if kept else None
     return t
@@ -72,6 +73,9 @@ def _binary(key, a, b, float_result=False, **params):
                 return apply(OPS[key], (a, b), **params)
             except ValueError:
                 raise _broadcast_error(a.shape, b.shape) from None
+    elif (type(b) is builtins.float or type(b) is builtins.int) and a._data.dtype.kind == "f":
+        # a float tensor and a Python number (0.1 * p.grad): the tensor's dtype, nothing to promote
+        return apply(OPS[key], (a, _literal(b, a.dtype, a)), **params)
     elif not _is_operand(b):
         return NotImplemented
     if not isinstance(b, TensorBase):
