@@ -227,7 +227,7 @@ def torch_sum(a, axis=None, keepdims=False):
     kind, order, shape, across, rows, split, out_shape = plan
     v = np.ascontiguousarray(a.transpose(order)).reshape(shape)   # the items in the order the loops visit them
     if split and get_num_threads() > 1:
-        sums = _by_threads(v, kind, rows)
+        sums = _by_threads(v, kind, rows) if kind.endswith("inner") else _columns_by_threads(v, kind)
         across = None
     elif kind == "vectorized inner":
         sums = _inner(v)
@@ -271,6 +271,59 @@ def _by_threads(v, kind, rows):
                 parts.append(whole[first[0] + (first[1] > 0):last[0]])
             if last[1]:
                 parts.append(_row_sums(lined[last[0], :last[1]], kind))
+        sums = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        buffer[0, t] = _chains(sums.reshape(1, -1, 1))[0, 0] if len(sums) > 1 else sums[0]
+    return _row_sums(buffer, "vectorized inner")
+
+
+def _columns_by_threads(v, kind):
+    """:func:`_by_threads` for a sum into one output whose loop runs down columns (``v``: (sweeps,
+    items, columns), the items read at stride 0, the columns one after the other): each call of
+    the loop in a thread's run is a block of whole columns, or one column cut short, and the kernel
+    it runs depends on how many columns it gets (:func:`_outer` by 4 vectors from the block's
+    first column, or a row sum per column when fewer than a vector)."""
+    threads, lanes = get_num_threads(), _LANES[v.dtype]
+    sweeps, length, columns = v.shape
+    n = v.size
+    used = min(threads, -(-n // _GRAIN))
+    size = -(-n // used)
+    width = _ILP * lanes if kind == "vectorized outer" else _ILP
+
+    def block(q, c0, c1):                              # columns c0..c1 of sweep q, one call
+        items = v[q:q + 1, :, c0:c1]
+        if kind == "vectorized outer" and c1 - c0 < lanes:
+            return _row_sum(items).reshape(-1)
+        return _outer(items, width).reshape(-1)
+
+    def cut(column, r0, r1):                           # items r0..r1 of one column, one call: its row sum
+        return _row_sum(np.ascontiguousarray(v[column // columns, r0:r1, column % columns]).reshape(1, -1, 1))[0]
+
+    whole = None
+    buffer = np.zeros((1, threads, 1), v.dtype)
+    for t in range(used):                              # (a loop over the threads)
+        (col0, r0), (col1, r1) = divmod(t * size, length), divmod(min(n, (t + 1) * size), length)
+        if col0 == col1:
+            parts = [cut(col0, r0, r1)]
+        else:
+            parts = []
+            if r0:
+                parts.append(cut(col0, r0, length))
+                col0 += 1
+            (q0, c0), (q1, c1) = divmod(col0, columns), divmod(col1, columns)
+            if q0 == q1:
+                parts += [block(q0, c0, c1)] if c1 > c0 else []
+            else:
+                if c0:
+                    parts.append(block(q0, c0, columns))
+                    q0 += 1
+                if q0 < q1:                            # whole sweeps
+                    if whole is None:
+                        whole = (_row_sum(v) if kind == "vectorized outer" and columns < lanes else _outer(v, width))
+                    parts.append(whole[q0:q1].reshape(-1))
+                if c1:
+                    parts.append(block(q1, 0, c1))
+            if r1:
+                parts.append(cut(col1, 0, r1))
         sums = np.concatenate(parts) if len(parts) > 1 else parts[0]
         buffer[0, t] = _chains(sums.reshape(1, -1, 1))[0, 0] if len(sums) > 1 else sums[0]
     return _row_sums(buffer, "vectorized inner")
@@ -379,7 +432,7 @@ def _plan(shape, strides, dtype, axis, keepdims):
         view = (-1, sizes[0], sizes[1])
         across = "columns" if n_summed > 1 else None
     ones = [d for d in range(ndim) if shape[d] == 1]       # (anywhere: they hold one item)
-    split = n_summed == len(groups) and math.prod(sizes) >= _GRAIN and kind.endswith("inner")   # by threads
+    split = n_summed == len(groups) and math.prod(sizes) >= _GRAIN        # into one output, long: by threads
     return (kind, tuple(ones + order), view, across, rows, split, out_shape)
 
 

@@ -208,7 +208,7 @@ def test_long_sums_cut_between_threads_as_torch(threads):
     """A sum of 32,768 items or more into one output is cut between PyTorch's threads (each thread's
     run summed alone, rows cut short at its ends, then the threads' sums): the same bits as torch on
     as many threads, for one run of memory at stride 1 or 2, and for rows apart (a slice, a
-    transpose, an expanded first dimension), in float32 and float64."""
+    transpose, an expanded first or last dimension), in float32 and float64."""
     torch = pytest.importorskip("torch")
     import gradviz
     rng = np.random.default_rng(threads)
@@ -226,8 +226,11 @@ def test_long_sums_cut_between_threads_as_torch(threads):
                 t = torch.from_numpy(x)
                 for view, want in ((x[..., :-1], t[..., :-1]), (x[..., 1::3], t[..., 1::3]),
                                    (x[::2, ..., :-2].swapaxes(0, -1), t[::2, ..., :-2].transpose(0, -1)),
-                                   (np.broadcast_to(x[:1], shape), torch.from_numpy(x[:1].copy()).expand(shape))):
+                                   (np.broadcast_to(x[:1], shape), torch.from_numpy(x[:1].copy()).expand(shape)),
+                                   (np.broadcast_to(x[..., :1].copy(), shape), torch.from_numpy(x[..., :1].copy()).expand(shape))):
                     assert _same(kernels.sum(view), want.sum().numpy()), (shape, view.strides)
+            x = rng.standard_normal((1, 5)).astype(dtype)              # rows of 5, read again and again
+            assert _same(kernels.sum(np.broadcast_to(x, (9000, 5))), torch.from_numpy(x).expand(9000, 5).sum().numpy())
     finally:
         torch.set_num_threads(before)
         gradviz.set_num_threads(mine)
