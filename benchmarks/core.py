@@ -241,10 +241,10 @@ MILLION = {"sigmoid, 1M": lambda t: t.sigmoid(),
 
 # the gradients too: the kernels of the backward pass, along the last dim and across the first
 # (Σ_j g_j·y_j down a column is one fused multiply-add after another in PyTorch's kernel)
-BACKWARD = {"softmax(dim=0) backward, 1000x1000": lambda t: t.softmax(0),
-            "softmax(dim=-1) backward, 1000x1000": lambda t: t.softmax(-1),
-            "log_softmax(dim=0) backward, 1000x1000": lambda t: t.log_softmax(0),
-            "log_softmax(dim=1) backward, 1000x1000": lambda t: t.log_softmax(1)}
+BACKWARD = {"softmax(0) backward, 1000^2": lambda t: t.softmax(0),
+            "softmax(-1) backward, 1000^2": lambda t: t.softmax(-1),
+            "log_softmax(0) backward, 1000^2": lambda t: t.log_softmax(0),
+            "log_softmax(1) backward, 1000^2": lambda t: t.log_softmax(1)}
 
 
 def scaling_rows():

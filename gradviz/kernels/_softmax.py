@@ -195,27 +195,28 @@ def _fma_chain32(g, y):
     midpoint; the sums are kept, such ties found among them all at once (as :func:`fma32` finds
     them: the midpoint in the low bits, the part rounded away by two-sum), and only the columns
     that have one are summed again by :func:`fma32`, step by step."""
-    sums = np.multiply(g, y, dtype=np.float64)        # the products, each row's sum then written over it
-    acc = np.zeros(g.shape[1:], _f)
+    n = g.shape[0]
+    sums = np.multiply(g, y, dtype=np.float64, order="C").reshape(n, -1)   # the products, each row's sum then
+    acc = np.zeros(sums.shape[1], _f)                                      # written over it
     for row in sums:
         np.add(acc, row, out=row)
         np.copyto(acc, row, casting="same_kind")    # (rounded to float32)
-    low = sums.view(np.uint32)[..., ::2] if _LITTLE else sums.view(np.uint32)[..., 1::2]    # low 32 bits
-    step, *column = np.nonzero((low & _LOW29_32) == _MID_LOW_32)
-    if len(step):     # sums on a midpoint: exact ones are right; was any rounded there?
-        at = (step, *column)
-        s = sums[at]
-        p = np.multiply(g[at], y[at], dtype=np.float64)
-        before = np.where(step > 0, sums[(step - 1, *column)].astype(_f), 0).astype(np.float64)
+    low = sums.view(np.uint32)[:, ::2] if _LITTLE else sums.view(np.uint32)[:, 1::2]    # each sum's low 32 bits
+    at = np.flatnonzero((low & _LOW29_32) == _MID_LOW_32)
+    if len(at):     # sums on a midpoint: exact ones are right; was any rounded there?
+        step, column = np.divmod(at, sums.shape[1])
+        s = sums.reshape(-1)[at]
+        p = np.multiply(g.reshape(n, -1)[step, column], y.reshape(n, -1)[step, column], dtype=np.float64)
+        before = np.where(step > 0, sums[step - 1, column].astype(_f), 0).astype(np.float64)
         bb = s - p
         lost = (p - (s - bb)) + (before - bb) != 0   # what the float64 sum rounded away (two-sum)
         if lost.any():
-            at = tuple(np.unique(np.stack(column)[:, lost], axis=1))
-            redo = np.zeros(len(at[0]), _f)
-            for gj, yj in zip(g[(slice(None), *at)], y[(slice(None), *at)]):
+            redone = np.unique(column[lost])
+            redo = np.zeros(len(redone), _f)
+            for gj, yj in zip(g.reshape(n, -1)[:, redone], y.reshape(n, -1)[:, redone]):
                 redo = fma32(gj, yj, redo)
-            acc[at] = redo
-    return acc
+            acc[redone] = redo
+    return acc.reshape(g.shape[1:])
 
 
 def softmax(a, dim):

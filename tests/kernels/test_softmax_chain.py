@@ -53,3 +53,15 @@ floats = st.floats(-1e6, 1e6, width=32, allow_subnormal=False)
 def test_the_chain_is_one_fused_multiply_add_a_step(g, seed):
     y = np.random.default_rng(seed).standard_normal(g.shape).astype(F)
     assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+
+
+def test_columns_of_a_moved_axis_and_a_redone_one():
+    """g and y read across a dim moved first (not laid out by rows), one column with a double rounding."""
+    rng = np.random.default_rng(1)
+    g = rng.standard_normal((5, 7, 3)).astype(F)
+    y = rng.standard_normal((5, 7, 3)).astype(F)
+    g[:2, 4, 1], y[:2, 4, 1] = [1.0, 1 + 2**-23], [1 + 2**-23, 2**-24 * (1 - 2**-23)]
+    g[2:, 4, 1] = 0
+    for a, b in ((g, y), (np.moveaxis(g, 1, 0), np.moveaxis(y, 1, 0)), (np.moveaxis(g, 2, 0), np.moveaxis(y, 2, 0))):
+        assert same_bits(_fma_chain32(a, b), fused_chain(a, b))
+    assert _fma_chain32(g, y)[4, 1] == F(1 + 2**-23)
