@@ -108,7 +108,7 @@ def _settle(out, tie, a, b, c):
     """``out`` (float32, ``a·b + c`` rounded through float64) with its ties settled as :func:`fma32`
     settles them, worked out at the tie positions only (a few in a million: the arrays whole would
     cost several passes of doubles)."""
-    at = np.nonzero(tie)
+    at = np.unravel_index(np.flatnonzero(tie), tie.shape)     # (one flat scan: nonzero of a 2-D mask is 8x slower)
     p = np.multiply(np.broadcast_to(a, tie.shape)[at], np.broadcast_to(b, tie.shape)[at], dtype=np.float64)
     c = np.broadcast_to(c, tie.shape)[at].astype(np.float64)
     s = p + c
