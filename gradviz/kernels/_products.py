@@ -597,6 +597,14 @@ def mm(a, b):
     return _addmm(None, a, b, 0, 1)
 
 
+def _plan_for(kind, make, a, b):
+    """The plan ``make(a, b)`` for product ``kind`` ("mv", "dot", "bmm") of operands laid out as ``a``
+    and ``b`` are: made once per layout, then remembered."""
+    key = (kind, a.shape, a.strides, b.shape, b.strides, a.dtype, b.dtype)
+    plan = _PLANS.get(key, _UNSEEN)
+    return _remember(key, make(a, b)) if plan is _UNSEEN else plan
+
+
 def _remember(key, plan):
     """Keep ``plan`` under ``key`` (and start over when there are too many) and return it."""
     if len(_PLANS) >= _MAX_PLANS:
@@ -661,10 +669,7 @@ def mv(a, v):
     read by columns ('N') or by rows ('T') as it lies; a vector of stride 0 (an expanded one, as
     ``sum``'s gradient) by PyTorch's own loop, each output the products added in order."""
     if type(a) is np.ndarray and type(v) is np.ndarray and _mkl.library() is not None:
-        key = ("mv", a.shape, a.strides, v.shape, v.strides, a.dtype, v.dtype)
-        plan = _PLANS.get(key, _UNSEEN)
-        if plan is _UNSEEN:
-            plan = _remember(key, _mv_plan(a, v))
+        plan = _plan_for("mv", _mv_plan, a, v)
         if plan is _IN_ORDER:
             return _in_order_mv(a, v)
         if plan is not None:
@@ -710,10 +715,7 @@ def dot(a, b):
     """``a · b`` for vectors as PyTorch's CPU ``dot`` computes it: MKL's dot (an expanded vector too:
     PyTorch hands BLAS its stride 0)."""
     if type(a) is np.ndarray and type(b) is np.ndarray and _mkl.library() is not None:
-        key = ("dot", a.shape, a.strides, b.shape, b.strides, a.dtype, b.dtype)
-        plan = _PLANS.get(key, _UNSEEN)
-        if plan is _UNSEEN:
-            plan = _remember(key, _dot_plan(a, b))
+        plan = _plan_for("dot", _dot_plan, a, b)
         if plan is not None:
             routine, n, inc_a, inc_b, lend_a, lend_b, scalar = plan
             try:
@@ -779,10 +781,7 @@ def bmm(a, b):
     multiply-adds each) by its own loop, the products added one after the other; larger ones by
     MKL's batched gemm (or one gemm per matrix, for other layouts)."""
     if type(a) is np.ndarray and type(b) is np.ndarray and _mkl.library() is not None:
-        key = ("bmm", a.shape, a.strides, b.shape, b.strides, a.dtype, b.dtype)
-        plan = _PLANS.get(key, _UNSEEN)
-        if plan is _UNSEEN:
-            plan = _remember(key, _bmm_plan(a, b))
+        plan = _plan_for("bmm", _bmm_plan, a, b)
         if plan is not None:
             shape, run = plan
             result = np.empty(shape, a.dtype)        # (beta 0: MKL does not read it)
