@@ -210,21 +210,20 @@ def fill(t, value):
             return _inplace(t, lambda s, v: apply(OPS["fill_tensor"], (s, v), [s._data, v._data.astype(s._data.dtype)]),
                             value, internal=False)
         return _inplace(t, lambda s: apply(OPS["fill"], (s,), value=value), internal=False)
-    _check_leaf(t)
-    _writable(t._data)[...] = value._data if isinstance(value, TensorBase) else value
-    t._vbox[0] += 1
-    return t
+    return _filled(t, value._data if isinstance(value, TensorBase) else value)
 
 
 def zero(t):
     """``t.zero_()``: recorded as ZeroBackward0 when a gradient flows through ``t``."""
     if _recording(t):
         return _inplace(t, lambda s: apply(OPS["zero"], (s,)), internal=False)
-    a = t._data          # (nothing to check: fill's path, written out for p.grad.zero_() in every step)
-    if a.flags.writeable:
-        a.fill(0)
-    else:
-        _writable(a)[...] = 0
+    return _filled(t, 0)
+
+
+def _filled(t, value):
+    """``t`` with every element set to ``value`` where nothing is recorded (then no leaf check can
+    refuse it either), its version counter up: fill_'s and zero_'s write (``p.grad.zero_()``)."""
+    _writable(t._data)[...] = value
     t._vbox[0] += 1
     return t
 
