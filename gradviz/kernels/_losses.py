@@ -22,10 +22,10 @@ from ._activations import _pointwise
 __all__ = ["smooth_l1", "smooth_l1_backward", "huber", "huber_backward"]
 
 
-def _common(a, b):
-    """Both in their common dtype (a float64 target promotes a float32 input)."""
-    dtype = np.result_type(a, b)
-    return np.asarray(a, dtype), np.asarray(b, dtype)
+def _common(*arrays):
+    """All in their common dtype (a float64 target promotes a float32 input)."""
+    dtype = np.result_type(*arrays)
+    return tuple(np.asarray(v, dtype) for v in arrays)
 
 
 def smooth_l1(a, b, beta=1.0):
@@ -59,8 +59,8 @@ def smooth_l1_backward(g, a, b, norm, beta=1.0):
     """norm · g · (sign(x) where |x| ≥ β, else x/β), x = a − b; ``norm`` is 1/n for the mean, else 1.
     Computed in the common dtype, returned in a's (the gradient of a)."""
     out = np.asarray(a).dtype
-    dtype = np.result_type(g, a, b)
-    g, a, b = (np.asarray(v, dtype) for v in (g, a, b))
+    g, a, b = _common(g, a, b)
+    dtype = a.dtype
     dt = dtype.type
     n, bf = dt(norm), dt(beta)
 
@@ -80,8 +80,8 @@ def smooth_l1_backward(g, a, b, norm, beta=1.0):
 def huber_backward(g, a, b, norm, delta=1.0):
     """norm · g · (±δ where |x| ≥ δ, else x), x = a − b, returned in a's dtype."""
     out = np.asarray(a).dtype
-    dtype = np.result_type(g, a, b)
-    g, a, b = (np.asarray(v, dtype) for v in (g, a, b))
+    g, a, b = _common(g, a, b)
+    dtype = a.dtype
     dt = dtype.type
     n, df = dt(norm), dt(delta)
 
