@@ -9,8 +9,6 @@ ready to be differentiated again.
 
 import functools
 
-import numpy as np
-
 from .._broadcast import unbroadcast
 from .._recorded import NotRecordable, Recorded
 from .._types import TensorBase
