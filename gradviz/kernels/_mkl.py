@@ -35,6 +35,7 @@ __all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
 _MODE = 0x2 | 0x00140000 | 0x100     # VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE
+_MODE_ARG = ctypes.c_int64(_MODE)    # (MKL's 64-bit mode argument, built once)
 _PREFIX = {np.dtype(np.float32): "vms", np.dtype(np.float64): "vmd"}
 _MAX_N = 2 ** 31 - 1        # MKL_INT is 32 bits in the LP64 interface
 
@@ -85,8 +86,11 @@ def library():
 
 @functools.cache
 def _function(prefix, name):
-    fn = getattr(library(), prefix + name)
-    fn.argtypes = (ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    """MKL's vector function ``prefix + name`` as a function object of its own, called without
+    ``argtypes`` (ctypes converting declared arguments costs more than MKL on a lesson's 512 floats):
+    the size as a C int (MKL_INT, LP64), the addresses as :func:`_at` gives them, the mode as
+    :data:`_MODE_ARG`."""
+    fn = library()[prefix + name]
     fn.restype = None
     return fn
 
@@ -94,16 +98,21 @@ def _function(prefix, name):
 def vml(name, a, out=None):
     """MKL's ``name`` (one of :data:`FUNCTIONS`) of a float32 or float64 array, as PyTorch computes
     it; None when MKL is missing or the array is of another dtype (the caller falls back).
-    ``out``: a contiguous array of ``a``'s shape and dtype to write into (``a`` itself: in place)."""
+    ``out``: a contiguous array of ``a``'s shape and dtype to write into (``a`` itself: in place).
+    An array laid by rows goes straight to MKL, as it is; MKL raises no numpy error, so no
+    ``np.errstate`` is needed around it."""
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
     prefix = _PREFIX.get(a.dtype)
     if prefix is None or library() is None or a.size > _MAX_N:
         return None
-    x = np.ascontiguousarray(a)
-    if out is None or not out.flags.c_contiguous or out.shape != x.shape or out.dtype != x.dtype:
+    x = a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    if out is None or not (out.flags.c_contiguous and out.flags.writeable and out.shape == x.shape
+                           and out.dtype == x.dtype):
         out = np.empty_like(x)
     if x.size:
-        _function(prefix, name)(x.size, pointer(x), pointer(out), _MODE)
-    return out.reshape(np.shape(a))
+        _function(prefix, name)(x.size, _at(x), _byref(_char_view(out)), _MODE_ARG)
+    return out if x is a else out.reshape(a.shape)
 
 
 # --- BLAS: the entry points PyTorch's cpublas reaches (gemm, gemv, dot), through MKL's CBLAS layer ---

@@ -8,7 +8,6 @@ MKL each function is computed in double and rounded once (:func:`in_double`): wi
 1.0
 """
 
-import ctypes
 import math
 
 import numpy as np
@@ -37,53 +36,19 @@ def _torch_vml(name, f):
     """``f`` as PyTorch's CPU kernels compute it: by MKL's vector maths (``name`` is MKL's) for
     float32 and float64 when MKL is installed, else in double and rounded once."""
     fallback = in_double(f)
-    routines = {}   # dtype -> MKL's vms<name>/vmd<name>, or None for a dtype MKL does not compute
 
     def vml(a, out=None):     # (out: an array MKL may write into, a itself for in place; see _mkl.vml)
-        # the usual call, an array laid by rows: straight to MKL (no np.errstate, which costs more
-        # than the function on a lesson's 512 floats: MKL raises no numpy error)
-        if type(a) is np.ndarray and 0 < a.size <= _MAX_N and _mkl.library() is not None:
-            flags = a.flags
-            if flags.c_contiguous:
-                dtype = a.dtype
-                fn = routines.get(dtype, _UNSEEN)
-                if fn is _UNSEEN:
-                    fn = routines[dtype] = _routine(name, dtype)
-                if fn is not None:
-                    if out is None or not (out.flags.c_contiguous and out.flags.writeable and out.shape == a.shape
-                                           and out.dtype == dtype):
-                        out = np.empty_like(a)
-                    fn(a.size, _byref(_char_view(a)) if flags.writeable else _at(a), _byref(_char_view(out)), _MODE)
-                    return out
-        with np.errstate(all="ignore"):
-            if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): its op
+        if not isinstance(a, (np.ndarray, np.generic)):   # a recorded value (create_graph=True): its op
+            with np.errstate(all="ignore"):
                 return f(a)
-            result = _mkl.vml(name, a, out)
-            return fallback(a) if result is None else result
+        result = _mkl.vml(name, a, out)
+        if result is not None:
+            return result
+        with np.errstate(all="ignore"):
+            return fallback(a)
     vml.__name__ = fallback.__name__
     vml.__doc__ = f"{fallback.__name__}, as PyTorch's CPU kernels compute it (MKL's vms{name}/vmd{name})"
     return vml
-
-
-_UNSEEN = object()
-_MODE = ctypes.c_int64(_mkl._MODE)      # (passed as MKL's 64-bit mode argument, built once)
-_MAX_N = _mkl._MAX_N
-_at = _mkl._at                          # an array's first element as a ctypes argument
-_byref, _char_view = ctypes.byref, ctypes.c_char.from_buffer     # (the quickest way there, for a writable one)
-
-
-def _routine(name, dtype):
-    """MKL's vector function ``name`` for ``dtype`` as a function object of its own, called without
-    ``argtypes`` (ctypes converting declared arguments costs more than MKL on a lesson's array):
-    the size as a C int (MKL_INT, LP64), addresses and the mode as ctypes objects; MKL is loaded.
-    None for a dtype MKL has no such function for (then :func:`_mkl.vml` and the fallback decide)."""
-    prefix = _mkl._PREFIX.get(dtype)
-    if prefix is None:
-        return None
-    lib = _mkl.library()
-    fn = lib[prefix + name]
-    fn.restype = None
-    return fn
 
 
 exp, log, sin, cos, tanh, tan, sqrt, atan, asin, acos, log2, log10 = (
