@@ -4,12 +4,14 @@ scattering a gradient to where the values came from, ties, sorting, and computin
 Kept apart from :mod:`gradviz.ops` so that the table reads as one entry per op.
 """
 
+import math
+
 import numpy as np
 
 from . import _errstate
 from ._keywords import parameter_names
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_spread_evenly", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -22,7 +24,18 @@ def _expand_reduced(g, shape, dim, keepdim):
 
 
 def _count(shape, dim):
-    return int(np.prod(shape)) if dim is None else int(np.prod([shape[d] for d in dim]))
+    """How many elements a reduction over ``dim`` (None: all) of ``shape`` takes each result from."""
+    return math.prod(shape) if dim is None else math.prod([shape[d] for d in dim])
+
+
+def _spread_evenly(g, shape, dim, keepdim):
+    """mean's gradient, PyTorch's ``grad.expand(sizes) / numel``: each element gets g / (elements averaged).
+    An array is divided straight into a new array of the input's shape (the same quotients, without
+    the expanded view first); a recorded value (create_graph=True) records expand, then div, as PyTorch."""
+    count = _count(shape, dim)
+    if type(g) is np.ndarray:
+        return np.divide(g if dim is None or keepdim else np.expand_dims(g, dim), count, out=np.empty(shape, g.dtype))
+    return _expand_reduced(g, shape, dim, keepdim) / count
 
 
 def _evenly(g, x, y, dim=None, keepdim=False):

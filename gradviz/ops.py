@@ -40,7 +40,7 @@ import numpy as np
 from . import _activation_ops, _blend_ops, _linalg_ops, _nn_ops, _strided, kernels  # noqa: F401 -- they declare the activations', addcmul and lerp, linalg, losses' and layers' entries
 from ._op import OPS, Meta, Op, call, op
 from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
-                     _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _to_index,
+                     _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _spread_evenly, _to_index,
                      _unrepeat, _winner, _zero_at)
 
 __all__ = ["Op", "Meta", "OPS", "op", "call"]
@@ -460,8 +460,7 @@ op("sum", grad_fn="SumBackward0", symbol="Σ", forward=lambda a, dim=None, keepd
    latex=r"\sum @0", dlatex=["1"],
    method="sum", function=True, inputs="reduce_all", saved={"self_sym_sizes": "#0"}, category="reduction")
 op("mean", grad_fn="MeanBackward0", forward=lambda a, dim=None, keepdim=False: kernels.mean(a, axis=dim, keepdims=keepdim),
-   vjps=[lambda g, y, a, dim=None, keepdim=False:
-    _expand_reduced(g, a.shape, dim, keepdim) / _count(a.shape, dim)], uses=[""],
+   vjps=[lambda g, y, a, dim=None, keepdim=False: _spread_evenly(g, a.shape, dim, keepdim)], uses=[""],
    latex=r"\frac{1}{n}\sum @0", dlatex=[r"\frac{1}{n}"],
    method="mean", function=True, inputs="reduce_all", saved={"self_sym_numel": "%0", "self_sym_sizes": "#0"},
    category="reduction")

@@ -84,15 +84,23 @@ def library():
     return None
 
 
-@functools.cache
-def _function(prefix, name):
-    """MKL's vector function ``prefix + name`` as a function object of its own, called without
+def _function(name, dtype):
+    """MKL's vector function ``name`` for ``dtype`` as a function object of its own, called without
     ``argtypes`` (ctypes converting declared arguments costs more than MKL on a lesson's 512 floats):
     the size as a C int (MKL_INT, LP64), the addresses as :func:`_at` gives them, the mode as
-    :data:`_MODE_ARG`."""
-    fn = library()[prefix + name]
-    fn.restype = None
-    return fn
+    :data:`_MODE_ARG`; None for another dtype or without MKL.  Looked up once."""
+    key, lib = (name, dtype), library()
+    if lib is None:
+        return None
+    if key not in _FUNCTIONS:
+        prefix = _PREFIX.get(dtype)
+        fn = _FUNCTIONS[key] = None if prefix is None else lib[prefix + name]
+        if fn is not None:
+            fn.restype = None
+    return _FUNCTIONS[key]
+
+
+_FUNCTIONS = {}    # (name, dtype) -> MKL's function, or None for a dtype it has none for
 
 
 def vml(name, a, out=None):
@@ -103,16 +111,21 @@ def vml(name, a, out=None):
     ``np.errstate`` is needed around it."""
     if type(a) is not np.ndarray:
         a = np.asarray(a)
-    prefix = _PREFIX.get(a.dtype)
-    if prefix is None or library() is None or a.size > _MAX_N:
+    fn = _FUNCTIONS.get((name, a.dtype), _UNSEEN)
+    if fn is _UNSEEN:
+        fn = _function(name, a.dtype)
+    if fn is None or a.size > _MAX_N or library() is None:   # (MKL may be gone since: a test takes it away)
         return None
     x = a if a.flags.c_contiguous else np.ascontiguousarray(a)
     if out is None or not (out.flags.c_contiguous and out.flags.writeable and out.shape == x.shape
                            and out.dtype == x.dtype):
-        out = np.empty_like(x)
-    if x.size:
-        _function(prefix, name)(x.size, _at(x), _byref(_char_view(out)), _MODE_ARG)
+        out = np.empty(x.shape, x.dtype)
+    if x.size:     # (arrays laid by rows and writable lend their buffers: the quickest address)
+        fn(x.size, _lend_rows(x) if x.flags.writeable else _at(x), _lend_rows(out), _MODE_ARG)
     return out if x is a else out.reshape(a.shape)
+
+
+_UNSEEN = object()
 
 
 # --- BLAS: the entry points PyTorch's cpublas reaches (gemm, gemv, dot), through MKL's CBLAS layer ---
