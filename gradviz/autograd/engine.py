@@ -52,30 +52,32 @@ def apply(op, inputs, arrays=None, **params):
     ``arrays`` are the inputs' values when they differ from ``t._data`` (promoted to one dtype);
     the result is a tensor of the inputs' own class.
     """
-    given = arrays is not None
-    if not given:
-        arrays = [t._data for t in inputs]
+    if arrays is None:   # (every op passes here: written for CPython's speed, two inputs the most usual)
+        own = arrays = [inputs[0]._data, inputs[1]._data] if len(inputs) == 2 else [t._data for t in inputs]
+    else:   # (the layout PyTorch gives a pointwise result is that of the inputs before promotion)
+        own = [t._data for t in inputs] if op.inputs in _layout.POINTWISE else arrays
     out = op.forward(*arrays, **params)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if (out.ndim > 1 or not out.flags.c_contiguous) and not (op.is_view or op.column_major):
-        # (the layout is the inputs' own, before any promotion copied them)
-        own = [t._data for t in inputs] if given and op.inputs in _layout.POINTWISE else arrays
-        if op.contiguous or _layout.row_major(own):
-            if not out.flags.c_contiguous:   # PyTorch's results are row-major for row-major inputs (or always)
-                out = np.ascontiguousarray(out)
-        elif out.ndim > 1:                   # a pointwise op keeps its inputs' layout, as PyTorch's do
-            out = _layout.laid_out(op, out, own, params)
+        for a in own:   # PyTorch's results are row-major for row-major inputs (or always)
+            if not a.flags.c_contiguous and not op.contiguous:
+                if out.ndim > 1:   # a pointwise op keeps its inputs' layout, as PyTorch's do
+                    out = _layout.laid_out(op, out, own, params)
+                break
+        else:
+            out = out if out.flags.c_contiguous else np.ascontiguousarray(out)
     result = inputs[0]._wrap(out)
     if op.is_view:  # shares storage: same version counter, and remembers its base tensor
         made_view(result, inputs[0], view_meta(inputs[0]))
-    needs = any(map(requires_grad, inputs))
-    if _GradMode.enabled:
-        if needs and out.dtype.kind == "f":  # integer results have no gradient
-            record(op, inputs, arrays, result, params)
-    elif needs:
-        # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
-        result._cut = ("no_grad()", tuple([weakref.ref(t) for t in inputs if t._requires_grad]))
+    for t in inputs:     # does any input require grad (a view: through its base)?
+        if t._requires_grad or t._view is not None and t._base._requires_grad:
+            if not _GradMode.enabled:
+                # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
+                result._cut = ("no_grad()", tuple([weakref.ref(t) for t in inputs if t._requires_grad]))
+            elif out.dtype.kind == "f":   # integer results have no gradient
+                record(op, inputs, arrays, result, params)
+            break
     return result
 
 
@@ -98,19 +100,36 @@ def _save_plan(op, needs):
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
-    node.next_functions = edges = tuple(map(edge, inputs))   # (an edge may first describe a view anew)
+    # each input's edge (as edge() makes it, written out: this runs for every input of every op;
+    # an edge may first describe a view anew) and its shape, dtype and layout: what backward
+    # knows of a value it did not save
+    edges, metas, every = [], [], True
+    for t, a in zip(inputs, arrays):
+        metas.append((a.shape, a.dtype, a.strides))
+        fn = t._grad_fn if t._view is None else current_grad_fn(t)
+        if fn is not None:   # (only a node with several outputs has outputs other than 0)
+            edges.append((fn, 0) if fn._outs is None else (fn, t.__dict__.get("_output_nr", 0)))
+        elif t._requires_grad:   # a leaf: its AccumulateGrad, alive while a graph holds it
+            acc = t._acc
+            acc = acc() if acc is not None else None
+            edges.append((acc if acc is not None else accumulator(t), 0))
+        else:
+            edges.append((None, 0))
+            every = False
+    node.next_functions = edges = tuple(edges)
+    node._metas = tuple(metas)
     node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
     node._freed, node._hooks, node._packed = False, None, None
     # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
     # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
-    if (None, 0) in edges:
+    if every:              # (the usual case: every input has an edge, which the count of them says)
+        needs, node._nograd_inputs = len(edges), _NO_INPUTS
+    else:
         needs = tuple([fn is not None for fn, _ in edges])
         node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not needs[i]}
-    else:                  # (the usual case: every input has an edge, which the count of them says)
-        needs, node._nograd_inputs = len(edges), _NO_INPUTS
-    plan = _SAVE_PLANS.get((op.uses, needs))
+    plan = _SAVE_PLANS.get((op, needs))
     if plan is None:   # (worked out once per op and inputs needed)
-        plan = _SAVE_PLANS[op.uses, needs] = _save_plan(op, (True,) * needs if type(needs) is int else needs)
+        plan = _SAVE_PLANS[op, needs] = _save_plan(op, (True,) * needs if type(needs) is int else needs)
     saved = [None] * (len(inputs) + 1)
     for k in plan:
         if k == -1:
@@ -119,8 +138,6 @@ def record(op, inputs, arrays, result, params):
             t = inputs[k]
             saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
-    # each input's shape, dtype and layout: what backward knows of a value it did not save
-    node._metas = tuple([(a.shape, a.dtype, a.strides) for a in arrays])
     out = result._data
     node._out_meta, node._out, node._outs = (out.shape, out.dtype), weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
