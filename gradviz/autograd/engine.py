@@ -34,7 +34,7 @@ from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
-from .views import made_view, requires_grad, view_error, view_meta
+from .views import made_view, view_error, view_meta
 from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
                    node_class)
 

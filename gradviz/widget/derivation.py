@@ -194,7 +194,7 @@ def _vjp(lesson, node, i, g):
     gives what the engine really sent when ``g`` is what it received, else None: its code is
     never run again here.
     """
-    op, params = node.op, node.params
+    op = node.op
     args = lesson.inputs(node)
     if op is not None and op.multi_output:   # split/unbind: one gradient per piece, which this
         return None                           # one-output-per-node account cannot add up by hand

@@ -46,7 +46,6 @@ def test_fma_of_large_arrays_as_of_small_ones():
     # ties: a·b = 1 + 2⁻²⁴ exactly (97/64 · 172961/2¹⁸), a float32 midpoint, and c = 2⁻⁸⁰ just above it:
     # float64 rounds the sum onto the midpoint, which float32 would round down; the fma rounds up
     a[::997], b[::997], c[::997] = f32(97 / 64), f32(172961 / 2 ** 18), f32(2.0 ** -80)
-    want = np.concatenate([fma32(a[i:i + 1000], b[i:i + 1000], c[i:i + 1000]) for i in range(0, n, 1000)])
     for x, y, z in [(a, b, c), (a, f32(-0.05), c), (a.reshape(200, 200), b.reshape(200, 200), c.reshape(200, 200))]:
         got = fma32(x, y, z)
         ys = y.ravel() if np.ndim(y) else np.full(n, y)
@@ -110,7 +109,7 @@ def test_log_softmax_gradient_by_mkls_batched_axpy_is_numpys_fused_multiply_add(
     by MKL's batched axpy (one row per group) where MKL is installed, by numpy's emulation
     otherwise; the same bits, every leftover of a vector, rows whose Σg is ±0 (BLAS skips them),
     ∞ and nan included."""
-    from gradviz.kernels import _mkl, _softmax
+    from gradviz.kernels import _mkl
     if _mkl.library() is None:
         pytest.skip("MKL (the exact extra) is not installed: only the numpy path runs")
     rng = np.random.default_rng(7)

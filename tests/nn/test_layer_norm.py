@@ -106,8 +106,8 @@ def _check(torch, shape, k, seed, dtype=np.float32, given=(True, True), threads=
 def test_bit_identical_to_torch(shape, k, dtype, threads):
     """Every path of the kernel: weight and bias, weight only, bias only, neither."""
     torch = pytest.importorskip("torch")
-    for given in ((True, True), (True, False), (False, True), (False, False)):
-        _check(torch, shape, k, sum(shape) + threads, dtype, given, threads)
+    for affine in ((True, True), (True, False), (False, True), (False, False)):
+        _check(torch, shape, k, sum(shape) + threads, dtype, affine, threads)
 
 
 @pytest.mark.torch
