@@ -184,7 +184,7 @@ LAYERS = [
                       "gradviz._activation_ops", "gradviz._recorded",
                       "gradviz._strided", "gradviz._broadcast", "gradviz._layout")),
     ("the engine", ("gradviz.autograd.grad_mode", "gradviz.autograd.node", "gradviz.autograd.views",
-                    "gradviz.autograd.received", "gradviz.autograd.engine", "gradviz.autograd.multi_output",
+                    "gradviz.autograd.received", "gradviz.autograd.watched", "gradviz.autograd.engine", "gradviz.autograd.multi_output",
                     "gradviz.autograd.double_backward",
                     "gradviz.autograd._backward_grad", "gradviz._hooks")),
     ("Tensor", ("gradviz.tensor", "gradviz._operands", "gradviz._inplace", "gradviz._indexing", "gradviz._deepcopy",

@@ -13,8 +13,9 @@ from .._broadcast import unbroadcast
 from .._recorded import NotRecordable, Recorded
 from .._types import TensorBase
 from ..ops import OPS, Meta
-from .engine import apply, apply_node, arrays_of, check_saved, grad_order, new_grad
+from .engine import apply, apply_node, check_saved, grad_order, new_grad
 from .grad_mode import _Observing
+from .watched import arrays_of
 
 __all__ = ["apply_node_graph", "accumulate_graph", "STEPS"]
 

@@ -12,7 +12,8 @@ The file reads in that order: :func:`apply` (every op), :func:`record` (its node
 :func:`run_backward`, :func:`apply_node`, :func:`_accumulate`; then edges, and the history a view
 written in place gets anew.  Around it: the nodes (:mod:`.node`), grad modes (:mod:`.grad_mode`),
 views (:mod:`.views`), ops with several outputs (:mod:`.multi_output`), what a node receives
-through the user's hooks (:mod:`.received`), the steps of ``create_graph=True``
+through the user's hooks (:mod:`.received`), the pass with everything that may watch it (hooks,
+targets, a trace recorder, the widget: :mod:`.watched`), the steps of ``create_graph=True``
 (:mod:`.double_backward`) and the ``backward()``/``grad()`` a user calls (:mod:`._backward_grad`).
 
 The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
@@ -20,7 +21,6 @@ a gradient for ``.grad`` or a hook) through the class of the tensors it is hande
 (``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
 """
 
-import collections
 import heapq
 import itertools
 import types
@@ -34,6 +34,7 @@ from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
+from .watched import accumulate_leaf, add_gradient, arrays_of, receive, run_hooked, run_watched
 from .views import made_view, view_error, view_meta
 from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
                    node_class)
@@ -168,7 +169,7 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
     quiet = _errstate.silence()     # nan and inf come silently, as in PyTorch (once a pass, not per node)
     try:
         return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph,
-                             steps or (apply_node, _accumulate))
+                             steps)
     finally:
         _GradMode.enabled = previous
         _errstate.restore(quiet)
@@ -178,7 +179,6 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
     rec = _recorders[-1] if _recorders else None
     if rec is not None:
         rec._begin(roots, [arrays_of(g) for g in root_grads] if create_graph else root_grads, retain_graph)
-    run_node, accumulate_into = steps
     deps = _graph_nodes(roots)
     live = None
     if targets is not None:  # run only the part of the graph that leads to a target
@@ -188,82 +188,96 @@ def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_out
             for fn, _ in node.next_functions:
                 if fn in live:
                     deps[fn] += 1
-    captured, buffers, executed = {}, {}, []
-    # The order PyTorch runs ready nodes in: an AccumulateGrad at once (in the order they became
-    # ready), then the most recently created node first (a heap of (-seq, node)).
-    leaves, ready = collections.deque(), []
-    # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
-    _hooks.tasks.append((next(_hooks.task_ids), deps, live is not None))
-    try:
+    # The roots' gradients (step 1), and the nodes ready at once.  The order PyTorch runs ready
+    # nodes in: an AccumulateGrad at once (in the order they became ready), then the most recently
+    # created node first (a heap of (-seq, node)).
+    buffers, leaves, ready = {}, [], []
+    if len(roots) == 1 and roots[0]._outs is None:     # (one root of one output: most passes)
+        node = roots[0]
+        buffers[node] = root_grads[0]
+        if isinstance(node, AccumulateGrad):
+            leaves.append(node)
+        else:
+            ready.append((-node._seq, node))
+    else:
         for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
-            _add_gradient(buffers, node, g, k)
+            add_gradient(buffers, node, g, k)
         for node in dict.fromkeys(roots):
             if deps.get(node, 0) == 0:
                 if isinstance(node, AccumulateGrad):
                     leaves.append(node)
                 else:
                     heapq.heappush(ready, (-node._seq, node))
-
-        wrap = hook_wrapper(roots)   # arrays as tensors, for the user's hooks
-        while leaves or ready:
-            node = leaves.popleft() if leaves else heapq.heappop(ready)[1]
-            g = buffers.pop(node, None)
-            if g is not None and node._outs is not None:     # the outputs no gradient reached count as zeros
-                g = _materialized(node, g, create_graph, root_grads[0])
-            if g is not None and not _Observing.on:          # (the widget's own pass runs no user hook)
-                g = received(node, g, wrap)
-            if live is not None and node in targets and g is not None:
-                captured[node] = captured[node] + g if node in captured else g
-            if isinstance(node, AccumulateGrad):
-                if g is not None and (live is None or (accumulate and node in targets)):
-                    _accumulate_leaf(node, g, rec, accumulate_into, wrap)
-                continue
-            if live is not None and not any(fn in live for fn, _ in node.next_functions):
-                continue
-            if g is None:
-                grads = [None] * len(node.next_functions)
-            else:
-                hooks = None if _Observing.on else node._hooks
-                if hooks is not None and hooks.pre:
-                    g = _hooks.call_pre_hooks(hooks.pre, g if node._outs else [g], wrap)
-                    g = g if node._outs else g[0]
-                grads = run_node(node, g)
-                if hooks is not None and hooks.post:
-                    grads = _hooks.call_post_hooks(hooks.post, grads, g if node._outs else [g], wrap)
-                executed.append(node)
-                if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
-                    gv, grads_v = (arrays_of(g), [arrays_of(gi) for gi in grads]) if create_graph else (g, grads)
-                    rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
-            for (fn, k), gi in zip(node.next_functions, grads):
-                if fn is None or (live is not None and fn not in live):
-                    continue
-                if gi is not None:
-                    _add_gradient(buffers, fn, gi, k)
-                waiting = deps[fn] = deps[fn] - 1
-                if not waiting:
-                    if isinstance(fn, AccumulateGrad):
-                        leaves.append(fn)
-                    else:
-                        heapq.heappush(ready, (-fn._seq, fn))
+    # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
+    _hooks.tasks.append((next(_hooks.task_ids), deps, live is not None))
+    try:
+        if live is None and rec is None and steps is None and not _Observing.on:
+            _run_plain(roots, buffers, deps, leaves, ready, retain_graph)
+            return {}
+        captured = run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, targets, live,
+                               accumulate, create_graph, steps or (apply_node, _accumulate), rec)
     finally:
         _hooks.tasks.pop()
-    if not retain_graph:  # free what the nodes saved; running one that needed it again is an error
-        for node in executed:
-            if node._saved.count(None) != len(node._saved):
-                node._freed = True
-                node._saved = [None] * len(node._saved)
     if rec is not None:
         rec._end()
     return captured
 
 
-def _add_gradient(buffers, node, g, k):
-    """Add ``g``, a gradient for output ``k`` of ``node``, to what has come for it so far."""
-    if node._outs is None:
-        buffers[node] = buffers[node] + g if node in buffers else g
-        return
-    slots = buffers.setdefault(node, [None] * len(node._outs))   # one gradient per output
-    slots[k] = g if slots[k] is None else slots[k] + g
+def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
+    """Steps 2-5 for a pass that nothing watches (no trace recorder, no ``inputs=`` or
+    ``autograd.grad`` targets, no ``create_graph``, not the widget's pass): most passes.
+
+    A node with hooks, several outputs or a ``.grad`` to retain goes through :mod:`.watched`'s
+    ``receive`` and ``run_hooked``, as in its loop; any other node just runs its rules, and a leaf
+    without hooks just adds into ``.grad``.  As in PyTorch, what a node saved is freed as soon as
+    it has run (unless ``retain_graph``)."""
+    if leaves:
+        _plain_leaves(leaves, buffers, roots)
+    while ready:
+        node = heapq.heappop(ready)[1]
+        g = buffers.pop(node, None)
+        if g is None:         # (no gradient reached it: none goes on from it)
+            grads = [None] * len(node.next_functions)
+        else:
+            out = node._out()
+            if node._hooks is None and node._outs is None and (out is None or not out._retains_grad):
+                grads = apply_node(node, g)
+            else:
+                wrap = hook_wrapper(roots)
+                grads = run_hooked(node, receive(node, g, False, None, wrap), apply_node, wrap)[1]
+            if not retain_graph:
+                node._release()
+        for (fn, k), gi in zip(node.next_functions, grads):
+            if fn is None:
+                continue
+            if gi is not None:         # step 4: the gradients for the same node add up
+                if fn._outs is None:
+                    buffers[fn] = buffers[fn] + gi if fn in buffers else gi
+                else:
+                    add_gradient(buffers, fn, gi, k)
+            waiting = deps[fn] = deps[fn] - 1
+            if not waiting:
+                if isinstance(fn, AccumulateGrad):
+                    leaves.append(fn)
+                else:
+                    heapq.heappush(ready, (-fn._seq, fn))
+        if leaves:       # the leaves this node made ready, at once (PyTorch's order)
+            _plain_leaves(leaves, buffers, roots)
+
+
+def _plain_leaves(leaves, buffers, roots):
+    """Step 5 at the leaves made ready (then forgets them): ``.grad += g``, through the leaf's hooks if it has any."""
+    for leaf in leaves:
+        g = buffers.pop(leaf, None)
+        if g is None:
+            continue
+        var = leaf.variable
+        if leaf._hooks is None and not var._hooks and "_post_accumulate_hooks" not in var.__dict__:
+            _accumulate(var, g, None)
+        else:
+            wrap = hook_wrapper(roots)
+            accumulate_leaf(leaf, received(leaf, g, wrap), None, _accumulate, wrap)
+    leaves.clear()
 
 
 def walk(fns, also=None):
@@ -317,42 +331,6 @@ def _reaching(nodes, targets):
     return reach
 
 
-def arrays_of(g):
-    """The arrays of a gradient (the trace records values, whether or not the pass records a graph)."""
-    if isinstance(g, (list, tuple)):
-        return [arrays_of(gk) for gk in g]
-    return g._data if isinstance(g, TensorBase) else g
-
-
-def _zeros(meta, create_graph, like):
-    zeros = np.zeros(*meta)
-    return like._wrap(zeros) if create_graph else zeros
-
-
-def _materialized(node, g, create_graph, like):
-    """Zeros for the outputs of a node no gradient reached (None for a custom Function that asked
-    ``ctx.set_materialize_grads(False)``)."""
-    if not getattr(node.op, "materialize_grads", True):
-        return g
-    return [_zeros(meta, create_graph, like) if gk is None else gk for (_, meta), gk in zip(node._outs, g)]
-
-
-def _accumulate_leaf(node, g, rec, accumulate_into, wrap):
-    """A leaf's AccumulateGrad: its pre-hooks, ``.grad += g``, its post-accumulate-grad hooks, its hooks."""
-    hooks = None if _Observing.on else node._hooks
-    if hooks is not None and hooks.pre:
-        g = _hooks.call_pre_hooks(hooks.pre, [g], wrap)[0]
-    var = node.variable
-    accumulate_into(var, g, rec)
-    if _Observing.on:
-        return
-    after = var.__dict__.get("_post_accumulate_hooks")
-    for hook in list(after.values()) if after else ():
-        hook(var)
-    if hooks is not None and hooks.post:
-        _hooks.call_post_hooks(hooks.post, [], [g], wrap)
-
-
 # --- 4. apply_node: one node's vector-Jacobian products, one gradient per input ------------------
 
 def check_saved(node):
@@ -368,7 +346,9 @@ def check_saved(node):
 
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
-    saved, metas = check_saved(node), node._metas
+    saved, metas = node._saved, node._metas
+    if node._freed or node._packed is not None or any(saved):   # (nothing to check when nothing was saved)
+        saved = check_saved(node)
     args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, metas)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []

@@ -43,6 +43,14 @@ class Node:
             return None
         return tuple(s[0] for s in self._saved if s is not None)
 
+    def _release(self):
+        """Free what this node saved, once a pass without ``retain_graph`` has run it (PyTorch's
+        ``release_variables``): running it again, or reading a saved value, is then an error."""
+        saved = self._saved
+        if saved.count(None) != len(saved):
+            self._freed = True
+            self._saved = [None] * len(saved)
+
     @property
     def metadata(self):
         """A dict of the user's own notes on this node, made when first asked for (most nodes never are)."""
