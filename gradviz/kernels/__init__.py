@@ -19,6 +19,8 @@ Without MKL, each function is computed in double and rounded once, and products 
 0.5
 """
 
+import math
+
 import numpy as np
 
 from . import _mkl
@@ -55,10 +57,10 @@ __all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tens
 def mean(a, axis=None, keepdims=False):
     """The mean as PyTorch's CPU kernel computes it: its ordered sum, divided by the count."""
     a = np.asarray(a)
-    axes = range(a.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
-    count = 1
-    for d in axes:
-        count *= a.shape[d]
+    if axis is None:
+        count = a.size
+    else:
+        count = math.prod([a.shape[d] for d in ((axis,) if isinstance(axis, int) else axis)])
     return sum(a, axis=axis, keepdims=keepdims) / count
 
 

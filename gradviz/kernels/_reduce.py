@@ -108,6 +108,7 @@ def _rows_outside(x, axis):
 # PyTorch's: a chain from +0 never gives -0 (x + y rounds to -0 only when both are -0).
 
 _SMALL = 1 << 13   # items up to which numpy's own reduction is quicker than einsum (no buffer at this size)
+_ZERO = {dtype: np.zeros(1, dtype) for dtype in _LANES}    # (an array: adding a numpy scalar costs more)
 
 
 def _chains(x, axis=1):
@@ -123,10 +124,8 @@ def _chains(x, axis=1):
     if x.size > _SMALL:
         return _in_order(x, axis)
     if x.size == n * math.prod(x.shape[:axis]):               # nothing packed closer than the summed axis
-        if x.size == n:
-            total = np.add.accumulate(x.reshape(n))[-1:]
-            total += x.dtype.type(0)                           # (from 0: a sum of -0s is +0)
-            return total.reshape(x.shape[:axis] + x.shape[axis + 1:])
+        if x.size == n:                                        # (from 0: a sum of -0s is +0)
+            return (np.add.accumulate(x.reshape(n))[-1:] + _ZERO[x.dtype]).reshape(x.shape[:axis] + x.shape[axis + 1:])
         x, axis = np.ascontiguousarray(np.moveaxis(x, axis, 0)), 0
     return np.add.reduce(x, axis=axis, initial=0)
 
@@ -192,6 +191,37 @@ def _inner(x):
     return _chains(per_lane).reshape(-1)
 
 
+# --- short sums: the same additions in fewer numpy calls --------------------------------------
+# A lesson's sums are short (a loss's mean over a batch, a bias's gradient summed over it): each
+# accumulator adds fewer than 16 items, so no cascade level carries, and the helpers above reduce to
+# a handful of whole-array additions whose Python around them costs more than the additions.  Below:
+# those additions alone, for one output row (no batch), the same ones in the same order.
+
+_CARRY = 16     # a cascade adds fewer items than this in one chain (_cascade's smallest step)
+
+
+def _short_row_sum(x):
+    """:func:`_row_sum` of ``x`` (n, columns), n < 4·16 and columns >= 2, down axis 0: (columns,)."""
+    n = len(x)
+    whole = n - n % _ILP
+    if not whole:
+        return np.add.reduce(x, axis=0, initial=0)
+    acc = x[:_ILP] if whole == _ILP else np.add.reduce(x[:whole].reshape(whole // _ILP, _ILP, -1), axis=0, initial=0)
+    if whole < n:
+        acc = np.concatenate((acc[:1], x[whole:], acc[1:]))
+    return np.add.reduce(acc, axis=0, initial=0)
+
+
+def _short_inner(x):
+    """:func:`_inner` of one row ``x`` (n,), at least one vector and fewer than 4·16 of them: (1,)."""
+    lanes = _LANES[x.dtype]
+    whole = len(x) - len(x) % lanes
+    per_lane = _short_row_sum(x[:whole].reshape(-1, lanes))
+    if whole < len(x):
+        per_lane = np.concatenate((x[whole:], per_lane))
+    return np.add.accumulate(per_lane)[-1:] + _ZERO[x.dtype]
+
+
 def _outer(x, width):
     """Sum each column of ``x`` (batch, n, columns) down axis 1, ``width`` columns at a time by one
     :func:`_cascade` each (``multi_row_sum`` of 4 accumulators), the columns left by :func:`_row_sum`:
@@ -230,11 +260,14 @@ def torch_sum(a, axis=None, keepdims=False):
         sums = _by_threads(v, kind, rows) if kind.endswith("inner") else _columns_by_threads(v, kind)
         across = None
     elif kind == "vectorized inner":
-        sums = _inner(v)
+        one_row = v.size == v.shape[1] < _CARRY * _ILP * _LANES[a.dtype]
+        sums = _short_inner(v.reshape(-1)) if one_row else _inner(v)
     elif kind == "scalar inner":
         sums = _row_sum(v)[0]
     else:
-        sums = _outer(v, _ILP * _LANES[a.dtype] if kind == "vectorized outer" else _ILP)
+        width = _ILP * _LANES[a.dtype] if kind == "vectorized outer" else _ILP
+        one_row = v.shape[0] == 1 and v.shape[1] < _CARRY * _ILP and 2 <= v.shape[2] < width
+        sums = _short_row_sum(v[0]) if one_row else _outer(v, width)
     if across == "rows":                                   # row sums added into the output, in order
         sums = _chains(sums.reshape(1, rows, -1))[0]
     elif across == "columns":                              # column sums, each output's in a row

@@ -234,3 +234,27 @@ def test_long_sums_cut_between_threads_as_torch(threads):
     finally:
         torch.set_num_threads(before)
         gradviz.set_num_threads(mine)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_short_sums_add_as_the_general_ones(dtype):
+    """The short paths (one output row, no cascade carry: a loss's mean, a bias's gradient) make the
+    same additions as the general helpers, bit for bit, at every length they take: one row of
+    vectors (_inner) and the columns of up to 63 rows (_row_sum), zeros of both signs included."""
+    rng = np.random.default_rng(7)
+    lanes = _reduce._LANES[np.dtype(dtype)]
+
+    def values(shape):
+        x = (rng.standard_normal(shape) * np.exp2(rng.integers(-20, 20, shape))).astype(dtype)
+        x[rng.random(shape) < 0.1] = -0.0
+        return x
+
+    for n in range(lanes, _reduce._CARRY * _reduce._ILP * lanes):
+        for x in (values(n), np.full(n, -0.0, dtype)):
+            assert np.array_equal(_reduce._short_inner(x).view(np.uint8),
+                                  _reduce._inner(x.reshape(1, n, 1)).view(np.uint8)), n
+    for n in range(1, _reduce._CARRY * _reduce._ILP):
+        for columns in (2, 3, 7, 16, 31):
+            for x in (values((n, columns)), np.full((n, columns), -0.0, dtype)):
+                assert np.array_equal(_reduce._short_row_sum(x).view(np.uint8),
+                                      _reduce._row_sum(x[None])[0].view(np.uint8)), (n, columns)
