@@ -871,9 +871,9 @@ def test_sums_with_size_one_dimensions_identical_to_torch(shape, dtype, data):
     axes = list(range(first, data.draw(st.integers(first, len(shape) - 1), label="last") + 1))   # adjacent
     keepdim = data.draw(st.booleans(), label="keepdim")
     x = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
-    with threads(torch, 1):
+    with threads(torch, 1):     # (both: a sum of 32,768 items or more is cut by thread)
         want = torch.from_numpy(x).sum(tuple(axes), keepdim=keepdim).numpy()
-    got = _reduce.torch_sum(x, axis=tuple(axes), keepdims=keepdim)
+        got = _reduce.torch_sum(x, axis=tuple(axes), keepdims=keepdim)
     assert got.shape == want.shape and np.array_equal(got, want), (shape, axes)
 
 
