@@ -167,60 +167,52 @@ def run_backward(roots, root_grads, retain_graph=False, targets=None, accumulate
     # (enable_grad() if create_graph else no_grad(), written out: a pass is short on small graphs)
     previous, _GradMode.enabled = _GradMode.enabled, bool(create_graph)
     quiet = _errstate.silence()     # nan and inf come silently, as in PyTorch (once a pass, not per node)
+    rec = _recorders[-1] if _recorders else None
     try:
-        return _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph,
-                             steps)
+        if rec is not None:
+            rec._begin(roots, [arrays_of(g) for g in root_grads] if create_graph else root_grads, retain_graph)
+        deps, live = _graph_nodes(roots), None
+        if targets is not None:  # run only the part of the graph that leads to a target
+            live, deps = _reaching(deps, targets)
+        buffers, leaves, ready = _seeded(roots, root_grads, root_outputs, deps)
+        # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
+        _hooks.tasks.append((next(_hooks.task_ids), deps, live is not None))
+        try:
+            if live is None and rec is None and steps is None and not _Observing.on:
+                _run_plain(roots, buffers, deps, leaves, ready, retain_graph)
+                return {}
+            captured = run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, targets, live,
+                                   accumulate, create_graph, steps or (apply_node, _accumulate), rec)
+        finally:
+            _hooks.tasks.pop()
+        if rec is not None:
+            rec._end()
+        return captured
     finally:
         _GradMode.enabled = previous
         _errstate.restore(quiet)
 
 
-def _run_backward(roots, root_grads, retain_graph, targets, accumulate, root_outputs, create_graph, steps):
-    rec = _recorders[-1] if _recorders else None
-    if rec is not None:
-        rec._begin(roots, [arrays_of(g) for g in root_grads] if create_graph else root_grads, retain_graph)
-    deps = _graph_nodes(roots)
-    live = None
-    if targets is not None:  # run only the part of the graph that leads to a target
-        live = _reaching(deps, targets)
-        deps = dict.fromkeys(live, 0)
-        for node in live:
-            for fn, _ in node.next_functions:
-                if fn in live:
-                    deps[fn] += 1
-    # The roots' gradients (step 1), and the nodes ready at once.  The order PyTorch runs ready
-    # nodes in: an AccumulateGrad at once (in the order they became ready), then the most recently
-    # created node first (a heap of (-seq, node)).
-    buffers, leaves, ready = {}, [], []
+def _seeded(roots, root_grads, root_outputs, deps):
+    """Step 1: ``(buffers, leaves, ready)``, the roots' gradients and the nodes ready at once.
+
+    The order PyTorch runs ready nodes in: an AccumulateGrad at once (in the order they became
+    ready), then the most recently created node first (``ready`` is a heap of ``(-seq, node)``)."""
     if len(roots) == 1 and roots[0]._outs is None:     # (one root of one output: most passes)
         node = roots[0]
-        buffers[node] = root_grads[0]
         if isinstance(node, AccumulateGrad):
-            leaves.append(node)
-        else:
-            ready.append((-node._seq, node))
-    else:
-        for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
-            add_gradient(buffers, node, g, k)
-        for node in dict.fromkeys(roots):
-            if deps.get(node, 0) == 0:
-                if isinstance(node, AccumulateGrad):
-                    leaves.append(node)
-                else:
-                    heapq.heappush(ready, (-node._seq, node))
-    # (what hooks may ask of the pass: its number, the nodes it runs, whether it is autograd.grad's)
-    _hooks.tasks.append((next(_hooks.task_ids), deps, live is not None))
-    try:
-        if live is None and rec is None and steps is None and not _Observing.on:
-            _run_plain(roots, buffers, deps, leaves, ready, retain_graph)
-            return {}
-        captured = run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, targets, live,
-                               accumulate, create_graph, steps or (apply_node, _accumulate), rec)
-    finally:
-        _hooks.tasks.pop()
-    if rec is not None:
-        rec._end()
-    return captured
+            return {node: root_grads[0]}, [node], []
+        return {node: root_grads[0]}, [], [(-node._seq, node)]
+    buffers, leaves, ready = {}, [], []
+    for node, g, k in zip(roots, root_grads, root_outputs or [0] * len(roots)):
+        add_gradient(buffers, node, g, k)
+    for node in dict.fromkeys(roots):
+        if deps.get(node, 0) == 0:
+            if isinstance(node, AccumulateGrad):
+                leaves.append(node)
+            else:
+                heapq.heappush(ready, (-node._seq, node))
+    return buffers, leaves, ready
 
 
 def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
@@ -301,7 +293,10 @@ def walk(fns, also=None):
 def _graph_nodes(roots):
     """Every node reachable from ``roots``, with how many edges lead into it (the walk of
     :func:`walk`, counting the edges on the way; each node is walked on from once)."""
-    deps = dict.fromkeys([fn for fn in roots if fn is not None], 0)
+    if len(roots) == 1 and roots[0] is not None:
+        deps = {roots[0]: 0}
+    else:
+        deps = dict.fromkeys([fn for fn in roots if fn is not None], 0)
     stack = list(deps)
     while stack:
         for fn, _ in stack.pop().next_functions:
@@ -311,12 +306,14 @@ def _graph_nodes(roots):
                 deps[fn] += 1
             else:
                 deps[fn] = 1
-                stack.append(fn)
+                if fn.next_functions:    # (a leaf's AccumulateGrad has none to walk on to)
+                    stack.append(fn)
     return deps
 
 
 def _reaching(nodes, targets):
-    """The nodes from which some target can be reached: up the edges from the targets."""
+    """``(live, deps)``: the nodes from which some target can be reached (up the edges from the
+    targets), and how many edges lead into each from those nodes."""
     parents = {}
     for node in nodes:
         for fn, _ in node.next_functions:
@@ -328,7 +325,12 @@ def _reaching(nodes, targets):
             if node not in reach:
                 reach.add(node)
                 todo.append(node)
-    return reach
+    deps = dict.fromkeys(reach, 0)
+    for node in reach:
+        for fn, _ in node.next_functions:
+            if fn in reach:
+                deps[fn] += 1
+    return reach, deps
 
 
 # --- 4. apply_node: one node's vector-Jacobian products, one gradient per input ------------------
@@ -347,9 +349,11 @@ def check_saved(node):
 def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
     saved, metas = node._saved, node._metas
-    if node._freed or node._packed is not None or any(saved):   # (nothing to check when nothing was saved)
+    if node._freed or node._packed is not None or any(saved):
         saved = check_saved(node)
-    args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, metas)]
+        args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, metas)]
+    else:    # (nothing saved, nothing to check: each input stands in by its shape, dtype and layout)
+        args = [*itertools.starmap(Meta, metas)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
     rules, variadic = op.vjps, op.variadic
