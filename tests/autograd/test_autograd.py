@@ -246,6 +246,39 @@ def test_saved_values_are_freed_after_backward():
     assert node.saved_values is None
 
 
+def test_a_node_frees_what_it_saved_as_soon_as_it_has_run():
+    """As PyTorch's engine (release_variables after each node): a hook later in the same pass finds
+    an earlier node's values freed, and a pass stopped by an error has freed the nodes it ran."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    z = y.exp()
+    seen = []
+
+    def look(g):
+        with raises(RuntimeError, SECOND_BACKWARD):
+            z.grad_fn._saved_result           # z's ExpBackward0 ran before y's gradient arrived
+        seen.append(y.grad_fn._saved_result.tolist())    # y's has not run yet
+
+    h = y.register_hook(look)
+    z.sum().backward(retain_graph=False)
+    assert len(seen) == 1 and x.grad is not None
+    h.remove()
+
+    def stop(g):
+        raise ValueError("stop")
+
+    y, x.grad = x.exp(), None
+    z = y.exp()
+    w = z.sum()
+    h = y.register_hook(stop)
+    with pytest.raises(ValueError):
+        w.backward()
+    h.remove()
+    assert y.grad_fn._saved_result.tolist() == y.tolist() and x.grad is None
+    with raises(RuntimeError, SECOND_BACKWARD):    # z's node ran, and freed its result, before the error
+        w.backward()
+
+
 def test_freed_arrays_can_be_garbage_collected():
     x = torch.ones(1000, requires_grad=True)
     y = x * 3
