@@ -250,6 +250,8 @@ def torch_sum(a, axis=None, keepdims=False):
     a = np.asarray(a)
     plan = _plan(a.shape, a.strides, a.dtype, tuple(axis) if isinstance(axis, list) else axis, keepdims)
     kind = plan[0]
+    if kind == "short":                                    # (a lesson's sum: see _short)
+        return plan[1](a)
     if kind == "numpy":
         return np.sum(a, axis=axis, keepdims=keepdims)
     if kind == "copy":                                     # nothing to add: every summed dimension has size 1
@@ -260,14 +262,11 @@ def torch_sum(a, axis=None, keepdims=False):
         sums = _by_threads(v, kind, rows) if kind.endswith("inner") else _columns_by_threads(v, kind)
         across = None
     elif kind == "vectorized inner":
-        one_row = v.size == v.shape[1] < _CARRY * _ILP * _LANES[a.dtype]
-        sums = _short_inner(v.reshape(-1)) if one_row else _inner(v)
+        sums = _inner(v)
     elif kind == "scalar inner":
         sums = _row_sum(v)[0]
     else:
-        width = _ILP * _LANES[a.dtype] if kind == "vectorized outer" else _ILP
-        one_row = v.shape[0] == 1 and v.shape[1] < _CARRY * _ILP and 2 <= v.shape[2] < width
-        sums = _short_row_sum(v[0]) if one_row else _outer(v, width)
+        sums = _outer(v, _ILP * _LANES[a.dtype] if kind == "vectorized outer" else _ILP)
     if across == "rows":                                   # row sums added into the output, in order
         sums = _chains(sums.reshape(1, rows, -1))[0]
     elif across == "columns":                              # column sums, each output's in a row
@@ -465,8 +464,34 @@ def _plan(shape, strides, dtype, axis, keepdims):
         view = (-1, sizes[0], sizes[1])
         across = "columns" if n_summed > 1 else None
     ones = [d for d in range(ndim) if shape[d] == 1]       # (anywhere: they hold one item)
+    order = tuple(ones + order)
+    short = _short(kind, sizes, n_summed, lanes)
+    if short is not None:
+        moved = [d for d in order if shape[d] > 1]         # (only dimensions of one item moved: a's own order)
+        return ("short", functools.partial(_run_short, short, None if moved == sorted(moved) else order, sizes[:2],
+                                           out_shape))
     split = n_summed == len(groups) and math.prod(sizes) >= _GRAIN        # into one output, long: by threads
-    return (kind, tuple(ones + order), view, across, rows, split, out_shape)
+    return (kind, order, view, across, rows, split, out_shape)
+
+
+def _short(kind, sizes, n_summed, lanes):
+    """The short path of a sum planned as ``kind`` over ``sizes`` (its joined dimensions, innermost
+    first), or None: :func:`_short_inner` for one row of fewer than 64 vectors into one output,
+    :func:`_short_row_sum` for the columns of fewer than 64 rows, each column into its output."""
+    if kind == "vectorized inner" and len(sizes) == 1 and sizes[0] < _CARRY * _ILP * lanes:
+        return _short_inner
+    width = _ILP * lanes if kind == "vectorized outer" else _ILP
+    if kind.endswith("outer") and len(sizes) == 2 and n_summed == 1 and sizes[0] < _CARRY * _ILP \
+            and 2 <= sizes[1] < width:
+        return _short_row_sum
+    return None
+
+
+def _run_short(short, order, sizes, out_shape, a):
+    """A short sum of ``a``: its items in the order the loops visit them (``sizes[0]`` rows of ``sizes[1]``
+    columns, or one row; ``order`` None: as they lie in ``a``), added by ``short``."""
+    items = a.reshape(sizes) if order is None else np.ascontiguousarray(a.transpose(order)).reshape(sizes)
+    return short(items).reshape(out_shape)
 
 
 # --- the losses' and BatchNorm's sums ------------------------------------------------------------
