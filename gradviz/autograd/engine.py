@@ -18,7 +18,8 @@ targets, a trace recorder, the widget: :mod:`.watched`), the steps of ``create_g
 
 The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
 a gradient for ``.grad`` or a hook) through the class of the tensors it is handed
-(``t._wrap(array)``), and recognises tensors by :class:`gradviz._types.TensorBase`.
+(``t._wrap(array)``), and recognises tensors (the recorded gradients of ``create_graph=True``,
+in :mod:`.watched`) by :class:`gradviz._types.TensorBase`.
 """
 
 import heapq
@@ -30,7 +31,6 @@ import numpy as np
 
 from .._broadcast import unbroadcast
 from .. import _errstate, _hooks, _layout, _strided
-from .._types import TensorBase
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
