@@ -456,6 +456,39 @@ for M in (Two, Many, Listy):
 m = Many(); m.register_backward_hook(hook); m(torch.ones(2)).sum()
 """
 
+# a pass the engine runs as its plain loop, with a hook here and there: node by node it goes the
+# hooked way only where a hook (one registered during the pass too), several outputs or a retained
+# .grad is; several roots; a node freed as soon as it has run
+PLAIN_PASS_WITH_HOOKS = """x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+w = torch.tensor([0.5, -1.0, 2.0, 0.25], requires_grad=True)
+a, b = (x * w).split(2)
+c = a.exp() * b
+c.retain_grad()
+d = (c * 3).sum()
+e = (b ** 2).sum()
+def late(g):
+    print("late hook on a", g)
+def h(g):
+    print("hook on c", g)
+    a.register_hook(late)
+    return g * 2
+c.register_hook(h)
+x.register_post_accumulate_grad_hook(lambda t: print("x post-acc", t.grad))
+torch.autograd.backward([d, e], [torch.tensor(1.0), torch.tensor(0.5)])
+print(x.grad, w.grad, c.grad)
+y = x.unbind()[1] * 2
+y.backward()
+print(x.grad)
+z = (x * 2).exp()
+q = z.sin()
+q.register_hook(lambda g: print(z.grad_fn._saved_result))
+try:
+    z.sum().backward()
+    (q * 1).sum().backward()
+except RuntimeError as err:
+    print(str(err)[:60])
+"""
+
 PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
             "the old Module.register_backward_hook: one node's gradients, PyTorch's FutureWarnings": LEGACY_MODULE_HOOK,
             "the saved-tensor hooks docs: print, save to disk, raw saved register_hooks": SAVED_TENSOR_DOCS,
@@ -466,7 +499,8 @@ PROGRAMS = {"functional, create_graph=True": FUNCTIONAL,
             FUNCTIONS,
             "gradgradcheck": GRADGRADCHECK, "a hook registered after an in-place op": HOOK_AFTER_INPLACE,
             "hook order: tensor, node, pre, post-accumulate, retained": HOOK_ORDER,
-            "saved tensor hooks, multi-grad hooks, gradient edges": GRAPH_HOOKS}
+            "saved tensor hooks, multi-grad hooks, gradient edges": GRAPH_HOOKS,
+            "a plain pass with hooks here and there, several outputs and roots": PLAIN_PASS_WITH_HOOKS}
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
