@@ -449,12 +449,12 @@ class Tensor(TensorBase):
         return _rounded_division(self, other, "fmod")
 
     def __pow__(self, exponent):
+        if (type(exponent) is builtins.int or type(exponent) is builtins.float) and self._data.dtype.kind == "f":
+            return apply(OPS["pow"], (self,), n=exponent)   # (the usual x ** 2: the tensor's own dtype)
         if isinstance(exponent, Tensor):
             return _binary("pow_tt", self, exponent)
         if not _is_operand(exponent):
             return NotImplemented
-        if self._data.dtype.kind == "f" and (type(exponent) is builtins.int or type(exponent) is builtins.float):
-            return apply(OPS["pow"], (self,), n=exponent)   # (the usual x ** 2: the tensor's own dtype)
         dt = _dtype.with_scalar(self.dtype, exponent)   # int ** 0.5 is float32, bool ** 2 is int64
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
