@@ -55,13 +55,19 @@ _BOOL_SUB = ("Subtraction, the `-` operator, with a bool tensor is not supported
 
 def _check_sub(a, b):
     """PyTorch refuses ``-`` on booleans (a mask is inverted with ``~``)."""
-    is_bool = [isinstance(v, (builtins.bool, np.bool_)) or isinstance(v, TensorBase) and v._data.dtype == np.bool_
-               for v in (a, b)]
-    if all(is_bool) and isinstance(a, TensorBase) and isinstance(b, TensorBase):
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool and isinstance(a, TensorBase) and isinstance(b, TensorBase):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
-    if any(is_bool):
+    if a_bool or b_bool:
         raise RuntimeError(_BOOL_SUB)
+
+
+def _is_bool(v):
+    """A bool, or a tensor of bools (dtype kind "b": comparing with np.bool_ costs a dtype conversion)."""
+    if isinstance(v, TensorBase):
+        return v._data.dtype.kind == "b"
+    return isinstance(v, (builtins.bool, np.bool_))
 
 
 def _binary(key, a, b, float_result=False, **params):

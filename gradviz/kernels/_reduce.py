@@ -419,7 +419,8 @@ def _plan(shape, strides, dtype, axis, keepdims):
     a vector long: ``vectorized_inner_sum`` (:func:`_inner`); columns contiguous and a vector wide:
     ``vectorized_outer_sum``; else the scalar kernel along the closer-packed one (:func:`_row_sum` per
     row, or :func:`_outer` by 4 columns).  With more than one summed dimension left, each row's sum is
-    added into the output (zeroed first) in the order the loop visits them."""
+    added into the output (zeroed first) in the order the loop visits them.  A short sum (:func:`_short`)
+    is planned as ``("short", run)``: ``run(a)`` is its sum."""
     ndim = len(shape)
     if dtype not in _LANES or 0 in shape or ndim == 0:
         return ("numpy",)
