@@ -50,7 +50,9 @@ def accepting_numpy_names(fn, aliases=None):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if kwargs and not aliases.keys().isdisjoint(kwargs):
+        if not kwargs:      # (the usual x.sum(), x.mean(1): nothing to rename, and a call without keywords)
+            return fn(*args)
+        if not aliases.keys().isdisjoint(kwargs):
             for alias, name in aliases.items():
                 if alias in kwargs:
                     if name in kwargs:
