@@ -81,20 +81,10 @@ class Node:
             self._hooks = _hooks.NodeHooks()
         return self._hooks
 
-    def __getattr__(self, name):
-        # grad_fn._saved_self, _saved_result, _saved_exponent...: what the op table's entry says the
-        # node keeps, by PyTorch's names (only called when ordinary attribute lookup fails)
-        spec, raw = None, name.startswith("_raw_saved_")
-        if name.startswith(("_saved_", "_raw_saved_")):
-            op = object.__getattribute__(self, "op")
-            spec = op.saved.get(name.split("saved_", 1)[1]) if op is not None else None
-        if spec is None or raw and not (isinstance(spec, int) or spec == "o"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        return _hooks.SavedTensor(self, -1 if spec == "o" else spec) if raw else _saved_value(self, spec)
-
     def __dir__(self):
-        op = object.__getattribute__(self, "op")
-        return sorted(set(object.__dir__(self)) | {"_saved_" + k for k in (op.saved if op is not None else ())})
+        # (the _saved_... of this node's entry, not every one the class has a property for)
+        own = {n for n in object.__dir__(self) if not n.startswith(("_saved_", "_raw_saved_"))}
+        return sorted(own | {"_saved_" + k for k in (self.op.saved or () if self.op is not None else ())})
 
 
 class AccumulateGrad(Node):
@@ -112,6 +102,36 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
 
+# grad_fn._saved_self, _saved_result, _saved_exponent... (and _raw_saved_...): what the op table's
+# entry says the node keeps, by PyTorch's names. They are properties of Node, one per name some entry
+# saves, not a __getattr__: a class with __getattr__ makes every attribute a node reads (the engine
+# reads a dozen per node) three times slower in CPython 3.11, which cannot specialise its lookups.
+
+def _saved_attribute(key, raw):
+    name = ("_raw_saved_" if raw else "_saved_") + key
+
+    def get(self):
+        op = self.op
+        spec = op.saved.get(key) if op is not None and op.saved else None
+        if spec is None or raw and not (isinstance(spec, int) or spec == "o"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return _hooks.SavedTensor(self, -1 if spec == "o" else spec) if raw else _saved_value(self, spec)
+    return property(get, doc=f"What the node saved as ``{key}`` (PyTorch's ``{name}``).")
+
+
+def _saved_attributes(ops):
+    """Give Node a ``_saved_<key>`` and ``_raw_saved_<key>`` property for each key an entry saves."""
+    for op in ops:
+        for key in op.saved or ():
+            for raw in (False, True):
+                name = ("_raw_saved_" if raw else "_saved_") + key
+                if name not in Node.__dict__:
+                    setattr(Node, name, _saved_attribute(key, raw))
+
+
+_saved_attributes(OPS.values())
+
+
 _NODE_CLASSES = {}
 
 
@@ -121,6 +141,7 @@ def node_class(name, module="builtins"):
     PyTorch's own nodes print as ``<class 'MulBackward0'>``; a custom Function's node names its module.
     """
     if name not in _NODE_CLASSES:
+        _saved_attributes(OPS.values())     # (any entry declared since)
         _NODE_CLASSES[name] = type(name, (Node,), {"__slots__": (), "__module__": module})
     return _NODE_CLASSES[name]
 
