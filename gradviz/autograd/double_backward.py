@@ -42,9 +42,9 @@ def apply_node_graph(node, g):
         out = g._wrap(saved[-1][0])
         out._grad_fn, out._requires_grad = node, True
         out, g = lift(out), lift(g)
-    op, params, grads = node.op, node._params, [None] * len(node.next_functions)
+    op, params, grads = node.op, node._params, [None] * len(node._edges)
     for i in grad_order(op, len(grads)):
-        if node.next_functions[i][0] is None:
+        if node._edges[i][0] is None:
             continue
         try:
             rule = op.vjp(i)

@@ -117,7 +117,7 @@ def record(op, inputs, arrays, result, params):
         else:
             edges.append((None, 0))
             every = False
-    node.next_functions = edges = tuple(edges)
+    node._edges = edges = tuple(edges)
     node._metas = tuple(metas)
     node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
     node._freed, node._hooks, node._packed = False, None, None
@@ -229,7 +229,7 @@ def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
         node = heapq.heappop(ready)[1]
         g = buffers.pop(node, None)
         if g is None:         # (no gradient reached it: none goes on from it)
-            grads = [None] * len(node.next_functions)
+            grads = [None] * len(node._edges)
         else:
             out = node._out()
             if node._hooks is None and node._outs is None and (out is None or not out._retains_grad):
@@ -239,7 +239,7 @@ def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
                 grads = run_hooked(node, receive(node, g, False, None, wrap), apply_node, wrap)[1]
             if not retain_graph:
                 node._release()
-        for (fn, k), gi in zip(node.next_functions, grads):
+        for (fn, k), gi in zip(node._edges, grads):
             if fn is None:
                 continue
             if gi is not None:         # step 4: the gradients for the same node add up
@@ -299,14 +299,14 @@ def _graph_nodes(roots):
         deps = dict.fromkeys([fn for fn in roots if fn is not None], 0)
     stack = list(deps)
     while stack:
-        for fn, _ in stack.pop().next_functions:
+        for fn, _ in stack.pop()._edges:
             if fn is None:
                 continue
             if fn in deps:
                 deps[fn] += 1
             else:
                 deps[fn] = 1
-                if fn.next_functions:    # (a leaf's AccumulateGrad has none to walk on to)
+                if fn._edges:    # (a leaf's AccumulateGrad has none to walk on to)
                     stack.append(fn)
     return deps
 
@@ -316,7 +316,7 @@ def _reaching(nodes, targets):
     targets), and how many edges lead into each from those nodes."""
     parents = {}
     for node in nodes:
-        for fn, _ in node.next_functions:
+        for fn, _ in node._edges:
             if fn is not None:
                 parents.setdefault(fn, []).append(node)
     reach, todo = set(targets), list(targets)
@@ -327,7 +327,7 @@ def _reaching(nodes, targets):
                 todo.append(node)
     deps = dict.fromkeys(reach, 0)
     for node in reach:
-        for fn, _ in node.next_functions:
+        for fn, _ in node._edges:
             if fn in reach:
                 deps[fn] += 1
     return reach, deps
@@ -357,7 +357,7 @@ def apply_node(node, g):
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
     op, params, grads = node.op, node._params, []
     rules, variadic = op.vjps, op.variadic
-    for i, (fn, _) in enumerate(node.next_functions):
+    for i, (fn, _) in enumerate(node._edges):
         if fn is None:
             grads.append(None)
             continue
@@ -460,7 +460,7 @@ def record_copy_slices(inner, base, old, params):
     node.op, node._seq, node._freed, node._hooks = OPS["copy_slices"], next(_seq), False, None
     node._packed = None
     node._params = dict(params, inner=inner.op, inner_params=inner._params)
-    node.next_functions = (edge(base),) + inner.next_functions[1:]
+    node._edges = (edge(base),) + inner._edges[1:]
     saved = list(inner._saved)
     if saved[0] is not None:     # the base as it was, with its history (what a second derivative reaches)
         before = base._wrap(old)

@@ -21,15 +21,25 @@ class Node:
     """A ``grad_fn``: one recorded op, its inputs' edges and what it saved for backward.
 
     ``next_functions`` is PyTorch's: one ``(node, 0)`` pair per input -- the input's own
-    ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None``.
+    ``grad_fn``, an ``AccumulateGrad`` for a leaf that requires grad, or ``None`` (read-only, as
+    in PyTorch; the engine reads and writes them as ``_edges``).
     """
 
-    __slots__ = ("op", "next_functions", "_saved", "_metas", "_params", "_out", "_out_meta", "_outs",
+    __slots__ = ("op", "_edges", "_saved", "_metas", "_params", "_out", "_out_meta", "_outs",
                  "_seq", "_freed", "_nograd_inputs", "_metadata", "_hooks", "_packed", "__weakref__")
 
     def name(self):
         name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
         return "torch::autograd::" + name if name in ("NotImplemented", "CopySlices", "CopyBackwards") else name
+
+    def _not_writable(self, value=None):
+        # (a custom Function's node is a torch._C._FunctionBase in PyTorch, and its message says so)
+        owner = type(self).__name__ if type(self).__module__ == "builtins" else "torch._C._FunctionBase"
+        raise AttributeError(f"attribute 'next_functions' of '{owner}' objects is not writable")
+
+    next_functions = property(lambda self: self._edges, _not_writable, _not_writable,
+                              "((node, output number), ...) per input: where its gradient goes")
+    del _not_writable
 
     def __repr__(self):
         cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
@@ -93,7 +103,7 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
     __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
     # what every sink has: no inputs, no op, nothing saved, one output (read-only, as in PyTorch)
-    next_functions, op, _saved, _freed, _outs, _packed = (), None, None, False, None, None
+    _edges, op, _saved, _freed, _outs, _packed = (), None, None, False, None, None
 
     def __init__(self, variable):
         self.variable, self._seq, self._hooks = variable, variable._seq, None
@@ -214,7 +224,7 @@ def _wrap_for(node, array):
     """A new tensor of the graph's own class (the engine imports no tensor class: it asks one of the
     node's own tensors to wrap the array)."""
     tensors = [node._out()] + [e[3] for e in node._saved if e is not None] + list(node._nograd_inputs.values())
-    tensors += [fn.variable for fn, _ in node.next_functions if isinstance(fn, AccumulateGrad)]
+    tensors += [fn.variable for fn, _ in node._edges if isinstance(fn, AccumulateGrad)]
     return next(t for t in tensors if t is not None)._wrap(array)
 
 

@@ -46,10 +46,10 @@ def run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, t
             if g is not None and (live is None or (accumulate and node in targets)):
                 accumulate_leaf(node, g, rec, accumulate_into, wrap)
             continue
-        if live is not None and not any(fn in live for fn, _ in node.next_functions):
+        if live is not None and not any(fn in live for fn, _ in node._edges):
             continue
         if g is None:
-            grads = [None] * len(node.next_functions)
+            grads = [None] * len(node._edges)
         else:
             g, grads = run_hooked(node, g, run_node, wrap)
             if rec is not None:   # the trace keeps values (arrays), whether or not the pass records a graph
@@ -57,7 +57,7 @@ def run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, t
                 rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
             if not retain_graph:
                 node._release()
-        for (fn, k), gi in zip(node.next_functions, grads):
+        for (fn, k), gi in zip(node._edges, grads):
             if fn is None or (live is not None and fn not in live):
                 continue
             if gi is not None:

@@ -486,6 +486,33 @@ def test_next_functions_mirror_pytorch():
     assert y.grad_fn.name() == "AddBackward0"
 
 
+def test_next_functions_cannot_be_replaced():
+    """A student who assigns (or deletes) a node's next_functions gets PyTorch 2.13's refusal, and the
+    graph keeps its edges: backward still reaches the leaf."""
+    x = torch.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    for fn, owner in ((y.grad_fn, "SumBackward0"), (acc, "AccumulateGrad"),
+                      (Twice.apply(x).grad_fn, "torch._C._FunctionBase")):
+        edges = fn.next_functions
+        for attempt in ("fn.next_functions = ()", "del fn.next_functions"):
+            with raises(AttributeError, f"attribute 'next_functions' of '{owner}' objects is not writable"):
+                exec(attempt)
+        assert fn.next_functions == edges
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
 def test_node_metadata_is_one_dict_that_cannot_be_replaced():
     x = torch.ones(2, requires_grad=True)
     y = x * 2
