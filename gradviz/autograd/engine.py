@@ -104,7 +104,7 @@ def record(op, inputs, arrays, result, params):
     # each input's edge (as edge() makes it, written out: this runs for every input of every op;
     # an edge may first describe a view anew) and its shape, dtype and layout: what backward
     # knows of a value it did not save
-    edges, metas, every = [], [], True
+    edges, metas, nograd = [], [], None
     for t, a in zip(inputs, arrays):
         metas.append((a.shape, a.dtype, a.strides))
         fn = t._grad_fn if t._view is None else current_grad_fn(t)
@@ -114,23 +114,23 @@ def record(op, inputs, arrays, result, params):
             acc = t._acc
             acc = acc() if acc is not None else None
             edges.append((acc if acc is not None else accumulator(t), 0))
-        else:
+        else:                    # (input number len(edges): no gradient goes to it)
+            nograd = {} if nograd is None else nograd
+            nograd[len(edges)] = t
             edges.append((None, 0))
-            every = False
     node._edges = edges = tuple(edges)
     node._metas = tuple(metas)
     node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
     node._freed, node._hooks, node._packed = False, None, None
     # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
     # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
-    if every:              # (the usual case: every input has an edge, which the count of them says)
-        needs, node._nograd_inputs = len(edges), _NO_INPUTS
-    else:
-        needs = tuple([fn is not None for fn, _ in edges])
-        node._nograd_inputs = {i: t for i, t in enumerate(inputs) if not needs[i]}
-    plan = _SAVE_PLANS.get((op, needs))
+    if nograd is None:     # (the usual case: every input has an edge, which the count of them says)
+        node._nograd_inputs, key = _NO_INPUTS, (op, len(edges))
+    else:                  # (the data a model is fed, a target: inputs numbered in nograd have none)
+        node._nograd_inputs, key = nograd, (op, len(edges), tuple(nograd))
+    plan = _SAVE_PLANS.get(key)
     if plan is None:   # (worked out once per op and inputs needed)
-        plan = _SAVE_PLANS[op, needs] = _save_plan(op, (True,) * needs if type(needs) is int else needs)
+        plan = _SAVE_PLANS[key] = _save_plan(op, [i not in node._nograd_inputs for i in range(len(edges))])
     saved = [None] * (len(inputs) + 1)
     for k in plan:
         if k == -1:
