@@ -263,7 +263,7 @@ def _plain_leaves(leaves, buffers, roots):
         g = buffers.pop(leaf, None)
         if g is None:
             continue
-        var = leaf.variable
+        var = leaf._variable
         if leaf._hooks is None and not var._hooks and "_post_accumulate_hooks" not in var.__dict__:
             _accumulate(var, g, None)
         else:

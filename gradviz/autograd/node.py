@@ -5,6 +5,7 @@ makes and runs them.
 """
 
 import math
+import operator
 import weakref
 
 import numpy as np
@@ -15,6 +16,15 @@ from ..ops import OPS
 from .grad_mode import _Observing
 
 __all__ = ["Node", "AccumulateGrad", "node_class", "accumulator", "SECOND_BACKWARD"]
+
+
+def _read_only(slot, name, doc):
+    """A node's attribute ``name`` read from ``slot`` and, as in PyTorch, refused to an assignment or
+    a ``del`` in PyTorch's words (a custom Function's node is a torch._C._FunctionBase there)."""
+    def refuse(node, value=None):
+        owner = type(node).__name__ if type(node).__module__ == "builtins" else "torch._C._FunctionBase"
+        raise AttributeError(f"attribute '{name}' of '{owner}' objects is not writable")
+    return property(operator.attrgetter(slot), refuse, refuse, doc)
 
 
 class Node:
@@ -32,14 +42,8 @@ class Node:
         name = type(self).__name__   # PyTorch's nodes written by hand in C++ say so in their name
         return "torch::autograd::" + name if name in ("NotImplemented", "CopySlices", "CopyBackwards") else name
 
-    def _not_writable(self, value=None):
-        # (a custom Function's node is a torch._C._FunctionBase in PyTorch, and its message says so)
-        owner = type(self).__name__ if type(self).__module__ == "builtins" else "torch._C._FunctionBase"
-        raise AttributeError(f"attribute 'next_functions' of '{owner}' objects is not writable")
-
-    next_functions = property(lambda self: self._edges, _not_writable, _not_writable,
-                              "((node, output number), ...) per input: where its gradient goes")
-    del _not_writable
+    next_functions = _read_only("_edges", "next_functions",
+                                "((node, output number), ...) per input: where its gradient goes")
 
     def __repr__(self):
         cls = type(self)  # custom Functions' nodes print with their module, as in PyTorch
@@ -100,13 +104,15 @@ class Node:
 class AccumulateGrad(Node):
     """The sink of a leaf: adds the incoming gradient into ``variable.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
     __module__ = "builtins"   # PyTorch's node classes print as <class 'AccumulateGrad'>
     # what every sink has: no inputs, no op, nothing saved, one output (read-only, as in PyTorch)
     _edges, op, _saved, _freed, _outs, _packed = (), None, None, False, None, None
 
+    variable = _read_only("_variable", "variable", "The leaf whose .grad this node fills")
+
     def __init__(self, variable):
-        self.variable, self._seq, self._hooks = variable, variable._seq, None
+        self._variable, self._seq, self._hooks = variable, variable._seq, None
 
     def name(self):
         return "torch::autograd::AccumulateGrad"

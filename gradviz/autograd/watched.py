@@ -97,7 +97,7 @@ def accumulate_leaf(node, g, rec, accumulate_into, wrap):
     hooks = None if _Observing.on else node._hooks
     if hooks is not None and hooks.pre:
         g = _hooks.call_pre_hooks(hooks.pre, [g], wrap)[0]
-    var = node.variable
+    var = node._variable
     accumulate_into(var, g, rec)
     if _Observing.on:
         return

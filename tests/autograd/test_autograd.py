@@ -513,6 +513,20 @@ def test_next_functions_cannot_be_replaced():
     assert x.grad.tolist() == [2.0, 2.0]
 
 
+def test_a_leafs_accumulate_grad_keeps_its_variable():
+    """AccumulateGrad.variable is the leaf, and (as in PyTorch 2.13) cannot be reassigned or deleted:
+    backward still fills that leaf's .grad."""
+    x, other = torch.ones(2, requires_grad=True), torch.zeros(2, requires_grad=True)
+    y = (x * 3).sum()
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert acc.variable is x
+    for attempt in ("acc.variable = other", "del acc.variable"):
+        with raises(AttributeError, "attribute 'variable' of 'AccumulateGrad' objects is not writable"):
+            exec(attempt)
+    y.backward()
+    assert acc.variable is x and x.grad.tolist() == [3.0, 3.0] and other.grad is None
+
+
 def test_node_metadata_is_one_dict_that_cannot_be_replaced():
     x = torch.ones(2, requires_grad=True)
     y = x * 2
