@@ -101,23 +101,16 @@ def _save_plan(op, needs):
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
     node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
-    # each input's edge (as edge() makes it, written out: this runs for every input of every op;
-    # an edge may first describe a view anew) and its shape, dtype and layout: what backward
-    # knows of a value it did not save
+    # each input's edge (an edge may first describe a view anew) and its shape, dtype and layout:
+    # what backward knows of a value it did not save
     edges, metas, nograd = [], [], None
     for t, a in zip(inputs, arrays):
         metas.append((a.shape, a.dtype, a.strides))
-        fn = t._grad_fn if t._view is None else current_grad_fn(t)
-        if fn is not None:   # (only a node with several outputs has outputs other than 0)
-            edges.append((fn, 0) if fn._outs is None else (fn, t.__dict__.get("_output_nr", 0)))
-        elif t._requires_grad:   # a leaf: its AccumulateGrad, alive while a graph holds it
-            acc = t._acc
-            acc = acc() if acc is not None else None
-            edges.append((acc if acc is not None else accumulator(t), 0))
-        else:                    # (input number len(edges): no gradient goes to it)
+        e = edge(t)
+        if e[0] is None:         # (input number len(edges): no gradient goes to it)
             nograd = {} if nograd is None else nograd
             nograd[len(edges)] = t
-            edges.append((None, 0))
+        edges.append(e)
     node._edges = edges = tuple(edges)
     node._metas = tuple(metas)
     node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
