@@ -34,7 +34,7 @@ from .. import _errstate, _hooks, _layout, _strided
 from ..ops import OPS, Meta
 from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
-from .watched import accumulate_leaf, add_gradient, arrays_of, receive, run_hooked, run_watched
+from .watched import accumulate_leaf, add_gradient, arrays_of, receive, run_hooked, run_watched, send_on
 from .views import made_view, view_error, view_meta
 from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
                    node_class)
@@ -232,20 +232,7 @@ def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
                 grads = run_hooked(node, receive(node, g, False, None, wrap), apply_node, wrap)[1]
             if not retain_graph:
                 node._release()
-        for (fn, k), gi in zip(node._edges, grads):
-            if fn is None:
-                continue
-            if gi is not None:         # step 4: the gradients for the same node add up
-                if fn._outs is None:
-                    buffers[fn] = buffers[fn] + gi if fn in buffers else gi
-                else:
-                    add_gradient(buffers, fn, gi, k)
-            waiting = deps[fn] = deps[fn] - 1
-            if not waiting:
-                if isinstance(fn, AccumulateGrad):
-                    leaves.append(fn)
-                else:
-                    heapq.heappush(ready, (-fn._seq, fn))
+        send_on(node, grads, buffers, deps, leaves, ready)
         if leaves:       # the leaves this node made ready, at once (PyTorch's order)
             _plain_leaves(leaves, buffers, roots)
 

@@ -21,7 +21,7 @@ from .grad_mode import _Observing
 from .node import AccumulateGrad
 from .received import hook_wrapper, received
 
-__all__ = ["run_watched", "receive", "run_hooked", "accumulate_leaf", "add_gradient", "arrays_of"]
+__all__ = ["run_watched", "receive", "run_hooked", "send_on", "accumulate_leaf", "add_gradient", "arrays_of"]
 
 
 def run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, targets, live, accumulate,
@@ -57,18 +57,25 @@ def run_watched(roots, root_grads, buffers, deps, leaves, ready, retain_graph, t
                 rec._node(node, gv if node._outs is None else np.concatenate([gk.ravel() for gk in gv]), grads_v)
             if not retain_graph:
                 node._release()
-        for (fn, k), gi in zip(node._edges, grads):
-            if fn is None or (live is not None and fn not in live):
-                continue
-            if gi is not None:
-                add_gradient(buffers, fn, gi, k)
-            waiting = deps[fn] = deps[fn] - 1
-            if not waiting:
-                if isinstance(fn, AccumulateGrad):
-                    leaves.append(fn)
-                else:
-                    heapq.heappush(ready, (-fn._seq, fn))
+        send_on(node, grads, buffers, deps, leaves, ready, live)
     return captured
+
+
+def send_on(node, grads, buffers, deps, leaves, ready, live=None):
+    """Step 4: each gradient ``node`` computed added to what has come for the node it goes to, and
+    the nodes now waiting for nothing more made ready (a leaf into ``leaves``, any other onto the
+    ``ready`` heap); ``live``: only the nodes in it (a pass limited to its targets)."""
+    for (fn, k), gi in zip(node._edges, grads):
+        if fn is None or (live is not None and fn not in live):
+            continue
+        if gi is not None:
+            add_gradient(buffers, fn, gi, k)
+        waiting = deps[fn] = deps[fn] - 1
+        if not waiting:
+            if isinstance(fn, AccumulateGrad):
+                leaves.append(fn)
+            else:
+                heapq.heappush(ready, (-fn._seq, fn))
 
 
 def receive(node, g, create_graph, like, wrap):
