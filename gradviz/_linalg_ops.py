@@ -12,7 +12,10 @@ from ._op import call, op
 
 __all__ = ["zero_pivot"]
 
-zero_pivot = kernels.zero_pivot      # (PyTorch's error for a singular matrix names the first zero pivot)
+
+def zero_pivot(a):
+    """Where A's LU first has a zero pivot (PyTorch's error for a singular matrix names it)."""
+    return kernels.zero_pivot(a)     # (read when called: LAPACK's kernels load on first use, not at import gradviz)
 
 
 def _is_vector(a, b):
@@ -80,7 +83,14 @@ op("linalg_solve", grad_fn="LinalgSolveExBackward0", symbol="solve", forward=_so
    latex=r"@0^{-1} @1", dlatex=[r"-@0^{-T} \bar{g} X^{T}", r"@0^{-T}"],
    function="linalg.solve", inputs="linalg_solve", elementwise=False, column_major=True,
    saved={"A": 0, "result": "o", "left": "@left"})
-op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=kernels.inv,
+
+
+def _inv(a):
+    """A⁻¹: the solve of A X = I (each matrix of a batch)"""
+    return kernels.inv(a)       # (read when called: LAPACK's kernels load on first use, not at import gradviz)
+
+
+op("linalg_inv", grad_fn="LinalgInvExBackward0", symbol="inv", forward=_inv,
    vjps=[lambda g, y, a: -_matmul(np.swapaxes(y, -1, -2), _matmul(g, np.swapaxes(y, -1, -2)))], uses=["o"],
    latex=r"@0^{-1}", dlatex=[r"-@0^{-T} \bar{g}\, @0^{-T}"],
    method="inverse", function=True, inputs="linalg_square", elementwise=False, column_major=True,
@@ -95,7 +105,12 @@ def _det_vjp(g, y, a):
                 np.eye(a.shape[-1], dtype=a.dtype) * np.expand_dims(np.expand_dims(g * y, -1), -1))
 
 
-op("linalg_det", grad_fn="LinalgDetBackward0", symbol="det", forward=kernels.det,
+def _det(a):
+    """det A: the sign of the pivots times U's diagonal, multiplied in order (LU of Aᵀ)"""
+    return kernels.det(a)
+
+
+op("linalg_det", grad_fn="LinalgDetBackward0", symbol="det", forward=_det,
    vjps=[_det_vjp], uses=["0o"],
    latex=r"\det @0", dlatex=[r"\det(@0)\, @0^{-T}"],
    method="det", function=True, inputs="linalg_square", elementwise=False, saved={"A": 0, "result": "o"})

@@ -312,7 +312,6 @@ RENAMED = {
     ("types.ModuleType", "_ModuleType"): "the package face keeps its helpers out of dir(gradviz)",
     ("kernels._powf.power", "pow"): "the kernels' face names each kernel as torch does (kernels.pow)",
     ("kernels._powf.powers", "pow_tensor"): "the kernels' face: torch.pow with a tensor exponent",
-    ("kernels._norms.vector_norm", "norm"): "the kernels' face names each kernel as torch does (kernels.norm)",
     ("kernels._reduce.torch_sum", "sum"): "the kernels' face names each kernel as torch does (kernels.sum)",
     ("kernels._libm.log", "c_log"): "the kernels' face says whose log it is: the C library's",
     ("kernels._libm.log1p", "c_log1p"): "the kernels' face says whose log1p it is: the C library's",

@@ -12,7 +12,9 @@ LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.da
         "gradviz.widget", "gradviz.trace", "zipfile",   # (pickle: numpy imports it)
         "gradviz.nn", "gradviz.optim", "gradviz.linalg", "gradviz.utils", "gradviz.autograd.functional",
         "gradviz.autograd.graph", "gradviz.autograd.function", "gradviz.autograd.double_backward",
-        "gradviz._recorded")
+        "gradviz._recorded",
+        # kernels a first lesson does not reach (kernels.ON_FIRST_USE): norms, LayerNorm, LAPACK, two losses
+        "gradviz.kernels._norms", "gradviz.kernels._layer_norm", "gradviz.kernels._lapack", "gradviz.kernels._losses")
 
 
 def run(code):
@@ -77,6 +79,26 @@ from gradviz.kernels import _mkl
 maps = open('/proc/self/maps').read() if sys.platform.startswith('linux') else ''
 print(_mkl.library.cache_info().misses, 'libmkl' in maps, 'libgomp' in maps)
 """) == "0 False False"
+
+
+def test_kernels_on_first_use_are_the_very_functions():
+    """``kernels.solve``... load their module when first read and are then its own functions; the
+    op table's linalg entries reach LAPACK through them."""
+    assert run("""
+import sys, gradviz
+from gradviz import kernels
+before = 'gradviz.kernels._lapack' in sys.modules
+solve = kernels.solve
+from gradviz.kernels import _lapack, layer_norm
+from gradviz.kernels._layer_norm import layer_norm as own
+print(before, solve is _lapack.solve, layer_norm is own, kernels.norm.__name__, 'huber' in dir(kernels),
+      float(gradviz.tensor([[2., 0.], [0., 4.]]).det()), gradviz.tensor([[2., 0.], [0., 4.]]).inverse().tolist())
+try:
+    kernels.nothing
+except AttributeError as e:
+    print(e)
+""") == ("False True True vector_norm True 8.0 [[0.5, 0.0], [0.0, 0.25]]\n"
+         "module 'gradviz.kernels' has no attribute 'nothing'")
 
 
 def test_lazy_paths_are_one_module_each_way():

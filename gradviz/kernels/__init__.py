@@ -14,11 +14,16 @@ The op table reads ``forward=kernels.exp``; what is behind the name is this pack
 Without MKL, each function is computed in double and rounded once, and products are numpy's
 (within rounding).  :func:`info` says which backend each family runs on here.
 
+The families a first lesson does not reach (norms, LayerNorm, LAPACK's solve/inv/det, the
+smooth-L1 and Huber losses) load the first time one of their names is read (:data:`ON_FIRST_USE`, a module ``__getattr__``), so
+``import gradviz`` does not pay for them (issue 16).
+
 >>> import numpy as np
 >>> float(sigmoid(np.array([0.0], np.float32))[0])
 0.5
 """
 
+import importlib
 import math
 
 import numpy as np
@@ -29,15 +34,11 @@ from ._numerics import add, fma
 from ._blend import addcdiv, addcmul, clamp, lerp
 from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.pow, as torch.pow
 from ._products import addmm, bmm, column_major, dot, mm, mv
-from ._norms import vector_norm as norm
-from ._layer_norm import layer_norm, layer_norm_backward, layer_norm_bias_grad, layer_norm_stats, layer_norm_weight_grad
-from ._lapack import det, det_backward, inv, solve, zero_pivot
 from ._reduce import batch_norm_backward_sums, batch_norm_grad_sum, batch_norm_sums, cumprod, cumsum, nll_sums, torch_sum as sum  # noqa: A001
 from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softmax_backward
 from ._activations import (elu, elu_backward, gelu, gelu_backward, hardsigmoid, hardsigmoid_backward, hardtanh,
                            hardtanh_backward, leaky_relu, leaky_relu_backward, log_sigmoid, log_sigmoid_backward, mish,
                            mish_backward, silu, silu_backward, softplus, softplus_backward)
-from ._losses import huber, huber_backward, smooth_l1, smooth_l1_backward
 from ._threads import LANES, get_num_threads, set_num_threads
 from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, sin, sqrt, tan, tanh, tanh_backward
 from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorch's scalar loops call them
@@ -52,6 +53,32 @@ __all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tens
            "cos", "tan", "tanh", "sqrt", "atan",
            "asin", "acos", "log2", "log10", "erf", "tanh_backward", "in_double", "c_log", "c_log1p", "sleef_exp",
            "sleef_log", "sleef_log1p", "get_exact_limit", "set_exact_limit", "LANES", "get_num_threads", "set_num_threads", "info"]
+
+
+# name -> (submodule, its name there): loaded on first use by __getattr__ below, then an ordinary attribute
+ON_FIRST_USE = {
+    "norm": ("_norms", "vector_norm"),
+    **{name: ("_layer_norm", name) for name in ("layer_norm", "layer_norm_backward", "layer_norm_bias_grad",
+                                                "layer_norm_stats", "layer_norm_weight_grad")},
+    **{name: ("_lapack", name) for name in ("det", "det_backward", "inv", "solve", "zero_pivot")},
+    **{name: ("_losses", name) for name in ("huber", "huber_backward", "smooth_l1", "smooth_l1_backward")},
+}
+_SUBMODULES_ON_FIRST_USE = ("_norms", "_layer_norm", "_lapack", "_losses")
+
+
+def __getattr__(name):
+    # (importlib, not ``from . import x``: that form asks this very __getattr__ first, forever)
+    if name in ON_FIRST_USE:
+        module, attribute = ON_FIRST_USE[name]
+        value = globals()[name] = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+        return value
+    if name in _SUBMODULES_ON_FIRST_USE:       # kernels._lapack...: the module, loaded now
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(ON_FIRST_USE))
 
 
 def mean(a, axis=None, keepdims=False):
