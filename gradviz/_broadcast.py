@@ -1,7 +1,5 @@
 """unbroadcast: the one place where broadcasting meets gradients."""
 
-import functools
-
 import numpy as np
 
 from . import kernels
@@ -21,20 +19,14 @@ def unbroadcast(g, shape):
     """
     if g.shape == shape:
         return g
-    extra = g.ndim - len(shape)
-    axes = _summed_axes(g.shape, tuple(shape))
-    if not isinstance(g, np.ndarray):   # a recorded gradient (create_graph=True): PyTorch's sum_to records
-        if not shape:                   # SumBackward0 down to a scalar, else SumBackward1, then
-            return g.sum()              # ViewBackward0 if dims go
-        g = g.sum(axis=axes, keepdims=True) if axes else g
-        return g.reshape(shape) if extra else g
-    # one sum over all those axes, added up in PyTorch's order (as its sum_to does)
-    return kernels.sum(g, axis=axes, keepdims=True).reshape(shape)
+    shape = shape if type(shape) is tuple else tuple(shape)
+    if type(g) is np.ndarray:   # one sum over all those axes, added up in PyTorch's order (its sum_to)
+        return kernels.sum_to(g, shape)
+    # a recorded gradient (create_graph=True): PyTorch's sum_to records SumBackward0 down to a
+    # scalar, else SumBackward1, then ViewBackward0 if dims go
+    if not shape:
+        return g.sum()
+    axes = kernels.summed_axes(g.shape, shape)
+    g = g.sum(axis=axes, keepdims=True) if axes else g
+    return g.reshape(shape) if g.ndim != len(shape) else g
 
-
-@functools.lru_cache(maxsize=1024)
-def _summed_axes(big, shape):
-    """The axes of ``big`` to sum to get back to ``shape``: the leading ones broadcasting added, then
-    those stretched from 1 (worked out once per pair of shapes: a training loop asks for the same ones)."""
-    extra = len(big) - len(shape)
-    return tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and big[extra + i] != 1)

@@ -34,7 +34,7 @@ from ._numerics import add, fma
 from ._blend import addcdiv, addcmul, clamp, lerp
 from ._powf import power as pow, powers as pow_tensor  # noqa: A001 -- kernels.pow, as torch.pow
 from ._products import addmm, bmm, column_major, dot, mm, mv
-from ._reduce import batch_norm_backward_sums, batch_norm_grad_sum, batch_norm_sums, cumprod, cumsum, nll_sums, torch_sum as sum  # noqa: A001
+from ._reduce import batch_norm_backward_sums, batch_norm_grad_sum, batch_norm_sums, cumprod, cumsum, nll_sums, sum_to, summed_axes, torch_sum as sum  # noqa: A001
 from ._softmax import log_softmax, log_softmax_backward, sigmoid, softmax, softmax_backward
 from ._activations import (elu, elu_backward, gelu, gelu_backward, hardsigmoid, hardsigmoid_backward, hardtanh,
                            hardtanh_backward, leaky_relu, leaky_relu_backward, log_sigmoid, log_sigmoid_backward, mish,
@@ -44,7 +44,7 @@ from ._vml import acos, asin, atan, cos, erf, exp, in_double, log, log2, log10, 
 from ._libm import log as c_log, log1p as c_log1p   # the C library's, as PyTorch's scalar loops call them
 from ._sleef import exp as sleef_exp, log as sleef_log, log1p as sleef_log1p   # SLEEF's, as its vectorised loops
 
-__all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "mean", "norm", "cumsum", "cumprod", "solve", "inv", "det", "det_backward", "zero_pivot",
+__all__ = ["add", "fma", "addcmul", "addcdiv", "lerp", "clamp", "pow", "pow_tensor", "mm", "addmm", "mv", "dot", "bmm", "column_major", "sum", "sum_to", "summed_axes", "mean", "norm", "cumsum", "cumprod", "solve", "inv", "det", "det_backward", "zero_pivot",
            "nll_sums", "batch_norm_sums", "layer_norm", "layer_norm_stats", "layer_norm_backward", "layer_norm_weight_grad",
            "layer_norm_bias_grad", "batch_norm_backward_sums", "batch_norm_grad_sum", "sigmoid", "softmax", "log_softmax",
            "softmax_backward", "log_softmax_backward", "leaky_relu", "leaky_relu_backward", "elu", "elu_backward", "gelu",

@@ -33,7 +33,7 @@ import numpy as np
 from ._numerics import _LOW29, _MID_LOW, fma
 from ._threads import get_num_threads
 
-__all__ = ["torch_sum", "in_order", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums",
+__all__ = ["torch_sum", "sum_to", "summed_axes", "in_order", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums",
            "batch_norm_grad_sum"]
 
 _LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}   # AVX2 vectors
@@ -251,7 +251,7 @@ def torch_sum(a, axis=None, keepdims=False):
     plan = _plan(a.shape, a.strides, a.dtype, tuple(axis) if isinstance(axis, list) else axis, keepdims)
     kind = plan[0]
     if kind == "short":                                    # (a lesson's sum: see _short)
-        return plan[1](a)
+        return _run_short(*plan[1], plan[2], a)
     if kind == "numpy":
         return np.sum(a, axis=axis, keepdims=keepdims)
     if kind == "copy":                                     # nothing to add: every summed dimension has size 1
@@ -272,6 +272,45 @@ def torch_sum(a, axis=None, keepdims=False):
     elif across == "columns":                              # column sums, each output's in a row
         sums = _chains(np.ascontiguousarray(sums.reshape(-1, rows).T)[None])[0]
     return sums.reshape(out_shape)
+
+
+def sum_to(a, shape):
+    """``a`` summed down to ``shape`` (a tuple), undoing broadcasting as PyTorch's ``sum_to`` does:
+    over the leading dimensions broadcasting added and those stretched from 1, added up as
+    :func:`torch_sum` adds them, in ``shape``.  Which sum that is, and a lesson's short sums' run,
+    is worked out once per shape, strides, dtype and target (a bias's gradient, every step).
+
+    >>> sum_to(np.ones((2, 3, 4), np.float32), (3, 1)).tolist()
+    [[8.0], [8.0], [8.0]]
+    """
+    key = (a.shape, a.strides, a.dtype, shape)
+    run = _SUMS_TO.get(key)
+    if run is None:
+        if len(_SUMS_TO) >= 4096:     # (a program summing ever new shapes starts over, rather than grow)
+            _SUMS_TO.clear()
+        run = _SUMS_TO[key] = _sum_to_plan(*key)
+    return run(a)
+
+
+def _sum_to_plan(big, strides, dtype, shape):
+    """What :func:`sum_to` runs for an array of shape ``big``: a short sum's run straight into
+    ``shape``, or :func:`torch_sum` over the summed axes, then reshaped."""
+    axes = summed_axes(big, shape)
+    plan = _plan(big, strides, dtype, axes, True)
+    if plan[0] == "short":        # (its keepdims result holds the same items as ``shape``, in order)
+        return functools.partial(_run_short, *plan[1], shape)
+    return lambda a: torch_sum(a, axes, keepdims=True).reshape(shape)
+
+
+_SUMS_TO = {}     # (shape, strides, dtype, target) -> run(a)
+
+
+@functools.lru_cache(maxsize=1024)
+def summed_axes(big, shape):
+    """The axes of shape ``big`` to sum to get back to ``shape`` (tuples): the leading ones broadcasting
+    added, then those stretched from 1 (worked out once per pair: a training loop asks for the same ones)."""
+    extra = len(big) - len(shape)
+    return tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and big[extra + i] != 1)
 
 
 _GRAIN = 32768   # at::internal::GRAIN_SIZE: a sum of fewer items runs on one thread
@@ -420,7 +459,7 @@ def _plan(shape, strides, dtype, axis, keepdims):
     ``vectorized_outer_sum``; else the scalar kernel along the closer-packed one (:func:`_row_sum` per
     row, or :func:`_outer` by 4 columns).  With more than one summed dimension left, each row's sum is
     added into the output (zeroed first) in the order the loop visits them.  A short sum (:func:`_short`)
-    is planned as ``("short", run)``: ``run(a)`` is its sum."""
+    is planned as ``("short", how, out_shape)``: ``_run_short(*how, out_shape, a)`` is its sum."""
     ndim = len(shape)
     if dtype not in _LANES or 0 in shape or ndim == 0:
         return ("numpy",)
@@ -469,8 +508,7 @@ def _plan(shape, strides, dtype, axis, keepdims):
     short = _short(kind, sizes, n_summed, lanes)
     if short is not None:
         moved = [d for d in order if shape[d] > 1]         # (only dimensions of one item moved: a's own order)
-        return ("short", functools.partial(_run_short, short, None if moved == sorted(moved) else order, sizes[:2],
-                                           out_shape))
+        return ("short", (short, None if moved == sorted(moved) else order, sizes[:2]), out_shape)
     split = n_summed == len(groups) and math.prod(sizes) >= _GRAIN        # into one output, long: by threads
     return (kind, order, view, across, rows, split, out_shape)
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gradviz import kernels
@@ -258,3 +258,39 @@ def test_short_sums_add_as_the_general_ones(dtype):
             for x in (values((n, columns)), np.full((n, columns), -0.0, dtype)):
                 assert np.array_equal(_reduce._short_row_sum(x).view(np.uint8),
                                       _reduce._row_sum(x[None])[0].view(np.uint8)), (n, columns)
+
+
+@st.composite
+def _broadcast_pair(draw):
+    """A gradient's shape and the smaller shape it broadcast from: leading dimensions dropped, others
+    kept or shrunk to 1 (a bias of (16,) against a batch of (32, 16), a (3, 1) against (2, 3, 4))."""
+    big = draw(_shape())
+    drop = draw(st.integers(0, len(big)))
+    small = tuple(n if draw(st.booleans()) else 1 for n in big[drop:])
+    assume(small != big)      # (unbroadcast hands such a gradient on as it is, as PyTorch's sum_to)
+    return big, small
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@settings(max_examples=200, deadline=None)
+@given(pair=_broadcast_pair(), dtype=st.sampled_from([np.float32, np.float64]),
+       special=st.sampled_from(["", "", "zeros", "negative zeros", "infinities"]),
+       layout=st.sampled_from(["rows", "rows", "permuted", "strided", "broadcast", "reversed"]),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_sum_to_is_the_sum_over_the_broadcast_axes(pair, dtype, special, layout, seed):
+    """kernels.sum_to (unbroadcast's sum, planned once per layout and target) adds what kernels.sum
+    adds over the axes broadcasting made, bit for bit, on its first call (the plan made) and its
+    second (the plan read); and torch's sum_to_size agrees (where torch is installed)."""
+    big, small = pair
+    rng = np.random.default_rng(seed)
+    x, as_torch = _laid_out(rng, _values(rng, big, dtype, special), layout)
+    axes = kernels.summed_axes(big, small)
+    want = kernels.sum(x, axis=axes, keepdims=True).reshape(small)
+    for _ in range(2):
+        got = kernels.sum_to(x, small)
+        assert got.shape == small and _same(got, want), (big, small, x.strides)
+    try:
+        import torch
+    except ImportError:
+        return
+    assert _same(got, as_torch(torch).sum_to_size(small).numpy()), (big, small, x.strides)
