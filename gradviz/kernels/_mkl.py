@@ -170,28 +170,56 @@ def _at(a):
 
 
 # The planned products (:mod:`._products`) choose, once per layout, how MKL is handed each array's
-# first element: a lender.  A writable array laid by rows lends its buffer as a ctypes array of no
-# length (``(c_char * 0).from_buffer``, about 0.2 µs), which ctypes passes as its address; one laid by
-# columns lends its transpose's (the same address); any other (or a read-only one, where
-# ``from_buffer`` raises TypeError and the caller takes the long way) its ``__array_interface__``
-# address, about 1 µs.
-_lend_rows = (ctypes.c_char * 0).from_buffer
+# first element: a lender.  numpy's array object holds that address right after the object's header
+# (``PyArray_DATA``, the first field of its C struct), so in CPython ``c_void_p.from_address(id(a) +
+# header)`` is a ctypes argument holding it, whatever the layout, read without the buffer protocol:
+# about 0.1 µs (:func:`_data_pointer`).  That is checked once, below, against
+# ``__array_interface__``; where it does not hold, a writable array laid by rows lends its buffer as
+# a ctypes array of no length (``(c_char * 0).from_buffer``, about 0.2 µs), which ctypes passes as
+# its address; one laid by columns lends its transpose's (the same address); any other (or a
+# read-only one, where ``from_buffer`` raises TypeError and the caller takes the long way) its
+# ``__array_interface__`` address, about 1 µs.
+_lend_buffer = (ctypes.c_char * 0).from_buffer
+_pointer_at = _void_p.from_address
+_HEADER = object.__basicsize__     # (PyObject_HEAD: the reference count and the type)
+
+
+def _data_pointer(a):
+    """``a``'s first element's address as a ctypes argument.  It does not keep ``a`` alive: the
+    caller holds ``a`` (a name, not a temporary) until MKL has returned."""
+    return _pointer_at(id(a) + _HEADER)
 
 
 def _lend_columns(a):
-    return _lend_rows(a.T)
+    return _lend_buffer(a.T)
 
 
 def _lend_any(a):
     return _void_p(a.__array_interface__["data"][0])
 
 
+def _reads_the_struct():
+    """Does :func:`_data_pointer` give numpy's data pointer here (CPython, numpy's struct as documented)?"""
+    if sys.implementation.name != "cpython":
+        return False
+    base = np.arange(24.0).reshape(4, 6)
+    read_only = base[1:, ::2]
+    read_only.flags.writeable = False
+    return all(_data_pointer(x).value == x.__array_interface__["data"][0] for x in (base, base.T, base[1:, 3:], read_only))
+
+
+_READS_THE_STRUCT = _reads_the_struct()
+_lend_rows = _data_pointer if _READS_THE_STRUCT else _lend_buffer    # (an array laid by rows, writable)
+
+
 def lender(a):
     """The cheapest function handing MKL the first element of an array laid out as ``a`` is
-    (``lender(a)(a)``: a ctypes argument); for a writable one laid by rows or by columns, it raises
-    TypeError on a read-only one."""
+    (``lender(a)(a)``: a ctypes argument); one that lends a buffer raises TypeError on a read-only
+    array (which :func:`_data_pointer` never does)."""
+    if _READS_THE_STRUCT:
+        return _data_pointer
     flags = a.flags
-    return _lend_rows if flags.c_contiguous else _lend_columns if flags.f_contiguous else _lend_any
+    return _lend_buffer if flags.c_contiguous else _lend_columns if flags.f_contiguous else _lend_any
 
 
 def routine(kind, dtype):
@@ -308,6 +336,7 @@ def batch_caller(dtype, transa, transb, count, m, n, k, alpha, lda, stride_a, ld
                                        for stride in (stride_a, stride_b, stride_c))
 
     def run(a, b, c):
-        fn(*head, _lend_rows(offsets_a + pointer(a)), lda, _lend_rows(offsets_b + pointer(b)),
-           ldb, beta, _lend_rows(offsets_c + pointer(c)), ldc, groups, sizes)
+        # (arrays of pointers made here: each lends its buffer, which keeps it alive through the call)
+        fn(*head, _lend_buffer(offsets_a + pointer(a)), lda, _lend_buffer(offsets_b + pointer(b)),
+           ldb, beta, _lend_buffer(offsets_c + pointer(c)), ldc, groups, sizes)
     return run

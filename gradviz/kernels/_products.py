@@ -444,10 +444,12 @@ def _gemm_operands(m1, m2):
 # call, so that is done once per (shapes, strides, dtypes) of the operands and remembered: the
 # plan is the routine, its integer arguments, and the cheapest lender of each operand's address
 # (_mkl.lender), and which operands gemm cannot read as they lie and gets copied by rows.  A
-# call then allocates the result, asks the lenders and calls MKL: about 2.3 µs for a 2x2 product
-# here, where the floor through ctypes is about 1.45 (a ctypes call with 14 arguments 0.5, MKL's
-# own 2x2 sgemm 0.15, three addresses 0.2 each, the result's allocation 0.15; numpy's matmul takes
-# 0.65 in all).  A read-only operand read as it lies (its lender refuses it) takes the long way.
+# call then allocates the result, asks the lenders and calls MKL: about 2.2 µs for a 2x2 product
+# here, where the floor through ctypes is about 1.2 (a ctypes call with 14 arguments 0.5, MKL's
+# own 2x2 sgemm 0.15, three addresses 0.1 each, read from numpy's array struct, the result's
+# allocation 0.15; numpy's matmul takes 0.65 in all).  Where the addresses are lent as buffers
+# instead (:func:`gradviz.kernels._mkl.lender`), a read-only operand read as it lies (its lender
+# refuses it) takes the long way.
 
 _PLANS = {}
 _MAX_PLANS = 4096     # (a program that multiplies ever new shapes starts over, rather than grow)

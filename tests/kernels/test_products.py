@@ -5,6 +5,8 @@ Their agreement with torch is asserted in ``test_vecmath.py`` (every shape class
 the plan is compared with the long way it short-cuts, so a wrong plan fails even without torch.
 """
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,8 @@ def _long_way(monkeypatch, product):
 def test_planned_products_as_worked_out(monkeypatch, dtype):
     """mm and addmm by plan, first and later calls, equal the long way bit for bit for every layout
     of both operands, vectors (one row, one column, inner dimension 1) included; all are planned
-    but those reading a read-only operand as it lies (they take the long way)."""
+    (where addresses are lent as buffers, not read from numpy's struct, all but those reading a
+    read-only operand as it lies: they take the long way)."""
     rng = np.random.default_rng(3)
     for rows, k, cols in [(2, 2, 2), (32, 2, 16), (32, 16, 1), (1, 16, 16), (5, 1, 4), (1, 1, 1), (7, 33, 9)]:
         bias = rng.standard_normal(cols).astype(dtype)
@@ -180,3 +183,29 @@ def test_planned_batched_products_as_worked_out(monkeypatch, dtype):
                     assert got.dtype == want.dtype and got.shape == want.shape
                     assert np.array_equal(np.ascontiguousarray(got).view(np.uint8),
                                           np.ascontiguousarray(want).view(np.uint8)), (count, rows, k, cols)
+
+
+def _address(argument):
+    """The address a ctypes argument made by a lender hands MKL."""
+    return argument.value if isinstance(argument, ctypes.c_void_p) else ctypes.addressof(argument)
+
+
+@pytest.mark.parametrize("struct", [True, False], ids=["read from numpy's struct", "lent as buffers"])
+def test_lenders_hand_mkl_each_arrays_first_element(monkeypatch, struct):
+    """Each array's lender hands MKL the address of its first element, as numpy's
+    ``__array_interface__`` gives it, for every layout the products meet: read from numpy's array
+    struct (any layout, read-only included), or, where that is not checked to hold, lent as a
+    buffer (rows, columns; a read-only one refused with TypeError) or by ``__array_interface__``."""
+    if not struct:
+        monkeypatch.setattr(_mkl, "_READS_THE_STRUCT", False)
+    else:
+        assert _mkl._READS_THE_STRUCT or pytest.skip("this Python's arrays are not read through their struct")
+    rng = np.random.default_rng(8)
+    for x in _layouts(rng, 5, 3, np.float32) + [np.full((), 2.0), np.ones(0)[:0]]:
+        lend = _mkl.lender(x)
+        if not struct and not x.flags.writeable and (x.flags.c_contiguous or x.flags.f_contiguous):
+            with pytest.raises(TypeError):
+                lend(x)
+            continue
+        if x.size or struct:
+            assert _address(lend(x)) == x.__array_interface__["data"][0], x.strides
