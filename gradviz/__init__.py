@@ -26,8 +26,6 @@ from .autograd.engine import apply
 from ._activation_functions import celu, celu_, selu, selu_
 from ._format import get_printoptions, printoptions, set_printoptions
 from ._matmul_and_joins import cat, chunk, concat, concatenate, ger, hstack, matmul, outer, split, stack, unbind, vstack, where
-from ._legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
-                      ShortTensor)
 from ._table_functions import *  # noqa: F401,F403 -- gradviz.exp(x) for x.exp(), made from the op table
 from ._types import Size, device, layout, return_types, strided
 from .kernels import get_num_threads, set_num_threads
@@ -46,7 +44,6 @@ from .tensor import Tensor
 # gradviz.optim.lr_scheduler (not a second copy of its file).
 from . import _lazy  # noqa: E402,I001
 _lazy.install()
-from ._devices import accelerator, backends, cuda  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -59,9 +56,20 @@ short = int16
 contiguous_format, preserve_format = "contiguous_format", "preserve_format"   # memory formats
 
 
+# Names whose module loads the first time one of them is read (issue 16): the legacy constructors
+# (FloatTensor...) and the accelerators gradviz does not have (cuda, accelerator, backends); then
+# an ordinary attribute.
+_ON_FIRST_USE = {**dict.fromkeys(("BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "IntTensor",
+                                  "LongTensor", "ShortTensor"), "_legacy"),
+                 **dict.fromkeys(("accelerator", "backends", "cuda"), "_devices")}
+
+
 def __getattr__(name):
     # The drawing and widget layers import graphviz/anywidget: load them only when asked for.
     # (importlib, not ``from . import x``: that form asks this very __getattr__ first, forever)
+    if name in _ON_FIRST_USE:
+        value = globals()[name] = getattr(_lazy.submodule(__name__, _ON_FIRST_USE[name]), name)
+        return value
     if name in ("draw", "Graph", "build_graph"):
         return getattr(_importlib.import_module(__name__ + ".drawing"), name)
     if name in ("animate", "AutogradWidget", "practice"):
@@ -83,7 +91,7 @@ def __getattr__(name):
 
 def __dir__():
     # torch.<Tab> in Jupyter lists nn, optim... before their first use, as PyTorch's does
-    return sorted(set(globals()) | {"linalg", "nn", "optim", "utils"})
+    return sorted(set(globals()) | {"linalg", "nn", "optim", "utils"} | set(_ON_FIRST_USE))
 
 
 # The public API: every name above that does not start with "_", but for modules other than
@@ -92,5 +100,5 @@ def __dir__():
 # are public too but stay out: a star import must not load the drawing layer, nor fail without it.
 __all__ = sorted(n for n, v in globals().items()
                  if not n.startswith("_") and not hasattr(_builtins, n)
-                 and (not isinstance(v, _ModuleType) or n == "autograd")) + ["load", "save"]
+                 and (not isinstance(v, _ModuleType) or n == "autograd")) + ["load", "save", *_ON_FIRST_USE]
 __all__.sort()

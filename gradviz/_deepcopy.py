@@ -11,8 +11,6 @@ Traceback (most recent call last):
 RuntimeError: Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001
 """
 
-import copy
-
 __all__ = ["deepcopy_leaf"]
 
 NOT_A_LEAF = (
@@ -36,5 +34,6 @@ def deepcopy_leaf(t, memo):
     memo[id(t)] = new
     if t._grad is not None:
         new._grad = deepcopy_leaf(t._grad, memo)
+    import copy      # (copy.deepcopy is what calls this, so it is loaded; not at import gradviz: issue 16)
     new.__dict__.update(copy.deepcopy(t.__dict__, memo))
     return new

@@ -14,7 +14,9 @@ LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.da
         "gradviz.autograd.graph", "gradviz.autograd.function", "gradviz.autograd.double_backward",
         "gradviz._recorded",
         # kernels a first lesson does not reach (kernels.ON_FIRST_USE): norms, LayerNorm, LAPACK, two losses
-        "gradviz.kernels._norms", "gradviz.kernels._layer_norm", "gradviz.kernels._lapack", "gradviz.kernels._losses")
+        "gradviz.kernels._norms", "gradviz.kernels._layer_norm", "gradviz.kernels._lapack", "gradviz.kernels._losses",
+        # the legacy constructors (FloatTensor...) and the accelerators gradviz has not (cuda, backends...)
+        "gradviz._legacy", "gradviz._devices")
 
 
 def run(code):
@@ -54,7 +56,7 @@ print(a is nn.Linear, F is functional is torch.nn.functional, optim.SGD.__name__
 # Standard-library and third-party modules that ``import gradviz`` must not load beyond what numpy's
 # own import loads (they cost milliseconds each, or spawn processes: ctypes.util.find_library).
 HEAVY = ("pathlib", "tempfile", "shutil", "importlib.abc", "importlib.resources", "importlib.util", "glob", "subprocess",
-         "ctypes.util", "zipfile", "dataclasses", "urllib.parse", "ipaddress", "email", "http", "json", "random", "bz2", "lzma",
+         "ctypes.util", "zipfile", "dataclasses", "urllib.parse", "ipaddress", "email", "http", "json", "random", "bz2", "lzma", "copy",
          "hypothesis", "graphviz", "anywidget", "traitlets", "ipywidgets", "IPython", "torch", "html", "xml")
 
 
@@ -99,6 +101,22 @@ except AttributeError as e:
     print(e)
 """) == ("False True True vector_norm True 8.0 [[0.5, 0.0], [0.0, 0.25]]\n"
          "module 'gradviz.kernels' has no attribute 'nothing'")
+
+
+def test_names_on_first_use_are_the_very_objects():
+    """FloatTensor, cuda, backends...: read through the package face's __getattr__ once, then
+    ordinary attributes, in ``dir`` and ``__all__`` from the start, as in PyTorch."""
+    assert run("""
+import sys, gradviz as torch
+listed = all(n in dir(torch) and n in torch.__all__ for n in ('FloatTensor', 'LongTensor', 'cuda', 'backends', 'accelerator'))
+loaded = 'gradviz._legacy' in sys.modules or 'gradviz._devices' in sys.modules
+from gradviz import FloatTensor
+x = torch.tensor([1., 2.])
+torch.backends.cudnn.deterministic = True
+print(listed, loaded, FloatTensor is torch.FloatTensor is sys.modules['gradviz._legacy'].FloatTensor,
+      isinstance(x, torch.FloatTensor), isinstance(x, torch.LongTensor), torch.cuda.is_available(),
+      torch.backends.cudnn.deterministic, torch.cuda is sys.modules['gradviz._devices'].cuda, x.type(torch.DoubleTensor).dtype)
+""") == "True False True True False False True True gradviz.float64"
 
 
 def test_lazy_paths_are_one_module_each_way():
