@@ -80,13 +80,14 @@ class Op:
     #                              a node of the gradient's own graph under create_graph=True
 
     def __init__(self, key, name, symbol, forward, vjps, uses, latex, dlatex, **others):
+        if not _FIELD_NAMES.issuperset(others):
+            for field in others:
+                if field not in _FIELD_NAMES and field not in type(self).__annotations__:   # (a subclass's own fields)
+                    raise TypeError(f"Op.__init__() got an unexpected keyword argument '{field}'")
         fields = vars(self)
         fields.update(key=key, name=name, symbol=symbol, forward=forward, vjps=vjps, uses=uses, latex=latex,
                       dlatex=dlatex, params={}, saved={})
-        for field, value in others.items():
-            if field not in _FIELDS and field not in type(self).__annotations__:   # (a subclass's own fields)
-                raise TypeError(f"Op.__init__() got an unexpected keyword argument '{field}'")
-            fields[field] = value
+        fields.update(others)
 
     def __setattr__(self, field, value):
         raise AttributeError(f"cannot assign to field '{field}': an op-table entry does not change")
@@ -110,6 +111,7 @@ class Op:
 
 
 _FIELDS = tuple(Op.__annotations__)    # key, name, ..., in_rules: what Op() takes, in order
+_FIELD_NAMES = frozenset(_FIELDS)      # (checked for each of the ~180 entries at import gradviz)
 
 
 class Meta:

@@ -284,6 +284,10 @@ LAZY = {
     ("gradviz.__main__", "gradviz.slides"): "the command line loads the deck builder (nbconvert) only for `slides`",
     ("gradviz.trace", "gradviz.trace.torch_engine"): "PyTorch's adapter only when handed torch tensors",
     ("gradviz.slides", "gradviz.widget.standalone"): "a deck inlines the widget's page only when it has widgets",
+    ("gradviz.kernels._activations", "gradviz.kernels._onednn"):
+        "oneDNN's gelu polynomials load with the first gelu that needs them, not at import gradviz (issue 16)",
+    ("gradviz.kernels._activations", "gradviz.kernels._sleef_hyperbolic"):
+        "SLEEF's tanh and expm1 load with the first activation that needs them (elu, mish...), not at import gradviz",
     ("gradviz.autograd._backward_grad", "gradviz.autograd.double_backward"):
         "create_graph=True's recorded steps (and _recorded's tensors) load on first use, not at import gradviz",
 }

@@ -15,6 +15,7 @@ LAZY = ("gradviz.serialization", "gradviz.optim.lr_scheduler", "gradviz.utils.da
         "gradviz._recorded",
         # kernels a first lesson does not reach (kernels.ON_FIRST_USE): norms, LayerNorm, LAPACK, two losses
         "gradviz.kernels._norms", "gradviz.kernels._layer_norm", "gradviz.kernels._lapack", "gradviz.kernels._losses",
+        "gradviz.kernels._onednn", "gradviz.kernels._sleef_hyperbolic",      # (gelu's, elu's and mish's)
         # the legacy constructors (FloatTensor...) and the accelerators gradviz has not (cuda, backends...)
         "gradviz._legacy", "gradviz._devices")
 

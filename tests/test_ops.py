@@ -528,3 +528,11 @@ def test_float_to_double_and_back_carries_the_gradient():
     y.backward()
     assert x.grad.dtype is gradviz.float32 and x.grad.tolist() == [3.0, 4.0]
     assert type(y.grad_fn.next_functions[0][0]).__name__ == "ToCopyBackward0"
+
+
+def test_an_entry_takes_its_fields_and_refuses_others():
+    from gradviz._op import Op
+    entry = Op("k", "KBackward0", "k", np.negative, (lambda g, y, a: -g,), ("",), "-@0", ("-1",), method="k", precedence=2)
+    assert (entry.method, entry.precedence, entry.params, entry.inplace) == ("k", 2, {}, False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'methd'"):
+        Op("k", "KBackward0", "k", np.negative, (lambda g, y, a: -g,), ("",), "-@0", ("-1",), methd="k")

@@ -26,7 +26,7 @@ float32 gelu of a contiguous tensor of two or more elements is oneDNN's in PyTor
 
 import numpy as np
 
-from . import _libm, _onednn, _sleef, _sleef_hyperbolic, _vml
+from . import _libm, _sleef, _vml
 from ._blend import clamp
 from ._numerics import fma32, fma64
 from ._threads import _GRAIN, _chunk, _vector, get_num_threads
@@ -168,6 +168,7 @@ def elu(a, alpha=1.0, scale=1.0, input_scale=1.0):
     """scale·x for x >= 0, else (e^{x·input_scale} − 1)·alpha·scale, with expm1: the C library's on
     single numbers; on vectors SLEEF's (:mod:`._sleef_hyperbolic`)."""
     neg, pos, ipt = _elu_coefficients(a, alpha, scale, input_scale)
+    from . import _sleef_hyperbolic     # (SLEEF's expm1 and tanh: loaded with the first activation that needs them)
     return _pointwise(lambda x: np.where(x >= 0, x * pos, _sleef_hyperbolic.expm1(x * ipt) * neg),
                       lambda x: np.where(x < 0, _libm.expm1(x * ipt) * neg, x * pos), a)
 
@@ -266,6 +267,7 @@ def _vec_erf(x):
 
 def _vec_tanh(x):
     """``Vectorized<T>::tanh`` is SLEEF's tanh (u10), re-derived (:mod:`._sleef_hyperbolic`)."""
+    from . import _sleef_hyperbolic
     return _sleef_hyperbolic.tanh(x)
 
 
@@ -302,6 +304,7 @@ def gelu(a, approximate="none"):
     float32 with approximate='none', contiguous, of more than one element: oneDNN's kernel, as PyTorch
     (:mod:`._onednn`)."""
     if _uses_onednn(np.asarray(a), approximate):
+        from . import _onednn     # (oneDNN's polynomials: loaded with the first gelu that needs them)
         return _onednn.gelu_erf(a)
     dt = a.dtype.type
     half, one = dt(0.5), dt(1)
@@ -323,6 +326,7 @@ def gelu_backward(g, a, approximate="none"):
     """g·(Φ(x) + x·φ(x)); approximate='tanh': the derivative of the tanh form, step by step as the kernel
     (oneDNN's where PyTorch calls it, as for the forward)."""
     if _uses_onednn(np.asarray(a), approximate):
+        from . import _onednn
         shape = np.broadcast_shapes(np.shape(g), np.shape(a))
         return np.broadcast_to(_onednn.gelu_erf_backward(g, a), shape).astype(_f)
     dt = g.dtype.type
