@@ -58,22 +58,29 @@ def per_call(*fns, rounds=7, min_time=0.05):
 
 
 def import_times(modules, runs=7):
-    """{module: the median CPU seconds of ``import module`` in a fresh interpreter (None: not
-    importable)}.  The modules take turns, round after round, so that a machine busier at one
-    moment slows them alike; a first round, not counted, writes the bytecode caches."""
+    """{module: (the median CPU seconds of ``import module`` in a fresh interpreter, of the thread that
+    imports; the same counting every thread of the process) (None: not importable)}.  The modules take
+    turns, round after round, so that a machine busier at one moment slows them alike; a first round,
+    not counted, writes the bytecode caches.
+
+    The two differ by the threads numpy's OpenBLAS starts when it loads: they spin, waiting for work,
+    on the other cores while the import goes on, so the whole process's CPU time adds up to about
+    twice the time taken after numpy's own import (one more core busy) -- time nobody waits for.
+    The importing thread's CPU time is the time a student waits on a machine to themselves."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="")
     times = {m: [] for m in modules}
     for round_ in range(runs + 1):
         for module in modules:
             if times[module] is None:
                 continue
-            code = f"import time; t = time.process_time(); import {module}; print(time.process_time() - t)"
+            code = (f"import time; t, p = time.thread_time(), time.process_time(); import {module}; "
+                    "print(time.thread_time() - t, time.process_time() - p)")
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
             if out.returncode:
                 times[module] = None
             elif round_:
-                times[module].append(float(out.stdout))
-    return {m: None if t is None else statistics.median(t) for m, t in times.items()}
+                times[module].append([float(x) for x in out.stdout.split()])
+    return {m: None if t is None else tuple(statistics.median(x) for x in zip(*t)) for m, t in times.items()}
 
 
 # --- small ops, forward and backward -------------------------------------------------------------
@@ -311,7 +318,8 @@ def main():
     rows.append(("MLP 2-16-16-1 step, batch 32", g, t[0] if t else None, n))
     # gradviz's import includes numpy's: the numpy column is the floor a numpy library starts from
     imports = import_times(("gradviz", "torch", "numpy") if torch is not None else ("gradviz", "numpy"))
-    rows.insert(0, ("import (fresh interpreter)", imports["gradviz"], imports.get("torch"), imports["numpy"]))
+    for k, name in enumerate(("import (fresh interpreter)", "  the same, all threads' CPU")):
+        rows.insert(k, (name, *[None if imports.get(m) is None else imports[m][k] for m in ("gradviz", "torch", "numpy")]))
 
     print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
           f"Python {sys.version.split()[0]}")
