@@ -342,7 +342,8 @@ def apply_node(node, g):
             grads.append(None)
             continue
         rule = rules[i] if i < len(rules) else rules[-1]      # (op.vjp(i))
-        gi = rule(g, out, *args, i=i, **params) if variadic else rule(g, out, *args, **params)
+        gi = rule(g, out, *args, i=i, **params) if variadic else rule(g, out, *args, **params) if params \
+            else rule(g, out, *args)     # (no keywords: the quicker call)
         if gi is None:           # (a custom Function's backward may give an input no gradient)
             grads.append(None)
             continue
