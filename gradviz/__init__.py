@@ -25,8 +25,11 @@ from ._dtype import (bool, dtype, finfo, float16, float32, float64, get_default_
 from .autograd.engine import apply
 from ._activation_functions import celu, celu_, selu, selu_
 from ._format import get_printoptions, printoptions, set_printoptions
-from ._matmul_and_joins import cat, chunk, concat, concatenate, ger, hstack, matmul, outer, split, stack, unbind, vstack, where
-from ._table_functions import *  # noqa: F401,F403 -- gradviz.exp(x) for x.exp(), made from the op table
+from ._matmul_and_joins import cat, concat, concatenate, ger, hstack, outer, stack, vstack
+# gradviz.exp(x) for x.exp(), made from the op table on first use (__getattr__ below); chunk, matmul,
+# split, unbind and where among them (they take out=)
+from . import _table_functions
+from ._table_functions import is_tensor
 from ._types import Size, device, layout, return_types, strided
 from .kernels import get_num_threads, set_num_threads
 from .autograd import (Variable, enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -67,6 +70,9 @@ _ON_FIRST_USE = {**dict.fromkeys(("BoolTensor", "ByteTensor", "CharTensor", "Dou
 def __getattr__(name):
     # The drawing and widget layers import graphviz/anywidget: load them only when asked for.
     # (importlib, not ``from . import x``: that form asks this very __getattr__ first, forever)
+    if name in _table_functions.NAMES:
+        value = globals()[name] = _table_functions.function(name)
+        return value
     if name in _ON_FIRST_USE:
         value = globals()[name] = getattr(_lazy.submodule(__name__, _ON_FIRST_USE[name]), name)
         return value
@@ -91,7 +97,7 @@ def __getattr__(name):
 
 def __dir__():
     # torch.<Tab> in Jupyter lists nn, optim... before their first use, as PyTorch's does
-    return sorted(set(globals()) | {"linalg", "nn", "optim", "utils"} | set(_ON_FIRST_USE))
+    return sorted(set(globals()) | {"linalg", "nn", "optim", "utils"} | set(_ON_FIRST_USE) | _table_functions.NAMES)
 
 
 # The public API: every name above that does not start with "_", but for modules other than
@@ -101,4 +107,5 @@ def __dir__():
 __all__ = sorted(n for n, v in globals().items()
                  if not n.startswith("_") and not hasattr(_builtins, n)
                  and (not isinstance(v, _ModuleType) or n == "autograd")) + ["load", "save", *_ON_FIRST_USE]
+__all__ += [n for n in _table_functions.NAMES if n not in __all__ and not hasattr(_builtins, n)]
 __all__.sort()

@@ -1,6 +1,13 @@
 """``gradviz.exp(x)`` for ``x.exp()``: the ``torch.*`` functions that are a method under another
 spelling, made from the op table (every entry marked ``function=True``) and from a short list of
 methods that are not table entries.
+
+Their names (:data:`NAMES`) are known at ``import gradviz``; each function is made the first time it
+is asked for (:func:`function`, which the package face's ``__getattr__`` calls), so the import does
+not make some 150 functions a lesson mostly never calls (issue 16).
+
+>>> function("exp") is function("exp"), function("exp").__name__
+(True, 'exp')
 """
 
 import functools
@@ -99,9 +106,24 @@ def _function_names():
                     "eq ne lt le gt ge is_floating_point logical_not logical_and logical_or fill_ zero_").split()
 
 
-FUNCTIONS = {name: _method(name) for name in _function_names()}
-# written out: matmul dispatches, where takes a condition
-FUNCTIONS.update(matmul=_with_out("matmul", matmul), where=_with_out("where", where))
-FUNCTIONS = {name: accepting_numpy_names(fn) for name, fn in FUNCTIONS.items()}
-globals().update(FUNCTIONS)
-__all__ = sorted(FUNCTIONS) + ["is_tensor"]
+_WRITTEN_OUT = {"matmul": matmul, "where": where}     # matmul dispatches, where takes a condition
+NAMES = frozenset(_function_names()) | frozenset(_WRITTEN_OUT)
+FUNCTIONS = {}      # name -> gradviz.<name>, once made by function()
+
+
+def function(name):
+    """``gradviz.<name>`` (one of :data:`NAMES`), made the first time it is asked for, the same after."""
+    fn = FUNCTIONS.get(name)
+    if fn is None:
+        made = _with_out(name, _WRITTEN_OUT[name]) if name in _WRITTEN_OUT else _method(name)
+        fn = FUNCTIONS[name] = accepting_numpy_names(made)
+    return fn
+
+
+def __getattr__(name):
+    if name in NAMES:
+        return function(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["NAMES", "FUNCTIONS", "function", "is_tensor"]

@@ -120,6 +120,21 @@ print(listed, loaded, FloatTensor is torch.FloatTensor is sys.modules['gradviz._
 """) == "True False True True False False True True gradviz.float64"
 
 
+def test_torch_functions_are_made_on_first_use():
+    """gradviz.exp, gradviz.matmul...: named at import (dir, __all__), each made the first time it is
+    read and the very same function after; numpy's keyword names and out= as before."""
+    assert run("""
+import gradviz as torch
+from gradviz import _table_functions as table
+made_at_import = len(table.FUNCTIONS)
+f = torch.exp
+out = torch.empty(2)
+torch.matmul(torch.eye(2), torch.ones(2), out=out)
+print(made_at_import, f is torch.exp is table.function('exp'), 'exp' in dir(torch) and 'exp' in torch.__all__,
+      sorted(table.FUNCTIONS), torch.sum(torch.ones(2, 3), axis=1).tolist(), out.tolist())
+""") == "0 True True ['exp', 'matmul'] [3.0, 3.0] [1.0, 1.0]"
+
+
 def test_lazy_paths_are_one_module_each_way():
     assert run("""
 import gradviz
