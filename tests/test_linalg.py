@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -281,9 +281,10 @@ def test_one_long_output_is_cut_between_threads_as_torch_cuts_it(n, ord):
 def test_gradients_match_finite_differences(a, signs, ord, dim):
     flips = np.array([1 if signs >> i & 1 else -1 for i in range(a.size)]).reshape(a.shape)
     x = gradviz.tensor(a * flips, requires_grad=True)
-    assume_no_ties = ord not in (float("inf"),) or len(np.unique(np.abs(a))) == a.size
-    if assume_no_ties:
-        assert gradviz.autograd.gradcheck(lambda t: gradviz.linalg.vector_norm(t, ord, dim), (x,))
+    if ord == float("inf"):    # the largest |x| must stay the largest within gradcheck's steps (1e-6):
+        # values a few ulps apart are a tie to finite differences, not to the exact gradient
+        assume(a.size == 1 or np.diff(np.sort(np.abs(a), axis=None)).min() > 1e-4)
+    assert gradviz.autograd.gradcheck(lambda t: gradviz.linalg.vector_norm(t, ord, dim), (x,))
 
 
 @settings(max_examples=40, deadline=None)
