@@ -84,9 +84,10 @@ class Op:
             for field in others:
                 if field not in _FIELD_NAMES and field not in type(self).__annotations__:   # (a subclass's own fields)
                     raise TypeError(f"Op.__init__() got an unexpected keyword argument '{field}'")
-        fields = vars(self)
+        fields = vars(self)     # (every field in the entry's own dict, defaults too: CPython 3.11 reads an
+        fields.update(_DEFAULTS)  # instance's own attribute fast, one left to its class slowly, and the
         fields.update(key=key, name=name, symbol=symbol, forward=forward, vjps=vjps, uses=uses, latex=latex,
-                      dlatex=dlatex, params={}, saved={})
+                      dlatex=dlatex, params={}, saved={})   # engine reads op.is_view... at every op)
         fields.update(others)
 
     def __setattr__(self, field, value):
@@ -112,6 +113,7 @@ class Op:
 
 _FIELDS = tuple(Op.__annotations__)    # key, name, ..., in_rules: what Op() takes, in order
 _FIELD_NAMES = frozenset(_FIELDS)      # (checked for each of the ~180 entries at import gradviz)
+_DEFAULTS = {f: getattr(Op, f) for f in _FIELDS if hasattr(Op, f)}
 
 
 class Meta:

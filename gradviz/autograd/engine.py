@@ -57,7 +57,7 @@ def apply(op, inputs, arrays=None, **params):
         own = arrays = [inputs[0]._data, inputs[1]._data] if len(inputs) == 2 else [t._data for t in inputs]
     else:   # (the layout PyTorch gives a pointwise result is that of the inputs before promotion)
         own = [t._data for t in inputs] if op.inputs in _layout.POINTWISE else arrays
-    out = op.forward(*arrays, **params)
+    out = op.forward(*arrays, **params) if params else op.forward(*arrays)   # (no empty ** to unpack)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if (out.ndim > 1 or not out.flags.c_contiguous) and not (op.is_view or op.column_major):
