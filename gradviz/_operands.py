@@ -107,7 +107,7 @@ def _binary(key, a, b, float_result=False, **params):
 
 def _floating(t):
     """Unary maths on an integer tensor happens in the default float dtype, as in PyTorch."""
-    if t.dtype.is_floating_point:
+    if t._data.dtype.kind == "f":     # (its dtype's is_floating_point, without making the dtype)
         return None
     return [t._data.astype(_dtype.get_default_dtype().np)]
 

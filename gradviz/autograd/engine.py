@@ -53,8 +53,10 @@ def apply(op, inputs, arrays=None, **params):
     ``arrays`` are the inputs' values when they differ from ``t._data`` (promoted to one dtype);
     the result is a tensor of the inputs' own class.
     """
-    if arrays is None:   # (every op passes here: written for CPython's speed, two inputs the most usual)
-        own = arrays = [inputs[0]._data, inputs[1]._data] if len(inputs) == 2 else [t._data for t in inputs]
+    if arrays is None:   # (every op passes here: written for CPython's speed, whose comprehensions are calls)
+        n = len(inputs)
+        own = arrays = [inputs[0]._data] if n == 1 else [inputs[0]._data, inputs[1]._data] if n == 2 \
+            else [t._data for t in inputs]
     else:   # (the layout PyTorch gives a pointwise result is that of the inputs before promotion)
         own = [t._data for t in inputs] if op.inputs in _layout.POINTWISE else arrays
     out = op.forward(*arrays, **params) if params else op.forward(*arrays)   # (no empty ** to unpack)

@@ -111,9 +111,6 @@ class AccumulateGrad(Node):
 
     variable = _read_only("_variable", "variable", "The leaf whose .grad this node fills")
 
-    def __init__(self, variable):
-        self._variable, self._seq, self._hooks = variable, variable._seq, None
-
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
@@ -165,8 +162,9 @@ def node_class(name, module="builtins"):
 def accumulator(t):
     """The leaf's AccumulateGrad node, shared by every op that uses the leaf (as in PyTorch)."""
     acc = t._acc() if t._acc is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
+    if acc is None:     # (made here, without a constructor's call: every leaf of every new graph has one)
+        acc = object.__new__(AccumulateGrad)
+        acc._variable, acc._seq, acc._hooks = t, t._seq, None
         t._acc = weakref.ref(acc)
     return acc
 
