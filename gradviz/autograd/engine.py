@@ -332,8 +332,9 @@ def apply_node(node, g):
     """Run one node's vector-Jacobian products: the gradient for each of its inputs."""
     saved, metas = node._saved, node._metas
     if node._freed or node._packed is not None or any(saved):
-        saved = check_saved(node)
-        args = [s[0] if s is not None else Meta(*m) for s, m in zip(saved, metas)]
+        saved, args = check_saved(node), []
+        for s, m in zip(saved, metas):     # (a loop, not a comprehension: no call in CPython 3.11)
+            args.append(s[0] if s is not None else Meta(*m))
     else:    # (nothing saved, nothing to check: each input stands in by its shape, dtype and layout)
         args = [*itertools.starmap(Meta, metas)]
     out = saved[-1][0] if saved[-1] is not None else None if node._outs else Meta(*node._out_meta)
