@@ -85,9 +85,9 @@ class Op:
                 if field not in _FIELD_NAMES and field not in type(self).__annotations__:   # (a subclass's own fields)
                     raise TypeError(f"Op.__init__() got an unexpected keyword argument '{field}'")
         fields = vars(self)     # (every field in the entry's own dict, defaults too: CPython 3.11 reads an
-        fields.update(_DEFAULTS)  # instance's own attribute fast, one left to its class slowly, and the
+        fields.update(_DEFAULTS.get(type(self)) or _defaults(type(self)))   # instance's own attribute fast,
         fields.update(key=key, name=name, symbol=symbol, forward=forward, vjps=vjps, uses=uses, latex=latex,
-                      dlatex=dlatex, params={}, saved={})   # engine reads op.is_view... at every op)
+                      dlatex=dlatex, params={}, saved={})   # one left to its class slowly: op.is_view...)
         fields.update(others)
 
     def __setattr__(self, field, value):
@@ -113,7 +113,13 @@ class Op:
 
 _FIELDS = tuple(Op.__annotations__)    # key, name, ..., in_rules: what Op() takes, in order
 _FIELD_NAMES = frozenset(_FIELDS)      # (checked for each of the ~180 entries at import gradviz)
-_DEFAULTS = {f: getattr(Op, f) for f in _FIELDS if hasattr(Op, f)}
+_DEFAULTS = {}     # class -> {field: its default}: Op's, or a subclass's (its own fields and defaults)
+
+
+def _defaults(cls):
+    fields = _FIELDS + tuple(f for f in cls.__annotations__ if f not in _FIELD_NAMES)
+    _DEFAULTS[cls] = {f: getattr(cls, f) for f in fields if hasattr(cls, f)}
+    return _DEFAULTS[cls]
 
 
 class Meta:

@@ -536,3 +536,19 @@ def test_an_entry_takes_its_fields_and_refuses_others():
     assert (entry.method, entry.precedence, entry.params, entry.inplace) == ("k", 2, {}, False)
     with pytest.raises(TypeError, match="unexpected keyword argument 'methd'"):
         Op("k", "KBackward0", "k", np.negative, (lambda g, y, a: -g,), ("",), "-@0", ("-1",), methd="k")
+
+
+def test_an_entry_holds_its_defaults_itself_and_a_subclass_its_own():
+    """Every field is in the entry's own dict (the engine's reads of op.is_view... are then fast in
+    CPython 3.11); a subclass's defaults, its own fields' and those it changes, are the ones it gets."""
+    from gradviz._op import Op
+
+    class Variadic(Op):
+        variadic = True
+        extra: int = 3
+
+    args = ("k", "KBackward0", "k", np.negative, (lambda g, y, a: -g,), ("",), "-@0", ("-1",))
+    entry, sub = Op(*args), Variadic(*args)
+    assert {"is_view", "variadic", "column_major", "inputs"} <= set(vars(entry))
+    assert (entry.variadic, sub.variadic, sub.extra, sub.is_view) == (False, True, 3, False)
+    assert Variadic(*args, variadic=False).variadic is False
