@@ -58,16 +58,19 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
 
     # -- the live buttons ------------------------------------------------------------------------
 
-    def backward(self, retain_graph=None):
+    def backward(self, retain_graph=None, forward_again=None):
         """Run ``root.backward()`` for real (what the button does) and append its frames.
 
-        ``retain_graph`` defaults to the widget's toggle.  An error (a freed graph...) becomes a
-        frame with the engine's message; it is not raised.
+        ``retain_graph`` and ``forward_again`` default to the widget's toggles (the button sends
+        both as they were when it was pressed: a toggle's own update may still be on its way, held
+        back by ipywidgets behind the last one).  An error (a freed graph...) becomes a frame with
+        the engine's message; it is not raised.
         """
         retain = self.retain_graph if retain_graph is None else bool(retain_graph)
+        again = self.forward_again if forward_again is None else bool(forward_again)
         animation = self._animation
         first = animation.runs
-        new, redone = animation.backward(retain, self.forward_again, self.error)
+        new, redone = animation.backward(retain, again, self.error)
         if redone is not None:        # the forward pass ran again: the derivation at the new values
             self.derivation, self.error = redone
         self._append(new, [(k, animation.recorded[k][0]) for k in range(first, animation.runs) if k in animation.recorded])
@@ -99,7 +102,7 @@ class AutogradWidget(anywidget.AnyWidget, WidgetModel):
         kind = content.get("type") if isinstance(content, dict) else None
         try:
             if kind == "backward":
-                self.backward(content.get("retain_graph"))
+                self.backward(content.get("retain_graph"), content.get("forward_again"))
             elif kind == "zero":
                 self.zero_grad()
             elif kind == "expand":            # a folded step, written out op by op (see expand())

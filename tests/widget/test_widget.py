@@ -154,6 +154,23 @@ def test_a_freed_graph_is_a_message_not_a_traceback(seed, capsys):
     assert names["x"].grad.tolist() == [10.0, 10.0]
 
 
+
+def test_the_button_says_what_its_toggles_were_when_pressed(seed):
+    """The toggles' own updates may still be held back by ipywidgets (one sync at a time, the last
+    frame's first) when the press arrives: the press carries them, and they win over the trait."""
+    w, c, names = seed
+    assert w.forward_again                        # the trait still says on: its update is on its way
+    c.from_front_end({"method": "custom", "content": {"type": "backward", "retain_graph": False,
+                                                      "forward_again": False}})
+    c.from_front_end({"method": "custom", "content": {"type": "backward", "retain_graph": False,
+                                                      "forward_again": False}})
+    assert w.frames[-1]["kind"] == "error"
+    assert w.frames[-1]["error"].startswith("Trying to backward through the graph a second time")
+    assert names["x"].grad.tolist() == [10.0, 10.0]
+    c.from_front_end({"method": "custom", "content": {"type": "backward", "retain_graph": False,
+                                                      "forward_again": True}})
+    assert names["x"].grad.tolist() == [20.0, 20.0]   # run again from the leaves, then backward()
+
 def test_notebook_changes_show_up_as_a_frame(seed):
     w, c, names = seed
     root = w._animation.root

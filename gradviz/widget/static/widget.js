@@ -1167,7 +1167,10 @@ function createTalk(ctx) {
     clearTimeout(busyTimer);      // no answer (kernel busy or gone): let the student try again
     busyTimer = setTimeout(ready, 15000);
   }
-  backwardBtn.addEventListener("click", () => ask({ type: "backward", retain_graph: retain.checked }));
+  // (both toggles as they are now: their own updates may still wait behind the last frame's sync,
+  // which ipywidgets sends one at a time, while a message like this one goes at once)
+  backwardBtn.addEventListener("click", () => ask({ type: "backward", retain_graph: retain.checked,
+                                                    forward_again: again.checked }));
   zeroBtn.addEventListener("click", () => ask({ type: "zero" }));
   retain.addEventListener("change", () => { model.set("retain_graph", retain.checked); model.save_changes(); });
   again.addEventListener("change", () => { model.set("forward_again", again.checked); model.save_changes(); });
