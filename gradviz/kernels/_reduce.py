@@ -283,15 +283,10 @@ def sum_to(a, shape):
     >>> sum_to(np.ones((2, 3, 4), np.float32), (3, 1)).tolist()
     [[8.0], [8.0], [8.0]]
     """
-    key = (a.shape, a.strides, a.dtype, shape)
-    run = _SUMS_TO.get(key)
-    if run is None:
-        if len(_SUMS_TO) >= 4096:     # (a program summing ever new shapes starts over, rather than grow)
-            _SUMS_TO.clear()
-        run = _SUMS_TO[key] = _sum_to_plan(*key)
-    return run(a)
+    return _sum_to_plan(a.shape, a.strides, a.dtype, shape)(a)
 
 
+@functools.lru_cache(maxsize=4096)
 def _sum_to_plan(big, strides, dtype, shape):
     """What :func:`sum_to` runs for an array of shape ``big``: a short sum's run straight into
     ``shape``, or :func:`torch_sum` over the summed axes, then reshaped."""
@@ -300,9 +295,6 @@ def _sum_to_plan(big, strides, dtype, shape):
     if plan[0] == "short":        # (its keepdims result holds the same items as ``shape``, in order)
         return functools.partial(_run_short, *plan[1], shape)
     return lambda a: torch_sum(a, axes, keepdims=True).reshape(shape)
-
-
-_SUMS_TO = {}     # (shape, strides, dtype, target) -> run(a)
 
 
 @functools.lru_cache(maxsize=1024)
