@@ -63,7 +63,7 @@ ON_FIRST_USE = {
     **{name: ("_lapack", name) for name in ("det", "det_backward", "inv", "solve", "zero_pivot")},
     **{name: ("_losses", name) for name in ("huber", "huber_backward", "smooth_l1", "smooth_l1_backward")},
 }
-_SUBMODULES_ON_FIRST_USE = ("_norms", "_layer_norm", "_lapack", "_losses")
+_SUBMODULES_ON_FIRST_USE = frozenset(module for module, _ in ON_FIRST_USE.values())
 
 
 def __getattr__(name):
