@@ -105,32 +105,47 @@ def record(op, inputs, arrays, result, params):
     node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
     # each input's edge (an edge may first describe a view anew) and its shape, dtype and layout:
     # what backward knows of a value it did not save
-    edges, metas, nograd = [], [], None
-    for t, a in zip(inputs, arrays):
-        metas.append((a.shape, a.dtype, a.strides))
-        e = edge(t)
-        if e[0] is None:         # (input number len(edges): no gradient goes to it)
-            nograd = {} if nograd is None else nograd
-            nograd[len(edges)] = t
-        edges.append(e)
-    node._edges = edges = tuple(edges)
-    node._metas = tuple(metas)
+    n = len(inputs)
+    if n == 2:      # (most ops: the loop below written out, with no lists to make and copy)
+        t, u = inputs
+        a, b = arrays
+        node._metas = ((a.shape, a.dtype, a.strides), (b.shape, b.dtype, b.strides))
+        node._edges = edges = (edge(t), edge(u))
+        nograd = None if edges[0][0] is not None and edges[1][0] is not None else \
+            {k: x for k, x in enumerate(inputs) if edges[k][0] is None}
+    elif n == 1:
+        t = inputs[0]
+        a = arrays[0]
+        node._metas = ((a.shape, a.dtype, a.strides),)
+        node._edges = edges = (edge(t),)
+        nograd = None if edges[0][0] is not None else {0: t}
+    else:
+        edges, metas, nograd = [], [], None
+        for t, a in zip(inputs, arrays):
+            metas.append((a.shape, a.dtype, a.strides))
+            e = edge(t)
+            if e[0] is None:         # (input number len(edges): no gradient goes to it)
+                nograd = {} if nograd is None else nograd
+                nograd[len(edges)] = t
+            edges.append(e)
+        node._edges = edges = tuple(edges)
+        node._metas = tuple(metas)
     node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
     node._freed, node._hooks, node._packed = False, None, None
     # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
     # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
     if nograd is None:     # (the usual case: every input has an edge, which the count of them says)
-        node._nograd_inputs, key = _NO_INPUTS, (op, len(edges))
+        node._nograd_inputs, key = _NO_INPUTS, (op, n)
     else:                  # (the data a model is fed, a target: inputs numbered in nograd have none)
-        node._nograd_inputs, key = nograd, (op, len(edges), tuple(nograd))
+        node._nograd_inputs, key = nograd, (op, n, tuple(nograd))
     plan = _SAVE_PLANS.get(key)
     if plan is None:   # (worked out once per op and inputs needed)
-        plan = _SAVE_PLANS[key] = _save_plan(op, [i not in node._nograd_inputs for i in range(len(edges))])
-    saved = [None] * (len(inputs) + 1)
+        plan = _SAVE_PLANS[key] = _save_plan(op, [i not in node._nograd_inputs for i in range(n)])
+    saved = [None] * (n + 1)
     for k in plan:
         if k == -1:
             saved[-1] = (result._data, result._vbox, result._vbox[0], None)
-        elif k < len(inputs):    # (a variadic op's rule may read inputs it was not given this time)
+        elif k < n:    # (a variadic op's rule may read inputs it was not given this time)
             t = inputs[k]
             saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
     node._saved = saved
@@ -138,7 +153,7 @@ def record(op, inputs, arrays, result, params):
     node._out_meta, node._out, node._outs = (out.shape, out.dtype), weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
     if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
-        _hooks.pack_saved(node, [k for k in grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
+        _hooks.pack_saved(node, [k for k in grad_order(op, n)] + [-1], *_hooks.saved_hooks[-1])
     return node
 
 
@@ -218,10 +233,11 @@ def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
     ``receive`` and ``run_hooked``, as in its loop; any other node just runs its rules, and a leaf
     without hooks just adds into ``.grad``.  As in PyTorch, what a node saved is freed as soon as
     it has run (unless ``retain_graph``)."""
+    heappop, heappush = heapq.heappop, heapq.heappush
     if leaves:
         _plain_leaves(leaves, buffers, roots)
     while ready:
-        node = heapq.heappop(ready)[1]
+        node = heappop(ready)[1]
         g = buffers.pop(node, None)
         if g is None:         # (no gradient reached it: none goes on from it)
             grads = [None] * len(node._edges)
@@ -234,7 +250,20 @@ def _run_plain(roots, buffers, deps, leaves, ready, retain_graph):
                 grads = run_hooked(node, receive(node, g, False, None, wrap), apply_node, wrap)[1]
             if not retain_graph:
                 node._release()
-        send_on(node, grads, buffers, deps, leaves, ready)
+        for (fn, k), gi in zip(node._edges, grads):    # (send_on, written out for the plain pass)
+            if fn is None:
+                continue
+            if gi is not None:
+                if fn._outs is None:
+                    buffers[fn] = buffers[fn] + gi if fn in buffers else gi
+                else:
+                    add_gradient(buffers, fn, gi, k)
+            waiting = deps[fn] = deps[fn] - 1
+            if not waiting:
+                if type(fn) is AccumulateGrad:
+                    leaves.append(fn)
+                else:
+                    heappush(ready, (-fn._seq, fn))
         if leaves:       # the leaves this node made ready, at once (PyTorch's order)
             _plain_leaves(leaves, buffers, roots)
 
