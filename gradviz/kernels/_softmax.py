@@ -17,7 +17,6 @@ softmax's gradient, sigmoid over 32,768 elements), the last bits depend on the t
 """
 
 import math
-import sys
 
 import numpy as np
 
@@ -183,40 +182,66 @@ def _fma_down(g, y, dim):
     return np.expand_dims(acc, dim)
 
 
-_LITTLE = sys.byteorder == "little"
 _LOW29_32, _MID_LOW_32 = np.uint32(_LOW29), np.uint32(_MID_LOW)   # (a float64's low word: a float32 midpoint)
+_BLOCK = 2 ** 15    # float64 sums a block of rows (256 kB): they stay in the core's cache between passes
 
 
 def _fma_chain32(g, y):
     r"""float32 :math:`a_j = \mathrm{fl}(g_j y_j + a_{j-1})` down axis 0 from :math:`a_{-1} = 0` (``g``
-    of 2 dims or more), two whole-row steps a row: every product at once (exact in float64: 24 + 24
-    bits), then each row's sum in float64, rounded to float32.  That rounds twice where
-    :func:`fma32` rounds once, and differs only when float64 rounded a sum onto a float32
-    midpoint; the sums are kept, such ties found among them all at once (as :func:`fma32` finds
-    them: the midpoint in the low bits, the part rounded away by two-sum), and only the columns
-    that have one are summed again by :func:`fma32`, step by step."""
-    n = g.shape[0]
-    sums = np.multiply(g, y, dtype=np.float64, order="C").reshape(n, -1)   # the products, each row's sum then
-    acc = np.zeros(sums.shape[1], _f)                                      # written over it
-    for row in sums:
-        np.add(acc, row, out=row)
-        np.copyto(acc, row, casting="same_kind")    # (rounded to float32)
-    low = sums.view(np.uint32)[:, ::2] if _LITTLE else sums.view(np.uint32)[:, 1::2]    # each sum's low 32 bits
-    at = np.flatnonzero((low & _LOW29_32) == _MID_LOW_32)
-    if len(at):     # sums on a midpoint: exact ones are right; was any rounded there?
-        step, column = np.divmod(at, sums.shape[1])
-        s = sums.reshape(-1)[at]
-        p = np.multiply(g.reshape(n, -1)[step, column], y.reshape(n, -1)[step, column], dtype=np.float64)
-        before = np.where(step > 0, sums[step - 1, column].astype(_f), 0).astype(np.float64)
-        bb = s - p
-        lost = (p - (s - bb)) + (before - bb) != 0   # what the float64 sum rounded away (two-sum)
-        if lost.any():
-            redone = np.unique(column[lost])
-            redo = np.zeros(len(redone), _f)
-            for gj, yj in zip(g.reshape(n, -1)[:, redone], y.reshape(n, -1)[:, redone]):
-                redo = fma32(gj, yj, redo)
-            acc[redone] = redo
-    return acc.reshape(g.shape[1:])
+    of 2 dims or more), a block of rows at a time (:data:`_BLOCK`).
+
+    The block's products at once, exact in float64 (24 + 24 bits).  When each of them is also a
+    float32 number (``g`` of ones, a softmax's usual seed), a step is one float32 addition: the
+    block is a running sum from the sum so far (:func:`_in_order`), one numpy call.  Else each
+    row's sum is taken in float64 and rounded to float32, a few whole-row numpy calls a row.  That
+    rounds twice where :func:`fma32` rounds once, and differs only when float64 rounded a sum onto
+    a float32 midpoint; the block's sums are kept, such ties found among them all at once (as
+    :func:`fma32` finds them: the midpoint in the low bits, the part rounded away by two-sum), and
+    only the columns that have one are summed again by :func:`fma32`, step by step, at the end."""
+    n, shape = g.shape[0], g.shape[1:]
+    m = math.prod(shape)
+    g, y = g.reshape(n, m), y.reshape(n, m)         # (a copy only for a moved axis)
+    rows = max(1, min(n, _BLOCK // max(m, 1)))
+    sums = np.empty((rows, m), np.float64)           # the block's products, each row's sum then written over it
+    running = np.empty((rows + 1, m), _f)            # the sum so far, then the products as float32
+    low, tie = np.empty((rows, m), np.uint32), np.empty((rows, m), bool)
+    acc, acc64 = np.zeros(m, _f), np.zeros(m, np.float64)   # the sum so far, and it in float64
+    ties = []       # the columns of the ties that were rounded
+    for start in range(0, n, rows):
+        k = min(rows, n - start)
+        block, products = sums[:k], running[1:k + 1]
+        np.copyto(block, g[start:start + k])        # (a float64 copy of g then a product: faster
+        np.multiply(block, y[start:start + k], out=block)     # than one multiply casting both)
+        if (block[0].astype(_f) == block[0]).all():     # (the first row tells most blocks of other products)
+            np.copyto(products, block, casting="same_kind")
+            if (products == block).all():
+                running[0] = acc            # (_in_order adds from +0: as the sum so far is never -0)
+                acc = _in_order(running[:k + 1], 0)
+                acc64[...] = acc
+                continue
+        before = acc.copy()
+        for row in block:
+            np.add(acc64, row, out=row)
+            acc[...] = row          # rounded to float32,
+            acc64[...] = acc        # and back (adding float64 to float64 is twice as fast as a float32 to it)
+        np.copyto(low[:k], block.view(np.uint64), casting="unsafe")     # each sum's low 32 bits
+        np.bitwise_and(low[:k], _LOW29_32, out=low[:k])
+        at = np.flatnonzero(np.equal(low[:k], _MID_LOW_32, out=tie[:k]))
+        if len(at):     # sums on a midpoint: exact ones are right; was any rounded there?
+            step, column = np.divmod(at, m)
+            s = block.reshape(-1)[at]
+            p = np.multiply(g[start + step, column], y[start + step, column], dtype=np.float64)
+            previous = np.where(step > 0, block[step - 1, column].astype(_f), before[column]).astype(np.float64)
+            bb = s - p
+            lost = (p - (s - bb)) + (previous - bb) != 0   # what the float64 sum rounded away (two-sum)
+            ties.append(column[lost])
+    redone = np.unique(np.concatenate(ties)) if ties else ()
+    if len(redone):
+        redo = np.zeros(len(redone), _f)
+        for gj, yj in zip(g[:, redone], y[:, redone]):
+            redo = fma32(gj, yj, redo)
+        acc[redone] = redo
+    return acc.reshape(shape)
 
 
 def softmax(a, dim):
@@ -292,7 +317,8 @@ def softmax_backward(g, y, dim):
         return y * (g - np.sum(g * y, axis=dim, keepdims=True))
     dim %= y.ndim
     if _across(y.shape, dim):
-        return (g - _fma_down(g, y, dim)) * y
+        scaled = np.subtract(g, _fma_down(g, y, dim))
+        return np.multiply(scaled, y, out=scaled)
     def rows(g2, y2):
         scaled = _per_row(np.subtract, g2, _lanes_dot(g2, y2)[:, None])
         return np.multiply(scaled, y2, out=scaled)

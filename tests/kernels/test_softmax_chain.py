@@ -3,6 +3,7 @@ multiply-add a step (PyTorch's kernel).  gradviz sums each step in float64 and r
 and redoes the rare columns where that rounded twice: it must equal the chain of single roundings."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -65,3 +66,89 @@ def test_columns_of_a_moved_axis_and_a_redone_one():
     for a, b in ((g, y), (np.moveaxis(g, 1, 0), np.moveaxis(y, 1, 0)), (np.moveaxis(g, 2, 0), np.moveaxis(y, 2, 0))):
         assert same_bits(_fma_chain32(a, b), fused_chain(a, b))
     assert _fma_chain32(g, y)[4, 1] == F(1 + 2**-23)
+
+
+# --- a block of rows at a time -----------------------------------------------------------------
+# The chain runs a block of rows at a time (_softmax._BLOCK numbers): a block whose products are all
+# float32 numbers as one float32 running sum, the others row by row; the sum so far, and the sum
+# before a tie, carried from one block to the next.
+
+def small_blocks(monkeypatch, numbers):
+    from gradviz.kernels import _softmax
+    monkeypatch.setattr(_softmax, "_BLOCK", numbers)
+
+
+exact_g = st.sampled_from([1.0, -1.0, 0.5, 2.0, 0.0, -0.25])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 6), st.integers(1, 12), st.integers(0, 2**32 - 1), st.data())
+def test_blocks_of_float32_products_and_others_carry_the_sum(n, m, block, seed, data):
+    """Rows of exact products (g of ones, halves...) and rows of others in any order, blocks of 1 to
+    12 numbers (a row or more each), against one fused multiply-add a step."""
+    from gradviz.kernels import _softmax
+    rng = np.random.default_rng(seed)
+    y = (rng.standard_normal((n, m)) * np.exp2(rng.integers(-30, 30, (n, m)))).astype(F)
+    g = rng.standard_normal((n, m)).astype(F)
+    exact_rows = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    g[exact_rows] = data.draw(exact_g)
+    before = _softmax._BLOCK
+    _softmax._BLOCK = block
+    try:
+        assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+    finally:
+        _softmax._BLOCK = before
+
+
+def test_a_tie_in_the_first_row_of_a_block_sums_from_the_block_before(monkeypatch):
+    """One row a block: the double rounding of row 1 is found from the sum row 0's block left (an
+    exact block), and redone; row 2's block starts from the redone column's float32 sum."""
+    small_blocks(monkeypatch, 2)
+    g = np.array([[1.0, 1.0], [1 + 2**-23, 1.0], [1.0, 3.0]], F)
+    y = np.array([[1 + 2**-23, 0.5], [2**-24 * (1 - 2**-23), 0.25], [0.0, 1 / 3]], F)
+    assert _fma_chain32(g, y)[0] == F(1 + 2**-23)
+    assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+
+
+def test_products_outside_float32s_range_are_not_float32_numbers(monkeypatch):
+    """A product below float32's smallest number, or above its largest, is not one: such a block is
+    summed row by row (overflow to inf, as the fused step rounds)."""
+    small_blocks(monkeypatch, 4)
+    g = np.array([[1.0, 1.0], [2.0**-100, 2.0**100], [1.0, 1.0]], F)
+    y = np.array([[1.0, 1.0], [(1 + 2**-23) * 2.0**-40, 2.0**100], [0.5, -1.0]], F)
+    with np.errstate(over="ignore"):
+        got, want = _fma_chain32(g, y), fused_chain(g, y)
+    assert same_bits(got, want) and np.isinf(got[1])
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (0, 4), (3, 0), (7, 1), (1, 1), (4, 0, 3)])
+def test_one_row_no_rows_and_empty_columns(shape):
+    rng = np.random.default_rng(3)
+    g, y = rng.standard_normal(shape).astype(F), rng.standard_normal(shape).astype(F)
+    got = _fma_chain32(g, y)
+    assert got.shape == shape[1:] and same_bits(got, fused_chain(g, y))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradients_across_a_dim_of_many_blocks_identical_to_torch(dtype):
+    """softmax's and log_softmax's gradients along dim 0 and 1 of tables of several blocks of rows,
+    for an upstream gradient of ones (float32 products), a random one, one mixing both by rows, on
+    a tensor and on a transposed view of one; bit for bit against PyTorch."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(11)
+    for shape, dim in (((64, 2000), 0), ((40, 3, 700), 0), ((3, 40, 700), 1), ((1, 3000), 0), ((500, 9), 0)):
+        x = (rng.standard_normal(shape) * 3).astype(dtype)
+        mixed = rng.standard_normal(shape).astype(dtype)
+        mixed[rng.random(shape[0]) < 0.5] = 1
+        for g in (np.ones(shape, dtype), rng.standard_normal(shape).astype(dtype), mixed):
+            for fn in ("softmax", "log_softmax"):
+                for transposed in (False, True):
+                    grads = []
+                    for lib in (torch, gradviz):
+                        t = lib.tensor(np.swapaxes(x, 0, -1).copy() if transposed else x, requires_grad=True)
+                        y = getattr(t.transpose(0, -1) if transposed else t, fn)(dim)
+                        y.backward(lib.tensor(g))
+                        grads.append(t.grad.numpy())
+                    assert np.array_equal(grads[0], grads[1]), (shape, dim, fn, transposed)
