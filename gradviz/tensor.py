@@ -21,6 +21,7 @@ from ._composites import install_composites
 from ._deepcopy import deepcopy_leaf
 from .autograd import _backward_grad, engine, views
 from .autograd.engine import apply
+from .autograd.node import shown
 from ._format import tensor_repr
 from ._matmul_and_joins import bmm, matmul, where
 from ._indexing import getitem, setitem
@@ -128,7 +129,8 @@ class Tensor(TensorBase):
     @property
     def grad_fn(self):
         """The node that made this tensor (``None`` for a leaf)."""
-        return engine.current_grad_fn(self)
+        fn = engine.current_grad_fn(self)
+        return fn if fn is None else shown(fn)
 
     @property
     def requires_grad(self):

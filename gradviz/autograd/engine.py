@@ -36,8 +36,7 @@ from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
 from .watched import accumulate_leaf, add_gradient, arrays_of, receive, run_hooked, run_watched, send_on
 from .views import made_view, view_error, view_meta
-from .node import (_NODE_CLASSES, SECOND_BACKWARD, AccumulateGrad, _modified_error, accumulator,
-                   node_class)
+from .node import SECOND_BACKWARD, AccumulateGrad, Node, _modified_error, accumulator, node_class
 
 __all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "run_backward", "walk", "edge"]
 
@@ -102,7 +101,7 @@ def _save_plan(op, needs):
 
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
-    node = (_NODE_CLASSES.get(op.name) or node_class(op.name))()
+    node = Node()    # (of its own class, MulBackward0..., once it is shown: node.shown)
     # each input's edge (an edge may first describe a view anew) and its shape, dtype and layout:
     # what backward knows of a value it did not save
     n = len(inputs)

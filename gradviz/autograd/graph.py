@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from .. import _hooks
 from .engine import edge
-from .node import Node
+from .node import Node, shown
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook", "saved_tensors_hooks",
            "save_on_cpu", "disable_saved_tensors_hooks"]
@@ -41,7 +41,8 @@ def get_gradient_edge(tensor):
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
                            "gradients")
-    return GradientEdge(*edge(tensor))
+    fn, k = edge(tensor)
+    return GradientEdge(fn if fn is None else shown(fn), k)
 
 
 class _MultiHandle:

@@ -486,6 +486,28 @@ def test_next_functions_mirror_pytorch():
     assert y.grad_fn.name() == "AddBackward0"
 
 
+def test_a_node_gets_its_pytorch_class_in_place_when_it_is_first_seen():
+    """The engine records plain Nodes (CPython reads their attributes at full speed: one class) and gives
+    each its class, MulBackward0..., the first time it leaves the engine, by any way a student reaches
+    it: the same object, so identity holds across the ways."""
+    from gradviz.autograd.node import Node
+    x = torch.ones(2, requires_grad=True)
+    z = ((x * 2).exp() + 1).sum()
+    add, exp = z._grad_fn, z._grad_fn._edges[0][0]._edges[0][0]
+    assert type(add) is Node and type(exp) is Node       # nobody has looked yet
+    assert type(z.grad_fn).__name__ == "SumBackward0" and z.grad_fn is z._grad_fn
+    assert type(z.grad_fn.next_functions[0][0]).__name__ == "AddBackward0"   # reached through the edges
+    assert type(exp) is Node and exp.name() == "ExpBackward0" and type(exp).__name__ == "ExpBackward0"
+    mul = exp._edges[0][0]
+    assert repr(mul).startswith("<MulBackward0 object at ") and type(mul).__name__ == "MulBackward0"
+    y = x * 3
+    edge = torch.autograd.graph.get_gradient_edge(y)
+    assert type(edge.node).__name__ == "MulBackward0" and edge.node is y.grad_fn
+    assert isinstance(y.grad_fn, torch.autograd.graph.Node)
+    z.backward()                                          # and shown nodes run as before
+    assert torch.equal(x.grad, (x.detach() * 2).exp() * 2)
+
+
 def test_next_functions_cannot_be_replaced():
     """A student who assigns (or deletes) a node's next_functions gets PyTorch 2.13's refusal, and the
     graph keeps its edges: backward still reaches the leaf."""
