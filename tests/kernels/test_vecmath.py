@@ -55,6 +55,24 @@ def test_fma_of_large_arrays_as_of_small_ones():
     assert (fma32(a, b, c)[::997] == f32(1 + 2 ** -23)).all()
 
 
+def test_fma_of_large_arrays_with_exact_ties_and_a_row_broadcast():
+    """log_softmax's gradient across dim 0 with g of ones, g − e·Σg: sums float64 holds exactly fall
+    on float32 midpoints by the hundred, and stay; the planted ties of one column are settled; the
+    row of sums comes broadcast.  Each element as fma32 gives it alone."""
+    rng = np.random.default_rng(2)
+    e = rng.random((300, 200)).astype(f32)
+    total = np.full((1, 200), -300, f32)
+    total[0, 5] = f32(172961 / 2 ** 18)
+    ones = np.ones((300, 200), f32)
+    e[::7, 5], ones[::7, 5] = f32(97 / 64), f32(2.0 ** -80)      # a·b = 1 + 2⁻²⁴, c just above: rounds up
+    got = fma32(e, np.broadcast_to(total, e.shape), ones)
+    low = (np.multiply(e, total, dtype=np.float64) + ones).view(np.uint64) & np.uint64(2 ** 29 - 1)
+    assert (low == 2 ** 28).sum() > 500                             # (the exact ties are there)
+    rows = np.stack([fma32(e[i], total[0], ones[i]) for i in range(300)])
+    assert np.array_equal(got.view(np.uint32), rows.view(np.uint32))
+    assert (got[::7, 5] == f32(1 + 2 ** -23)).all()
+
+
 def test_fma_settles_double_rounding():
     """A sum that float64 rounds onto a float32 midpoint is decided by what float64 dropped."""
     a, b = f32(1 + 2 ** -23), f32(1 + 2 ** -22)       # exact product 1 + 3·2⁻²³ + 2⁻⁴⁵
