@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _mkl
 
-__all__ = ["fma", "fma32", "fma64", "add"]
+__all__ = ["fma", "fma32", "fma64", "two_product", "round_sum", "add"]
 
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -35,19 +35,30 @@ def _split(x):
 def fma64(a, b, c):
     r"""``a·b + c`` rounded once in float64, as the processor's fused multiply-add rounds it.
 
-    The exact product is the pair ``p + e`` (Dekker: the factors split into halves of 26 bits,
-    whose products are exact); ``p + c`` is the pair ``s + t`` (Knuth's two-sum).  Then
-    :math:`ab + c = s + t + e` exactly, and rounding ``t + e`` *to odd* (when inexact, to the
-    neighbour whose last bit is 1) before the last addition makes that addition round as the exact
-    sum would (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
-    using rounding to odd", 2008).  Whole arrays, no loop; exact while a·b and its halves stay in
-    the normal range (|a|, |b| < 2⁹⁹⁶); beyond, or for ∞ and nan, the plain ``a·b + c``.
+    The exact product is the pair ``p + e`` (:func:`two_product`); ``p + c`` is the pair ``s + t``
+    (Knuth's two-sum).  Then :math:`ab + c = s + t + e` exactly, and rounding ``t + e`` *to odd*
+    (when inexact, to the neighbour whose last bit is 1) before the last addition makes that
+    addition round as the exact sum would (Boldo and Melquiond, "Emulation of FMA and correctly
+    rounded sums: proved algorithms using rounding to odd", 2008): :func:`round_sum`.  Whole
+    arrays, no loop; exact while a·b and its halves stay in the normal range (|a|, |b| < 2⁹⁹⁶);
+    beyond, or for ∞ and nan, the plain ``a·b + c``.
     """
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return round_sum(*two_product(a, b), c)
+
+
+def two_product(a, b):
+    """(p, e): the float64 product ``p = fl(a·b)`` and what it rounded away, ``e = a·b − p`` exactly
+    (Dekker: the factors split into halves of 26 bits, whose products are exact)."""
     p = a * b
     ah, al = _split(a)
     bh, bl = _split(b)
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl   # p + e == a * b exactly
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def round_sum(p, e, c):
+    """``p + e + c`` rounded once in float64, ``p + e`` an exact product (:func:`two_product`): the
+    sum of :func:`fma64`."""
     s = p + c
     z = s - p
     t = (p - (s - z)) + (c - z)                           # s + t == p + c exactly

@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 from . import _exact, _libm, _mkl, _sleef, _vml
-from ._reduce import _in_order, in_order
-from ._numerics import _LOW29, _MID_LOW, fma32, fma64
+from ._reduce import _in_order, fused_running_sum, in_order
+from ._numerics import fma32, fma64
 from ._threads import _GRAIN, LANES, _chunk, _shares, _vector, get_num_threads
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "softmax_backward", "log_softmax_backward"]
@@ -173,75 +173,7 @@ def _down(x, dim):
 
 def _fma_down(g, y, dim):
     """Σ_j g_j·y_j along ``dim`` from 0, one fused multiply-add per step (kept as a dim of 1)."""
-    g, y = np.moveaxis(g, dim, 0), np.moveaxis(y, dim, 0)
-    if g.dtype == _f:
-        return np.expand_dims(_fma_chain32(g, y), dim)
-    acc = np.zeros(g.shape[1:], g.dtype)
-    for gj, yj in zip(g, y):
-        acc = _fma(gj, yj, acc)
-    return np.expand_dims(acc, dim)
-
-
-_LOW29_32, _MID_LOW_32 = np.uint32(_LOW29), np.uint32(_MID_LOW)   # (a float64's low word: a float32 midpoint)
-_BLOCK = 2 ** 15    # float64 sums a block of rows (256 kB): they stay in the core's cache between passes
-
-
-def _fma_chain32(g, y):
-    r"""float32 :math:`a_j = \mathrm{fl}(g_j y_j + a_{j-1})` down axis 0 from :math:`a_{-1} = 0` (``g``
-    of 2 dims or more), a block of rows at a time (:data:`_BLOCK`).
-
-    The block's products at once, exact in float64 (24 + 24 bits).  When each of them is also a
-    float32 number (``g`` of ones, a softmax's usual seed), a step is one float32 addition: the
-    block is a running sum from the sum so far (:func:`_in_order`), one numpy call.  Else each
-    row's sum is taken in float64 and rounded to float32, a few whole-row numpy calls a row.  That
-    rounds twice where :func:`fma32` rounds once, and differs only when float64 rounded a sum onto
-    a float32 midpoint; the block's sums are kept, such ties found among them all at once (as
-    :func:`fma32` finds them: the midpoint in the low bits, the part rounded away by two-sum), and
-    only the columns that have one are summed again by :func:`fma32`, step by step, at the end."""
-    n, shape = g.shape[0], g.shape[1:]
-    m = math.prod(shape)
-    g, y = g.reshape(n, m), y.reshape(n, m)         # (a copy only for a moved axis)
-    rows = max(1, min(n, _BLOCK // max(m, 1)))
-    sums = np.empty((rows, m), np.float64)           # the block's products, each row's sum then written over it
-    running = np.empty((rows + 1, m), _f)            # the sum so far, then the products as float32
-    low, tie = np.empty((rows, m), np.uint32), np.empty((rows, m), bool)
-    acc, acc64 = np.zeros(m, _f), np.zeros(m, np.float64)   # the sum so far, and it in float64
-    ties = []       # the columns of the ties that were rounded
-    for start in range(0, n, rows):
-        k = min(rows, n - start)
-        block, products = sums[:k], running[1:k + 1]
-        np.copyto(block, g[start:start + k])        # (a float64 copy of g then a product: faster
-        np.multiply(block, y[start:start + k], out=block)     # than one multiply casting both)
-        if (block[0].astype(_f) == block[0]).all():     # (the first row tells most blocks of other products)
-            np.copyto(products, block, casting="same_kind")
-            if (products == block).all():
-                running[0] = acc            # (_in_order adds from +0: as the sum so far is never -0)
-                acc = _in_order(running[:k + 1], 0)
-                acc64[...] = acc
-                continue
-        before = acc.copy()
-        for row in block:
-            np.add(acc64, row, out=row)
-            acc[...] = row          # rounded to float32,
-            acc64[...] = acc        # and back (adding float64 to float64 is twice as fast as a float32 to it)
-        np.copyto(low[:k], block.view(np.uint64), casting="unsafe")     # each sum's low 32 bits
-        np.bitwise_and(low[:k], _LOW29_32, out=low[:k])
-        at = np.flatnonzero(np.equal(low[:k], _MID_LOW_32, out=tie[:k]))
-        if len(at):     # sums on a midpoint: exact ones are right; was any rounded there?
-            step, column = np.divmod(at, m)
-            s = block.reshape(-1)[at]
-            p = np.multiply(g[start + step, column], y[start + step, column], dtype=np.float64)
-            previous = np.where(step > 0, block[step - 1, column].astype(_f), before[column]).astype(np.float64)
-            bb = s - p
-            lost = (p - (s - bb)) + (previous - bb) != 0   # what the float64 sum rounded away (two-sum)
-            ties.append(column[lost])
-    redone = np.unique(np.concatenate(ties)) if ties else ()
-    if len(redone):
-        redo = np.zeros(len(redone), _f)
-        for gj, yj in zip(g[:, redone], y[:, redone]):
-            redo = fma32(gj, yj, redo)
-        acc[redone] = redo
-    return acc.reshape(shape)
+    return np.expand_dims(fused_running_sum(np.moveaxis(g, dim, 0), np.moveaxis(y, dim, 0)), dim)
 
 
 def softmax(a, dim):

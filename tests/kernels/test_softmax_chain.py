@@ -1,6 +1,9 @@
 """softmax's gradient across a dim that is not the last: Σ_j g_j·y_j down each column, one fused
-multiply-add a step (PyTorch's kernel).  gradviz sums each step in float64 and rounds it to float32,
-and redoes the rare columns where that rounded twice: it must equal the chain of single roundings."""
+multiply-add a step (PyTorch's kernel; BatchNorm's channels-last loop adds so too):
+``kernels._reduce.fused_running_sum``.  In float32 gradviz sums each step in float64 and rounds it
+to float32, and redoes the rare columns where that rounded twice; in float64 it adds each exact
+product (a pair) rounding once; where the products need no rounding, a running sum.  It must equal
+the chain of single roundings."""
 
 import numpy as np
 import pytest
@@ -8,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from gradviz.kernels._numerics import fma32
-from gradviz.kernels._softmax import _fma_chain32
+from gradviz.kernels._numerics import fma32, fma64
+from gradviz.kernels._reduce import _fused_chain32, fused_running_sum
 
 F = np.float32
 
@@ -33,8 +36,8 @@ def test_a_sum_float64_rounds_onto_a_midpoint_is_rounded_once():
     y = np.array([[1 + 2**-23, 0.5], [2**-24 * (1 - 2**-23), 0.25]], F)
     twice = F(np.float64(1 + 2**-23) + np.float64(g[1, 0]) * np.float64(y[1, 0]))
     assert twice == F(1 + 2**-22)                        # what rounding twice gives (the case is real)
-    assert _fma_chain32(g, y)[0] == F(1 + 2**-23)
-    assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+    assert _fused_chain32(g, y)[0] == F(1 + 2**-23)
+    assert same_bits(_fused_chain32(g, y), fused_chain(g, y))
 
 
 def test_exact_midpoints_stay_rounded_to_even():
@@ -42,7 +45,7 @@ def test_exact_midpoints_stay_rounded_to_even():
     exactly, often on a midpoint: those are right as they are (and need no column summed again)."""
     y = np.random.default_rng(0).random((300, 40)).astype(F)
     g = np.ones_like(y)
-    assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+    assert same_bits(_fused_chain32(g, y), fused_chain(g, y))
 
 
 floats = st.floats(-1e6, 1e6, width=32, allow_subnormal=False)
@@ -53,7 +56,7 @@ floats = st.floats(-1e6, 1e6, width=32, allow_subnormal=False)
        st.integers(0, 2**32 - 1))
 def test_the_chain_is_one_fused_multiply_add_a_step(g, seed):
     y = np.random.default_rng(seed).standard_normal(g.shape).astype(F)
-    assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+    assert same_bits(_fused_chain32(g, y), fused_chain(g, y))
 
 
 def test_columns_of_a_moved_axis_and_a_redone_one():
@@ -64,18 +67,18 @@ def test_columns_of_a_moved_axis_and_a_redone_one():
     g[:2, 4, 1], y[:2, 4, 1] = [1.0, 1 + 2**-23], [1 + 2**-23, 2**-24 * (1 - 2**-23)]
     g[2:, 4, 1] = 0
     for a, b in ((g, y), (np.moveaxis(g, 1, 0), np.moveaxis(y, 1, 0)), (np.moveaxis(g, 2, 0), np.moveaxis(y, 2, 0))):
-        assert same_bits(_fma_chain32(a, b), fused_chain(a, b))
-    assert _fma_chain32(g, y)[4, 1] == F(1 + 2**-23)
+        assert same_bits(_fused_chain32(a, b), fused_chain(a, b))
+    assert _fused_chain32(g, y)[4, 1] == F(1 + 2**-23)
 
 
 # --- a block of rows at a time -----------------------------------------------------------------
-# The chain runs a block of rows at a time (_softmax._BLOCK numbers): a block whose products are all
+# The chain runs a block of rows at a time (_reduce._BLOCK numbers): a block whose products are all
 # float32 numbers as one float32 running sum, the others row by row; the sum so far, and the sum
 # before a tie, carried from one block to the next.
 
 def small_blocks(monkeypatch, numbers):
-    from gradviz.kernels import _softmax
-    monkeypatch.setattr(_softmax, "_BLOCK", numbers)
+    from gradviz.kernels import _reduce
+    monkeypatch.setattr(_reduce, "_BLOCK", numbers)
 
 
 exact_g = st.sampled_from([1.0, -1.0, 0.5, 2.0, 0.0, -0.25])
@@ -86,18 +89,18 @@ exact_g = st.sampled_from([1.0, -1.0, 0.5, 2.0, 0.0, -0.25])
 def test_blocks_of_float32_products_and_others_carry_the_sum(n, m, block, seed, data):
     """Rows of exact products (g of ones, halves...) and rows of others in any order, blocks of 1 to
     12 numbers (a row or more each), against one fused multiply-add a step."""
-    from gradviz.kernels import _softmax
+    from gradviz.kernels import _reduce
     rng = np.random.default_rng(seed)
     y = (rng.standard_normal((n, m)) * np.exp2(rng.integers(-30, 30, (n, m)))).astype(F)
     g = rng.standard_normal((n, m)).astype(F)
     exact_rows = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     g[exact_rows] = data.draw(exact_g)
-    before = _softmax._BLOCK
-    _softmax._BLOCK = block
+    before = _reduce._BLOCK
+    _reduce._BLOCK = block
     try:
-        assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+        assert same_bits(_fused_chain32(g, y), fused_chain(g, y))
     finally:
-        _softmax._BLOCK = before
+        _reduce._BLOCK = before
 
 
 def test_a_tie_in_the_first_row_of_a_block_sums_from_the_block_before(monkeypatch):
@@ -106,8 +109,8 @@ def test_a_tie_in_the_first_row_of_a_block_sums_from_the_block_before(monkeypatc
     small_blocks(monkeypatch, 2)
     g = np.array([[1.0, 1.0], [1 + 2**-23, 1.0], [1.0, 3.0]], F)
     y = np.array([[1 + 2**-23, 0.5], [2**-24 * (1 - 2**-23), 0.25], [0.0, 1 / 3]], F)
-    assert _fma_chain32(g, y)[0] == F(1 + 2**-23)
-    assert same_bits(_fma_chain32(g, y), fused_chain(g, y))
+    assert _fused_chain32(g, y)[0] == F(1 + 2**-23)
+    assert same_bits(_fused_chain32(g, y), fused_chain(g, y))
 
 
 def test_products_outside_float32s_range_are_not_float32_numbers(monkeypatch):
@@ -117,7 +120,7 @@ def test_products_outside_float32s_range_are_not_float32_numbers(monkeypatch):
     g = np.array([[1.0, 1.0], [2.0**-100, 2.0**100], [1.0, 1.0]], F)
     y = np.array([[1.0, 1.0], [(1 + 2**-23) * 2.0**-40, 2.0**100], [0.5, -1.0]], F)
     with np.errstate(over="ignore"):
-        got, want = _fma_chain32(g, y), fused_chain(g, y)
+        got, want = _fused_chain32(g, y), fused_chain(g, y)
     assert same_bits(got, want) and np.isinf(got[1])
 
 
@@ -125,7 +128,7 @@ def test_products_outside_float32s_range_are_not_float32_numbers(monkeypatch):
 def test_one_row_no_rows_and_empty_columns(shape):
     rng = np.random.default_rng(3)
     g, y = rng.standard_normal(shape).astype(F), rng.standard_normal(shape).astype(F)
-    got = _fma_chain32(g, y)
+    got = _fused_chain32(g, y)
     assert got.shape == shape[1:] and same_bits(got, fused_chain(g, y))
 
 
@@ -152,3 +155,52 @@ def test_gradients_across_a_dim_of_many_blocks_identical_to_torch(dtype):
                         y.backward(lib.tensor(g))
                         grads.append(t.grad.numpy())
                     assert np.array_equal(grads[0], grads[1]), (shape, dim, fn, transposed)
+
+
+# --- float64 -------------------------------------------------------------------------------------
+
+def fused_chain64(g, y):
+    acc = np.zeros(g.shape[1:])
+    for gj, yj in zip(g, y):
+        acc = fma64(gj, yj, acc)
+    return acc
+
+
+def same_bits64(a, b):
+    return np.array_equal(np.asarray(a).view(np.uint64), np.asarray(b).view(np.uint64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 5), st.integers(1, 12), st.integers(0, 2**32 - 1), st.data())
+def test_float64_chain_is_one_fused_multiply_add_a_step(n, m, block, seed, data):
+    """Products rounded (a random g: each added as an exact pair) or not (g of ones, halves, zeros:
+    a running sum), by rows in any order, -0 among them, blocks of 1 to 12 numbers."""
+    from gradviz.kernels import _reduce
+    rng = np.random.default_rng(seed)
+    y = rng.standard_normal((n, m)) * np.exp2(rng.integers(-60, 60, (n, m)))
+    y[rng.random((n, m)) < 0.2] = -0.0
+    g = rng.standard_normal((n, m))
+    g[data.draw(st.lists(st.booleans(), min_size=n, max_size=n))] = data.draw(exact_g)
+    before = _reduce._BLOCK64
+    _reduce._BLOCK64 = block
+    try:
+        assert same_bits64(fused_running_sum(g, y), fused_chain64(g, y))
+    finally:
+        _reduce._BLOCK64 = before
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # (∞ − ∞ on the way to nan)
+def test_float64_chain_with_infinities_and_nan():
+    """g of ones (products that need no rounding) with ∞, −∞ and nan among them: as the fused steps."""
+    y = np.array([[1.0, np.inf, 2.0, np.nan], [-np.inf, 1.0, 3.0, 1.0], [1.0, 1.0, -np.inf, 0.5]])
+    for g in (np.ones_like(y), np.full_like(y, 0.1)):
+        got, want = fused_running_sum(g, y), fused_chain64(g, y)
+        assert np.array_equal(got, want, equal_nan=True) and same_bits64(got[~np.isnan(got)], want[~np.isnan(want)])
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (0, 4), (3, 0), (7, 1), (4, 0, 3), (5, 2, 3)])
+def test_float64_one_row_no_rows_and_empty_columns(shape):
+    rng = np.random.default_rng(4)
+    g, y = rng.standard_normal(shape), rng.standard_normal(shape)
+    got = fused_running_sum(g, y)
+    assert got.shape == shape[1:] and same_bits64(got, fused_chain64(g, y))
