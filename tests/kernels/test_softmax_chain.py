@@ -136,8 +136,9 @@ def test_one_row_no_rows_and_empty_columns(shape):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gradients_across_a_dim_of_many_blocks_identical_to_torch(dtype):
     """softmax's and log_softmax's gradients along dim 0 and 1 of tables of several blocks of rows,
-    for an upstream gradient of ones (float32 products), a random one, one mixing both by rows, on
-    a tensor and on a transposed view of one; bit for bit against PyTorch."""
+    for an upstream gradient of ones (float32 products), a random one, one mixing both by rows, and
+    sum()'s (ones expanded: strides of 0), on a tensor and on a transposed view of one; bit for bit
+    against PyTorch."""
     torch = pytest.importorskip("torch")
     import gradviz
     rng = np.random.default_rng(11)
@@ -148,14 +149,14 @@ def test_gradients_across_a_dim_of_many_blocks_identical_to_torch(dtype):
         x = (rng.standard_normal(shape) * 3).astype(dtype)
         mixed = rng.standard_normal(shape).astype(dtype)
         mixed[rng.random(shape[0]) < 0.5] = 1
-        for g in (np.ones(shape, dtype), rng.standard_normal(shape).astype(dtype), mixed):
+        for g in (np.ones(shape, dtype), rng.standard_normal(shape).astype(dtype), mixed, None):
             for fn in ("softmax", "log_softmax"):
                 for transposed in (False, True):
                     grads = []
                     for lib in (torch, gradviz):
                         t = lib.tensor(np.swapaxes(x, 0, -1).copy() if transposed else x, requires_grad=True)
                         y = getattr(t.transpose(0, -1) if transposed else t, fn)(dim)
-                        y.backward(lib.tensor(g))
+                        y.sum().backward() if g is None else y.backward(lib.tensor(g))     # (None: ones expanded, no memory)
                         grads.append(t.grad.numpy())
                     assert np.array_equal(grads[0], grads[1]), (shape, dim, fn, transposed)
 
