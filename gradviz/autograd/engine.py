@@ -101,7 +101,7 @@ def _save_plan(op, needs):
 
 def record(op, inputs, arrays, result, params):
     """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
-    node = Node()    # (of its own class, MulBackward0..., once it is shown: node.shown)
+    node = Node()    # (given its own class, MulBackward0..., when it is first seen: node.shown)
     # each input's edge (an edge may first describe a view anew) and its shape, dtype and layout:
     # what backward knows of a value it did not save
     n = len(inputs)

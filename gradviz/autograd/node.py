@@ -23,7 +23,8 @@ def _read_only(slot, name, doc, seen=None):
     a ``del`` in PyTorch's words (a custom Function's node is a torch._C._FunctionBase there).
     ``seen(value)``: what is read, when it is not the slot's value as it is."""
     def refuse(node, value=None):
-        owner = type(shown(node)).__name__ if type(node).__module__ == "builtins" else "torch._C._FunctionBase"
+        cls = type(shown(node))
+        owner = cls.__name__ if cls.__module__ == "builtins" else "torch._C._FunctionBase"
         raise AttributeError(f"attribute '{name}' of '{owner}' objects is not writable")
     read = operator.attrgetter(slot)
     return property(read if seen is None else lambda node: seen(read(node)), refuse, refuse, doc)
