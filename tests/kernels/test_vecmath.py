@@ -73,6 +73,72 @@ def test_fma_of_large_arrays_with_exact_ties_and_a_row_broadcast():
     assert (got[::7, 5] == f32(1 + 2 ** -23)).all()
 
 
+def _c_fma(dtype):
+    """The C library's ``fmaf``/``fma`` (correctly rounded, one element a call), or None."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("m")
+    if name is None:
+        return None
+    fn = ctypes.CDLL(name)["fmaf" if dtype == f32 else "fma"]
+    scalar = ctypes.c_float if dtype == f32 else ctypes.c_double
+    fn.restype, fn.argtypes = scalar, [scalar] * 3
+    return fn
+
+
+def _large_fma_cases(dtype):
+    """(a, b, c) of 20,000 elements or more: wide random magnitudes, cancelling sums, every triple of
+    special values, -0 sums, float32 ties and products too small for a float32."""
+    rng = np.random.default_rng(11)
+    n = 20000
+    a = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 20, n)).astype(dtype)
+    b = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 20, n)).astype(dtype)
+    c = (rng.standard_normal(n) * 2.0 ** rng.integers(-40, 40, n)).astype(dtype)
+    c[::5] = -(a[::5] * b[::5])                         # exact zeros (+0) and what the product rounded away
+    if dtype == f32:   # products below the smallest float32, -0 with c of either sign (fma64's emulation,
+        a[1::5], b[1::5] = f32(2.0 ** -80), f32(-2.0 ** -80)    # which MKL's zeros fall back on, holds
+        c[1::10], c[6::10] = -0.0, 0.0                          # in the normal range only)
+    a[2::5], c[2::5] = -0.0, -0.0                       # -0·b + -0 = -0 where b > 0
+    if dtype == f32:   # a·b = 1 + 2⁻²⁴ (a float32 midpoint), c just above: float64 would tie, the fma rounds up
+        a[3::997], b[3::997], c[3::997] = f32(97 / 64), f32(172961 / 2 ** 18), f32(2.0 ** -80)
+    sa, sb, sc = (x.ravel().astype(dtype) for x in np.meshgrid(SPECIAL, SPECIAL, SPECIAL))
+    return np.concatenate((a, sa)), np.concatenate((b, sb)), np.concatenate((c, sc))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # (the emulation's own ∞ - ∞ on the way to nan)
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
+    """fma32/fma64 of large arrays: MKL's fused multiply-adds where MKL is installed (its +0 added
+    last taken back: exact -0 sums, negative products too small for a float32), the emulation
+    otherwise; both the C library's ``fmaf``/``fma`` bit for bit, as whole arrays, broadcast rows and
+    scalars."""
+    c_fma = _c_fma(dtype)
+    if c_fma is None:
+        pytest.skip("no C maths library to compare with")
+    fma = fma32 if dtype == f32 else fma64
+    a, b, c = _large_fma_cases(dtype)
+    want = np.array([c_fma(*v) for v in zip(a.tolist(), b.tolist(), c.tolist())], dtype)
+    rows = a[:20000].reshape(100, 200), b[:200], c[:20000].reshape(100, 200)
+    row_want = np.array([c_fma(*v) for v in zip(rows[0].ravel().tolist(), np.tile(rows[1], 100).tolist(),
+                                                 rows[2].ravel().tolist())], dtype).reshape(100, 200)
+    scalar = dtype(-0.05)
+    scalar_want = np.array([c_fma(x, -0.05, z) for x, z in zip(a.tolist(), c.tolist())], dtype)
+    calls, installed = [], _mkl.library() is not None
+    if installed:
+        fma_into = _mkl.fma_into
+        monkeypatch.setattr(_mkl, "fma_into", lambda *args: calls.append(1) or fma_into(*args))
+    for mkl in (True, False):
+        if not mkl:
+            monkeypatch.setattr(_mkl, "library", lambda: None)
+        for got, expected in ((fma(a, b, c), want), (fma(*rows), row_want), (fma(a, scalar, c), scalar_want),
+                              (fma(scalar, a, c), scalar_want)):
+            assert got.dtype == dtype and got.shape == expected.shape
+            nan = np.isnan(expected)
+            assert np.array_equal(np.isnan(got), nan)
+            assert np.array_equal(got[~nan].view(np.uint8), expected[~nan].view(np.uint8)), mkl
+    assert len(calls) == (4 if installed else 0)      # (MKL did take the four, where it is installed)
+
+
 def test_fma_settles_double_rounding():
     """A sum that float64 rounds onto a float32 midpoint is decided by what float64 dropped."""
     a, b = f32(1 + 2 ** -23), f32(1 + 2 ** -22)       # exact product 1 + 3·2⁻²³ + 2⁻⁴⁵
@@ -189,13 +255,9 @@ def test_sleef_exp_special_values():
 
 def test_fma64_rounds_once():
     """fma64(a, b, c) is the C library's fma (the processor's, rounded once), ties and near-ties too."""
-    import ctypes
-    import ctypes.util
-    name = ctypes.util.find_library("m")
-    if name is None:
+    c_fma = _c_fma(np.float64)
+    if c_fma is None:
         pytest.skip("no C maths library to compare with")
-    c_fma = ctypes.CDLL(name).fma
-    c_fma.restype, c_fma.argtypes = ctypes.c_double, [ctypes.c_double] * 3
     rng = np.random.default_rng(6)
     n = 20000
     a = rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)
