@@ -16,6 +16,7 @@ __all__ = ["fma", "fma32", "fma64", "two_product", "round_sum", "add"]
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
 _LOW29 = np.uint64((1 << 29) - 1)
 _LARGE = 1 << 14      # elements from which fma32 works in place
+_MKL_FROM = {np.float32: 1 << 16, np.float64: 1 << 12}   # elements from which MKL's fma is the quicker (measured)
 
 
 def fma(a, b, c, np_dtype):
@@ -127,20 +128,26 @@ def _fma32(a, b, c):
 
 
 def _by_mkl(a, b, c, dtype, emulated):
-    """``a·b + c`` (broadcast, all of ``dtype``) by MKL's fused multiply-adds
-    (:func:`gradviz.kernels._mkl.fma_into`) when an operand has :data:`_LARGE` elements or more,
-    where one processor instruction per element does in one pass what the emulation does in
-    several (5.9 -> 1.7 ms for a million float32, log_softmax(0)'s gradient); None otherwise (small
-    arrays, other dtypes, no MKL).  MKL adds a +0 last, so its zeros are worked out again by
-    ``emulated`` (an exact -0 + -0, a negative product too small for the dtype: -0 both)."""
-    if not any(type(v) is np.ndarray and v.size >= _LARGE for v in (a, b, c)):
+    """``a·b + c`` (broadcast, all of ``dtype``) by MKL's fused multiply-adds, where one processor
+    instruction per element does in one pass what the emulation does in several: a scalar factor by
+    :func:`gradviz.kernels._mkl.axpy`, else by :func:`gradviz.kernels._mkl.fma_into` (a million
+    float32, log_softmax(0)'s gradient: 5.9 -> 1.7 ms), from :data:`_MKL_FROM` elements on; None
+    otherwise (smaller arrays, other dtypes, no MKL).  MKL adds a +0 last, so its zeros are
+    worked out again by ``emulated`` (an exact -0 + -0, a negative product too small for the
+    dtype: -0 both)."""
+    start = _MKL_FROM[dtype]
+    if not (type(c) is np.ndarray and c.size >= start or type(a) is np.ndarray and a.size >= start
+            or type(b) is np.ndarray and b.size >= start):
         return None
     a, b, c = (np.asarray(v) for v in (a, b, c))
     if not a.dtype == b.dtype == c.dtype == dtype or _mkl.library() is None:
         return None
     shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     out = np.array(np.broadcast_to(c, shape), order="C")     # (a copy: MKL adds into it)
-    if not _mkl.fma_into(*(np.ascontiguousarray(np.broadcast_to(v, shape)) for v in (a, b)), out):
+    x, y = (b, a) if a.ndim == 0 else (a, b)
+    x = np.ascontiguousarray(np.broadcast_to(x, shape))
+    if not (y.ndim == 0 and _mkl.axpy(y, x, out)    # (axpy refuses a factor of 0, which BLAS skips)
+            or _mkl.fma_into(x, np.ascontiguousarray(np.broadcast_to(y, shape)), out)):
         return None
     zero = out == 0
     if zero.any():

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradviz import kernels
-from gradviz.kernels import _libm, _mkl, _sleef
+from gradviz.kernels import _libm, _mkl, _numerics, _sleef
 from gradviz.kernels._numerics import fma32, fma64
 
 f32 = np.float32
@@ -108,10 +108,10 @@ def _large_fma_cases(dtype):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")    # (the emulation's own ∞ - ∞ on the way to nan)
 @pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
-    """fma32/fma64 of large arrays: MKL's fused multiply-adds where MKL is installed (its +0 added
-    last taken back: exact -0 sums, negative products too small for a float32), the emulation
-    otherwise; both the C library's ``fmaf``/``fma`` bit for bit, as whole arrays, broadcast rows and
-    scalars."""
+    """fma32/fma64 of large arrays: MKL's fused multiply-adds where MKL is installed (sbmv's +0 added
+    last taken back: exact -0 sums, negative products too small for a float32; axpy for a scalar
+    factor), the emulation otherwise; both the C library's ``fmaf``/``fma`` bit for bit, as whole
+    arrays, broadcast rows and scalars."""
     c_fma = _c_fma(dtype)
     if c_fma is None:
         pytest.skip("no C maths library to compare with")
@@ -124,9 +124,11 @@ def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
     scalar = dtype(-0.05)
     scalar_want = np.array([c_fma(x, -0.05, z) for x, z in zip(a.tolist(), c.tolist())], dtype)
     calls, installed = [], _mkl.library() is not None
+    monkeypatch.setitem(_numerics._MKL_FROM, dtype, 2 ** 14)     # (MKL from 16,384 elements: these)
     if installed:
-        fma_into = _mkl.fma_into
-        monkeypatch.setattr(_mkl, "fma_into", lambda *args: calls.append(1) or fma_into(*args))
+        for name in ("fma_into", "axpy"):
+            monkeypatch.setattr(_mkl, name, lambda *args, f=getattr(_mkl, name), name=name: calls.append(name)
+                                or f(*args))
     for mkl in (True, False):
         if not mkl:
             monkeypatch.setattr(_mkl, "library", lambda: None)
@@ -136,7 +138,8 @@ def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
             nan = np.isnan(expected)
             assert np.array_equal(np.isnan(got), nan)
             assert np.array_equal(got[~nan].view(np.uint8), expected[~nan].view(np.uint8)), mkl
-    assert len(calls) == (4 if installed else 0)      # (MKL did take the four, where it is installed)
+    # (MKL did take the four, where it is installed: the scalars by axpy)
+    assert sorted(calls) == (["axpy", "axpy", "fma_into", "fma_into"] if installed else [])
 
 
 def test_fma_settles_double_rounding():
