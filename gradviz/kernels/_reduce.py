@@ -630,8 +630,9 @@ def _fused_chain32(g, y):
     of 2 dims or more), a block of rows at a time (:data:`_BLOCK`).
 
     The block's products at once, exact in float64 (24 + 24 bits).  When each of them is also a
-    float32 number (``g`` of ones, a softmax's usual seed), a step is one float32 addition: the
-    block is a running sum from the sum so far (:func:`_in_order`), one numpy call.  Else each
+    float32 number, a step is one float32 addition: the block is a running sum from the sum so far
+    (:func:`_in_order`), one numpy call; for ``g`` of ones (a softmax's usual seed) the products,
+    ``y`` itself, are not computed (1000x1000: 1.9 -> 0.9 ms).  Else each
     row's sum is taken in float64 and rounded to float32, a few whole-row numpy calls a row.  That
     rounds twice where :func:`fma32` rounds once, and differs only when float64 rounded a sum onto
     a float32 midpoint; the block's sums are kept, such ties found among them all at once (as
@@ -646,18 +647,25 @@ def _fused_chain32(g, y):
     low, tie = np.empty((rows, m), np.uint32), np.empty((rows, m), bool)
     acc, acc64 = np.zeros(m, np.float32), np.zeros(m, np.float64)   # the sum so far, and it in float64
     ties = []       # the columns of the ties that were rounded
+    ones = n and (g[0] == 1).all()     # (g of ones, a softmax's usual seed, where its first row is)
     for start in range(0, n, rows):
         k = min(rows, n - start)
         block, products = sums[:k], running[1:k + 1]
-        np.copyto(block, g[start:start + k])        # (a float64 copy of g then a product: faster
-        np.multiply(block, y[start:start + k], out=block)     # than one multiply casting both)
-        if (block[0].astype(np.float32) == block[0]).all():     # (the first row tells most blocks of other products)
-            np.copyto(products, block, casting="same_kind")
-            if (products == block).all():
-                running[0] = acc            # (_in_order adds from +0: as the sum so far is never -0)
-                acc = _in_order(running[:k + 1], 0)
-                acc64[...] = acc
-                continue
+        if ones and (g[start:start + k] == 1).all():    # g of ones: each product is y itself, exactly
+            np.copyto(products, y[start:start + k])
+            exact = True
+        else:
+            np.copyto(block, g[start:start + k])        # (a float64 copy of g then a product: faster
+            np.multiply(block, y[start:start + k], out=block)     # than one multiply casting both)
+            exact = (block[0].astype(np.float32) == block[0]).all()  # (the first row tells most blocks of other products)
+            if exact:
+                np.copyto(products, block, casting="same_kind")
+                exact = (products == block).all()
+        if exact:
+            running[0] = acc            # (_in_order adds from +0: as the sum so far is never -0)
+            acc = _in_order(running[:k + 1], 0)
+            acc64[...] = acc
+            continue
         before = acc.copy()
         for row in block:
             np.add(acc64, row, out=row)

@@ -103,6 +103,27 @@ def test_blocks_of_float32_products_and_others_carry_the_sum(n, m, block, seed, 
         _reduce._BLOCK = before
 
 
+def test_g_of_ones_then_others_and_special_values(monkeypatch):
+    """g of ones (its products, y itself, not computed) in the first blocks, then a block with other
+    products, then ones again; -0, ∞ and nan among y; g expanded from one number (strides of 0)."""
+    small_blocks(monkeypatch, 8)
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal((12, 4)).astype(F)
+    y[0, 0], y[1, 1], y[3, 2], y[5, 3] = -0.0, np.inf, np.nan, -np.inf
+    g = np.ones_like(y)
+    g[4:6] = rng.standard_normal((2, 4))
+    g[5, 1] = 1 + 2**-23
+    ones = np.broadcast_to(F(1), y.shape)
+    with np.errstate(invalid="ignore"):
+        for a in (g, ones, np.ones_like(y)):
+            got, want = _fused_chain32(a, y), fused_chain(a, y)
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            assert same_bits(got[~np.isnan(got)], want[~np.isnan(want)])
+    zeros = np.full((12, 1), -0.0, F)      # -0s added to the chain's +0: +0
+    assert same_bits(_fused_chain32(np.ones_like(zeros), zeros), fused_chain(np.ones_like(zeros), zeros))
+    assert not np.signbit(_fused_chain32(np.ones_like(zeros), zeros)[0])
+
+
 def test_a_tie_in_the_first_row_of_a_block_sums_from_the_block_before(monkeypatch):
     """One row a block: the double rounding of row 1 is found from the sum row 0's block left (an
     exact block), and redone; row 2's block starts from the redone column's float32 sum."""
