@@ -129,9 +129,10 @@ def _fma32(a, b, c):
 
 def _by_mkl(a, b, c, dtype, emulated):
     """``a·b + c`` (broadcast, all of ``dtype``) by MKL's fused multiply-adds, where one processor
-    instruction per element does in one pass what the emulation does in several: a scalar factor by
-    :func:`gradviz.kernels._mkl.axpy`, else by :func:`gradviz.kernels._mkl.fma_into` (a million
-    float32, log_softmax(0)'s gradient: 5.9 -> 1.7 ms), from :data:`_MKL_FROM` elements on; None
+    instruction per element does in one pass what the emulation does in several: a factor of one
+    number (:func:`_one_number`) by :func:`gradviz.kernels._mkl.axpy`, else by
+    :func:`gradviz.kernels._mkl.fma_into` (a million float32 times a row of sums: 5.3 -> 2.0 ms; of
+    one number, log_softmax(0)'s gradient of ones: -> 0.9 ms), from :data:`_MKL_FROM` elements on; None
     otherwise (smaller arrays, other dtypes, no MKL).  MKL adds a +0 last, so its zeros are
     worked out again by ``emulated`` (an exact -0 + -0, a negative product too small for the
     dtype: -0 both)."""
@@ -144,10 +145,12 @@ def _by_mkl(a, b, c, dtype, emulated):
         return None
     shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     out = np.array(np.broadcast_to(c, shape), order="C")     # (a copy: MKL adds into it)
-    x, y = (b, a) if a.ndim == 0 else (a, b)
+    number = _one_number(a, shape)
+    x, y = (b, a) if number is not None else (a, b)
+    number = number if number is not None else _one_number(b, shape)
     x = np.ascontiguousarray(np.broadcast_to(x, shape))
-    if not (y.ndim == 0 and _mkl.axpy(y, x, out)    # (axpy refuses a factor of 0, which BLAS skips)
-            or _mkl.fma_into(x, np.ascontiguousarray(np.broadcast_to(y, shape)), out)):
+    if not (number is not None and _mkl.axpy(number, x, out)    # (axpy refuses a factor of 0, which BLAS
+            or _mkl.fma_into(x, np.ascontiguousarray(np.broadcast_to(y, shape)), out)):   # skips: ±0 stay arrays)
         return None
     zero = out == 0
     if zero.any():
@@ -155,6 +158,20 @@ def _by_mkl(a, b, c, dtype, emulated):
         at = np.unravel_index(flat, shape)
         out[at] = emulated(*(_gather(v, shape, at, flat) for v in (a, b, c)))
     return out
+
+
+def _one_number(v, shape):
+    """The one number a factor broadcast to ``shape`` holds: a 0-d one's, or a broadcast one's (smaller,
+    or with strides of 0) whose numbers are all equal (``g`` of ones makes the column sums of
+    log_softmax(0)'s gradient so); None otherwise.  (Equal numbers have the same bits, but for 0 and
+    -0: :func:`_by_mkl` sends no 0 to axpy.)"""
+    if v.ndim == 0:
+        return v[()]
+    if v.shape == shape and 0 not in v.strides or not v.size:    # (a whole array: not looked through)
+        return None
+    numbers = v[tuple(slice(None, 1) if step == 0 else slice(None) for step in v.strides)]   # each once
+    first = numbers.flat[0]
+    return first if (numbers == first).all() else None
 
 
 def _settle(out, tie, a, b, c):

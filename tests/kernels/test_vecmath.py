@@ -109,37 +109,43 @@ def _large_fma_cases(dtype):
 @pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
     """fma32/fma64 of large arrays: MKL's fused multiply-adds where MKL is installed (sbmv's +0 added
-    last taken back: exact -0 sums, negative products too small for a float32; axpy for a scalar
-    factor), the emulation otherwise; both the C library's ``fmaf``/``fma`` bit for bit, as whole
+    last taken back: exact -0 sums, negative products too small for a float32; axpy for a factor of
+    one number: a scalar, a row of one number, expanded or not, but not of ±0, which BLAS would
+    skip), the emulation otherwise; both the C library's ``fmaf``/``fma`` bit for bit, as whole
     arrays, broadcast rows and scalars."""
     c_fma = _c_fma(dtype)
     if c_fma is None:
         pytest.skip("no C maths library to compare with")
     fma = fma32 if dtype == f32 else fma64
+
+    def by_c(x, y, z):
+        x, y, z = np.broadcast_arrays(x, y, z)
+        return np.array([c_fma(*v) for v in zip(x.ravel().tolist(), y.ravel().tolist(), z.ravel().tolist())],
+                        dtype).reshape(x.shape)
+
     a, b, c = _large_fma_cases(dtype)
-    want = np.array([c_fma(*v) for v in zip(a.tolist(), b.tolist(), c.tolist())], dtype)
-    rows = a[:20000].reshape(100, 200), b[:200], c[:20000].reshape(100, 200)
-    row_want = np.array([c_fma(*v) for v in zip(rows[0].ravel().tolist(), np.tile(rows[1], 100).tolist(),
-                                                 rows[2].ravel().tolist())], dtype).reshape(100, 200)
-    scalar = dtype(-0.05)
-    scalar_want = np.array([c_fma(x, -0.05, z) for x, z in zip(a.tolist(), c.tolist())], dtype)
+    x, z = a[:20000].reshape(100, 200), c[:20000].reshape(100, 200)
+    scalar, minus_zero = dtype(-0.05), np.full(200, -0.0, dtype)
+    cases = [((a, b, c), "fma_into"), ((x, b[:200], z), "fma_into"), ((a, scalar, c), "axpy"),
+             ((scalar, a, c), "axpy"), ((x, np.full(200, scalar), z), "axpy"),
+             ((np.broadcast_to(scalar, (100, 1)), x, z), "axpy"), ((x, minus_zero, z), "fma_into")]
+    wants = [by_c(*args) for args, _ in cases]
     calls, installed = [], _mkl.library() is not None
     monkeypatch.setitem(_numerics._MKL_FROM, dtype, 2 ** 14)     # (MKL from 16,384 elements: these)
-    if installed:
+    if installed:     # (which routine took each case: the ones that did it)
         for name in ("fma_into", "axpy"):
-            monkeypatch.setattr(_mkl, name, lambda *args, f=getattr(_mkl, name), name=name: calls.append(name)
-                                or f(*args))
+            monkeypatch.setattr(_mkl, name, lambda *args, f=getattr(_mkl, name), name=name: f(*args)
+                                and not calls.append(name))
     for mkl in (True, False):
         if not mkl:
             monkeypatch.setattr(_mkl, "library", lambda: None)
-        for got, expected in ((fma(a, b, c), want), (fma(*rows), row_want), (fma(a, scalar, c), scalar_want),
-                              (fma(scalar, a, c), scalar_want)):
+        for (args, _), expected in zip(cases, wants):
+            got = fma(*args)
             assert got.dtype == dtype and got.shape == expected.shape
             nan = np.isnan(expected)
             assert np.array_equal(np.isnan(got), nan)
             assert np.array_equal(got[~nan].view(np.uint8), expected[~nan].view(np.uint8)), mkl
-    # (MKL did take the four, where it is installed: the scalars by axpy)
-    assert sorted(calls) == (["axpy", "axpy", "fma_into", "fma_into"] if installed else [])
+    assert calls == ([name for _, name in cases] if installed else [])
 
 
 def test_fma_settles_double_rounding():
