@@ -29,8 +29,8 @@ import numpy as np
 
 from ._threads import FOLLOWERS, get_num_threads
 
-__all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "routine", "gemm", "gemv", "dot",
-           "axpy", "axpy_rows", "fma_into", "gemm_batch", "batch_caller"]
+__all__ = ["VERSION", "FUNCTIONS", "COL_MAJOR", "NO_TRANS", "TRANS", "library", "vml", "pointer", "lender", "routine",
+           "gemm", "gemv", "dot", "axpy", "axpy_rows", "fma_into", "gemm_batch", "batch_caller"]
 
 VERSION = "2024.2"          # the MKL inside PyTorch 2.13's x86-64 wheels (torch.__config__.show())
 FUNCTIONS = ("Exp", "Ln", "Sin", "Cos", "Tan", "Tanh", "Sqrt", "Atan", "Asin", "Acos", "Erf", "Log2", "Log10", "Log1p")
@@ -224,8 +224,8 @@ def lender(a):
 
 
 def routine(kind, dtype):
-    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch", "sbmv", "gemm_batch") for ``dtype``, its
-    scalar type, and that type's 1 and 0: ``(routine, scalar type, 1, 0)``, the routine a function
+    """MKL's CBLAS routine ``kind`` ("gemm", "gemv", "dot", "axpy", "axpy_batch", "sbmv", "gemm_batch")
+    for ``dtype``, its scalar type, and that type's 1 and 0: ``(routine, scalar type, 1, 0)``, the routine a function
     object of its own (``lib[name]``, not the attribute ``lib.name`` ctypes shares) with no
     ``argtypes``: integers are passed as C ints (MKL_INT in the LP64 interface), scalars as the
     scalar type, addresses as :func:`lender` gives them.  (For callers that plan their calls.)"""

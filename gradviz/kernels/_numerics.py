@@ -100,11 +100,12 @@ def fma32(a, b, c):
 
 def _fma32(a, b, c):
     p = np.multiply(a, b, dtype=np.float64)
-    if type(p) is np.ndarray and p.size >= _LARGE and type(c) is np.ndarray and c.shape == p.shape \
-            and p.flags.c_contiguous and c.flags.c_contiguous:
-        # a large array (an SGD step without MKL): the same passes in place, no temporary
-        # arrays of doubles beyond p (each a fresh allocation the size of the data, slow to
-        # touch); the rare tie is settled below from p and s worked out again
+    if type(p) is np.ndarray and p.size >= _LARGE and p.flags.c_contiguous and np.ndim(c) <= p.ndim \
+            and np.broadcast_shapes(p.shape, np.shape(c)) == p.shape:
+        # a large array (an SGD step without MKL; c as it comes, a number or a row broadcast):
+        # the same passes in place, no temporary arrays of doubles beyond p (each a fresh
+        # allocation the size of the data, slow to touch); the rare tie is settled below from
+        # p and s worked out again (1M: c a number 17.7 -> 2.9 ms; b and c rows, BatchNorm's, 6.4 -> 2.9)
         np.add(p, c, out=p)
         out = p.astype(np.float32)
         low = p.view(np.uint64)

@@ -657,8 +657,8 @@ def _fused_chain32(g, y):
         else:
             np.copyto(block, g[start:start + k])        # (a float64 copy of g then a product: faster
             np.multiply(block, y[start:start + k], out=block)     # than one multiply casting both)
-            exact = (block[0].astype(np.float32) == block[0]).all()  # (the first row tells most blocks of other products)
-            if exact:
+            exact = (block[0].astype(np.float32) == block[0]).all()   # (the first row tells most blocks of
+            if exact:                                                   # other products)
                 np.copyto(products, block, casting="same_kind")
                 exact = (products == block).all()
         if exact:

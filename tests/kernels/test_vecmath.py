@@ -111,8 +111,8 @@ def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
     """fma32/fma64 of large arrays: MKL's fused multiply-adds where MKL is installed (sbmv's +0 added
     last taken back: exact -0 sums, negative products too small for a float32; axpy for a factor of
     one number: a scalar, a row of one number, expanded or not, but not of ±0, which BLAS would
-    skip), the emulation otherwise; both the C library's ``fmaf``/``fma`` bit for bit, as whole
-    arrays, broadcast rows and scalars."""
+    skip), the emulation otherwise (its in-place path for large float32 arrays also with c broadcast);
+    both the C library's ``fmaf``/``fma`` bit for bit, as whole arrays, broadcast rows and scalars."""
     c_fma = _c_fma(dtype)
     if c_fma is None:
         pytest.skip("no C maths library to compare with")
@@ -128,7 +128,8 @@ def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
     scalar, minus_zero = dtype(-0.05), np.full(200, -0.0, dtype)
     cases = [((a, b, c), "fma_into"), ((x, b[:200], z), "fma_into"), ((a, scalar, c), "axpy"),
              ((scalar, a, c), "axpy"), ((x, np.full(200, scalar), z), "axpy"),
-             ((np.broadcast_to(scalar, (100, 1)), x, z), "axpy"), ((x, minus_zero, z), "fma_into")]
+             ((np.broadcast_to(scalar, (100, 1)), x, z), "axpy"), ((x, minus_zero, z), "fma_into"),
+             ((x, z, c[:200]), "fma_into"), ((a, b, dtype(1.5)), "fma_into")]    # (c a row, a number)
     wants = [by_c(*args) for args, _ in cases]
     calls, installed = [], _mkl.library() is not None
     monkeypatch.setitem(_numerics._MKL_FROM, dtype, 2 ** 14)     # (MKL from 16,384 elements: these)
