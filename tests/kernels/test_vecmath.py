@@ -200,7 +200,8 @@ def test_add_with_alpha_is_one_fused_multiply_add(dtype):
 @pytest.mark.parametrize("dtype", [f32, np.float64])
 def test_log_softmax_gradient_by_mkls_batched_axpy_is_numpys_fused_multiply_add(dtype, monkeypatch):
     """log_softmax's gradient along the last dim, g − e^y·Σg, one fused multiply-add per element:
-    by MKL's batched axpy (one row per group) where MKL is installed, by numpy's emulation
+    by MKL's batched axpy (one row per group; one axpy where every Σg is one number, g of ones)
+    where MKL is installed, by numpy's emulation
     otherwise; the same bits, every leftover of a vector, rows whose Σg is ±0 (BLAS skips them),
     ∞ and nan included."""
     from gradviz.kernels import _mkl
@@ -213,14 +214,17 @@ def test_log_softmax_gradient_by_mkls_batched_axpy_is_numpys_fused_multiply_add(
         g[0], g[1], y[2, 0], y[3, -1], g[4, 0], g[5, -1] = 0.0, -0.0, np.nan, -np.inf, np.inf, np.nan
         g[6] = -0.0
         y[6, 0] = np.nan
-        fast = kernels.log_softmax_backward(g, y, 1)
-        with monkeypatch.context() as patch:
-            patch.setattr(_mkl, "axpy_rows", lambda alpha, x, out: False)
-            slow = kernels.log_softmax_backward(g, y, 1)
-        assert fast.dtype == slow.dtype == dtype
-        nan = np.isnan(slow)
-        assert np.array_equal(np.isnan(fast), nan), n
-        assert np.array_equal(fast[~nan].view(np.uint8), slow[~nan].view(np.uint8)), n
+        # (g of ones: every row's Σg one number, one axpy for all; of -0s: a Σg of -0, which axpy skips)
+        for seed in (g, np.ones_like(g), np.full_like(g, -0.0)):
+            fast = kernels.log_softmax_backward(seed, y, 1)
+            with monkeypatch.context() as patch:
+                patch.setattr(_mkl, "axpy_rows", lambda alpha, x, out: False)
+                patch.setattr(_mkl, "axpy", lambda alpha, x, out: False)
+                slow = kernels.log_softmax_backward(seed, y, 1)
+            assert fast.dtype == slow.dtype == dtype
+            nan = np.isnan(slow)
+            assert np.array_equal(np.isnan(fast), nan), n
+            assert np.array_equal(fast[~nan].view(np.uint8), slow[~nan].view(np.uint8)), n
     assert _mkl.axpy_rows(np.ones(2, dtype), np.ones((2, 3), dtype), np.ones((3, 2), dtype)) is False
 
 
