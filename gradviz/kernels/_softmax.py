@@ -252,6 +252,10 @@ def softmax_backward(g, y, dim):
         scaled = np.subtract(g, _fma_down(g, y, dim))
         return np.multiply(scaled, y, out=scaled)
     def rows(g2, y2):
+        if g2.size and (g2[0] == 1).all() and (g2 == 1).all():
+            # g of ones (softmax's usual seed): each product 1·y_j is y_j exactly, so Σ_j g_j y_j is
+            # y's lane sum, and g_i − Σ is one number a row: one pass instead of three
+            return _per_row(np.multiply, y2, (g2.dtype.type(1) - _lanes_sum(y2))[:, None])
         scaled = _per_row(np.subtract, g2, _lanes_dot(g2, y2)[:, None])
         return np.multiply(scaled, y2, out=scaled)
     return _by_rows(rows, dim, g, y)

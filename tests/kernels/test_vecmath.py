@@ -951,6 +951,55 @@ def test_softmax_gradients_of_zero_rows_have_torchs_sign(dtype):
                 assert np.array_equal(grads[0].view(np.uint8), grads[1].view(np.uint8)), (shape, dim, name)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_softmax_gradient_of_ones_along_the_last_dim_is_the_general_one(dtype):
+    """softmax's gradient with g of ones along the last dim, (1 − Σ_j y_j)·y_i in one pass, is what
+    the general kernel gives, (g_i − Σ_j g_j y_j)·y_i with the sum of products by lanes: rows shorter
+    than a vector, of whole vectors and with leftovers, ∞, nan and -0 among y, one row and none;
+    g of ones but for one element takes the general kernel."""
+    from gradviz.kernels import _softmax
+    rng = np.random.default_rng(8)
+    for shape in [(5, 3), (4, 8), (4, 16), (3, 17), (6, 40), (2, 1000), (1, 1029), (0, 7), (3, 4, 33)]:
+        y = rng.random(shape).astype(dtype)
+        if y.size:
+            y.reshape(-1, shape[-1])[0, 0] = np.inf
+            y.reshape(-1, shape[-1])[-1, -1] = np.nan
+            y.reshape(-1, shape[-1])[-1, 0] = -0.0
+        g = np.ones(shape, dtype)
+        rows_g, rows_y = g.reshape(-1, shape[-1]), y.reshape(-1, shape[-1])
+        want = ((rows_g - _softmax._lanes_dot(rows_g, rows_y)[:, None]) * rows_y).reshape(shape)
+        for seed in (g, np.broadcast_to(dtype(1), shape)):
+            got = kernels.softmax_backward(seed, y, -1)
+            assert got.dtype == dtype and got.shape == shape
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), shape
+        if y.size:
+            g.reshape(-1)[-1] = dtype(1) + np.finfo(dtype).eps
+            want = ((rows_g - _softmax._lanes_dot(rows_g, rows_y)[:, None]) * rows_y).reshape(shape)
+            assert np.array_equal(kernels.softmax_backward(g, y, -1).view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_softmax_gradient_of_ones_identical_to_torch(dtype):
+    """y.backward(ones) and y.sum().backward() of softmax along the last dim, bit for bit."""
+    torch = pytest.importorskip("torch")
+    import gradviz
+    rng = np.random.default_rng(9)
+    with threads(torch, 1):
+        for shape in [(5, 3), (4, 16), (3, 17), (6, 40), (2, 1000), (3, 4, 33)]:
+            x = (rng.standard_normal(shape) * 3).astype(dtype)
+            x.reshape(-1, shape[-1])[0, 0] = -np.inf
+            for seeded in (True, False):
+                grads = []
+                for lib in (gradviz, torch):
+                    xt = lib.tensor(x, requires_grad=True)
+                    y = xt.softmax(-1)
+                    y.backward(lib.ones_like(y)) if seeded else y.sum().backward()
+                    grads.append(np.asarray(xt.grad.numpy()))
+                assert np.array_equal(grads[0].view(np.uint8), grads[1].view(np.uint8)), (shape, seeded)
+
+
 @pytest.mark.torch
 @settings(max_examples=60, deadline=None)
 @given(shape=st.lists(st.sampled_from([1, 1, 2, 3, 7, 11, 33, 40]), min_size=1, max_size=4),
