@@ -142,7 +142,7 @@ def _by_mkl(a, b, c, dtype, emulated):
             or type(b) is np.ndarray and b.size >= start):
         return None
     a, b, c = (np.asarray(v) for v in (a, b, c))
-    if not a.dtype == b.dtype == c.dtype == dtype or _mkl.library() is None:
+    if not a.dtype == b.dtype == c.dtype == dtype or _mkl.library() is None or not _fuses(dtype, emulated):
         return None
     shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     out = np.array(np.broadcast_to(c, shape), order="C")     # (a copy: MKL adds into it)
@@ -160,6 +160,27 @@ def _by_mkl(a, b, c, dtype, emulated):
         at = np.unravel_index(flat, shape)
         out[at] = emulated(*(_gather(v, shape, at, flat) for v in (a, b, c)))
     return out
+
+
+_FUSES = {}     # dtype -> do MKL's sbmv and axpy round once here (checked once: _fuses)
+
+
+def _fuses(dtype, emulated):
+    """Do MKL's ``sbmv`` and ``axpy`` compute each element as one fused multiply-add on this
+    processor?  They do on those with FMA (MKL's own code path for AVX2 and AVX-512 kernels), which
+    is what PyTorch's kernels use; BLAS promises no such thing, so it is checked once, on products
+    whose rounding error ``c = −fl(a·b)`` brings out (fused: the error; unfused: 0), against the
+    emulation.  Where they do not, :func:`_by_mkl` leaves every fma to the emulation."""
+    key = np.dtype(dtype)
+    if key not in _FUSES:
+        rng = np.random.default_rng(0)
+        a, b = (rng.standard_normal(64).astype(dtype) for _ in range(2))
+        c = -(a * b)
+        out, scaled = c.copy(), c.copy()
+        _FUSES[key] = (_mkl.fma_into(a, b, out) and _mkl.axpy(a[0], b, scaled)
+                       and np.array_equal(out, emulated(a, b, c)) and np.array_equal(scaled, emulated(a[0], b, c))
+                       and bool(out.any()))
+    return _FUSES[key]
 
 
 def _one_number(v, shape):

@@ -133,7 +133,8 @@ def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
     wants = [by_c(*args) for args, _ in cases]
     calls, installed = [], _mkl.library() is not None
     monkeypatch.setitem(_numerics._MKL_FROM, dtype, 2 ** 14)     # (MKL from 16,384 elements: these)
-    if installed:     # (which routine took each case: the ones that did it)
+    if installed:     # (which routine took each case: the ones that did it; MKL's own check made first)
+        assert _numerics._fuses(dtype, _numerics._fma32 if dtype == f32 else _numerics._fma64)
         for name in ("fma_into", "axpy"):
             monkeypatch.setattr(_mkl, name, lambda *args, f=getattr(_mkl, name), name=name: f(*args)
                                 and not calls.append(name))
@@ -147,6 +148,27 @@ def test_fma_of_large_arrays_is_the_c_librarys(dtype, monkeypatch):
             assert np.array_equal(np.isnan(got), nan)
             assert np.array_equal(got[~nan].view(np.uint8), expected[~nan].view(np.uint8)), mkl
     assert calls == ([name for _, name in cases] if installed else [])
+
+
+@pytest.mark.parametrize("dtype", [f32, np.float64])
+def test_a_blas_that_does_not_fuse_is_not_used_for_fma(dtype, monkeypatch):
+    """Where MKL's sbmv would multiply and add with two roundings (a processor without FMA), the check
+    made once refuses it and fma32/fma64 stay the emulation's, rounded once."""
+    if _mkl.library() is None:
+        pytest.skip("MKL is not installed: the emulation computes every fma")
+    def unfused(a, x, y):
+        y += a * x
+        return True
+    monkeypatch.setattr(_numerics, "_FUSES", {})
+    monkeypatch.setattr(_mkl, "fma_into", unfused)
+    monkeypatch.setitem(_numerics._MKL_FROM, dtype, 2 ** 10)
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal(4096).astype(dtype) for _ in range(2))
+    c = -(a * b)                                   # fused: the product's rounding error; unfused: 0
+    emulated = _numerics._fma32 if dtype == f32 else _numerics._fma64
+    got = (fma32 if dtype == f32 else fma64)(a, b, c)
+    assert got.any() and np.array_equal(got, emulated(a, b, c))
+    assert _numerics._FUSES == {np.dtype(dtype): False}
 
 
 def test_fma_settles_double_rounding():
