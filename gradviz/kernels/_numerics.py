@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _mkl
 
-__all__ = ["fma", "fma32", "fma64", "two_product", "round_sum", "add"]
+__all__ = ["fma", "fma32", "fma64", "two_sum", "two_product", "round_sum", "add"]
 
 _MID_LOW = np.uint64(1 << 28)          # a float32 rounding midpoint, seen in a double's low 29 bits
 _LOW29 = np.uint64((1 << 29) - 1)
@@ -53,6 +53,14 @@ def _fma64(a, b, c):
     return round_sum(*two_product(a, b), c)
 
 
+def two_sum(x, y):
+    """x + y exactly, as the pair (rounded sum, what the rounding dropped) (Knuth; SLEEF's
+    ``dfadd2``/``ddadd2`` of two numbers)."""
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+
 def two_product(a, b):
     """(p, e): the float64 product ``p = fl(a·b)`` and what it rounded away, ``e = a·b − p`` exactly
     (Dekker: the factors split into halves of 26 bits, whose products are exact)."""
@@ -65,12 +73,8 @@ def two_product(a, b):
 def round_sum(p, e, c):
     """``p + e + c`` rounded once in float64, ``p + e`` an exact product (:func:`two_product`): the
     sum of :func:`fma64`."""
-    s = p + c
-    z = s - p
-    t = (p - (s - z)) + (c - z)                           # s + t == p + c exactly
-    v = t + e
-    z = v - t
-    lost = (t - (v - z)) + (e - z)                        # v + lost == t + e exactly
+    s, t = two_sum(p, c)                                  # s + t == p + c exactly
+    v, lost = two_sum(t, e)                               # v + lost == t + e exactly
     inexact = lost != 0
     # round to odd: step back to the truncated neighbour if v went past t + e, then set the last bit
     bits = (v.view(np.int64) - (inexact & ((lost < 0) != (v < 0)))) | inexact
@@ -119,8 +123,7 @@ def _fma32(a, b, c):
         c = np.asarray(c, dtype=np.float64)
         s = np.array(s, dtype=np.float64, copy=True, ndmin=1)
         p, c, tie = (np.broadcast_to(v, s.shape) for v in (p, c, tie))
-        bb = s - p
-        err = (p - (s - bb)) + (c - bb)
+        err = two_sum(p, c)[1]       # (its sum is s)
         nudge = tie & (err != 0)
         s[nudge] = np.nextafter(s[nudge], np.where(err[nudge] > 0, np.inf, -np.inf))
         if np.ndim(p) == 0:
@@ -206,9 +209,7 @@ def _settle(out, tie, a, b, c):
     at = np.unravel_index(flat, tie.shape)
     p = np.multiply(_gather(a, tie.shape, at, flat), _gather(b, tie.shape, at, flat), dtype=np.float64)
     c = _gather(c, tie.shape, at, flat).astype(np.float64)
-    s = p + c
-    bb = s - p
-    err = (p - (s - bb)) + (c - bb)           # what the float64 sum rounded away
+    s, err = two_sum(p, c)           # err: what the float64 sum rounded away
     nudge = err != 0
     if nudge.any():
         s = np.nextafter(s[nudge], np.where(err[nudge] > 0, np.inf, -np.inf))

@@ -27,8 +27,8 @@ float64 powers are pow in double (PyTorch: SLEEF's double ``pow``, within 1 ulp 
 import numpy as np
 
 from . import _exact, _libm, _vml
-from ._numerics import fma32
-from ._sleef import _L2L, _L2U, _LN2_HI, _LN2_LO, _R_LN2, _ilogb32, _two_sum, df_div
+from ._numerics import fma32, two_sum
+from ._sleef import _L2L, _L2U, _LN2_HI, _LN2_LO, _R_LN2, _ilogb32, df_div
 from ._threads import LANES
 
 __all__ = ["sleef_powf", "pow_kernel", "pow_tensor_kernel", "power", "powers"]
@@ -79,7 +79,7 @@ def _log_pair(d):
     e = _ilogb32(d * _f(1 / 0.75))
     m = (d.view(np.int32) - (e << 23)).view(_f)
     e = np.where(tiny, e - 64, e).astype(_f)
-    xh, xl = df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m))
+    xh, xl = df_div(*two_sum(_f(-1), m), *two_sum(_f(1), m))
     x2h, x2l = _square(xh, xl)
     t = fma32(fma32(_f(0.240320354700088500976562), x2h, _f(0.285112679004669189453125)),
              x2h, _f(0.400007992982864379882812))

@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from ._numerics import _LOW29, _MID_LOW, fma, fma32, round_sum, two_product
+from ._numerics import _LOW29, _MID_LOW, fma, fma32, round_sum, two_product, two_sum
 from ._threads import get_num_threads
 
 __all__ = ["torch_sum", "sum_to", "summed_axes", "in_order", "fused_running_sum", "cumsum", "cumprod", "nll_sums", "batch_norm_sums", "batch_norm_backward_sums",
@@ -676,11 +676,9 @@ def _fused_chain32(g, y):
         at = np.flatnonzero(np.equal(low[:k], _MID_LOW_32, out=tie[:k]))
         if len(at):     # sums on a midpoint: exact ones are right; was any rounded there?
             step, column = np.divmod(at, m)
-            s = block.reshape(-1)[at]
             p = np.multiply(g[start + step, column], y[start + step, column], dtype=np.float64)
             previous = np.where(step > 0, block[step - 1, column].astype(np.float32), before[column]).astype(np.float64)
-            bb = s - p
-            lost = (p - (s - bb)) + (previous - bb) != 0   # what the float64 sum rounded away (two-sum)
+            lost = two_sum(p, previous)[1] != 0     # what the float64 sum (the block's, there) rounded away
             ties.append(column[lost])
     redone = np.unique(np.concatenate(ties)) if ties else ()
     if len(redone):

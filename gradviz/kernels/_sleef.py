@@ -21,7 +21,7 @@ sigmoid, softmax, log_softmax and the losses against torch.
 import numpy as np
 
 from . import _exact, _vml
-from ._numerics import fma32, fma64
+from ._numerics import fma32, fma64, two_sum
 
 __all__ = ["exp", "log", "log1p", "df_div"]
 
@@ -100,14 +100,6 @@ def _exp32(d):
     return np.where(np.isnan(d), d, u)
 
 
-def _two_sum(x, y):
-    """x + y exactly, as the pair (rounded sum, what the rounding dropped) (Knuth; SLEEF's
-    ``dfadd2``/``ddadd2`` of two numbers)."""
-    s = x + y
-    v = s - x
-    return s, (x - (s - v)) + (y - v)
-
-
 def df_div(nh, nl, dh, dl, fused=fma32):
     """(nh, nl) / (dh, dl), float32 pairs (SLEEF's ``dfdiv``): one division, then the remainder
     corrected with fused multiply-adds (``fused``: ``fma32``, or :func:`_fma_step` where that is
@@ -137,7 +129,7 @@ def _log32(d):
     high = mant >= _f(0.75)
     m = np.where(high, mant, mant * _f(2))                 # in [0.75, 1.5)
     e = (ex - 1 + high).astype(_f)
-    r = _log_tail32(e, *df_div(*_two_sum(_f(-1), m), *_two_sum(_f(1), m), fused=_fma_step))
+    r = _log_tail32(e, *df_div(*two_sum(_f(-1), m), *two_sum(_f(1), m), fused=_fma_step))
     if inside:
         return r
     r = np.where(d == 0, _f(-np.inf), r)
@@ -293,7 +285,7 @@ def _log64(d):
         e = _ilogb64(ds * (1.0 / 0.75))
         m = _scaled(ds, e)
         e = np.where(tiny, e - 64, e).astype(_d)
-        r = _log_tail64(e, *_dd_div(*_two_sum(-1.0, m), *_two_sum(1.0, m)))
+        r = _log_tail64(e, *_dd_div(*two_sum(-1.0, m), *two_sum(1.0, m)))
     r = np.where(np.isposinf(ds), np.inf, r)
     r = np.where((ds < 0) | np.isnan(ds), np.nan, r)
     return np.where(ds == 0, -np.inf, r)
