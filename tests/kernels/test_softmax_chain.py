@@ -5,6 +5,8 @@ to float32, and redoes the rare columns where that rounded twice; in float64 it 
 product (a pair) rounding once; where the products need no rounding, a running sum.  It must equal
 the chain of single roundings."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -95,12 +97,8 @@ def test_blocks_of_float32_products_and_others_carry_the_sum(n, m, block, seed, 
     g = rng.standard_normal((n, m)).astype(F)
     exact_rows = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     g[exact_rows] = data.draw(exact_g)
-    before = _reduce._BLOCK
-    _reduce._BLOCK = block
-    try:
+    with mock.patch.object(_reduce, "_BLOCK", block):     # (hypothesis takes no monkeypatch)
         assert same_bits(_fused_chain32(g, y), fused_chain(g, y))
-    finally:
-        _reduce._BLOCK = before
 
 
 def test_g_of_ones_then_others_and_special_values(monkeypatch):
@@ -206,12 +204,8 @@ def test_float64_chain_is_one_fused_multiply_add_a_step(n, m, block, seed, data)
     y[rng.random((n, m)) < 0.2] = -0.0
     g = rng.standard_normal((n, m))
     g[data.draw(st.lists(st.booleans(), min_size=n, max_size=n))] = data.draw(exact_g)
-    before = _reduce._BLOCK64
-    _reduce._BLOCK64 = block
-    try:
+    with mock.patch.object(_reduce, "_BLOCK64", block):
         assert same_bits64(fused_running_sum(g, y), fused_chain64(g, y))
-    finally:
-        _reduce._BLOCK64 = before
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")    # (∞ − ∞ on the way to nan)
