@@ -24,7 +24,6 @@ in :mod:`.watched`) by :class:`gradviz._types.TensorBase`.
 
 import heapq
 import itertools
-import types
 import weakref
 
 import numpy as np
@@ -36,7 +35,7 @@ from .grad_mode import _GradMode, _Observing
 from .received import hook_wrapper, received
 from .watched import accumulate_leaf, add_gradient, arrays_of, receive, run_hooked, run_watched, send_on
 from .views import made_view, view_error, view_meta
-from .node import SECOND_BACKWARD, AccumulateGrad, Node, _modified_error, accumulator, node_class
+from .node import SECOND_BACKWARD, AccumulateGrad, Node, Pending, _modified_error, accumulator, fill, node_class
 
 __all__ = ["apply", "record", "record_copy_slices", "current_grad_fn", "run_backward", "walk", "edge"]
 
@@ -78,85 +77,56 @@ def apply(op, inputs, arrays=None, **params):
                 # no graph, but a drawing can show where the graph was cut (weakly: nothing is kept alive)
                 result._cut = ("no_grad()", tuple([weakref.ref(t) for t in inputs if t._requires_grad]))
             elif out.dtype.kind == "f":   # integer results have no gradient
-                record(op, inputs, arrays, result, params)
+                record(op, inputs, arrays, result, params, defer=True)
             break
     return result
 
 
 # --- 2. record: a grad_fn node, with edges to the inputs and the values backward will need -------
 
-_SAVE_PLANS = {}
+def record(op, inputs, arrays, result, params, defer=False):
+    """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs.
 
-
-def _save_plan(op, needs):
-    """Which values to save (input positions; -1 for the output): the inputs the needed rules use,
-    and the output if any rule uses it (PyTorch keeps a result whenever it records the node, so
-    writing into it in place is caught even when only another input's rule reads it)."""
-    keys = {"o"} if any("o" in u for u in op.uses) else set()
-    for i, need in enumerate(needs):
-        if need:
-            keys.update(op.uses[min(i, len(op.uses) - 1)])
-    return tuple(sorted(-1 if k == "o" else int(k) for k in keys))
-
-
-def record(op, inputs, arrays, result, params):
-    """Attach a new grad_fn to ``result``: edges to the inputs and the values backward needs."""
-    node = Node()    # (given its own class, MulBackward0..., when it is first seen: node.shown)
-    # each input's edge (an edge may first describe a view anew) and its shape, dtype and layout:
-    # what backward knows of a value it did not save
-    n = len(inputs)
-    if n == 2:      # (most ops: the loop below written out, with no lists to make and copy)
-        t, u = inputs
-        a, b = arrays
-        node._metas = ((a.shape, a.dtype, a.strides), (b.shape, b.dtype, b.strides))
-        node._edges = edges = (edge(t), edge(u))
-        nograd = None if edges[0][0] is not None and edges[1][0] is not None else \
-            {k: x for k, x in enumerate(inputs) if edges[k][0] is None}
-    elif n == 1:
-        t = inputs[0]
-        a = arrays[0]
-        node._metas = ((a.shape, a.dtype, a.strides),)
-        node._edges = edges = (edge(t),)
-        nograd = None if edges[0][0] is not None else {0: t}
-    else:
-        edges, metas, nograd = [], [], None
-        for t, a in zip(inputs, arrays):
-            metas.append((a.shape, a.dtype, a.strides))
-            e = edge(t)
-            if e[0] is None:         # (input number len(edges): no gradient goes to it)
-                nograd = {} if nograd is None else nograd
-                nograd[len(edges)] = t
-            edges.append(e)
-        node._edges = edges = tuple(edges)
-        node._metas = tuple(metas)
+    What may change after the op (an input's history, its version, whether a leaf requires grad)
+    is captured now; the rest (edges, metadata, saved values) is worked out by
+    :func:`~gradviz.autograd.node.fill`: at once, or with ``defer`` (every op :func:`apply`
+    runs) the first time anything reads the node (a :class:`~gradviz.autograd.node.Pending`)."""
+    defer = defer and not _hooks.saved_hooks      # (saved_tensors_hooks pack the values now)
+    node = Pending() if defer else Node()   # (given its own class, MulBackward0..., when first seen: node.shown)
     node.op, node._params, node._seq = op, params, next(_seq)   # (three stores a line, as in Tensor._wrap)
     node._freed, node._hooks, node._packed = False, None, None
-    # saved for the inputs a gradient will reach (PyTorch's should_compute_output): a view made in
-    # no_grad() of a tensor that requires grad has no edge, so what only its rule reads is not kept
-    if nograd is None:     # (the usual case: every input has an edge, which the count of them says)
-        node._nograd_inputs, key = _NO_INPUTS, (op, n)
-    else:                  # (the data a model is fed, a target: inputs numbered in nograd have none)
-        node._nograd_inputs, key = nograd, (op, n, tuple(nograd))
-    plan = _SAVE_PLANS.get(key)
-    if plan is None:   # (worked out once per op and inputs needed)
-        plan = _SAVE_PLANS[key] = _save_plan(op, [i not in node._nograd_inputs for i in range(n)])
-    saved = [None] * (n + 1)
-    for k in plan:
-        if k == -1:
-            saved[-1] = (result._data, result._vbox, result._vbox[0], None)
-        elif k < n:    # (a variadic op's rule may read inputs it was not given this time)
-            t = inputs[k]
-            saved[k] = (arrays[k], t._vbox, t._vbox[0], t)
-    node._saved = saved
-    out = result._data
-    node._out_meta, node._out, node._outs = (out.shape, out.dtype), weakref.ref(result), None
+    if len(inputs) == 2:     # (most ops: no comprehensions, which are calls in CPython 3.11)
+        t, u = inputs
+        links, versions = (_link(t), _link(u)), (t._vbox[0], u._vbox[0])
+    elif len(inputs) == 1:
+        t = inputs[0]
+        links, versions = (_link(t),), (t._vbox[0],)
+    else:
+        links, versions = tuple([_link(t) for t in inputs]), tuple([t._vbox[0] for t in inputs])
+    box = result._vbox
+    node._pending = (inputs, arrays, links, versions, result._data, box, box[0])
+    node._out, node._outs = weakref.ref(result), None
     result._grad_fn, result._requires_grad = node, True
-    if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
-        _hooks.pack_saved(node, [k for k in grad_order(op, n)] + [-1], *_hooks.saved_hooks[-1])
+    if not defer:
+        fill(node)
+        if _hooks.saved_hooks:     # saved_tensors_hooks(pack, unpack): the values go through pack now
+            _hooks.pack_saved(node, [k for k in grad_order(op, len(inputs))] + [-1], *_hooks.saved_hooks[-1])
     return node
 
 
-_NO_INPUTS = types.MappingProxyType({})   # a node whose every input has an edge: no inputs without one
+def _link(t):
+    """What :func:`edge` gives ``t``, except that a leaf whose AccumulateGrad is not alive stands for
+    it (made when the node is filled: most ops of a forward pass are only ever read by backward)."""
+    fn = t._grad_fn if t._view is None else current_grad_fn(t)
+    if fn is not None:   # (only a node with several outputs has outputs other than 0)
+        return (fn, 0) if fn._outs is None else (fn, t.__dict__.get("_output_nr", 0))
+    if t._requires_grad:     # (a view made in no_grad() mode requires grad through its base, but is
+        acc = t._acc() if t._acc is not None else None    # no leaf of its own: PyTorch gives it no edge)
+        return t if acc is None else (acc, 0)
+    return _NO_EDGE
+
+
+_NO_EDGE = (None, 0)
 
 
 # --- 3. run_backward: each node once, when every gradient for it has arrived ---------------------
@@ -309,14 +279,17 @@ def _graph_nodes(roots):
         deps = dict.fromkeys([fn for fn in roots if fn is not None], 0)
     stack = list(deps)
     while stack:
-        for fn, _ in stack.pop()._edges:
+        node = stack.pop()
+        if type(node) is Pending:    # (most nodes: recorded, not read since)
+            fill(node)
+        for fn, _ in node._edges:
             if fn is None:
                 continue
             if fn in deps:
                 deps[fn] += 1
             else:
                 deps[fn] = 1
-                if fn._edges:    # (a leaf's AccumulateGrad has none to walk on to)
+                if type(fn) is not AccumulateGrad:    # (a leaf's has no edges to walk on to)
                     stack.append(fn)
     return deps
 
@@ -437,12 +410,8 @@ def new_grad(data, g=None):
 
 def edge(t):
     """``(node, output number)``: where ``t``'s gradient goes (split's pieces are outputs 0, 1...)."""
-    fn = t._grad_fn if t._view is None else current_grad_fn(t)
-    if fn is not None:   # (only a node with several outputs has outputs other than 0)
-        return (fn, 0) if fn._outs is None else (fn, t.__dict__.get("_output_nr", 0))
-    if t._requires_grad:     # (a view made in no_grad() mode requires grad through its base, but is
-        return (accumulator(t), 0)   # no leaf of its own: PyTorch gives it no edge)
-    return (None, 0)
+    link = _link(t)
+    return link if type(link) is tuple else (accumulator(link), 0)
 
 
 def current_grad_fn(t):

@@ -490,14 +490,14 @@ def test_a_node_gets_its_pytorch_class_in_place_when_it_is_first_seen():
     """The engine records plain Nodes (CPython reads their attributes at full speed: one class) and gives
     each its class, MulBackward0..., the first time it leaves the engine, by any way a student reaches
     it: the same object, so identity holds across the ways."""
-    from gradviz.autograd.node import Node
+    from gradviz.autograd.node import Node, Pending
     x = torch.ones(2, requires_grad=True)
     z = ((x * 2).exp() + 1).sum()
-    add, exp = z._grad_fn, z._grad_fn._edges[0][0]._edges[0][0]
-    assert type(add) is Node and type(exp) is Node       # nobody has looked yet
+    add, exp = z._grad_fn._edges[0][0], z._grad_fn._edges[0][0]._edges[0][0]
+    assert type(add) is Node and type(exp) is Pending    # nobody has looked yet (exp not even filled)
     assert type(z.grad_fn).__name__ == "SumBackward0" and z.grad_fn is z._grad_fn
     assert type(z.grad_fn.next_functions[0][0]).__name__ == "AddBackward0"   # reached through the edges
-    assert type(exp) is Node and exp.name() == "ExpBackward0" and type(exp).__name__ == "ExpBackward0"
+    assert type(exp) is Pending and exp.name() == "ExpBackward0" and type(exp).__name__ == "ExpBackward0"
     mul = exp._edges[0][0]
     assert repr(mul).startswith("<MulBackward0 object at ") and type(mul).__name__ == "MulBackward0"
     y = x * 3
@@ -506,6 +506,31 @@ def test_a_node_gets_its_pytorch_class_in_place_when_it_is_first_seen():
     assert isinstance(y.grad_fn, torch.autograd.graph.Node)
     z.backward()                                          # and shown nodes run as before
     assert torch.equal(x.grad, (x.detach() * 2).exp() * 2)
+
+
+def test_a_node_recorded_now_and_filled_later_is_the_node_recorded_at_once():
+    """The forward pass captures an op's inputs and defers its node's fields (node.Pending); filled,
+    they are what recording at once gives: the same edges (one AccumulateGrad per leaf), metadata,
+    saved values and versions. Reading any of them fills the node, and then it is a plain Node."""
+    from gradviz.autograd import engine
+    from gradviz.autograd.node import Node, Pending
+    x = torch.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+    c = torch.tensor([2.0, 4.0])                         # no gradient: an input without an edge
+    for f in (lambda: x * c, lambda: (x * 2).exp(), lambda: torch.cat([x, c[None], x]),
+              lambda: x.t() @ x, lambda: x[0] + 1):
+        y = f()
+        node = y._grad_fn
+        assert type(node) is Pending and node._pending is not None
+        inputs, arrays = node._pending[:2]
+        at_once = engine.record(node.op, inputs, arrays, y._wrap(y._data), node._params)
+        assert type(at_once) is Node and at_once._pending is None
+        for field in ("_edges", "_metas", "_out_meta", "_nograd_inputs"):
+            assert getattr(node, field) == getattr(at_once, field), field
+        assert type(node) is Node and node._pending is None       # filled by the first read
+        kept = [[None if s is None else (id(s[0]), s[2], s[3]) for s in n._saved] for n in (node, at_once)]
+        assert kept[0] == kept[1]     # the same arrays (mul: c; exp: its result) at the same versions
+    y = x * 2
+    assert type(y._grad_fn) is Pending and type(y.grad_fn).__name__ == "MulBackward0"   # seen: filled
 
 
 def test_next_functions_cannot_be_replaced():
