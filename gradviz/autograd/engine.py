@@ -10,11 +10,13 @@ The lecture version of backward, which :func:`run_backward` implements::
 
 The file reads in that order: :func:`apply` (every op), :func:`record` (its node),
 :func:`run_backward`, :func:`apply_node`, :func:`_accumulate`; then edges, and the history a view
-written in place gets anew.  Around it: the nodes (:mod:`.node`), grad modes (:mod:`.grad_mode`),
-views (:mod:`.views`), ops with several outputs (:mod:`.multi_output`), what a node receives
-through the user's hooks (:mod:`.received`), the pass with everything that may watch it (hooks,
-targets, a trace recorder, the widget: :mod:`.watched`), the steps of ``create_graph=True``
-(:mod:`.double_backward`) and the ``backward()``/``grad()`` a user calls (:mod:`._backward_grad`).
+written in place gets anew.  (An op's node is captured as it runs and worked out the first time
+anything reads it, by backward's walk of the graph most often: :class:`.node.Pending`.)
+Around it: the nodes (:mod:`.node`), grad modes (:mod:`.grad_mode`), views (:mod:`.views`), ops
+with several outputs (:mod:`.multi_output`), what a node receives through the user's hooks
+(:mod:`.received`), the pass with everything that may watch it (hooks, targets, a trace recorder,
+the widget: :mod:`.watched`), the steps of ``create_graph=True`` (:mod:`.double_backward`) and
+the ``backward()``/``grad()`` a user calls (:mod:`._backward_grad`).
 
 The engine never imports :mod:`gradviz.tensor`: it makes every tensor it needs (an op's result,
 a gradient for ``.grad`` or a hook) through the class of the tensors it is handed
