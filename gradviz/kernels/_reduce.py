@@ -579,14 +579,24 @@ def _segments(items, ends, times):
 def batch_norm_sums(x):
     """(mean, Σ(x − mean)²) per channel, added up as PyTorch's CPU kernel adds them.
 
-    A batch of rows (N, C) takes the "channels last" path: the rows are split into one run per
-    thread, each run summed in x's dtype (the squares with fused multiply-adds), and the runs'
-    sums added in double. A batch of sequences or images (N, C, L...) is summed per channel in double.
-    The last bits of the statistics so depend on PyTorch's thread count (``get_num_threads``).
+    A batch of rows (N, C) takes the "channels last" path
+    (``batch_norm_cpu_collect_stats_channels_last_impl``).  With more rows than threads
+    (``get_num_threads``) the rows are split into one run per thread (:func:`_bn_runs`), each run
+    summed in x's dtype into its thread's buffer (the squares with fused multiply-adds), and the
+    runs' sums added in double: the last bits so depend on the thread count.  With no more rows
+    than threads, a few channels (:data:`_BN_FEW_CHANNELS` or fewer) are summed as one run; more
+    channels each on their own in double (:func:`_bn_channel_sums`).
+    A batch of sequences or images (N, C, L...) is summed per channel in double.
     """
     n = x.size // x.shape[1]
     if x.size == x.shape[0] * x.shape[1]:   # no image: PyTorch's channels-last path
-        runs = _bn_runs(x.reshape(x.shape[0], x.shape[1]))
+        rows = x.reshape(x.shape[0], x.shape[1])
+        if len(rows) > get_num_threads():
+            runs = _bn_runs(rows)
+        elif rows.shape[1] > _BN_FEW_CHANNELS:
+            return _bn_channel_sums(rows)
+        else:
+            runs = [rows]
         total = sum(_in_order(r).astype(np.float64) for r in runs)     # (from 0: the sign of a zero is lost to 0 + ...)
         mean = (total / n).astype(x.dtype)
         squares = np.zeros(x.shape[1], np.float64)
@@ -599,6 +609,29 @@ def batch_norm_sums(x):
     d = flat - mean[:, None]
     squares = np.add.accumulate((d * d).astype(np.float64), axis=1)[:, -1]
     return mean, squares.astype(x.dtype)
+
+
+_BN_FEW_CHANNELS = 16   # rows of this many channels or fewer, no more of them than threads: one run
+                        # (measured on torch 2.13: 16 channels sum as one run, 17 each on their own)
+
+
+def _bn_channel_sums(rows):
+    """(mean, Σ(x − mean)²) of rows (N, C), each channel on its own from 0 in double, as
+    PyTorch's channels-last kernel adds them when there are no more rows than threads and many
+    channels: the mean rounded to x's dtype, each square (x − mean)² rounded in x's dtype and
+    added in double.  float64: each square rounded and added in turn, but the last of an odd
+    count fused into the sum (one multiply-add), as PyTorch's compiled loop (unrolled by two)
+    adds them (measured on torch 2.13)."""
+    dt = rows.dtype
+    mean = ((np.add.accumulate(rows.astype(np.float64), axis=0)[-1] + 0.0) / len(rows)).astype(dt)
+    d = rows - mean
+    if dt != np.float64:
+        return mean, (np.add.accumulate((d * d).astype(np.float64), axis=0)[-1] + 0.0).astype(dt)
+    paired = len(d) - len(d) % 2
+    squares = _in_order(d[:paired] * d[:paired]) if paired else np.zeros(d.shape[1])
+    if paired < len(d):
+        squares = fma(d[-1], d[-1], squares, np.float64)
+    return mean, squares
 
 
 def fused_running_sum(a, b):
