@@ -376,7 +376,8 @@ def _bn_grad_input(g, x, weight, running_mean=None, running_var=None, training=T
     else:
         centred, rest = centred.reshape(x.shape[:2]), rest.reshape(x.shape[:2])   # (N, C, 1...) as rows
         dx = rest - centred * k
-        vec = x.shape[1] - x.shape[1] % 8   # the kernel's vectors of 8 channels fuse that product
+        lanes = 8 if x.dtype == np.float32 else 4     # the kernel's vectors (8 floats, 4 doubles) fuse that
+        vec = x.shape[1] - x.shape[1] % lanes         # product, its part vector does not
         dx[:, :vec] = kernels.fma(-centred[:, :vec], k[:vec], rest[:, :vec], x.dtype)
         dx = dx.reshape(x.shape)
     return dx * _bn_channel(invstd, x) * _bn_channel(weight, x)

@@ -773,23 +773,30 @@ def batch_norm_backward_sums(g, x, mean):
 _BN_LANES = 8   # the floats of one vector in PyTorch's BatchNorm kernels (measured: 8 on an AVX-512 build too)
 
 
+def _bn_lanes(dtype):
+    """The numbers of ``dtype`` in one vector of PyTorch's BatchNorm kernels: :data:`_BN_LANES`
+    floats, half as many doubles."""
+    return _BN_LANES if dtype == np.float32 else _BN_LANES // 2
+
+
 def _plane_sums(g, centred):
     """(Σ g, Σ centred·g) per channel of (N, C, L) planes, each plane's sums taken a vector at a time
     (:func:`_vector_sum`), then added over the batch in double, from 0.  Whole-array: no loop over
     the batch or the channels."""
     n, c, size = g.shape
-    if g.dtype != np.float32:
+    if g.dtype not in _LANES:
         return _plane_total(g), np.sum(g * centred, axis=(0, 2), dtype=np.float64)
-    dots = _vector_sum(centred.reshape(n * c, size), g.reshape(n * c, size), fused=True).reshape(n, c)
+    dots = _vector_sum(centred.reshape(n * c, size), g.reshape(n * c, size), fused=True,
+                       lanes=_bn_lanes(g.dtype)).reshape(n, c)
     return _plane_total(g), _in_order(dots.astype(np.float64)) + 0.0
 
 
 def _plane_total(g):
     """Σ g per channel of (N, C, L) planes as :func:`_plane_sums` takes it (in double)."""
     n, c, size = g.shape
-    if g.dtype != np.float32:
+    if g.dtype not in _LANES:
         return np.sum(g, axis=(0, 2), dtype=np.float64)
-    return _in_order(_vector_sum(g.reshape(n * c, size)).reshape(n, c).astype(np.float64)) + 0.0
+    return _in_order(_vector_sum(g.reshape(n * c, size), lanes=_bn_lanes(g.dtype)).reshape(n, c).astype(np.float64)) + 0.0
 
 
 def _vector_sum(x, y=None, fused=False, lanes=_BN_LANES):

@@ -153,16 +153,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def _update_running_stats(x, running_mean, running_var, momentum):
     """running ← momentum·batch + (1 − momentum)·running, in the buffers' dtype (the variance
     unbiased, over n − 1), from the op's own statistics, so the update and the output agree; rounded
-    as PyTorch's compiled update rounds them (measured: the mean's products and sum each rounded,
-    the variance's last product fused into its sum; 1 − momentum taken from the momentum already
-    rounded to the dtype, which matters for momentum=None's 1/3, 1/5...)."""
+    as PyTorch's compiled update rounds them (measured on torch 2.13: the mean's products and sum
+    each rounded; the variance's too in float64, its last product fused into its sum in float32;
+    1 − momentum taken from the momentum already rounded to the dtype, which matters for
+    momentum=None's 1/3, 1/5...)."""
     mean, _, var_sum = _bn_stats(x, True, None, None, 0.0)
     dt = running_mean._data.dtype.type
     unbiased = var_sum.astype(dt) / dt(x.size // x.shape[1] - 1)
     m = dt(momentum)
     one_minus = dt(1) - m
-    running_mean._data[...] = m * mean.astype(dt) + one_minus * running_mean._data     # three roundings, and the
-    running_var._data[...] = kernels.fma(m, unbiased, one_minus * running_var._data, dt)   # variance's last two fused,
+    running_mean._data[...] = m * mean.astype(dt) + one_minus * running_mean._data     # three roundings
+    if dt is np.float64:
+        running_var._data[...] = m * unbiased + one_minus * running_var._data
+    else:
+        running_var._data[...] = kernels.fma(m, unbiased, one_minus * running_var._data, dt)
     running_mean._vbox[0] += 1
     running_var._vbox[0] += 1
 
