@@ -4,6 +4,8 @@ PyTorch's CPU kernel takes its contiguous path for them (``batch_norm_cpu_*_cont
 statistics per channel in double, and in the backward each (sample, channel) plane summed a
 vector at a time, the planes' sums added in double.  Each channel is one thread's work there, so
 the bits do not depend on the thread count; the tests still run torch and gradviz on one thread.
+A batch of rows (N, C) takes the channels-last path, whose sums depend on the thread count: the
+tests at the end run both on several threads (``same_threads`` sets both back afterwards).
 """
 
 import numpy as np
@@ -26,19 +28,19 @@ def _run(lib, x, g, w, b, rm, rv, training):
     return [np.array(t.detach().numpy()) for t in (y, rm, rv, xt.grad, wt.grad, bt.grad)]
 
 
-def _check(torch, shape, seed, training, threads=1):
+def _check(torch, shape, seed, training, threads=1, dtype=np.float32):
     rng = np.random.default_rng(seed)
     c = shape[1]
-    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
-    g = rng.standard_normal(shape).astype(np.float32)
-    w, b, rm = (rng.standard_normal(c).astype(np.float32) for _ in range(3))
-    rv = (rng.random(c) + 0.5).astype(np.float32)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    w, b, rm = (rng.standard_normal(c).astype(dtype) for _ in range(3))
+    rv = (rng.random(c) + 0.5).astype(dtype)
     with same_threads(torch, threads):
         want = _run(torch, x, g, w, b, rm, rv, training)
         got = _run(gradviz, x, g, w, b, rm, rv, training)
     for name, a, e in zip(("output", "running_mean", "running_var", "input grad", "weight grad", "bias grad"),
                           got, want):
-        assert a.dtype == e.dtype and np.array_equal(a.view(np.uint32), e.view(np.uint32)), (name, shape, training)
+        assert a.dtype == e.dtype and a.tobytes() == e.tobytes(), (name, shape, training, threads, a.dtype)
 
 
 _shapes = st.tuples(st.integers(1, 9), st.integers(1, 6), st.lists(st.integers(1, 45), min_size=1, max_size=2)) \
@@ -46,13 +48,14 @@ _shapes = st.tuples(st.integers(1, 9), st.integers(1, 6), st.lists(st.integers(1
 
 
 @settings(max_examples=40, deadline=None)
-@given(shape=_shapes, seed=st.integers(0, 2**32 - 1), training=st.booleans())
-def test_batch_norm_of_sequences_and_images_is_bit_identical(shape, seed, training):
+@given(shape=_shapes, seed=st.integers(0, 2**32 - 1), training=st.booleans(),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_batch_norm_of_sequences_and_images_is_bit_identical(shape, seed, training, dtype):
     """Outputs, running statistics and the three gradients, on drawn (N, C, L) and (N, C, H, W)
     shapes (planes shorter than a vector, whole vectors, part vectors; images of one pixel go
-    PyTorch's channels-last way)."""
+    PyTorch's channels-last way), in float32 and float64 (vectors of 4 doubles)."""
     torch = pytest.importorskip("torch")
-    _check(torch, shape, seed, training)
+    _check(torch, shape, seed, training, dtype=dtype)
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 8), (4, 2, 7), (3, 5, 17), (8, 4, 300), (16, 3, 33),
@@ -80,3 +83,23 @@ def test_batch_norm_of_rows_on_several_threads_is_bit_identical(threads, shape):
     torch = pytest.importorskip("torch")
     for training in (True, False):
         _check(torch, shape, sum(shape) + threads, training, threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("n", range(1, 10))
+def test_small_batch_of_rows_on_many_threads_is_bit_identical(n, threads):
+    """A batch of rows (N, C) with few rows for the thread count (a laptop's 4-16 threads and a
+    batch of 8 or fewer): more rows than threads, a run per thread; no more rows than threads,
+    16 channels or fewer summed as one run, 17 or more each channel on its own in double.  Both
+    dtypes, training and eval mode; one row while training raises, as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    for dtype in (np.float32, np.float64):
+        for c in (1, 3, 8, 16, 17):
+            for training in (True, False):
+                if n == 1 and training:
+                    for lib in (torch, gradviz):
+                        with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when "
+                                                             r"training, got input size \w+\.Size\(\[1, " + str(c)):
+                            lib.nn.functional.batch_norm(lib.ones(1, c), None, None, training=True)
+                    continue
+                _check(torch, (n, c), 100 * n + c, training, threads, dtype)
