@@ -14,7 +14,8 @@ from . import _strided
 from .autograd.engine import apply, current_grad_fn, record_copy_slices
 from .autograd.views import requires_grad, view_error
 from .autograd.grad_mode import _GradMode
-from ._operands import _broadcast_error
+from ._arg_errors import MISSING, check, refused
+from ._operands import _broadcast_error, _is_operand
 from ._types import TensorBase
 from .ops import OPS
 
@@ -125,7 +126,7 @@ def _inplace(self, fn, *args, overlap=True, internal=True):
     return self
 
 
-def arithmetic(key, method):
+def arithmetic(key, method, operator=False):
     """The in-place twin of binary op ``key`` (``t.add_(u, alpha=2)``, ``t -= u``, ``t.mul_(0.9)``):
     ``method`` (``Tensor.add``) written into t by :func:`_inplace`, or, where nothing is recorded and
     the op's forward ``writes_out`` (an SGD step under no_grad), that forward writing into t's
@@ -134,16 +135,29 @@ def arithmetic(key, method):
     assert op.writes_out, key
 
     if "alpha" in op.saved:
-        def inplace(self, other, alpha=1):
+        def inplace(self, other=MISSING, alpha=1):
             done = _written(self, op, other, alpha)
+            if done is None and not _is_operand(other):
+                return _refused(key, other, {} if alpha == 1 else {"alpha": alpha}, operator)
             return _inplace(self, method, other, alpha) if done is None else done
     else:
-        def inplace(self, other):
+        def inplace(self, other=MISSING):
             done = _written(self, op, other, 1)
+            if done is None and not _is_operand(other):
+                return _refused(key, other, {}, operator)
             return _inplace(self, method, other) if done is None else done
-    inplace.__name__ = inplace.__qualname__ = key + "_"
+    inplace.__name__ = inplace.__qualname__ = f"__i{key if key != 'div' else 'truediv'}__" if operator else key + "_"
     inplace.__doc__ = f"``t.{key}_(...)``: ``t.{key}(...)`` written into t's own storage."
     return inplace
+
+
+def _refused(key, other, params, operator):
+    """``t += 'a'``: NotImplemented, so that Python says the operation is unsupported (PyTorch's
+    ``__iadd__`` answers so); ``t.add_('a')``: PyTorch's parser's TypeError."""
+    if operator:
+        return NotImplemented
+    check(key + "_", (other,), params, method=True)
+    return NotImplemented
 
 
 def _written(self, op, other, alpha):
@@ -190,7 +204,12 @@ def _restride(self, key, **params):
 
 def _make_inplace(name):
     def method(self, *args, **kwargs):
-        return _inplace(self, lambda t, *a: getattr(t, name)(*a, **kwargs), *args)
+        try:
+            return _inplace(self, lambda t, *a: getattr(t, name)(*a, **kwargs), *args)
+        except TypeError as e:      # (refused by PyTorch's parser: said again with the twin's name)
+            if refused(e):
+                check(name + "_", args, kwargs, method=True)
+            raise
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``t.{name}_(...)``: ``t.{name}(...)`` written into t's own storage."
     return method

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dtype
 from . import _inplace
+from ._arg_errors import MISSING, NUMBERS_AS_TENSORS, check, is_scalar
 from ._creation import tensor
 from .autograd.grad_mode import is_grad_enabled
 from ._matmul_and_joins import matmul, where
@@ -31,24 +32,47 @@ def is_tensor(obj):
 
 
 def _method(name):
-    """``gradviz.<name>(t, ...)``: ``t.<name>(...)``, ``t`` made a tensor first when it is not one;
-    with ``out=`` (:func:`_into`) unless the method works in place.  (One function, not the method
-    call wrapped again for ``out=``: both cost at ``import gradviz`` and on every call.)"""
+    """``gradviz.<name>(t, ...)``: ``t.<name>(...)``; with ``out=`` (:func:`_into`) unless the method
+    works in place.  (One function, not the method call wrapped again for ``out=``: both cost at
+    ``import gradviz`` and on every call.)  What is not a tensor is refused as PyTorch's parser
+    refuses it (:func:`_as_input`); a call the method refuses is refused in the function's words."""
     if name.endswith("_"):
-        def fn(input, *args, **kwargs):
+        def fn(input=MISSING, *args, **kwargs):
+            given = input
             if not isinstance(input, Tensor):
-                input = tensor(input)
-            return getattr(input, name)(*args, **kwargs)
+                input = _as_input(name, input, args, kwargs)
+            try:
+                return getattr(input, name)(*args, **kwargs)
+            except Exception:
+                check(name, (given, *args), kwargs, method=False)
+                raise
     else:
-        def fn(input, *args, out=None, **kwargs):
+        def fn(input=MISSING, *args, out=None, **kwargs):
             if out is not None:
                 return _into(name, out, (input, *args, *kwargs.values()), lambda: fn(input, *args, **kwargs))
+            given = input
             if not isinstance(input, Tensor):
-                input = tensor(input)
-            return getattr(input, name)(*args, **kwargs)
+                input = _as_input(name, input, args, kwargs)
+            try:
+                return getattr(input, name)(*args, **kwargs)
+            except Exception:     # (PyTorch reads its arguments first: its parser's refusal comes first)
+                check(name, (given, *args), kwargs, method=False)
+                raise
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``gradviz.{name}(t, ...)`` is ``t.{name}(...)``."
     return fn
+
+
+def _as_input(name, input, args, kwargs):
+    """``input`` of ``gradviz.<name>(input, ...)`` as a tensor where PyTorch takes it (a number for
+    ``add``, ``mul``...: its ``should_allow_numbers_as_tensors``; ``pow(2, t)`` by an overload taking
+    a number first); else PyTorch's TypeError (``exp(): argument 'input' (position 1) must be
+    Tensor, not int``)."""
+    if not (name in NUMBERS_AS_TENSORS and is_scalar(input)):
+        check(name, (input, *args), kwargs, method=False)
+    if input is MISSING:        # (a function whose signatures gradviz does not know: Python's words)
+        raise TypeError(f"{name}() missing 1 required positional argument: 'input'")
+    return tensor(input)
 
 
 def _with_out(name, fn):
@@ -56,7 +80,11 @@ def _with_out(name, fn):
     @functools.wraps(fn)
     def with_out(*args, out=None, **kwargs):
         if out is None:
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception:     # (PyTorch reads its arguments first: its parser's refusal comes first)
+                check(name, args, kwargs, method=False)
+                raise
         return _into(name, out, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
     return with_out
 

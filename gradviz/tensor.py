@@ -9,6 +9,7 @@ indexing, in-place writes and the reading of arguments have modules of their own
 
 import builtins
 import math
+import numbers
 import warnings
 import weakref
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import _dtype
 from . import _blend, _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
+from ._arg_errors import MISSING, refuse
 from ._arrays import as_array
 from ._composites import install_composites
 from ._deepcopy import deepcopy_leaf
@@ -38,6 +40,10 @@ from .ops import OPS
 __all__ = ["Tensor", "Size", "apply", "as_array", "return_types"]
 
 _seq = engine._seq
+
+
+def _tensor_arg(name, other):
+    return other if isinstance(other, Tensor) else refuse(name, other)
 
 
 class Tensor(TensorBase):
@@ -430,7 +436,7 @@ class Tensor(TensorBase):
     def __rtruediv__(self, other):
         if isinstance(other, Tensor):
             return _binary("div", other, self, float_result=True)
-        return self.reciprocal() * other
+        return Tensor.__mul__(self.reciprocal(), other)   # (NotImplemented for 'a' / x, as in PyTorch)
 
     def __floordiv__(self, other):
         return _rounded_division(self, other, "floor_divide")
@@ -444,11 +450,14 @@ class Tensor(TensorBase):
     def __rmod__(self, other):
         return _rounded_division(self, other, "remainder", reverse=True)
 
-    remainder = __mod__
+    def remainder(self, other=MISSING):
+        r = _rounded_division(self, other, "remainder")
+        return r if r is not NotImplemented else refuse("remainder", other)
 
-    def fmod(self, other):
+    def fmod(self, other=MISSING):
         """The remainder with the sign of self (C's fmod), where ``%`` takes the divisor's sign."""
-        return _rounded_division(self, other, "fmod")
+        r = _rounded_division(self, other, "fmod")
+        return r if r is not NotImplemented else refuse("fmod", other)
 
     def __pow__(self, exponent):
         if (type(exponent) is builtins.int or type(exponent) is builtins.float) and self._data.dtype.kind == "f":
@@ -480,34 +489,45 @@ class Tensor(TensorBase):
     def __abs__(self):
         return self.abs()
 
-    __matmul__ = matmul      # (a @ b is matmul(a, b): PyTorch's dispatch to dot, mv, mm or bmm)
+    def __matmul__(self, other):
+        """``a @ b`` is matmul(a, b): PyTorch's dispatch to dot, mv, mm or bmm."""
+        return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
     def __rmatmul__(self, other):
         return NotImplemented   # defined so that numpy defers: [1, 2] @ t and array @ t are TypeErrors
 
-    def add(self, other, alpha=1):
+    def add(self, other=MISSING, alpha=1):
         """self + alpha * other, one AddBackward0 node as in PyTorch."""
         _check_alpha(self, alpha)
-        return _binary("add", self, other) if alpha == 1 else _binary("add", self, other, alpha=alpha)
+        r = _binary("add", self, other) if alpha == 1 else _binary("add", self, other, alpha=alpha)
+        return r if r is not NotImplemented else refuse("add", other, **({} if alpha == 1 else {"alpha": alpha}))
 
-    def sub(self, other, alpha=1):
+    def sub(self, other=MISSING, alpha=1):
         _check_sub(self, other)
         _check_alpha(self, alpha)
-        return _binary("sub", self, other) if alpha == 1 else _binary("sub", self, other, alpha=alpha)
+        r = _binary("sub", self, other) if alpha == 1 else _binary("sub", self, other, alpha=alpha)
+        return r if r is not NotImplemented else refuse("sub", other, **({} if alpha == 1 else {"alpha": alpha}))
 
-    def mul(self, other):
-        return self * other
+    def mul(self, other=MISSING):
+        r = _binary("mul", self, other)
+        return r if r is not NotImplemented else refuse("mul", other)
 
-    def div(self, other, rounding_mode=None):
-        if rounding_mode is not None:
-            return _rounded_division(self, other, rounding_mode)
-        return self / other
+    def div(self, other=MISSING, rounding_mode=None):
+        if rounding_mode is None:
+            r = _binary("div", self, other, float_result=True)
+        else:
+            r = _rounded_division(self, other, rounding_mode)
+        if r is NotImplemented:
+            refuse("div", other, **({} if rounding_mode is None else {"rounding_mode": rounding_mode}))
+        return r
 
-    floor_divide = __floordiv__
+    def floor_divide(self, other=MISSING):
+        r = _rounded_division(self, other, "floor_divide")
+        return r if r is not NotImplemented else refuse("floor_divide", other)
 
-
-    def pow(self, exponent):
-        return self ** exponent
+    def pow(self, exponent=MISSING):
+        r = self.__pow__(exponent)
+        return r if r is not NotImplemented else refuse("pow", exponent)
 
     def neg(self):
         return -self
@@ -549,8 +569,6 @@ class Tensor(TensorBase):
 
     def __ge__(self, other):
         return self._compare(other, np.greater_equal)
-
-    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
 
     def __and__(self, other):
         return self._compare(other, np.logical_and if self.dtype is _dtype.bool else np.bitwise_and)
@@ -611,19 +629,25 @@ class Tensor(TensorBase):
         t = _reduction_methods._accumulated(self, dtype)
         return apply(OPS["cumprod"], (t,), dim=_dims(dim, t.ndim)[0])
 
-    def masked_fill(self, mask, value):
+    def masked_fill(self, mask=MISSING, value=MISSING):
         """A copy with ``value`` wherever ``mask`` is True."""
+        if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, numbers.Number)):
+            refuse("masked_fill", mask, value)
         return apply(OPS["masked_fill"], (self,), mask=np.asarray(as_array(mask), bool), value=_number(value))
 
     def masked_select(self, mask):
         """The elements where ``mask`` (broadcast with self) is True, as one row."""
         return apply(OPS["masked_select"], (self,), mask=np.asarray(as_array(mask), bool))
 
-    def where(self, condition, other):
+    def where(self, condition=MISSING, other=MISSING):
         """``x.where(c, y)``: x where c is true, y elsewhere (``gradviz.where(c, x, y)``)."""
+        if not isinstance(condition, Tensor) or not isinstance(other, (Tensor, numbers.Number)):
+            refuse("where", condition, other)
         return where(condition, self, other)
 
-    def masked_fill_(self, mask, value):
+    def masked_fill_(self, mask=MISSING, value=MISSING):
+        if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, numbers.Number)):
+            refuse("masked_fill_", mask, value)
         return _inplace(self, Tensor.masked_fill, mask, value)
 
     def flip(self, *dims, **kwargs):
@@ -696,10 +720,11 @@ class Tensor(TensorBase):
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({self.shape[d]}).")
         return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))
 
-    def type_as(self, other):
-        return self.to(other.dtype)
+    def type_as(self, other=MISSING):
+        return self.to(_tensor_arg("type_as", other).dtype)
 
-    def bmm(self, other):
+    def bmm(self, other=MISSING):
+        isinstance(other, Tensor) or refuse("bmm", other)
         return bmm(self, other)
 
     def isnan(self):
@@ -714,11 +739,6 @@ class Tensor(TensorBase):
     def logical_not(self):
         return Tensor._wrap(np.logical_not(self._data))
 
-    def logical_and(self, other):
-        return self._compare(other, np.logical_and)
-
-    def logical_or(self, other):
-        return self._compare(other, np.logical_or)
 
     def nonzero(self, as_tuple=False):
         idx = np.nonzero(self._data)
@@ -769,17 +789,20 @@ class Tensor(TensorBase):
 
     # -- linear algebra --------------------------------------------------------------------------
 
-    def matmul(self, other):
+    def matmul(self, other=MISSING):
+        isinstance(other, Tensor) or refuse("matmul", other)
         return matmul(self, other)
 
-    def mm(self, other):
+    def mm(self, other=MISSING):
+        isinstance(other, Tensor) or refuse("mm", other)
         if self.ndim != 2:
             raise RuntimeError("self must be a matrix")
         if other.ndim != 2:
             raise RuntimeError("mat2 must be a matrix")
         return matmul(self, other)
 
-    def mv(self, vec):
+    def mv(self, vec=MISSING):
+        isinstance(vec, Tensor) or refuse("mv", vec)
         return matmul(self, vec)
 
     def det(self):
@@ -800,10 +823,13 @@ class Tensor(TensorBase):
     def addcdiv(self, tensor1, tensor2, *, value=1):
         return _blend.addcdiv(self, tensor1, tensor2, value=value)
 
-    def lerp(self, end, weight):
+    def lerp(self, end=MISSING, weight=MISSING):
+        if not isinstance(end, Tensor) or not isinstance(weight, (Tensor, numbers.Number)):
+            refuse("lerp", end, weight)
         return _blend.lerp(self, end, weight)
 
-    def dot(self, other):
+    def dot(self, other=MISSING):
+        isinstance(other, Tensor) or refuse("dot", other)
         if self.ndim != 1 or other.ndim != 1:
             raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors")
         return matmul(self, other)
@@ -833,11 +859,11 @@ class Tensor(TensorBase):
             return apply(OPS["reshape_alias"], (self,), shape=shape)
         return apply(OPS["reshape_copy"], (self.clone("contiguous_format"),), shape=shape)
 
-    def view_as(self, other):
-        return self.view(other.shape)
+    def view_as(self, other=MISSING):
+        return self.view(_tensor_arg("view_as", other).shape)
 
-    def reshape_as(self, other):
-        return self.reshape(other.shape)
+    def reshape_as(self, other=MISSING):
+        return self.reshape(_tensor_arg("reshape_as", other).shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         if self.ndim == 0:
@@ -853,8 +879,8 @@ class Tensor(TensorBase):
     def expand(self, *shape):
         return apply(OPS["expand"], (self,), shape=_expanded(self, _shape_args(shape)))
 
-    def expand_as(self, other):
-        return self.expand(other.shape)
+    def expand_as(self, other=MISSING):
+        return self.expand(_tensor_arg("expand_as", other).shape)
 
     def permute(self, *dims):
         if not dims:
@@ -926,7 +952,9 @@ class Tensor(TensorBase):
     add_, sub_, mul_, div_ = (arithmetic(key, method) for key, method in
                               (("add", add), ("sub", sub), ("mul", mul), ("div", div)))
 
-    def pow_(self, exponent):
+    def pow_(self, exponent=MISSING):
+        if not _is_operand(exponent):
+            refuse("pow_", exponent)
         return _inplace(self, Tensor.pow, exponent)
 
     def clamp_(self, min=None, max=None):
@@ -935,7 +963,8 @@ class Tensor(TensorBase):
     def copy_(self, src):
         return copy(self, src if isinstance(src, Tensor) else Tensor._wrap(np.array(as_array(src))))
 
-    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
+    __iadd__, __isub__, __imul__, __itruediv__ = (arithmetic(key, method, operator=True) for key, method in
+                                                  (("add", add), ("sub", sub), ("mul", mul), ("div", div)))
 
     def zero_(self):
         """Set every element to 0 in place (``x.grad.zero_()`` between training steps)."""

@@ -178,7 +178,7 @@ def test_the_torch_import_paths_are_modules():
 LAYERS = [
     ("kernels", ("gradviz.kernels",)),
     ("numbers and types", ("gradviz._dtype", "gradviz._types", "gradviz._keywords", "gradviz._devices", "gradviz._gc", "gradviz._lazy",
-                           "gradviz._arrays", "gradviz._errstate")),
+                           "gradviz._arrays", "gradviz._errstate", "gradviz._arg_errors", "gradviz._signatures")),
     ("printing and random draws", ("gradviz._format", "gradviz._cpu_generator")),
     ("the op table", ("gradviz._op", "gradviz._rules", "gradviz.ops", "gradviz._nn_ops", "gradviz._linalg_ops", "gradviz._blend_ops",
                       "gradviz._activation_ops", "gradviz._recorded",
@@ -288,6 +288,8 @@ LAZY = {
         "oneDNN's gelu polynomials load with the first gelu that needs them, not at import gradviz (issue 16)",
     ("gradviz.kernels._activations", "gradviz.kernels._sleef_hyperbolic"):
         "SLEEF's tanh and expm1 load with the first activation that needs them (elu, mish...), not at import gradviz",
+    ("gradviz._arg_errors", "gradviz._signatures"):
+        "PyTorch's signatures (a 40 kB table) load when a call is first refused, not at import gradviz",
     ("gradviz.autograd._backward_grad", "gradviz.autograd.double_backward"):
         "create_graph=True's recorded steps (and _recorded's tensors) load on first use, not at import gradviz",
 }
