@@ -32,7 +32,7 @@ import numpy as np
 from . import _dtype
 from ._types import TensorBase, device, layout
 
-__all__ = ["check", "refuse", "refused", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
+__all__ = ["check", "check_sizes", "refuse", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
 
 
 class _Missing:
@@ -488,7 +488,6 @@ def check(name, args, kwargs=None, *, method):
     kwargs = {k: v for k, v in (kwargs or {}).items() if v is not MISSING}
     error = _error(name, args, kwargs, method)
     if error is not None:
-        error.refused_call = True
         raise error.with_traceback(None) from None
 
 
@@ -499,6 +498,17 @@ def refuse(name, *args, **kwargs):
     return NotImplemented
 
 
-def refused(error):
-    """Was ``error`` raised by :func:`check` (an alias or a ``torch.*`` function then words it anew)?"""
-    return getattr(error, "refused_call", False)
+def check_sizes(name, args):
+    """``x.view(2, 'a')``: what PyTorch says of a tensor's method ``name`` given sizes that are not
+    all ints (its parser's refusal, else the error of unpacking them, ``failed to unpack the object
+    at pos 2``); quiet when they are."""
+    check(name, args, method=True)
+    sigs = _parser(name, True) or ()
+    taken = next((s for s in sigs if s.parse(args, {}, False)), None)
+    if taken is None or not taken.params or taken.params[0].kind != "int_list":
+        return
+    sizes = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    for i, size in enumerate(sizes):
+        if not _is_int_or_symint(size):
+            raise TypeError(f"{name}(): argument '{taken.params[0].name}' failed to unpack the object at pos "
+                            f'{i + 1} with error "type must be tuple of ints,but got {_tp_name(size)}"') from None

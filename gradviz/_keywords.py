@@ -14,6 +14,8 @@ import functools
 import inspect
 import types
 
+from ._arg_errors import check
+
 __all__ = ["ALIASES", "accepting_numpy_names", "install_numpy_names", "parameter_names"]
 
 ALIASES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
@@ -51,23 +53,34 @@ def _aliases_for(fn):
     return {alias: name for alias, name in ALIASES.items() if name in params and alias not in params}
 
 
-def accepting_numpy_names(fn, aliases=None):
+def accepting_numpy_names(fn, aliases=None, method=False):
     """``fn``, also called with numpy's names for its arguments (those of ``aliases``, or the
-    ones its signature has); ``fn`` itself when it has none of PyTorch's parameter names."""
+    ones its signature has); ``fn`` itself when it has none of PyTorch's parameter names.
+
+    The wrapper sees the arguments as they were given, so a call that fails is said again in
+    PyTorch's words where PyTorch's parser refuses it (``x.sum('a')``, ``x.mul(1, 2, 3)``: a tensor's
+    method when ``method``, its first argument self)."""
     aliases = _aliases_for(fn) if aliases is None else aliases
     if not aliases:
         return fn
+    name = fn.__name__
 
     def wrapper(*args, **kwargs):
-        if not kwargs:      # (the usual x.sum(), x.mean(1): nothing to rename, and a call without keywords)
-            return fn(*args)
-        if not aliases.keys().isdisjoint(kwargs):
-            for alias, name in aliases.items():
-                if alias in kwargs:
-                    if name in kwargs:
-                        raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{alias}'")
-                    kwargs[name] = kwargs.pop(alias)
-        return fn(*args, **kwargs)
+        given = kwargs
+        try:
+            if not kwargs:      # (the usual x.sum(), x.mean(1): nothing to rename, and a call without keywords)
+                return fn(*args)
+            if not aliases.keys().isdisjoint(kwargs):
+                given = dict(kwargs)
+                for alias, torch_name in aliases.items():
+                    if alias in kwargs:
+                        if torch_name in kwargs:
+                            raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
+                        kwargs[torch_name] = kwargs.pop(alias)
+            return fn(*args, **kwargs)
+        except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
+            check(name, args[1:] if method else args, given, method=method)
+            raise
     _wraps(wrapper, fn)
     wrapper._numpy_names = aliases
     return wrapper
@@ -94,6 +107,6 @@ def install_numpy_names(cls):
     also takes numpy's name for it (the in-place twins pass their keywords on to these)."""
     for name, fn in list(vars(cls).items()):
         if not name.startswith("_") and name not in _PYTHON_METHODS and inspect.isfunction(fn):
-            wrapped = accepting_numpy_names(fn)
+            wrapped = accepting_numpy_names(fn, method=True)
             if wrapped is not fn:
                 setattr(cls, name, wrapped)

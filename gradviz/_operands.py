@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._arg_errors import check_sizes
 from ._arrays import as_array
 from .autograd.engine import apply
 from ._types import Size, TensorBase, check_device
@@ -176,10 +177,16 @@ def _reduced_dims(dim, ndim):
     return dims if ndim else ()
 
 
-def _shape_args(args):
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    return tuple(int(a) for a in args)
+def _shape_args(args, method=None):
+    """``(2, 3)`` from ``x.view(2, 3)`` or ``x.view((2, 3))``; what is not a size is refused in
+    PyTorch's words for the tensor's ``method`` (``x.view('a')``)."""
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    try:
+        return tuple(int(a) for a in sizes)
+    except (TypeError, ValueError):
+        if method is not None:
+            check_sizes(method, args)
+        raise
 
 
 def _new_shape(args, fn):

@@ -6,7 +6,7 @@ are made for those too.
 
 import numpy as np
 
-from ._arg_errors import MISSING, check, refuse, refused
+from ._arg_errors import MISSING, check, refuse
 from .autograd.engine import apply
 from ._inplace import _make_inplace
 from ._operands import _binary, _floating
@@ -40,13 +40,12 @@ def _table_method(op):
 
 def _alias(method, alias):
     """``method`` under PyTorch's other name for it (``x.subtract`` for ``x.sub``): the same, but
-    a call PyTorch's parser refuses is refused in the alias's own words (``subtract(): ...``)."""
+    a call PyTorch's parser refuses is refused in the alias's own words (``subtract() ...``)."""
     def aliased(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except TypeError as e:
-            if refused(e):
-                check(alias, args, kwargs, method=True)
+        except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
+            check(alias, args, kwargs, method=True)
             raise
     aliased.__name__ = aliased.__qualname__ = alias
     aliased.__doc__ = method.__doc__

@@ -761,7 +761,7 @@ class Tensor(TensorBase):
 
     def repeat(self, *sizes):
         """Tile the tensor: ``repeat(2, 1)`` stacks two copies along dim 0."""
-        return apply(OPS["repeat"], (self,), sizes=_repeats(self, _shape_args(sizes)))
+        return apply(OPS["repeat"], (self,), sizes=_repeats(self, _shape_args(sizes, "repeat")))
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The variance, with Bessel's correction (divide by n - 1) unless ``unbiased=False``."""
@@ -841,7 +841,7 @@ class Tensor(TensorBase):
         if not shape:
             raise TypeError("view() received an invalid combination of arguments - got (), but expected one of:\n"
                             " * (gradviz.dtype dtype)\n * (tuple of ints size)\n")
-        shape = _inferred(_shape_args(shape), self._data.size)
+        shape = _inferred(_shape_args(shape, "view"), self._data.size)
         if not _viewable(self._data, shape):
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                                "least one dimension spans across two contiguous subspaces). Use "
@@ -852,7 +852,7 @@ class Tensor(TensorBase):
         """A view when the strides allow it, else a contiguous copy reshaped (as PyTorch records it)."""
         if not shape:
             raise TypeError('reshape() missing 1 required positional arguments: "shape"')
-        shape = _inferred(_shape_args(shape), self._data.size)
+        shape = _inferred(_shape_args(shape, "reshape"), self._data.size)
         if self._data.flags.c_contiguous:
             return apply(OPS["view"], (self,), shape=shape)
         if _viewable(self._data, shape):
@@ -877,7 +877,7 @@ class Tensor(TensorBase):
         return apply(OPS["view"], (self,), shape=_unflattened(self, dim, sizes))
 
     def expand(self, *shape):
-        return apply(OPS["expand"], (self,), shape=_expanded(self, _shape_args(shape)))
+        return apply(OPS["expand"], (self,), shape=_expanded(self, _shape_args(shape, "expand")))
 
     def expand_as(self, other=MISSING):
         return self.expand(_tensor_arg("expand_as", other).shape)
@@ -885,7 +885,7 @@ class Tensor(TensorBase):
     def permute(self, *dims):
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
-        return apply(OPS["permute"], (self,), dims=_permutation(self, _shape_args(dims)))
+        return apply(OPS["permute"], (self,), dims=_permutation(self, _shape_args(dims, "permute")))
 
     def transpose(self, dim0, dim1):
         d0, d1 = _dims((dim0, dim1), self.ndim)
