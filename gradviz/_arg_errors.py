@@ -32,7 +32,7 @@ import numpy as np
 from . import _dtype
 from ._types import TensorBase, device, layout
 
-__all__ = ["check", "check_sizes", "refuse", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
+__all__ = ["check", "check_sizes", "refuse", "tensor_arg", "install_refusals", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
 
 
 class _Missing:
@@ -412,21 +412,24 @@ def _formatted(arguments, variadic, args, kwargs):
     return "(" + (text[:-2] if args else text) + ")"     # (PyTorch's: no positional one keeps the last ", ")
 
 
+def _map_order(kwargs):
+    """The keywords in the order PyTorch lists them: a C++ ``std::unordered_map`` (libstdc++) puts
+    each new key first, so two come out reversed; of more, the order hangs on their hashes."""
+    if len(kwargs) > 2:
+        raise _Unsure
+    return list(reversed(kwargs.items()))
+
+
 def _plain(args, kwargs):
     """``(str, dim=int)``: the given arguments' types (a keyword-only call keeps PyTorch's trailing ``, ``)."""
-    if len(kwargs) > 1:
-        raise _Unsure        # (PyTorch lists them in a C++ unordered_map's order)
-    text = "".join(_tp_name(a) + ", " for a in args) + "".join(f"{k}={_tp_name(v)}, " for k, v in kwargs.items())
+    text = "".join(_tp_name(a) + ", " for a in args) + "".join(f"{k}={_tp_name(v)}, " for k, v in _map_order(kwargs))
     return "(" + (text[:-2] if args else text) + ")"
 
 
 def _unmatched_kwargs(arguments, kwargs):
     start = builtins.max(len(arguments) - len(kwargs), 0)
     names = {n for _, n in arguments[start:]}
-    unmatched = [k for k in kwargs if k not in names]
-    if len(unmatched) > 1:
-        raise _Unsure
-    return unmatched
+    return [k for k, _ in _map_order(kwargs) if k not in names]
 
 
 def _invalid_combination(name, options, args, kwargs):
@@ -496,6 +499,29 @@ def refuse(name, *args, **kwargs):
     raised, or NotImplemented returned where PyTorch's parser would take the arguments."""
     check(name, args, kwargs, method=True)
     return NotImplemented
+
+
+def tensor_arg(name, value):
+    """``value`` when it is a tensor; else the refusal of the tensor's method ``name`` given it."""
+    return value if isinstance(value, TensorBase) else refuse(name, value)
+
+
+def install_refusals(cls, names):
+    """The methods ``names`` of the tensor class ``cls``, each seeing its arguments as given, so
+    that a call that fails is said again in PyTorch's words where PyTorch's parser refuses it
+    (``x.lerp(x, x, x)``, ``x.clamp(min='a')``).  (For methods not on the hottest paths: the
+    wrapper is one more call.)"""
+    for name in names:
+        method = getattr(cls, name)
+
+        def checked(self, *args, _method=method, _name=name, **kwargs):
+            try:
+                return _method(self, *args, **kwargs)
+            except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
+                check(_name, args, kwargs, method=True)
+                raise
+        functools.update_wrapper(checked, method)
+        setattr(cls, name, checked)
 
 
 def check_sizes(name, args):

@@ -11,6 +11,7 @@ tensor([ 0.2500, 12.5000], grad_fn=<LerpBackward0>)
 import numpy as np
 
 from . import _dtype
+from ._arg_errors import check, is_scalar
 from .autograd.engine import apply
 from ._operands import _broadcast_error, _literal, _number
 from ._types import TensorBase
@@ -108,6 +109,8 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if not isinstance(min, TensorBase) and not isinstance(max, TensorBase):
+        if not (min is None or is_scalar(min)) or not (max is None or is_scalar(max)):
+            check("clamp", (min, max), method=True)      # (clamp('a'): PyTorch's parser refuses it)
         return apply(OPS["clamp"], (input,), _bounded(input, min, max), lo=_number(min), hi=_number(max))
     bounds = {k: b for k, b in (("min", min), ("max", max)) if b is not None}
     if not all(isinstance(b, TensorBase) for b in bounds.values()):

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _dtype
 from . import _blend, _hooks, _linalg_norms, _linalg_systems, _matmul_and_joins, _reduction_methods, _sampling
-from ._arg_errors import MISSING, refuse
+from ._arg_errors import MISSING, install_refusals, refuse, tensor_arg
 from ._arrays import as_array
 from ._composites import install_composites
 from ._deepcopy import deepcopy_leaf
@@ -40,10 +40,6 @@ from .ops import OPS
 __all__ = ["Tensor", "Size", "apply", "as_array", "return_types"]
 
 _seq = engine._seq
-
-
-def _tensor_arg(name, other):
-    return other if isinstance(other, Tensor) else refuse(name, other)
 
 
 class Tensor(TensorBase):
@@ -721,7 +717,7 @@ class Tensor(TensorBase):
         return apply(OPS["slice"], (self,), dim=d, s=slice(start, start + length, 1))
 
     def type_as(self, other=MISSING):
-        return self.to(_tensor_arg("type_as", other).dtype)
+        return self.to(tensor_arg("type_as", other).dtype)
 
     def bmm(self, other=MISSING):
         isinstance(other, Tensor) or refuse("bmm", other)
@@ -860,10 +856,10 @@ class Tensor(TensorBase):
         return apply(OPS["reshape_copy"], (self.clone("contiguous_format"),), shape=shape)
 
     def view_as(self, other=MISSING):
-        return self.view(_tensor_arg("view_as", other).shape)
+        return self.view(tensor_arg("view_as", other).shape)
 
     def reshape_as(self, other=MISSING):
-        return self.reshape(_tensor_arg("reshape_as", other).shape)
+        return self.reshape(tensor_arg("reshape_as", other).shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         if self.ndim == 0:
@@ -880,7 +876,7 @@ class Tensor(TensorBase):
         return apply(OPS["expand"], (self,), shape=_expanded(self, _shape_args(shape, "expand")))
 
     def expand_as(self, other=MISSING):
-        return self.expand(_tensor_arg("expand_as", other).shape)
+        return self.expand(tensor_arg("expand_as", other).shape)
 
     def permute(self, *dims):
         if not dims:
@@ -996,3 +992,4 @@ class Tensor(TensorBase):
 install_table_methods(Tensor)
 install_composites(Tensor)
 install_numpy_names(Tensor)
+install_refusals(Tensor, ("mv", "masked_fill", "masked_fill_", "lerp", "pow", "pow_", "clamp", "clamp_"))

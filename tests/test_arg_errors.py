@@ -95,12 +95,16 @@ BAD = ["'a'", "None", "[1.0, 2.0, 3.0]", "(1.0,)", "[]", "{}"]
 METHOD_CALLS = [f"x.{n}({a})" for n in METHODS for a in BAD] + [
     "x.add('a', alpha=2)", "x.div('a', rounding_mode='floor')", "x.masked_fill(x > 0, 'a')", "x.where(x > 0, 'a')",
     "x.lerp(x, 'a')", "x.lerp('a', 0.5)", "x.where()", "x.masked_fill()", "x.lerp()"] + [
-    f"x.{n}()" for n in METHODS if not n.startswith("__")] + [
+    f"x.{n}()" for n in METHODS if not n.startswith("__")] + [f"x.{n}(x, x, x)" for n in METHODS if not n.startswith("__")] + [
     "x.mul(1, 2, 3)", "x.add('a', 2)", "x.add(x, 2, 3)", "x.sum(0, 1, 2, 3)", "x.sum('a')", "x.sum(dim='a')",
     "x.mean(dim='a')", "x.mean(axis='a')", "x.max('a')", "x.argmax(dim='a')", "x.softmax('a')", "x.std('a')",
     "x.cumsum('a')", "x.unsqueeze('a')", "x.view('a')", "x.view(2, 'a')", "x.reshape('a')",
     "x.reshape(2, 'a')", "x.view((2, None))", "x.expand(2, 'a')", "x.permute(0, 'a')", "x.repeat(1, [1])", "x.expand('a')", "x.permute('a')", "x.repeat('a')", "x.subtract(x, 1, 2)",
-    "x.clip(min='a')", "x.remainder_('a')", "x.fmod_(None)", "x.eq(x, x)", "x.maximum(x, x)"]
+    "x.clip(min='a')", "x.clamp('a')", "x.clamp(min='a')", "x.clamp(0, [1.0])", "x.clamp(max=None, min='a')",
+    "x.clamp_('a')", "x.clamp_(min=[1.0])", "x.clip_(None, 'a')", "torch.clamp(x, 'a')", "torch.clamp(x, min='a')",
+    "x.lerp(end=x, weight='a')", "x.masked_fill(mask=x > 0, value='a')", "x.masked_fill([True], 1.0)", "x.pow(exponent='a')",
+    "x.add(other='a', alpha=2)", "x.sum(dim='a', keepdim=True)", "x.mean(bogus=1, dim=0)", "x.sum(dtype='a', dim=0)",
+    "torch.sum(x, dim='a', keepdim=True)", "x.clamp(min=1, max='a')", "x.eq(other='a')", "x.remainder_('a')", "x.fmod_(None)", "x.eq(x, x)", "x.maximum(x, x)"]
 FUNCTION_NAMES = sorted(n for n in _table_functions.NAMES if n in _signatures.FUNCTIONS)
 FUNCTION_CALLS = [f"torch.{n}({a})" for n in FUNCTION_NAMES for a in ("2", "0.5", "'a'", "None", "[1.0, 2.0]", "")] + [
     "torch.add(x, 'a')", "torch.mul(x, None)", "torch.matmul(x, 2)", "torch.eq(x, [1.0])", "torch.pow(2, x)",
