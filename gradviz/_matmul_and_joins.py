@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._arg_errors import check
 from . import _strided
 from ._arrays import as_array
 from .autograd.engine import apply
@@ -24,6 +25,7 @@ __all__ = ["matmul", "addmm", "bmm", "where", "cat", "concat", "concatenate", "s
 def matmul(a, b):
     """``a @ b`` as PyTorch dispatches it: dot, mv, mm, or a batched product."""
     if not (isinstance(a, TensorBase) and isinstance(b, TensorBase)):
+        check("matmul", (a, b), method=False)           # (PyTorch's parser takes tensors only)
         like = a if isinstance(a, TensorBase) else b     # a list or number beside a tensor becomes one
         a, b = (x if isinstance(x, TensorBase) else like._wrap(np.array(as_array(x))) for x in (a, b))
     x, y = a._data, b._data
@@ -239,6 +241,8 @@ ger = outer
 @accepting_numpy_names
 def cat(tensors, dim=0):
     """Join tensors along an existing dimension."""
+    if not isinstance(tensors, (list, tuple)):          # (a tensor would be joined by its rows)
+        check("cat", (tensors, dim), method=False)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -253,7 +257,16 @@ def cat(tensors, dim=0):
         raise RuntimeError("Sizes of tensors must match except in dimension " + str(d)) from None
 
 
-concat = concatenate = cat
+@accepting_numpy_names
+def concat(tensors, dim=0):
+    """``torch.concat``: :func:`cat` under another name (and a refusal in its own)."""
+    return cat(tensors, dim)
+
+
+@accepting_numpy_names
+def concatenate(tensors, dim=0):
+    """``torch.concatenate``: :func:`cat` under another name (and a refusal in its own)."""
+    return cat(tensors, dim)
 
 
 def hstack(tensors):
@@ -270,6 +283,8 @@ def vstack(tensors):
 @accepting_numpy_names
 def stack(tensors, dim=0):
     """Join tensors along a new dimension."""
+    if not isinstance(tensors, (list, tuple)):          # (a tensor would be joined by its rows)
+        check("stack", (tensors, dim), method=False)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

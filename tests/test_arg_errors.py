@@ -108,7 +108,10 @@ METHOD_CALLS = [f"x.{n}({a})" for n in METHODS for a in BAD] + [
 FUNCTION_NAMES = sorted(n for n in _table_functions.NAMES if n in _signatures.FUNCTIONS)
 FUNCTION_CALLS = [f"torch.{n}({a})" for n in FUNCTION_NAMES for a in ("2", "0.5", "'a'", "None", "[1.0, 2.0]", "")] + [
     "torch.add(x, 'a')", "torch.mul(x, None)", "torch.matmul(x, 2)", "torch.eq(x, [1.0])", "torch.pow(2, x)",
-    "torch.sub(1, x)", "torch.maximum(x, 'a')", "torch.where(x > 0, x, 'a')", "torch.exp(x, 'a')"]
+    "torch.sub(1, x)", "torch.maximum(x, 'a')", "torch.where(x > 0, x, 'a')", "torch.exp(x, 'a')",
+    "torch.cat(x)", "torch.cat(x, dim=1)", "torch.cat(x, 1)", "torch.stack(1)", "torch.stack(x, 0)", "torch.cat([x, 'a'])",
+    "torch.stack([x, None])", "torch.cat([x, x], dim='a')", "torch.matmul(x, [1.0, 2.0, 3.0])", "torch.matmul([1.0], x)",
+    "torch.concat(x)", "torch.concatenate(x, axis=0)", "torch.concat([x, x], axis=1).shape", "torch.sum(x, 'a')", "torch.mean(x, dim='a', keepdim=1)"]
 
 
 def _run(lib, code):
