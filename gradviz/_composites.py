@@ -100,7 +100,7 @@ def take_along_dim(self, indices, dim=None):
     the flattened tensor."""
     if dim is None:
         return self.view(-1).gather(0, indices.view(-1))
-    d = _dims(dim, self.ndim)[0]
+    d = int(_dims(dim, self.ndim)[0])     # (PyTorch's gather is given the dim wrapped)
     if indices.ndim != self.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {self.ndim} dimensions for input, and {indices.ndim} "

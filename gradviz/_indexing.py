@@ -11,7 +11,7 @@ from .autograd.views import requires_grad
 from .autograd.grad_mode import _GradMode
 from ._inplace import _check_leaf, _check_overlap, _inplace, copy, fill
 from ._operands import _literal
-from ._types import TensorBase
+from ._types import TensorBase, remembered, wrapped
 from .ops import OPS
 
 __all__ = ["getitem", "setitem"]
@@ -33,7 +33,7 @@ def getitem(self, key, write=False):
                              "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         if key.step is not None and key.step <= 0:
             raise ValueError("step must be greater than zero")
-        return apply(OPS["slice"], (self,), dim=0, s=slice(*key.indices(self.shape[0])))
+        return apply(OPS["slice"], (self,), dim=0, s=_kept_slice(key, self.shape[0]))
     key = key if isinstance(key, tuple) else (key,)
     if any(_is_advanced(k) for k in key):
         np_key = tuple(k._data if isinstance(k, TensorBase) else k for k in key)
@@ -58,9 +58,8 @@ def getitem(self, key, write=False):
             n = out.shape[dim]
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
-            s = slice(*k.indices(n))
             if not _whole(k, n):
-                out = apply(OPS["slice"], (out,), dim=dim, s=s)
+                out = apply(OPS["slice"], (out,), dim=dim, s=_kept_slice(k, n))
             dim += 1
         else:
             if dim >= out.ndim:
@@ -68,7 +67,7 @@ def getitem(self, key, write=False):
             i, n = int(k), out.shape[dim]
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
-            out = apply(OPS["select"], (out,), dim=dim, index=i % n)
+            out = apply(OPS["select"], (out,), dim=dim, index=wrapped(i, n))
     if out is self and not write:  # only full slices and ...: still a new view, as in PyTorch
         out = apply(OPS["alias"], (self,))
     return out
@@ -167,3 +166,15 @@ def _whole(k, n):
     """Whether PyTorch skips the slice ``k`` of a dim of size ``n`` (``:``, ``0:``, ``:n``, ``:99``):
     it looks at what was written, so ``-n:`` or ``1:`` of an empty dim is still recorded."""
     return (k.start is None or k.start == 0) and (k.stop is None or k.stop >= n) and k.step in (None, 1)
+
+
+_INT64_MAX = 2 ** 63 - 1    # where a slice without an end stops, as PyTorch keeps it
+
+
+def _kept_slice(k, n):
+    """The slice ``k`` of a dim of size ``n`` worked out (what the op cuts), each bound remembering
+    how it was written, which the node shows: ``_saved_start`` 0 where none was given, ``_saved_end``
+    INT64_MAX, a negative one as 2**64 + it (``x[:, -2:]``: 18446744073709551614)."""
+    start, stop, step = k.indices(n)
+    return slice(remembered(start, 0 if k.start is None else k.start),
+                 remembered(stop, _INT64_MAX if k.stop is None else k.stop), step)

@@ -97,7 +97,7 @@ def _matrix_dims(x, dim, dtype, name):
     dims = [dim] if isinstance(dim, int) else list(dim)
     if len(dims) != 2:
         raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
-    dims = list(_dims(dims, x.ndim))
+    dims = [int(d) for d in _dims(dims, x.ndim)]   # (PyTorch's vector norm is given them wrapped)
     if dims[0] == dims[1]:
         raise RuntimeError(f"{name}: dims must be different. Got ({dims[0]}, {dims[1]})")
     _check_dtype(dtype, x, name)

@@ -71,7 +71,8 @@ class Op:
     contiguous: bool = False     # its result is row-major whatever the inputs' layout (PyTorch allocates it so)
     column_major: bool = False   # its result is column-major, as LAPACK writes it and PyTorch returns it (inv, solve)
     # -- what the node shows as grad_fn._saved_<name> (PyTorch's names): an input's position, "o" for
-    #    the result, "@param" for a parameter ("@alpha=1": 1 when not given), "#i" for input i's sizes,
+    #    the result, "@param" for a parameter ("@alpha=1": 1 when not given; "@s.start": its attribute;
+    #    a dim as written, _types.Wrapped), "#i" for input i's sizes,
     #    "%i" for its element count. A tensor the rule did not need is not saved (None), as in PyTorch,
     #    and after backward() the saved tensors are freed (the autograd-mechanics notes read these).
     saved: dict = None           # ({} when not given)

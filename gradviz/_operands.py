@@ -14,7 +14,7 @@ from . import _dtype
 from ._arg_errors import check_sizes
 from ._arrays import as_array
 from .autograd.engine import apply
-from ._types import Size, TensorBase, check_device
+from ._types import Size, TensorBase, check_device, wrapped, WrappedDims
 from .ops import OPS
 
 __all__ = []
@@ -149,13 +149,15 @@ def _unary(key, t, **params):
 
 
 def _dims(dim, ndim):
+    """``dim`` (one or several) wrapped into ``range(ndim)``, refused as PyTorch refuses it out of
+    range; a negative one remembers how it was written, which its node shows (``_types.Wrapped``)."""
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     out = []
     for d in dims:
         if not -max(ndim, 1) <= d < max(ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {d})")
-        out.append(d % max(ndim, 1))
+        out.append(wrapped(d, max(ndim, 1)))
     return tuple(out)
 
 
@@ -171,10 +173,12 @@ _EVERY_DIM = _EveryDim()
 
 
 def _reduced_dims(dim, ndim):
+    """The dims a reduction over ``dim`` runs over: every one for None or ``()``, none of a 0-d
+    tensor's; its node shows ``dim`` as written (``_types.WrappedDims``)."""
     if dim is None or isinstance(dim, (tuple, list)) and not dim:
-        return tuple(range(ndim))
+        return WrappedDims(range(ndim), None if dim is None else ())
     dims = _dims(dim, ndim)
-    return dims if ndim else ()
+    return dims if ndim else WrappedDims((), dims)
 
 
 def _shape_args(args, method=None):

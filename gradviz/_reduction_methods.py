@@ -57,7 +57,7 @@ def moment(t, key, dim, unbiased, keepdim, correction):
     if not t.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if dim is None:
-        return apply(OPS[key], (t,), correction=correction)
+        return apply(OPS[key], (t,), correction=correction, keepdim=keepdim)
     return apply(OPS[key], (t,), dim=_dims(dim, t.ndim), correction=correction, keepdim=keepdim)
 
 

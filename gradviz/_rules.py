@@ -11,7 +11,7 @@ import numpy as np
 from . import _errstate
 from ._keywords import parameter_names
 
-__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_spread_evenly", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat"]
+__all__ = ["_nonempty", "_scalar_as_vector", "_own_doc", "_expand_reduced", "_count", "_spread_evenly", "_evenly", "_by_count", "_to_index", "_median_index", "_median_dim", "_diag_scatter", "_scatter_along", "_sorted", "_order", "_scatter", "_zero_at", "_copy_slices", "_quiet", "_winner", "_unrepeat", "_squeezed"]
 
 
 def _expand_reduced(g, shape, dim, keepdim):
@@ -198,3 +198,11 @@ def _nonempty(f):
     guarded.__name__, guarded.__doc__ = getattr(f, "__name__", "f"), _own_doc(f)
     return guarded
 
+
+
+def _squeezed(a, dim=None):
+    """a without its dims of size 1: all of them, or those of ``dim`` (one or a tuple) that have size 1"""
+    if dim is None:
+        return np.squeeze(a)
+    dims = (dim,) if isinstance(dim, int) else dim
+    return np.squeeze(a, tuple([d for d in dims if a.shape[d] == 1]) if a.ndim else ())

@@ -1,5 +1,5 @@
 """The small types around a tensor: its device, layout, shape (``Size``), the named pairs that
-``max(dim)`` returns, and ``TensorBase``, the type every gradviz tensor has.
+``max(dim)`` returns, a dim or index wrapped into range (``Wrapped``), and ``TensorBase``, the type every gradviz tensor has.
 
 ``TensorBase`` lets the modules below :mod:`gradviz.tensor` (promotion, indexing, in-place writes)
 recognise a tensor without importing the class that does the maths: ``Tensor`` derives from it,
@@ -8,7 +8,7 @@ as ``torch.Tensor`` derives from ``torch._C.TensorBase``.
 
 import math
 
-__all__ = ["TensorBase", "device", "check_device", "layout", "strided", "Size", "return_types"]
+__all__ = ["TensorBase", "device", "check_device", "layout", "strided", "Size", "return_types", "Wrapped", "WrappedDims", "wrapped", "int64", "remembered", "as_written"]
 
 
 class TensorBase:
@@ -94,6 +94,76 @@ class Size(tuple):
 
     def numel(self):
         return math.prod(self)
+
+
+class Wrapped(int):
+    """A negative dim or index wrapped into range (dim -1 of a matrix is 1), which remembers how it
+    was written: the op and its gradient rule use the number, the node shows ``written``.
+
+    PyTorch's node keeps a dim as the user wrote it, an int64 that ``grad_fn._saved_dim`` reads
+    through an unsigned getter: ``x.softmax(-1)`` shows 18446744073709551615 (2**64 - 1), and
+    ``x.softmax(1)`` shows 1.  Only a negative one is made a Wrapped (the only kind whose two
+    numbers differ), so a dim written as 0 or 1 stays a plain int.
+
+    >>> d = wrapped(-1, 2); d, d.written, as_written(d), as_written((d, 0))
+    (1, -1, 18446744073709551615, (18446744073709551615, 0))
+    """
+
+    def __new__(cls, value, written):
+        self = super().__new__(cls, value)
+        self.written = written
+        return self
+
+    def __getnewargs__(self):      # (copied and pickled whole)
+        return int(self), self.written
+
+
+class WrappedDims(tuple):
+    """The dims a reduction runs over, worked out from what was written where that is not a list of
+    them: every dim for ``dim=None`` or ``()``, none of a 0-d tensor's for ``dim=-1``.  The node
+    shows ``written`` (``x.sum(dim=None)``: ``_saved_dim`` is None, as in PyTorch).
+
+    >>> as_written(WrappedDims((0, 1), None)), as_written(WrappedDims((), (wrapped(-1, 1),)))
+    (None, (18446744073709551615,))
+    """
+
+    def __new__(cls, dims, written):
+        self = super().__new__(cls, dims)
+        self.written = written
+        return self
+
+    def __getnewargs__(self):
+        return tuple(self), self.written
+
+
+def wrapped(index, n):
+    """``index`` (a dim, or a position along a dim of size ``n``) wrapped into ``range(n)``; a negative
+    one as a :class:`Wrapped` that remembers it (``index`` is checked to be in range already)."""
+    return index if index >= 0 else Wrapped(index % n, int(index))
+
+
+def int64(value):
+    """An int64 parameter a node keeps (nll_loss's ``ignore_index``): shown, as PyTorch's unsigned
+    getter shows it, 2**64 + it when negative (-100 is 18446744073709551516)."""
+    return value if value >= 0 else Wrapped(value, int(value))
+
+
+def remembered(value, written):
+    """``value``, remembering that it was written as ``written`` where the two differ (a slice's
+    bound: ``x[:, -2:]`` starts at 1 of 3, and its node shows -2, as 2**64 - 2)."""
+    return value if value == written else Wrapped(value, int(written))
+
+
+def as_written(value):
+    """A dim or index (or a tuple of them) as PyTorch's node shows it: as written, -1 as 2**64 - 1."""
+    kind = type(value)
+    if kind is Wrapped:
+        return value.written % 2 ** 64
+    if kind is WrappedDims:
+        return as_written(value.written)
+    if kind is tuple and any(type(v) is Wrapped for v in value):
+        return tuple(as_written(v) for v in value)
+    return value
 
 
 class _ReturnType(tuple):

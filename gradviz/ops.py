@@ -41,7 +41,7 @@ from . import _activation_ops, _blend_ops, _linalg_ops, _nn_ops, _strided, kerne
 from ._op import OPS, Meta, Op, call, op
 from ._rules import (_copy_slices, _by_count, _count, _diag_scatter, _evenly, _expand_reduced, _median_dim,
                      _median_index, _nonempty, _quiet, _scatter, _scatter_along, _sorted, _spread_evenly, _to_index,
-                     _unrepeat, _winner, _zero_at)
+                     _squeezed, _unrepeat, _winner, _zero_at)
 
 __all__ = ["Op", "Meta", "OPS", "op", "call"]
 
@@ -472,17 +472,18 @@ op("amin", grad_fn="MinBackward1", symbol="min", forward=lambda a, dim=None, kee
    vjps=[lambda g, y, a, dim=None, keepdim=False: _evenly(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
    method="min", function=True, inputs="reduce_all", saved={"self": 0, "result": "o"})
+_REDUCED_SAVES = {"dim": "@dim", "keepdim": "@keepdim", "self": 0, "result": "o"}   # (amax, amin, prod over dims)
 # x.amax(dim): its own node, the gradient shared among ties as PyTorch's scale_grad_by_count shares it:
 # (g / count) · mask, so a nan gradient reaches every element (nan · 0) and a nan maximum none of them
 # (dims: a tuple, every dim if none)
 op("amax_dims", grad_fn="AmaxBackward0", symbol="max", forward=lambda a, dim, keepdim=False: np.max(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _by_count(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\max @0", dlatex=[r"\mathbb{1}[@0 = \max @0]"],
-   method="amax", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
+   method="amax", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True, saved=_REDUCED_SAVES)
 op("amin_dims", grad_fn="AminBackward0", symbol="min", forward=lambda a, dim, keepdim=False: np.min(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _by_count(g, a, y, dim, keepdim)], uses=["0o"],
    latex=r"\min @0", dlatex=[r"\mathbb{1}[@0 = \min @0]"],
-   method="amin", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True)
+   method="amin", function=True, inputs="reduce_dim", params={"dim": (0,)}, along_dim=True, saved=_REDUCED_SAVES)
 op("median", grad_fn="MedianBackward0", forward=lambda a: np.sort(a, axis=None)[(a.size - 1) // 2]
    if not np.isnan(a).any() else np.asarray(np.nan, a.dtype),
    vjps=[lambda g, y, a: _evenly(g, a, y)], uses=["0o"],   # ties share the gradient, as for max
@@ -495,7 +496,8 @@ op("median_dim", grad_fn="MedianBackward1", symbol="median", forward=lambda a, d
    vjps=[lambda g, y, a, dim, keepdim=False, index=None:
     _to_index(g, a.shape, _median_index(a, dim) if index is None else index, dim, keepdim)], uses=[""],
    latex=r"\operatorname{median} @0", dlatex=[r"\mathbb{1}[@0 = \operatorname{median} @0]"],
-   params={"dim": 0}, method="median", function=True, inputs="reduce_dim", along_dim=True)
+   params={"dim": 0}, method="median", function=True, inputs="reduce_dim", along_dim=True,
+   saved={"dim": "@dim", "keepdim": "@keepdim", "self_sym_sizes": "#0"})
 
 
 def _extreme_dim(key, grad_fn, name, reduce, arg):
@@ -578,12 +580,13 @@ def _var_vjp(g, a, dim, correction, keepdim):
 op("var", grad_fn="VarBackward0", forward=_variance,
    vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False: _var_vjp(g, a, dim, correction, keepdim)], uses=["0"],
    latex=r"\operatorname{Var}(@0)", dlatex=[r"\frac{2 (@0 - \bar{@0})}{n - 1}"],
-   params={"correction": 1}, method="var", function=True, inputs="moments", along_dim=True)
+   params={"correction": 1}, method="var", function=True, inputs="moments", along_dim=True,
+   saved={"dim": "@dim", "keepdim": "@keepdim", "self": 0})
 op("std", grad_fn="StdBackward0", forward=_std,   # through Var: ∂σ = ∂Var / 2σ, and 0 where σ = 0 (as PyTorch)
    vjps=[lambda g, y, a, dim=None, correction=1, keepdim=False:
     _var_vjp(np.where(y == 0, 0, g / (y * 2)), a, dim, correction, keepdim)], uses=["0o"],   # (even a nan g)
    latex=r"\sigma(@0)", dlatex=[r"\frac{@0 - \bar{@0}}{(n - 1)\,\sigma}"],
-   params={"correction": 1}, method="std", function=True, inputs="moments", along_dim=True)
+   params={"correction": 1}, method="std", function=True, inputs="moments", along_dim=True, saved=_REDUCED_SAVES)
 
 
 def _prod_others(a, dim):
@@ -615,7 +618,7 @@ op("prod", grad_fn="ProdBackward0", symbol="Π", forward=lambda a: np.asarray(np
 op("prod_dim", grad_fn="ProdBackward1", symbol="Π", forward=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim),
    vjps=[lambda g, y, a, dim, keepdim=False: _prod_vjp(g, y, a, dim, keepdim)], uses=["0o"],
    latex=r"\prod @0", dlatex=[r"\prod_{j \ne i} @0_j"],
-   params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True)
+   params={"dim": 0}, method="prod", function=True, inputs="reduce_dim", along_dim=True, saved=_REDUCED_SAVES)
 _prod_along = OPS["prod_dim"].vjps[0]      # (along_dim shows the rule a 0-d input as one element: ask first)
 OPS["prod_dim"] = OPS["prod_dim"].renamed("ProdBackward1", vjps=(lambda g, y, a, dim, keepdim=False:
                                           g if np.ndim(a) == 0 else _prod_along(g, y, a, dim=dim, keepdim=keepdim),))
@@ -797,10 +800,11 @@ op("unsqueeze", grad_fn="UnsqueezeBackward0", forward=lambda a, dim: np.expand_d
    latex="@0", dlatex=["1"],
    params={"dim": 0}, is_view=True, method="unsqueeze", function=True, inputs="unsqueeze", saved={"dim": "@dim"},
    category="reshape")
-op("squeeze", grad_fn="SqueezeBackward0", forward=lambda a, dim=None: np.squeeze(a, dim),
+op("squeeze", grad_fn="SqueezeBackward0", forward=_squeezed,
    vjps=[lambda g, y, a, dim=None: np.reshape(g, a.shape)], uses=[""],
    latex="@0", dlatex=["1"],
-   is_view=True, method="squeeze", function=True, inputs="squeeze", category="reshape")
+   is_view=True, method="squeeze", function=True, inputs="squeeze", category="reshape",
+   saved={"self_sym_sizes": "#0"})
 # (the trailing ... keeps a 0-d result a view of the input, not a numpy scalar copy)
 op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, index: a[(slice(None),) * dim + (index, ...)],
    vjps=[lambda g, y, a, dim, index: call("select_backward", g, shape=a.shape, dim=dim, index=index)], uses=[""],
@@ -810,7 +814,8 @@ op("select", grad_fn="SelectBackward0", symbol="[i]", forward=lambda a, dim, ind
 op("slice", grad_fn="SliceBackward0", symbol="[a:b]", forward=lambda a, dim, s: a[(slice(None),) * dim + (s,)],
    vjps=[lambda g, y, a, dim, s: call("slice_backward", g, shape=a.shape, dim=dim, s=s)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"dim": 0, "s": slice(0, 1)}, is_view=True, method="narrow", function=True, inputs="slice")
+   params={"dim": 0, "s": slice(0, 1)}, is_view=True, method="narrow", function=True, inputs="slice",
+   saved={"dim": "@dim", "start": "@s.start", "end": "@s.stop", "step": "@s.step", "self_sym_sizes": "#0"})
 # x[i]'s and x[a:b]'s gradients are ops of their own in PyTorch (SelectBackwardBackward0 under
 # create_graph=True): zeros with the gradient written in; their own gradient is the select or slice again
 op("select_backward", grad_fn="SelectBackwardBackward0", symbol="[i]ᵀ",
@@ -838,7 +843,7 @@ op("diag_embed", grad_fn="DiagEmbedBackward0", symbol="diag", forward=lambda a, 
 op("flip", grad_fn="FlipBackward0", forward=lambda a, dims: np.flip(a, dims).copy(),
    vjps=[lambda g, y, a, dims: np.flip(g, dims)], uses=[""],
    latex="@0", dlatex=["1"],
-   params={"dims": (0,)}, method="flip", function=True, inputs="flip", along_dim=True)
+   params={"dims": (0,)}, method="flip", function=True, inputs="flip", along_dim=True, saved={"dims": "@dims"})
 op("tril", grad_fn="TrilBackward0", forward=lambda a, diagonal=0: np.tril(a, diagonal),
    vjps=[lambda g, y, a, diagonal=0: np.tril(g, diagonal)], uses=[""],
    latex=r"\operatorname{tril}(@0)", dlatex=["1"],
@@ -855,12 +860,13 @@ op("gather", grad_fn="GatherBackward0", forward=lambda a, dim, index: np.take_al
 op("index_select", grad_fn="IndexSelectBackward0", symbol="select", forward=lambda a, dim, index: np.take(a, index, axis=dim),
    vjps=[lambda g, y, a, dim, index: _scatter(g, a.shape, (slice(None),) * dim + (index,))], uses=[""],
    latex=r"@0_{\text{index}}", dlatex=["1"],
-   params={"dim": 0, "index": np.array([0])}, method="index_select", function=True, inputs="gather")
+   params={"dim": 0, "index": np.array([0])}, method="index_select", function=True, inputs="gather",
+   saved={"dim": "@dim", "index": "@index", "self_sym_sizes": "#0"})
 op("sort", grad_fn="SortBackward0", forward=lambda a, dim=-1, descending=False: _sorted(a, dim, descending)[0],
    vjps=[lambda g, y, a, dim=-1, descending=False:
     _scatter_along(g, a.shape, dim, _sorted(a, dim, descending)[1])], uses=["0"],
    latex=r"\operatorname{sort}(@0)", dlatex=["1"],
-   method="sort", function=True, inputs="sort", along_dim=True)
+   method="sort", function=True, inputs="sort", along_dim=True, saved={"dim": "@dim", "self_sym_sizes": "#0"})
 op("topk", grad_fn="TopkBackward0", forward=lambda a, dim, index: np.take_along_axis(a, index, dim),
    vjps=[lambda g, y, a, dim, index: _scatter_along(g, a.shape, dim, index)], uses=[""],
    latex=r"\operatorname{topk}(@0)", dlatex=["1"], params={"dim": 0, "index": np.array([0])},
@@ -951,10 +957,10 @@ OPS["reshape_alias"] = OPS["view"].renamed("ReshapeAliasBackward0", key="reshape
                                            function=True)
 _t_vjps = (lambda g, y, a, d0, d1: g.T,)   # PyTorch's t() is differentiated by t(): TBackward0 again
 OPS["t"] = OPS["transpose"].renamed("TBackward0", key="t", params={"d0": 0, "d1": 1}, method="t", aliases=(),
-                                    vjps=_t_vjps)
+                                    vjps=_t_vjps, saved={})
 # the in-place forms of the view ops (x.t_()...): the same maths, PyTorch's names for them
 OPS["t_"] = OPS["transpose"].renamed("TBackward1", key="t_", params={"d0": 0, "d1": 1}, method="t_", aliases=(),
-                                     function=False, vjps=_t_vjps)
+                                     function=False, vjps=_t_vjps, saved={})
 OPS["transpose_"] = OPS["transpose"].renamed("TransposeBackward1", key="transpose_", method="transpose_",
                                              aliases=("swapaxes_",), function=False)
 OPS["unsqueeze_"] = OPS["unsqueeze"].renamed("UnsqueezeBackward1", key="unsqueeze_", method="unsqueeze_",
@@ -984,7 +990,10 @@ op("unbind", grad_fn="UnbindBackward0", symbol="unbind",
    vjps=[lambda g, y, a, dim: np.stack(g, axis=dim)], uses=[""],
    latex="@0", dlatex=["1"], params={"dim": 0}, method="unbind", function=True, inputs="split", is_view=True,
    multi_output=True, saved={"dim": "@dim"})
-OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0})
+OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0},
+                                            saved={"dim": "@dim", "self_sym_sizes": "#0"})
+OPS["squeeze_dims"] = OPS["squeeze"].renamed("SqueezeBackward2", key="squeeze_dims", params={"dim": (0,)},
+                                             saved={"dim": "@dim", "self_sym_sizes": "#0"})
 # a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
-OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0},
-                                           method="matmul", is_view=False)   # (squeeze_: no view of a view)
+OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0}, method="matmul",
+                                           is_view=False, saved=OPS["squeeze_dim"].saved)   # (squeeze_: no view of a view)

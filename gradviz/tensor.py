@@ -34,7 +34,7 @@ from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _ch
                         _rounded_division, _repeats, _shape_args, _unflattened, _viewable)
 from ._rules import _sorted
 from ._table_methods import install_table_methods
-from ._types import Size, TensorBase, check_device, device, return_types, strided
+from ._types import Size, TensorBase, check_device, device, return_types, strided, wrapped
 from .ops import OPS
 
 __all__ = ["Tensor", "Size", "apply", "as_array", "return_types"]
@@ -615,7 +615,7 @@ class Tensor(TensorBase):
         return _reduction_methods.mean(self, dim, keepdim, dtype)
 
     def logsumexp(self, dim, keepdim=False):
-        return apply(OPS["logsumexp"], (self,), _floating(self), dim=_dims(dim, self.ndim)[0], keepdim=keepdim)
+        return apply(OPS["logsumexp"], (self,), _floating(self), dim=_dims(dim, self.ndim), keepdim=keepdim)
 
     def cumsum(self, dim, dtype=None):
         t = _reduction_methods._accumulated(self, dtype)
@@ -669,7 +669,7 @@ class Tensor(TensorBase):
 
     def sort(self, dim=-1, descending=False):
         """Values (differentiable) and the indices they came from."""
-        d = _dims(dim, self.ndim)[0] if self.ndim else 0
+        d = _dims(dim, self.ndim)[0]
         values = apply(OPS["sort"], (self,), dim=d, descending=descending)
         _, idx = _sorted(self._data, d, descending) if self.ndim else (None, np.asarray(0))
         return return_types.sort(values, Tensor._wrap(idx.astype(np.int64)))
@@ -688,7 +688,7 @@ class Tensor(TensorBase):
         if not -n <= index < n:
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} "
                              f"at dimension {d}")
-        return apply(OPS["select"], (self,), dim=d, index=index % n)
+        return apply(OPS["select"], (self,), dim=d, index=wrapped(index, n))
 
     def split(self, split_size_or_sections, dim=0):
         """Pieces along ``dim``: of ``split_size`` each (the last may be shorter), or of the sizes listed."""
@@ -905,12 +905,17 @@ class Tensor(TensorBase):
         return self.transpose(-2, -1)
 
     def squeeze(self, dim=None):
+        """Dims of size 1 removed: all of them, or those of ``dim`` (one, or a tuple; a dim listed of
+        another size stays, as in PyTorch)."""
         if dim is None:
             return apply(OPS["squeeze"], (self,))
-        d = _dims(dim, self.ndim)[0] if self.ndim else None
-        if d is None or self.shape[d] != 1:
-            return apply(OPS["squeeze_dim"], (self,), dim=())
-        return apply(OPS["squeeze_dim"], (self,), dim=d)
+        if isinstance(dim, int):
+            return apply(OPS["squeeze_dim"], (self,), dim=_dims(dim, self.ndim)[0])
+        dims = _dims(dim, self.ndim)
+        for k, d in enumerate(dims):
+            if d in dims[:k]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return apply(OPS["squeeze_dims"], (self,), dim=dims)
 
     def unsqueeze(self, dim):
         return apply(OPS["unsqueeze"], (self,), dim=_dims(dim, self.ndim + 1)[0])
@@ -931,9 +936,8 @@ class Tensor(TensorBase):
     def squeeze_(self, dim=None):
         if dim is None:
             return _restride(self, "squeeze_")
-        d = _dims(dim, self.ndim)[0] if self.ndim else None
         # SqueezeBackward4, the node x.squeeze_(dim) makes in PyTorch
-        return _restride(self, "squeeze_mm", dim=d if d is not None and self.shape[d] == 1 else ())
+        return _restride(self, "squeeze_mm", dim=_dims(dim, self.ndim)[0])
 
     # -- indexing --------------------------------------------------------------------------------
 

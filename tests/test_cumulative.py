@@ -15,7 +15,7 @@ x = torch.tensor([[1.5, -2.0, 0.5, 3.0], [2.0, 0.0, -1.0, 4.0], [0.0, 2.0, 0.0, 
 for dim in [0, 1, -1]:
     for f in ['cumsum', 'cumprod']:
         y = getattr(x, f)(dim)
-        print(f, dim, y, y.grad_fn.name(), y.grad_fn._saved_dim if dim >= 0 else "")
+        print(f, dim, y, y.grad_fn.name(), y.grad_fn._saved_dim)
         w = torch.arange(12.).reshape(3, 4) - 5
         (y * w).sum().backward()
         print(x.grad); x.grad = None

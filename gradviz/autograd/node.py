@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _hooks
 from .._dtype import from_numpy_dtype
+from .._types import as_written
 from ..ops import OPS
 from .grad_mode import _Observing
 
@@ -311,13 +312,16 @@ def _size_str(shape):
 
 
 def _saved_value(node, spec):
-    """One saved value: a parameter or a size as it is, a tensor as PyTorch unpacks it -- the input
+    """One saved value: a parameter or a size as it is (a dim as written), a tensor as PyTorch unpacks it -- the input
     itself, or for the result a new tensor on the same values whose grad_fn is this node."""
     if isinstance(spec, str) and spec[0] in "@#%":
         if spec[0] == "@":                          # "@alpha=1": a parameter, 1 when not given
             name, _, default = spec[1:].partition("=")
+            name, _, part = name.partition(".")     # "@s.start": a part of one (a slice's start)
             value = node._params.get(name, int(default) if default else None)
-            return _wrap_for(node, value) if isinstance(value, np.ndarray) else value
+            value = getattr(value, part) if part else value
+            # (a dim or index the op wrapped into range: as the user wrote it, -1 as 2**64 - 1)
+            return _wrap_for(node, value) if isinstance(value, np.ndarray) else as_written(value)
         shape = node._metas[int(spec[1:])][0]
         return tuple(shape) if spec[0] == "#" else math.prod(shape)
     if node._freed:
@@ -353,7 +357,25 @@ def _wrap_for(node, array):
     node's own tensors to wrap the array)."""
     tensors = [node._out()] + [e[3] for e in node._saved if e is not None] + list(node._nograd_inputs.values())
     tensors += [fn.variable for fn, _ in node._edges if isinstance(fn, AccumulateGrad)]
-    return next(t for t in tensors if t is not None)._wrap(array)
+    found = next((t for t in tensors if t is not None), None)
+    return (found if found is not None else _tensor_below(node))._wrap(array)
+
+
+def _tensor_below(node):
+    """A tensor of the graph below ``node`` (whose own result is gone and which saved none): the
+    first live result or leaf met walking down its edges (every graph ends at a leaf)."""
+    todo, seen = [fn for fn, _ in node._edges if fn is not None], set()
+    while todo:
+        fn = todo.pop(0)
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        out = getattr(fn, "_out", None)
+        t = fn.variable if isinstance(fn, AccumulateGrad) else out() if out is not None else None
+        if t is not None:
+            return t
+        todo += [nxt for nxt, _ in fn._edges if nxt is not None]
+    raise RuntimeError("no tensor of this graph is alive to show the saved value with")
 
 
 def _modified_error(node, entry, is_output):

@@ -11,6 +11,7 @@ from .._activation_functions import (celu, celu_, elu, elu_, gelu, hardsigmoid, 
                                      leaky_relu_, logsigmoid, mish, relu6, selu, selu_, silu, softplus, softsign)
 from ..autograd import no_grad
 from ..ops import OPS
+from .._types import int64
 from ..tensor import Tensor, _broadcast_error, apply
 
 __all__ = ["linear", "relu", "sigmoid", "tanh", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
@@ -411,7 +412,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if c != ignore_index and not 0 <= c < n_classes:
             raise IndexError(f"Target {c} is out of bounds.")
     w = None if weight is None else weight._data.astype(input._data.dtype)
-    return apply(OPS[key], (input,), target=t, weight=w, reduction=reduction, ignore_index=ignore_index)
+    return apply(OPS[key], (input,), target=t, weight=w, reduction=reduction, ignore_index=int64(ignore_index))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",

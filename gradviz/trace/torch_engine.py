@@ -37,6 +37,7 @@ from ..ops import OPS
 from .model import (EngineAdapter, Event, Input, Run, Step, Trace, Value, describe_error, name_values,
                     no_derivation_latex, replay)
 from . import torch_backward
+from .torch_dims import signed, wrap_dims
 from .torch_norms import layer_norm_params
 from .torch_watch import born, watched
 
@@ -123,13 +124,6 @@ def _saved(fn, attr):
         return getattr(fn, "_saved_" + attr)
     except Exception:  # "Trying to backward through the graph a second time ..."
         return None
-
-
-def _signed(dim):
-    """A dim as PyTorch keeps it (an unsigned int64: -1 shows as 2**64 - 1) back to a Python int, or a tuple of them."""
-    if isinstance(dim, (tuple, list)):
-        return tuple(_signed(d) for d in dim)
-    return dim - 2 ** 64 if isinstance(dim, int) and dim >= 2 ** 63 else dim
 
 
 # The saved attribute an op-table parameter is read from, where it has another name on this node
@@ -310,6 +304,8 @@ class TorchAdapter(EngineAdapter):
             else:
                 src = self.by_fn[id(nxt)]
                 step.inputs.append(Input("op", src, src.out.shape, src.out.dtype, None))
+        if step.key is not None and step.inputs:
+            wrap_dims(known, params, step.inputs[0].shape)
         self.by_fn[id(fn)] = step
         self.values.append(out)
         return step
@@ -326,6 +322,9 @@ class TorchAdapter(EngineAdapter):
             value = _saved(fn, _SAVED_AS.get((op.key, key)) or PARAM_ALIAS.get(key, key))
             if key == "s":        # x[a:b]: the slice the node keeps as start, end, step
                 value = slice(value, _saved(fn, "end"), _saved(fn, "step")) if value is not None else None
+            if value is None and key == "dim" and isinstance(default, tuple):
+                params[key] = None         # sum(dim=None): every dim (wrap_dims says which)
+                continue
             if value is None:
                 if op.key in FIXED:
                     params[key] = default
@@ -338,14 +337,14 @@ class TorchAdapter(EngineAdapter):
             if isinstance(value, self.torch.Tensor):   # (embedding's indices): the op table reads numpy
                 value = _array(value)
             if key == "dim":       # (a dim given as -1 PyTorch keeps as given, shown as 2**64 - 1)
-                value = _signed(value)
+                value = signed(value)
             if key == "dim" and isinstance(default, tuple) and isinstance(value, int):
                 value = (value,)
             params[key] = value
-        if op.key in ("sum_dim", "mean_dim"):
+        if "keepdim" in op.saved:                         # (the rules read it: a reduction's shape)
             params["keepdim"] = bool(_saved(fn, "keepdim"))
         if op.key == "norm":                               # (the op table gives norm no defaults to read)
-            params.update(ord=_saved(fn, "ord"), dim=_signed(_saved(fn, "dim")), keepdim=bool(_saved(fn, "keepdim")))
+            params.update(ord=_saved(fn, "ord"), dim=signed(_saved(fn, "dim")), keepdim=bool(_saved(fn, "keepdim")))
         if op.key == "native_batch_norm" and _saved(fn, "weight") is None:   # (the bias is not saved)
             params.update(has_weight=False, has_bias=fn.next_functions[2][0] is not None)
         if op.key == "native_layer_norm":                  # (eps is not saved; the mean and rstd are)
@@ -893,9 +892,9 @@ def _tensor(torch, data, src):
 # How PyTorch makes the outputs of a node of several (no hand rule: the engine's numbers), from its
 # input and the sizes and dim the node keeps.
 _PIECES = {
-    "split": lambda t, x, fn: t.split(x, fn._saved_split_size, fn._saved_dim),
-    "split_sizes": lambda t, x, fn: t.split(x, list(fn._saved_split_sizes), fn._saved_dim),
-    "unbind": lambda t, x, fn: t.unbind(x, fn._saved_dim),
+    "split": lambda t, x, fn: t.split(x, fn._saved_split_size, signed(fn._saved_dim)),
+    "split_sizes": lambda t, x, fn: t.split(x, list(fn._saved_split_sizes), signed(fn._saved_dim)),
+    "unbind": lambda t, x, fn: t.unbind(x, signed(fn._saved_dim)),
 }
 
 # Ops whose backward reads no value of an input (only sizes, or a known constant factor): a
