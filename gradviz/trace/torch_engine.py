@@ -325,6 +325,9 @@ class TorchAdapter(EngineAdapter):
             if value is None and key == "dim" and isinstance(default, tuple):
                 params[key] = None         # sum(dim=None): every dim (wrap_dims says which)
                 continue
+            if value is None and key == "correction":   # x.var(): None, PyTorch's default (1)
+                params[key] = default
+                continue
             if value is None:
                 if op.key in FIXED:
                     params[key] = default
@@ -343,6 +346,8 @@ class TorchAdapter(EngineAdapter):
             params[key] = value
         if "keepdim" in op.saved:                         # (the rules read it: a reduction's shape)
             params["keepdim"] = bool(_saved(fn, "keepdim"))
+        if "dim" in op.saved and "dim" not in params and _saved(fn, "dim") is not None:   # (sort, var, std:
+            params["dim"] = signed(_saved(fn, "dim"))                                     # no default to read)
         if op.key == "norm":                               # (the op table gives norm no defaults to read)
             params.update(ord=_saved(fn, "ord"), dim=signed(_saved(fn, "dim")), keepdim=bool(_saved(fn, "keepdim")))
         if op.key == "native_batch_norm" and _saved(fn, "weight") is None:   # (the bias is not saved)

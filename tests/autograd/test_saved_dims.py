@@ -176,7 +176,8 @@ TRACED = ["x.softmax(-1)", "x.log_softmax(-2)", "x.sum(-1)", "x.sum(dim=None)", 
           "x.unsqueeze(-1)", "x.transpose(-1, 0)", "x.mT", "x.permute(-1, 0)", "x.squeeze(-1)",
           "x.select(-1, -1)", "x[:, -1]", "x[:, -2:]", "x[-1:]", "x.narrow(-1, 1, 2)", "x.flip(-1)",
           "x.gather(-1, torch.tensor([[0], [1]]))", "torch.cat([x, x * 2], -1)", "torch.stack([x, x * 2], -1)",
-          "x.logsumexp(-1)", "x.norm(dim=-1)", "x.prod(-1, keepdim=True)"]
+          "x.logsumexp(-1)", "x.norm(dim=-1)", "x.prod(-1, keepdim=True)", "x.sort(-1).values", "x.sort(0).values",
+          "x.var(-1)", "x.std((0, -1), keepdim=True)", "x.var()", "x.std(correction=0)", "x.median(-1).values"]
 
 
 def traced_dims(L, expression):
