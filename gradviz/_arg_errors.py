@@ -26,13 +26,14 @@ import builtins
 import functools
 import operator
 import os
+import sys
 
 import numpy as np
 
 from . import _dtype
 from ._types import TensorBase, device, layout
 
-__all__ = ["check", "check_sizes", "refuse", "tensor_arg", "install_refusals", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
+__all__ = ["check", "check_sizes", "recheck", "refuse", "tensor_arg", "install_refusals", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
 
 
 class _Missing:
@@ -494,6 +495,16 @@ def check(name, args, kwargs=None, *, method):
         raise error.with_traceback(None) from None
 
 
+def recheck(name, args, kwargs=None, *, method):
+    """In a wrapper that saw a call of ``name`` fail: PyTorch's TypeError where its parser refuses
+    the arguments, when the call came from outside gradviz (gradviz calls its own methods with its
+    own conventions, ``t.sum(dim, keepdim, dtype)``: their failures are not the user's words to
+    check).  Returns quietly otherwise; the wrapper then raises what it caught."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    if caller != "gradviz" and not caller.startswith("gradviz."):
+        check(name, args, kwargs, method=method)
+
+
 def refuse(name, *args, **kwargs):
     """A tensor's method ``name`` given what it cannot take (``x.add('a')``): PyTorch's TypeError
     raised, or NotImplemented returned where PyTorch's parser would take the arguments."""
@@ -513,15 +524,18 @@ def install_refusals(cls, names):
     wrapper is one more call.)"""
     for name in names:
         method = getattr(cls, name)
+        if not hasattr(method, "_numpy_names") or method.__name__ != name:   # (that wrapper sees them as given)
+            setattr(cls, name, functools.update_wrapper(_as_given(method, name), method))
 
-        def checked(self, *args, _method=method, _name=name, **kwargs):
-            try:
-                return _method(self, *args, **kwargs)
-            except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
-                check(_name, args, kwargs, method=True)
-                raise
-        functools.update_wrapper(checked, method)
-        setattr(cls, name, checked)
+
+def _as_given(method, name):
+    def checked(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
+            recheck(name, args, kwargs, method=True)
+            raise
+    return checked
 
 
 def check_sizes(name, args):

@@ -14,7 +14,7 @@ from . import _strided
 from .autograd.engine import apply, current_grad_fn, record_copy_slices
 from .autograd.views import requires_grad, view_error
 from .autograd.grad_mode import _GradMode
-from ._arg_errors import MISSING, check
+from ._arg_errors import MISSING, check, recheck
 from ._operands import _broadcast_error, _is_operand
 from ._types import TensorBase
 from .ops import OPS
@@ -207,7 +207,7 @@ def _make_inplace(name):
         try:
             return _inplace(self, lambda t, *a: getattr(t, name)(*a, **kwargs), *args)
         except Exception:      # (PyTorch reads its arguments first: its parser's refusal, in the twin's name)
-            check(name + "_", args, kwargs, method=True)
+            recheck(name + "_", args, kwargs, method=True)
             raise
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"``t.{name}_(...)``: ``t.{name}(...)`` written into t's own storage."

@@ -14,7 +14,7 @@ import functools
 import inspect
 import types
 
-from ._arg_errors import check
+from ._arg_errors import recheck
 
 __all__ = ["ALIASES", "accepting_numpy_names", "install_numpy_names", "parameter_names"]
 
@@ -79,7 +79,7 @@ def accepting_numpy_names(fn, aliases=None, method=False):
                         kwargs[torch_name] = kwargs.pop(alias)
             return fn(*args, **kwargs)
         except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
-            check(name, args[1:] if method else args, given, method=method)
+            recheck(name, args[1:] if method else args, given, method=method)
             raise
     _wraps(wrapper, fn)
     wrapper._numpy_names = aliases

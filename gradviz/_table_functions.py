@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _dtype
 from . import _inplace
-from ._arg_errors import MISSING, NUMBERS_AS_TENSORS, check, is_scalar
+from ._arg_errors import MISSING, NUMBERS_AS_TENSORS, check, is_scalar, recheck
 from ._creation import tensor
 from .autograd.grad_mode import is_grad_enabled
 from ._matmul_and_joins import matmul, where
@@ -44,7 +44,7 @@ def _method(name):
             try:
                 return getattr(input, name)(*args, **kwargs)
             except Exception:
-                check(name, (given, *args), kwargs, method=False)
+                recheck(name, (given, *args), kwargs, method=False)
                 raise
     else:
         def fn(input=MISSING, *args, out=None, **kwargs):
@@ -56,7 +56,7 @@ def _method(name):
             try:
                 return getattr(input, name)(*args, **kwargs)
             except Exception:     # (PyTorch reads its arguments first: its parser's refusal comes first)
-                check(name, (given, *args), kwargs, method=False)
+                recheck(name, (given, *args), kwargs, method=False)
                 raise
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``gradviz.{name}(t, ...)`` is ``t.{name}(...)``."
@@ -83,7 +83,7 @@ def _with_out(name, fn):
             try:
                 return fn(*args, **kwargs)
             except Exception:     # (PyTorch reads its arguments first: its parser's refusal comes first)
-                check(name, args, kwargs, method=False)
+                recheck(name, args, kwargs, method=False)
                 raise
         return _into(name, out, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
     return with_out

@@ -6,7 +6,7 @@ are made for those too.
 
 import numpy as np
 
-from ._arg_errors import MISSING, check, refuse
+from ._arg_errors import MISSING, check, recheck, refuse
 from .autograd.engine import apply
 from ._inplace import _make_inplace
 from ._operands import _binary, _floating
@@ -45,7 +45,7 @@ def _alias(method, alias):
         try:
             return method(self, *args, **kwargs)
         except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
-            check(alias, args, kwargs, method=True)
+            recheck(alias, args, kwargs, method=True)
             raise
     aliased.__name__ = aliased.__qualname__ = alias
     aliased.__doc__ = method.__doc__

@@ -996,4 +996,8 @@ class Tensor(TensorBase):
 install_table_methods(Tensor)
 install_composites(Tensor)
 install_numpy_names(Tensor)
-install_refusals(Tensor, ("mv", "masked_fill", "masked_fill_", "lerp", "pow", "pow_", "clamp", "clamp_"))
+install_refusals(Tensor, ("mv", "masked_fill", "masked_fill_", "lerp", "pow", "pow_", "clamp", "clamp_", "tril", "triu",
+                          "round", "diag", "swapdims", "swapaxes", "movedim", "moveaxis", "ger", "tile", "as_strided",
+                          "as_strided_", "masked_select", "addcmul", "addcdiv", "transpose_", "new_zeros", "new_ones",
+                          "new_full", "new_empty", "multinomial", "bernoulli", "bernoulli_", "random_", "uniform_",
+                          "normal_"))

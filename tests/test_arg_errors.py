@@ -102,7 +102,9 @@ METHOD_CALLS = [f"x.{n}({a})" for n in METHODS for a in BAD] + [
     "x.reshape(2, 'a')", "x.view((2, None))", "x.expand(2, 'a')", "x.permute(0, 'a')", "x.repeat(1, [1])", "x.expand('a')", "x.permute('a')", "x.repeat('a')", "x.subtract(x, 1, 2)",
     "x.clip(min='a')", "x.clamp('a')", "x.clamp(min='a')", "x.clamp(0, [1.0])", "x.clamp(max=None, min='a')",
     "x.clamp_('a')", "x.clamp_(min=[1.0])", "x.clip_(None, 'a')", "torch.clamp(x, 'a')", "torch.clamp(x, min='a')",
-    "x.lerp(end=x, weight='a')", "x.masked_fill(mask=x > 0, value='a')", "x.masked_fill([True], 1.0)", "x.pow(exponent='a')",
+    "x.lerp(end=x, weight='a')", "x.masked_fill(mask=x > 0, value='a')", "x.masked_fill([True], 1.0)", "x.ger('a')", "x.outer('a')", "x.tril('a')", "x.sum(5)", "x.mean(dim=5)", "x.view(4, 4)",
+    "x.clamp(min=x[0].long())", "x.transpose_('a', 0)",
+    "x.movedim('a', 0)", "x.round('a')", "x.uniform_('a')", "x.new_zeros('a')", "x.addcmul(x, 'a')", "x.pow(exponent='a')",
     "x.add(other='a', alpha=2)", "x.sum(dim='a', keepdim=True)", "x.mean(bogus=1, dim=0)", "x.sum(dtype='a', dim=0)",
     "torch.sum(x, dim='a', keepdim=True)", "x.clamp(min=1, max='a')", "x.eq(other='a')", "x.remainder_('a')", "x.fmod_(None)", "x.eq(x, x)", "x.maximum(x, x)"]
 FUNCTION_NAMES = sorted(n for n in _table_functions.NAMES if n in _signatures.FUNCTIONS)
