@@ -517,7 +517,14 @@ def tensor_arg(name, value):
     return value if isinstance(value, TensorBase) else refuse(name, value)
 
 
-def install_refusals(cls, names):
+# Tensor methods not on the hottest paths that no other wrapper sees with their arguments as given
+AS_GIVEN = ("mv", "masked_fill", "masked_fill_", "lerp", "pow", "pow_", "clamp", "clamp_", "tril", "triu", "round",
+            "diag", "swapdims", "swapaxes", "movedim", "moveaxis", "ger", "tile", "as_strided", "as_strided_",
+            "masked_select", "addcmul", "addcdiv", "transpose_", "new_zeros", "new_ones", "new_full", "new_empty",
+            "multinomial", "bernoulli", "bernoulli_", "random_", "uniform_", "normal_")
+
+
+def install_refusals(cls, names=AS_GIVEN):
     """The methods ``names`` of the tensor class ``cls``, each seeing its arguments as given, so
     that a call that fails is said again in PyTorch's words where PyTorch's parser refuses it
     (``x.lerp(x, x, x)``, ``x.clamp(min='a')``).  (For methods not on the hottest paths: the

@@ -485,8 +485,7 @@ class Tensor(TensorBase):
     def __abs__(self):
         return self.abs()
 
-    def __matmul__(self, other):
-        """``a @ b`` is matmul(a, b): PyTorch's dispatch to dot, mv, mm or bmm."""
+    def __matmul__(self, other):     # (a @ b is matmul(a, b): PyTorch's dispatch to dot, mv, mm or bmm)
         return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
     def __rmatmul__(self, other):
@@ -996,8 +995,4 @@ class Tensor(TensorBase):
 install_table_methods(Tensor)
 install_composites(Tensor)
 install_numpy_names(Tensor)
-install_refusals(Tensor, ("mv", "masked_fill", "masked_fill_", "lerp", "pow", "pow_", "clamp", "clamp_", "tril", "triu",
-                          "round", "diag", "swapdims", "swapaxes", "movedim", "moveaxis", "ger", "tile", "as_strided",
-                          "as_strided_", "masked_select", "addcmul", "addcdiv", "transpose_", "new_zeros", "new_ones",
-                          "new_full", "new_empty", "multinomial", "bernoulli", "bernoulli_", "random_", "uniform_",
-                          "normal_"))
+install_refusals(Tensor)
