@@ -15,7 +15,7 @@ from .autograd.engine import apply
 from .autograd.multi_output import apply_outputs
 from ._keywords import accepting_numpy_names
 from ._operands import _broadcast_error, _dims, _literal
-from ._types import TensorBase
+from ._types import TensorBase, WorkedOut
 from .ops import OPS
 
 __all__ = ["matmul", "addmm", "bmm", "where", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "outer", "ger",
@@ -193,6 +193,7 @@ def split(t, split_size_or_sections, dim=0):
         if step < 0 or (step == 0 and n != 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = ([min(step, n - start) for start in range(0, n, step)] if step else []) or [0]   # at least one piece
+        return apply_outputs(op, t, dim=d, sizes=WorkedOut(sizes, step))     # (its node shows split_size)
     return apply_outputs(op, t, dim=d, sizes=tuple(sizes))
 
 

@@ -14,7 +14,7 @@ from . import _dtype
 from ._arg_errors import check_sizes
 from ._arrays import as_array
 from .autograd.engine import apply
-from ._types import Size, TensorBase, check_device, wrapped, WrappedDims
+from ._types import Size, TensorBase, check_device, wrapped, WorkedOut
 from .ops import OPS
 
 __all__ = []
@@ -174,11 +174,11 @@ _EVERY_DIM = _EveryDim()
 
 def _reduced_dims(dim, ndim):
     """The dims a reduction over ``dim`` runs over: every one for None or ``()``, none of a 0-d
-    tensor's; its node shows ``dim`` as written (``_types.WrappedDims``)."""
+    tensor's; its node shows ``dim`` as written (``_types.WorkedOut``)."""
     if dim is None or isinstance(dim, (tuple, list)) and not dim:
-        return WrappedDims(range(ndim), None if dim is None else ())
+        return WorkedOut(range(ndim), None if dim is None else ())
     dims = _dims(dim, ndim)
-    return dims if ndim else WrappedDims((), dims)
+    return dims if ndim else WorkedOut((), dims)
 
 
 def _shape_args(args, method=None):

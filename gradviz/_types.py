@@ -1,5 +1,5 @@
 """The small types around a tensor: its device, layout, shape (``Size``), the named pairs that
-``max(dim)`` returns, a dim or index wrapped into range (``Wrapped``), and ``TensorBase``, the type every gradviz tensor has.
+``max(dim)`` returns, a dim or index wrapped into range (``Wrapped``, ``WorkedOut``), and ``TensorBase``, the type every gradviz tensor has.
 
 ``TensorBase`` lets the modules below :mod:`gradviz.tensor` (promotion, indexing, in-place writes)
 recognise a tensor without importing the class that does the maths: ``Tensor`` derives from it,
@@ -8,7 +8,7 @@ as ``torch.Tensor`` derives from ``torch._C.TensorBase``.
 
 import math
 
-__all__ = ["TensorBase", "device", "check_device", "layout", "strided", "Size", "return_types", "Wrapped", "WrappedDims", "wrapped", "int64", "remembered", "as_written"]
+__all__ = ["TensorBase", "device", "check_device", "layout", "strided", "Size", "return_types", "Wrapped", "WorkedOut", "wrapped", "int64", "remembered", "as_written"]
 
 
 class TensorBase:
@@ -118,12 +118,12 @@ class Wrapped(int):
         return int(self), self.written
 
 
-class WrappedDims(tuple):
-    """The dims a reduction runs over, worked out from what was written where that is not a list of
-    them: every dim for ``dim=None`` or ``()``, none of a 0-d tensor's for ``dim=-1``.  The node
-    shows ``written`` (``x.sum(dim=None)``: ``_saved_dim`` is None, as in PyTorch).
+class WorkedOut(tuple):
+    """A tuple the op uses, worked out from what was written, which the node shows: the dims a
+    reduction runs over (every one for ``dim=None`` or ``()``, none of a 0-d tensor's for ``dim=-1``;
+    ``x.sum(dim=None)``'s ``_saved_dim`` is None, as in PyTorch), a split's sizes (its ``split_size``).
 
-    >>> as_written(WrappedDims((0, 1), None)), as_written(WrappedDims((), (wrapped(-1, 1),)))
+    >>> as_written(WorkedOut((0, 1), None)), as_written(WorkedOut((), (wrapped(-1, 1),)))
     (None, (18446744073709551615,))
     """
 
@@ -159,7 +159,7 @@ def as_written(value):
     kind = type(value)
     if kind is Wrapped:
         return value.written % 2 ** 64
-    if kind is WrappedDims:
+    if kind is WorkedOut:
         return as_written(value.written)
     if kind is tuple and any(type(v) is Wrapped for v in value):
         return tuple(as_written(v) for v in value)

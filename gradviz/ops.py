@@ -982,7 +982,7 @@ def _split_op(key, grad_fn, saved):
        is_view=True, multi_output=True, saved=saved)
 
 
-_split_op("split", "SplitBackward0", saved={"dim": "@dim", "self_sym_sizes": "#0"})
+_split_op("split", "SplitBackward0", saved={"dim": "@dim", "self_sym_sizes": "#0", "split_size": "@sizes"})
 _split_op("split_sizes", "SplitWithSizesBackward0",
 saved={"dim": "@dim", "self_sym_sizes": "#0", "split_sizes": "@sizes"})
 op("unbind", grad_fn="UnbindBackward0", symbol="unbind",

@@ -11,7 +11,7 @@ replays along the right dim.
 """
 
 from .._indexing import _kept_slice
-from .._types import WrappedDims, wrapped
+from .._types import WorkedOut, wrapped
 
 __all__ = ["signed", "wrap_dims"]
 
@@ -31,7 +31,7 @@ def wrap_dims(op, params, shape):
     if op.inputs == "reduce_dim" and isinstance(op.params.get("dim"), tuple) and "dim" in params:
         written = signed(params["dim"])            # sum(dim=...): every dim for None or (), none of a 0-d input's
         if written in (None, ()) or not shape:     # (as gradviz's _reduced_dims says)
-            params["dim"] = WrappedDims(range(len(shape)) if shape else (),
+            params["dim"] = WorkedOut(range(len(shape)) if shape else (),
                                         written if written in (None, ()) else tuple(wrapped(d, 1) for d in written))
             return
     ndim = max(len(shape) + (op.key in ("unsqueeze", "unsqueeze_", "stack")), 1)

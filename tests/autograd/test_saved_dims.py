@@ -54,6 +54,7 @@ EXPRESSIONS = [
     "x.topk(2, -1).values",
     # pieces and joins
     "x.unbind(-1)[0]", "torch.unbind(x, 1)[1]", "x.split(1, -1)[0]", "x.split([1, 2], -1)[1]", "x.chunk(3, -1)[0]",
+    "x.split(2, -1)[1]", "x.split(5, 1)[0]", "x.chunk(2)[0]",
     "torch.cat([x, x], -1)", "torch.cat([x, x], 1)", "torch.cat([x, x], -2)",
     "torch.stack([x, x], -1)", "torch.stack([x, x], -3)",
     # an int64 parameter that is not a dim, shown the same way
@@ -62,9 +63,9 @@ EXPRESSIONS = [
 
 
 def _kept(name):
-    """The saved attributes compared: dims, indices, slice bounds, and the int64 ignore_index."""
+    """The saved attributes compared: dims, indices, slice bounds, split sizes, and the int64 ignore_index."""
     return "dim" in name or name in ("_saved_index", "_saved_start", "_saved_end", "_saved_step",
-                                     "_saved_ignore_index")
+                                     "_saved_ignore_index", "_saved_split_size", "_saved_split_sizes")
 
 
 def saved_dims(L, expression):
@@ -126,6 +127,8 @@ GOLDEN = [
     ("x.var(-1)", "_saved_dim", (MINUS[-1],)),
     ("x.take_along_dim(torch.tensor([[0], [1]]), -1)", "_saved_dim", 1),     # PyTorch's gather gets it wrapped
     ("torch.nn.functional.cross_entropy(x, torch.tensor([0, 1]))", "_saved_ignore_index", 2 ** 64 - 100),
+    ("x.split(5, -1)[0]", "_saved_split_size", 5),
+    ("x.chunk(3, -1)[0]", "_saved_split_size", 1),
 ]
 
 
