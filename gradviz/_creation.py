@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtype
 from . import _cpu_generator
+from ._arg_errors import check
 from ._arrays import as_array
 from .kernels import fma
 from ._operands import _finish, _new_shape, _shape_args
@@ -52,7 +53,10 @@ def _new(array, dtype, requires_grad):
 
 
 def _size(args, size, fn):
-    """The shape from ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``."""
+    """The shape from ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``; ``f()`` refused as PyTorch
+    refuses it (``zeros() missing 1 required positional arguments: "size"``)."""
+    if not args and size is None:
+        check(fn, (), method=False)
     return _new_shape(args if size is None else (size,), fn)
 
 
