@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _dtype
 from . import _cpu_generator
-from ._arg_errors import check
+from ._arg_errors import MISSING, check
 from ._arrays import as_array
 from .kernels import fma
 from ._operands import _finish, _new_shape, _shape_args
@@ -81,15 +81,24 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _filled(_new_shape((size,), "full"), fill_value, dtype, requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False):
-    return _filled(t.shape, 1, dtype or t.dtype, requires_grad)
+def _like(name, input, extra):
+    """The tensor of ``torch.<name>(input)``, refused in PyTorch's words when it is not one or has
+    more positional arguments beside it (PyTorch's take their options as keywords only)."""
+    if extra or not isinstance(input, Tensor):
+        check(name, (input, *extra), method=False)
+    return input
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
-    return _filled(t.shape, 0, dtype or t.dtype, requires_grad)
+def ones_like(input=MISSING, *extra, dtype=None, requires_grad=False):
+    return _filled(_like("ones_like", input, extra).shape, 1, dtype or input.dtype, requires_grad)
 
 
-empty_like = zeros_like
+def zeros_like(input=MISSING, *extra, dtype=None, requires_grad=False):
+    return _filled(_like("zeros_like", input, extra).shape, 0, dtype or input.dtype, requires_grad)
+
+
+def empty_like(input=MISSING, *extra, dtype=None, requires_grad=False):
+    return _filled(_like("empty_like", input, extra).shape, 0, dtype or input.dtype, requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, requires_grad=False):
@@ -202,12 +211,14 @@ def randn(*args, size=None, dtype=None, generator=None, device=None, requires_gr
     return _new(_cpu_generator.randn(_size(args, size, "randn"), dt.np, generator), None, requires_grad)
 
 
-def rand_like(t, dtype=None, requires_grad=False, generator=None):
-    return rand(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
+def rand_like(input=MISSING, *extra, dtype=None, requires_grad=False, generator=None):
+    return rand(_like("rand_like", input, extra).shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                generator=generator)
 
 
-def randn_like(t, dtype=None, requires_grad=False, generator=None):
-    return randn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad, generator=generator)
+def randn_like(input=MISSING, *extra, dtype=None, requires_grad=False, generator=None):
+    return randn(_like("randn_like", input, extra).shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 generator=generator)
 
 
 def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):

@@ -114,7 +114,10 @@ FUNCTION_CALLS = [f"torch.{n}({a})" for n in FUNCTION_NAMES for a in ("2", "0.5"
     "torch.cat(x)", "torch.cat(x, dim=1)", "torch.cat(x, 1)", "torch.stack(1)", "torch.stack(x, 0)", "torch.cat([x, 'a'])",
     "torch.stack([x, None])", "torch.cat([x, x], dim='a')", "torch.matmul(x, [1.0, 2.0, 3.0])", "torch.matmul([1.0], x)",
     "torch.concat(x)", "torch.zeros()", "torch.ones()", "torch.empty()", "torch.rand()", "torch.randn()",
-    "torch.zeros(dtype=torch.float64)", "torch.zeros(())", "torch.randn(2, 'a')", "torch.concatenate(x, axis=0)", "torch.concat([x, x], axis=1).shape", "torch.sum(x, 'a')", "torch.mean(x, dim='a', keepdim=1)"]
+    "torch.zeros(dtype=torch.float64)", "torch.zeros(())", "torch.randn(2, 'a')",
+    "torch.ones_like(x, None)", "torch.zeros_like(x, torch.float64)", "torch.empty_like(x, 'a')", "torch.rand_like(x, None)",
+    "torch.randn_like(x, 1)", "torch.ones_like()", "torch.zeros_like('a')", "torch.zeros_like(input=x).shape",
+    "torch.rand_like(x, dtype=torch.float64).dtype", "torch.ones_like(x, requires_grad=True).requires_grad", "torch.concatenate(x, axis=0)", "torch.concat([x, x], axis=1).shape", "torch.sum(x, 'a')", "torch.mean(x, dim='a', keepdim=1)"]
 
 
 def _run(lib, code):
