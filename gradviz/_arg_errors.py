@@ -521,7 +521,8 @@ def tensor_arg(name, value):
 AS_GIVEN = ("mv", "masked_fill", "masked_fill_", "lerp", "pow", "pow_", "clamp", "clamp_", "tril", "triu", "round",
             "diag", "swapdims", "swapaxes", "movedim", "moveaxis", "ger", "tile", "as_strided", "as_strided_",
             "masked_select", "addcmul", "addcdiv", "transpose_", "new_zeros", "new_ones", "new_full", "new_empty",
-            "multinomial", "bernoulli", "bernoulli_", "random_", "uniform_", "normal_")
+            "multinomial", "bernoulli", "bernoulli_", "random_", "uniform_", "normal_", "transpose", "flip", "flatten",
+            "broadcast_to")
 
 
 def install_refusals(cls, names=AS_GIVEN):

@@ -652,7 +652,7 @@ class Tensor(TensorBase):
                 raise TypeError(f"flip() got an unexpected keyword argument '{next(k for k in kwargs if k != 'dims')}'"
                                 if set(kwargs) - {"dims"} else "flip() got multiple values for argument 'dims'")
             dims = (kwargs["dims"],)
-        return apply(OPS["flip"], (self,), dims=_dims(_shape_args(dims), self.ndim))
+        return apply(OPS["flip"], (self,), dims=_dims(_shape_args(dims, "flip"), self.ndim))
 
     def tril(self, diagonal=0):
         return apply(OPS["tril"], (self,), diagonal=diagonal)

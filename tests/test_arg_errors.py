@@ -103,7 +103,8 @@ METHOD_CALLS = [f"x.{n}({a})" for n in METHODS for a in BAD] + [
     "x.clip(min='a')", "x.clamp('a')", "x.clamp(min='a')", "x.clamp(0, [1.0])", "x.clamp(max=None, min='a')",
     "x.clamp_('a')", "x.clamp_(min=[1.0])", "x.clip_(None, 'a')", "torch.clamp(x, 'a')", "torch.clamp(x, min='a')",
     "x.lerp(end=x, weight='a')", "x.masked_fill(mask=x > 0, value='a')", "x.masked_fill([True], 1.0)", "x.ger('a')", "x.outer('a')", "x.tril('a')", "x.sum(5)", "x.mean(dim=5)", "x.view(4, 4)",
-    "x.clamp(min=x[0].long())", "x.transpose_('a', 0)",
+    "x.clamp(min=x[0].long())", "x.transpose('a', 0)", "x.transpose(0)", "x.flip('a')", "x.flatten('a')",
+    "x.flatten(0, 1, 2)", "x.broadcast_to('a')", "x.transpose(0, 5)", "x.flip(dims=(0, 'a'))", "x.transpose_('a', 0)",
     "x.movedim('a', 0)", "x.round('a')", "x.uniform_('a')", "x.new_zeros('a')", "x.addcmul(x, 'a')", "x.pow(exponent='a')",
     "x.add(other='a', alpha=2)", "x.sum(dim='a', keepdim=True)", "x.mean(bogus=1, dim=0)", "x.sum(dtype='a', dim=0)",
     "torch.sum(x, dim='a', keepdim=True)", "x.clamp(min=1, max='a')", "x.eq(other='a')", "x.remainder_('a')", "x.fmod_(None)", "x.eq(x, x)", "x.maximum(x, x)"]
