@@ -161,6 +161,17 @@ def _dims(dim, ndim):
     return tuple(out)
 
 
+def _squeezed_dims(dim, ndim):
+    """``squeeze(dim)``'s dim, or its dims (a tuple, each once), wrapped into range."""
+    if isinstance(dim, int):
+        return _dims(dim, ndim)[0]
+    dims = _dims(dim, ndim)
+    for k, d in enumerate(dims):
+        if d in dims[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return dims
+
+
 class _EveryDim:
     """The default of sum/mean: no ``dim`` given at all, which PyTorch records as another node
     (SumBackward0) than an explicit ``dim=None`` or ``dim=()`` (SumBackward1)."""

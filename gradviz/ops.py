@@ -990,10 +990,10 @@ op("unbind", grad_fn="UnbindBackward0", symbol="unbind",
    vjps=[lambda g, y, a, dim: np.stack(g, axis=dim)], uses=[""],
    latex="@0", dlatex=["1"], params={"dim": 0}, method="unbind", function=True, inputs="split", is_view=True,
    multi_output=True, saved={"dim": "@dim"})
-OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0},
-                                            saved={"dim": "@dim", "self_sym_sizes": "#0"})
-OPS["squeeze_dims"] = OPS["squeeze"].renamed("SqueezeBackward2", key="squeeze_dims", params={"dim": (0,)},
-                                             saved={"dim": "@dim", "self_sym_sizes": "#0"})
+_SQUEEZED = {"dim": "@dim", "self_sym_sizes": "#0"}     # squeeze(dim) and squeeze_(dim): a dim, or a tuple
+OPS["squeeze_dim"] = OPS["squeeze"].renamed("SqueezeBackward1", key="squeeze_dim", params={"dim": 0}, saved=_SQUEEZED)
+OPS["squeeze_dims"] = OPS["squeeze"].renamed("SqueezeBackward2", key="squeeze_dims", params={"dim": (0,)}, saved=_SQUEEZED)
 # a vector times a matrix: PyTorch multiplies a one-row matrix, then squeezes the row away
 OPS["squeeze_mm"] = OPS["squeeze"].renamed("SqueezeBackward4", key="squeeze_mm", params={"dim": 0}, method="matmul",
-                                           is_view=False, saved=OPS["squeeze_dim"].saved)   # (squeeze_: no view of a view)
+                                           is_view=False, saved=_SQUEEZED)   # (squeeze_: no view of a view)
+OPS["squeeze_dims_"] = OPS["squeeze_mm"].renamed("SqueezeBackward5", key="squeeze_dims_", params={"dim": (0,)}, method="squeeze_", function=False)

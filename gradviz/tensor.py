@@ -31,7 +31,7 @@ from ._inplace import _inplace, _restride, arithmetic, copy, fill, zero
 from ._keywords import install_numpy_names
 from ._operands import (_EVERY_DIM, _binary, _broadcast_error, _check_alpha, _check_sub, _dims, _expanded, _finish,
                         _floating, _inferred, _is_operand, _legacy_new, _number, _permutation,
-                        _rounded_division, _repeats, _shape_args, _unflattened, _viewable)
+                        _rounded_division, _repeats, _shape_args, _squeezed_dims, _unflattened, _viewable)
 from ._rules import _sorted
 from ._table_methods import install_table_methods
 from ._types import Size, TensorBase, check_device, device, return_types, strided, wrapped
@@ -908,13 +908,8 @@ class Tensor(TensorBase):
         another size stays, as in PyTorch)."""
         if dim is None:
             return apply(OPS["squeeze"], (self,))
-        if isinstance(dim, int):
-            return apply(OPS["squeeze_dim"], (self,), dim=_dims(dim, self.ndim)[0])
-        dims = _dims(dim, self.ndim)
-        for k, d in enumerate(dims):
-            if d in dims[:k]:
-                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        return apply(OPS["squeeze_dims"], (self,), dim=dims)
+        return apply(OPS["squeeze_dim" if isinstance(dim, int) else "squeeze_dims"], (self,),
+                     dim=_squeezed_dims(dim, self.ndim))
 
     def unsqueeze(self, dim):
         return apply(OPS["unsqueeze"], (self,), dim=_dims(dim, self.ndim + 1)[0])
@@ -935,8 +930,8 @@ class Tensor(TensorBase):
     def squeeze_(self, dim=None):
         if dim is None:
             return _restride(self, "squeeze_")
-        # SqueezeBackward4, the node x.squeeze_(dim) makes in PyTorch
-        return _restride(self, "squeeze_mm", dim=_dims(dim, self.ndim)[0])
+        # SqueezeBackward4 (a dim) or 5 (a tuple of them), the nodes x.squeeze_(dim) makes in PyTorch
+        return _restride(self, "squeeze_mm" if isinstance(dim, int) else "squeeze_dims_", dim=_squeezed_dims(dim, self.ndim))
 
     # -- indexing --------------------------------------------------------------------------------
 

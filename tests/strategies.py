@@ -302,7 +302,7 @@ def op_case(draw, op):
         d = draw(st.integers(0, len(shape) - 1))
         shape[d] = 1
         a = draw(arrays(tuple(shape), lo, hi))
-        if op.key == "squeeze_dims":     # a tuple of dims, one of which may have another size (it stays)
+        if op.key in ("squeeze_dims", "squeeze_dims_"):     # a tuple of dims, one of which may have another size (it stays)
             return [a], {"dim": tuple(sorted({d, draw(st.integers(0, len(shape) - 1))}))}
         return [a], ({} if op.key in ("squeeze", "squeeze_") else {"dim": d})
     if kind == "select":

@@ -220,6 +220,7 @@ REFERENCE = {
     "squeeze": lambda a: a.reshape(tuple(n for n in a.shape if n != 1)),
     "squeeze_dim": lambda a, dim: a.reshape(a.shape[:dim] + a.shape[dim + 1:]),
     "squeeze_dims": lambda a, dim: a.reshape(tuple(n for i, n in enumerate(a.shape) if i not in dim or n != 1)),
+    "squeeze_dims_": lambda a, dim: a.reshape(tuple(n for i, n in enumerate(a.shape) if i not in dim or n != 1)),
     "squeeze_mm": lambda a, dim: a.reshape(a.shape[:dim] + a.shape[dim + 1:]),
     "squeeze_": lambda a: a.reshape(tuple(n for n in a.shape if n != 1)),
     "unsqueeze_": lambda a, dim: a.reshape(a.shape[:dim] + (1,) + a.shape[dim:]),

@@ -40,6 +40,7 @@ EXPRESSIONS = [
     "x.unsqueeze(0).squeeze(-3)", "x.unsqueeze(0).squeeze(0)", "x.squeeze(-1)", "x.squeeze(1)",
     "x.unsqueeze(0).squeeze((0, -1))", "x.unsqueeze(0).squeeze((-3,))", "x.squeeze((0,))", "x.unsqueeze(0).squeeze()",
     "x.unsqueeze(0).squeeze(())", "x.sum().squeeze(-1)", "x.clone().unsqueeze(0).squeeze_(-3)", "x[0] @ x.T",
+    "x.clone().unsqueeze(0).unsqueeze(-1).squeeze_((0, -1))", "x.clone().unsqueeze(0).squeeze_(())",
     "x.flip(-1)", "x.flip((-1, 0))", "x.flip(0)", "x.fliplr()",
     # select, slices, gather and friends
     "x.select(-1, 1)", "x.select(-1, -1)", "x.select(0, -2)", "x[:, -1]", "x[-1]", "x[:, 1]", "x[1, -1]",
@@ -170,6 +171,18 @@ def test_a_squeeze_of_one_dim_listed_twice_is_refused_in_pytorchs_words():
     x = gradviz.ones(1, 2, 3, requires_grad=True)
     with pytest.raises(RuntimeError, match="^dim 0 appears multiple times in the list of dims$"):
         x.squeeze((0, -3))
+    with pytest.raises(RuntimeError, match="^dim 0 appears multiple times in the list of dims$"):
+        x.clone().squeeze_((0, 0))
+
+
+def test_squeeze_in_place_of_a_tuple_of_dims_squeezes_each():
+    """``x.squeeze_((0, -1))``: both dims gone (SqueezeBackward5), the gradient back in x's shape."""
+    x = gradviz.ones(1, 2, 3, 1, requires_grad=True)
+    y = x.clone()
+    y.squeeze_((0, -1))
+    assert y.shape == (2, 3) and y.grad_fn.name() == "SqueezeBackward5" and y.grad_fn._saved_dim == (0, 2 ** 64 - 1)
+    (y * gradviz.arange(6.0).view(2, 3)).sum().backward()
+    assert x.grad.shape == (1, 2, 3, 1) and x.grad.view(-1).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
 
 # --- the trace: a step read from PyTorch's graph has the dims a gradviz step has ---------------------
