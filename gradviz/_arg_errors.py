@@ -33,7 +33,7 @@ import numpy as np
 from . import _dtype
 from ._types import TensorBase, device, layout
 
-__all__ = ["check", "check_sizes", "recheck", "refuse", "tensor_arg", "install_refusals", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
+__all__ = ["as_given", "check", "check_sizes", "recheck", "refuse", "tensor_arg", "install_refusals", "is_scalar", "MISSING", "NUMBERS_AS_TENSORS"]
 
 
 class _Missing:
@@ -533,10 +533,12 @@ def install_refusals(cls, names=AS_GIVEN):
     for name in names:
         method = getattr(cls, name)
         if not hasattr(method, "_numpy_names") or method.__name__ != name:   # (that wrapper sees them as given)
-            setattr(cls, name, functools.update_wrapper(_as_given(method, name), method))
+            setattr(cls, name, functools.update_wrapper(as_given(method, name), method))
 
 
-def _as_given(method, name):
+def as_given(method, name):
+    """``method`` (a tensor's ``name``, or an alias of it) raising PyTorch's refusal first when a
+    call fails and PyTorch's parser would refuse its arguments."""
     def checked(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)

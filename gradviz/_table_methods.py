@@ -6,7 +6,7 @@ are made for those too.
 
 import numpy as np
 
-from ._arg_errors import MISSING, check, recheck, refuse
+from ._arg_errors import MISSING, as_given, check, refuse
 from .autograd.engine import apply
 from ._inplace import _make_inplace
 from ._operands import _binary, _floating
@@ -41,12 +41,7 @@ def _table_method(op):
 def _alias(method, alias):
     """``method`` under PyTorch's other name for it (``x.subtract`` for ``x.sub``): the same, but
     a call PyTorch's parser refuses is refused in the alias's own words (``subtract() ...``)."""
-    def aliased(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except Exception:      # (PyTorch reads its arguments first: its parser's refusal comes first)
-            recheck(alias, args, kwargs, method=True)
-            raise
+    aliased = as_given(method, alias)
     aliased.__name__ = aliased.__qualname__ = alias
     aliased.__doc__ = method.__doc__
     return aliased
